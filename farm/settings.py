@@ -1,0 +1,87 @@
+"""Every farm setting and its default.
+
+This is the only module that reads ``os.environ``: each ``FARM_*`` setting takes
+its default from the environment variable of the same name, and any of them can
+be overridden per run with ``scrapy crawl boss -s NAME=value``.
+"""
+
+import os
+import socket
+
+
+def _env(name, default):
+    value = os.environ.get(name)
+    return default if value is None or value == "" else value
+
+
+BOT_NAME = "farm"
+SPIDER_MODULES = ["farm.spiders"]
+NEWSPIDER_MODULE = "farm.spiders"
+
+# --- farm -------------------------------------------------------------------
+
+FARM_DB_URL = _env("FARM_DB_URL", "sqlite:///farm.db")
+FARM_REDIS_URL = _env("FARM_REDIS_URL", "")
+FARM_TIMEZONE = _env("FARM_TIMEZONE", "Asia/Shanghai")
+FARM_LEASE_TIMEOUT = int(_env("FARM_LEASE_TIMEOUT", 1800))
+FARM_MAX_RETRIES = int(_env("FARM_MAX_RETRIES", 3))
+FARM_CRAWLER_ID = _env("FARM_CRAWLER_ID", f"{socket.gethostname()}:{os.getpid()}")
+
+FARM_BOSS_BASE_URL = _env("FARM_BOSS_BASE_URL", "https://www.zhipin.com")
+FARM_QCWY_BASE_URL = _env("FARM_QCWY_BASE_URL", "https://we.51job.com")
+FARM_ZHILIAN_BASE_URL = _env("FARM_ZHILIAN_BASE_URL", "https://www.zhaopin.com")
+FARM_BOSS_MAX_PAGES = int(_env("FARM_BOSS_MAX_PAGES", 3))
+FARM_QCWY_MAX_PAGES = int(_env("FARM_QCWY_MAX_PAGES", 50))
+FARM_ZHILIAN_MAX_PAGES = int(_env("FARM_ZHILIAN_MAX_PAGES", 15))
+
+# Keywords one process holds at once; each keeps its pages flowing.
+FARM_LEASES_IN_FLIGHT = int(_env("FARM_LEASES_IN_FLIGHT", 8))
+# How often a crawl logs its progress line (seconds).
+FARM_LOGSTATS_INTERVAL = float(_env("FARM_LOGSTATS_INTERVAL", 60))
+# How often a crawl turns stale leases (no heartbeat for FARM_LEASE_TIMEOUT) into partial.
+FARM_REAP_INTERVAL = float(_env("FARM_REAP_INTERVAL", 60))
+# Site blocks: retries of one page, and the slot delay they push up to.
+FARM_BLOCK_RETRIES = int(_env("FARM_BLOCK_RETRIES", 5))
+FARM_BLOCK_BASE_DELAY = float(_env("FARM_BLOCK_BASE_DELAY", 2.0))
+FARM_BLOCK_MAX_DELAY = float(_env("FARM_BLOCK_MAX_DELAY", 60.0))
+# Postings are upserted in batches of this many, or after this many seconds.
+FARM_SQL_BATCH_SIZE = int(_env("FARM_SQL_BATCH_SIZE", 200))
+FARM_SQL_FLUSH_INTERVAL = float(_env("FARM_SQL_FLUSH_INTERVAL", 0.5))
+
+# --- scrapy -----------------------------------------------------------------
+
+ROBOTSTXT_OBEY = False
+CONCURRENT_REQUESTS = int(_env("FARM_CONCURRENT_REQUESTS", 16))
+CONCURRENT_REQUESTS_PER_DOMAIN = CONCURRENT_REQUESTS
+DOWNLOAD_DELAY = float(_env("FARM_DOWNLOAD_DELAY", 0))
+DOWNLOAD_TIMEOUT = 30
+COOKIES_ENABLED = True
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+LOG_LEVEL = _env("FARM_LOG_LEVEL", "INFO")
+USER_AGENT = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 "
+    "(KHTML, like Gecko) Chrome/124.0 Safari/537.36"
+)
+
+# 403/429/503 are site blocks, handled (with backoff) by the block middleware;
+# the rest are transient server errors for Scrapy's own retry.
+RETRY_ENABLED = True
+RETRY_TIMES = int(_env("FARM_RETRY_TIMES", 2))
+RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
+
+DOWNLOADER_MIDDLEWARES = {
+    "farm.middlewares.lease.KeywordLeaseMiddleware": 50,
+    "farm.middlewares.blocks.SiteBlockMiddleware": 560,
+}
+ITEM_PIPELINES = {
+    "farm.pipelines.sql.SqlPostingsPipeline": 300,
+}
+EXTENSIONS = {
+    "scrapy.extensions.logstats.LogStats": None,
+    "farm.extensions.progress.PageProgress": 100,
+    "farm.extensions.reaper.LeaseReaper": 110,
+    "farm.extensions.logstats.FarmLogStats": 120,
+}
+
+FEED_EXPORT_ENCODING = "utf-8"

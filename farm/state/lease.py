@@ -1,0 +1,41 @@
+"""What a claim hands out, and what the store's fenced writes answer."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Lease:
+    """One keyword held by one crawler until it is completed, failed or released.
+
+    Every write about the keyword names (``id``, ``lease_token``); once another
+    claim has bumped the token, the writes of this lease change nothing.
+    """
+
+    id: int
+    source: str
+    city: str
+    job: str
+    lease_token: int
+    start_page: int  # last_completed_page + 1: where the crawl resumes
+    from_status: str  # "fresh", "partial" or "failed": why it was claimable
+    total_pages: int | None = None  # known from an earlier holder, or None
+    pages_ahead: frozenset[int] = field(default_factory=frozenset)  # done beyond the watermark
+    retry_count: int = 0
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.id, self.lease_token)
+
+    def pages_to_fetch(self, last_page: int) -> list[int]:
+        """Pages start_page..last_page that no holder has finished yet."""
+        return [p for p in range(self.start_page, last_page + 1) if p not in self.pages_ahead]
+
+
+@dataclass(frozen=True)
+class PageWrite:
+    """The answer to ``page_done``."""
+
+    applied: bool  # False: the lease is no longer current (fenced), nothing changed
+    counted: bool  # True when this call added the page's jobs (False for a repeat)
+    last_completed_page: int  # the watermark after the call
+    total_pages: int | None

@@ -1,0 +1,117 @@
+"""The keyword state table and the postings table.
+
+The tables are created and changed only by the Alembic migrations in
+``farm/state/migrations``; these models describe the head revision.
+"""
+
+from datetime import date, datetime, timezone
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Date,
+    DateTime,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+SOURCES = ("boss", "qcwy", "zhilian")
+STATUSES = ("idle", "crawling", "completed", "failed", "partial")
+
+# Field limits, shared by the models and by input validation.
+CITY_MAX = 64
+JOB_MAX = 128
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UtcDateTime(TypeDecorator):
+    """Aware datetimes in, aware UTC datetimes out; stored as naive UTC everywhere."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: farm stores aware times only")
+        return value.astimezone(timezone.utc).replace(tzinfo=None)
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Keyword(Base):
+    __tablename__ = "keyword"
+    __table_args__ = (
+        UniqueConstraint("source", "city", "job", name="uq_keyword_source_city_job"),
+        # fresh claims: oldest last_requested_date first, in index order (no sort)
+        Index("ix_keyword_fresh", "source", "last_requested_date", "id"),
+        # partial / failed claims of today, and stats by status
+        Index("ix_keyword_status", "source", "crawl_status", "last_requested_date", "id"),
+        # the reaper: crawling rows by heartbeat
+        Index("ix_keyword_heartbeat", "crawl_status", "heartbeat_at"),
+        {"mysql_charset": "utf8mb4", "mysql_engine": "InnoDB"},
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(String(16))
+    city: Mapped[str] = mapped_column(String(CITY_MAX))
+    job: Mapped[str] = mapped_column(String(JOB_MAX))
+    last_requested_date: Mapped[date | None] = mapped_column(Date)
+    last_requested_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    crawl_status: Mapped[str] = mapped_column(String(16), default="idle", server_default="idle")
+    last_completed_page: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    total_pages: Mapped[int | None] = mapped_column(Integer)
+    jobs_found: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    crawl_started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    crawler_id: Mapped[str | None] = mapped_column(String(128))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    retry_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    # bumped at every claim; every write names it (fencing)
+    lease_token: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # pages done beyond the watermark, comma-separated, so out-of-order pages count once
+    pages_ahead: Mapped[str] = mapped_column(String(1024), default="", server_default="")
+
+
+class JobPostingRow(Base):
+    __tablename__ = "job_posting"
+    __table_args__ = (
+        UniqueConstraint("source", "job_id", name="uq_job_posting_source_job_id"),
+        Index("ix_job_posting_keyword", "keyword_id"),
+        {"mysql_charset": "utf8mb4", "mysql_engine": "InnoDB"},
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(String(16))
+    job_id: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str | None] = mapped_column(String(255))
+    salary: Mapped[str | None] = mapped_column(String(64))
+    company: Mapped[str | None] = mapped_column(String(255))
+    city: Mapped[str | None] = mapped_column(String(64))
+    area: Mapped[str | None] = mapped_column(String(128))
+    experience: Mapped[str | None] = mapped_column(String(64))
+    degree: Mapped[str | None] = mapped_column(String(64))
+    tags: Mapped[list | None] = mapped_column(JSON)
+    published_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    url: Mapped[str | None] = mapped_column(String(512))
+    keyword_id: Mapped[int | None] = mapped_column(BigInteger)
+    first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    raw: Mapped[dict | None] = mapped_column(JSON)

@@ -1,0 +1,51 @@
+"""Shared fixtures: a fresh database per test, on SQLite and on the machine's real MariaDB."""
+
+import os
+import uuid
+
+import pytest
+from sqlalchemy import create_engine, text
+
+MARIADB_SERVER = os.environ.get("FARM_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")
+REDIS_URL = os.environ.get("FARM_TEST_REDIS", "redis://127.0.0.1:6379/0")
+
+
+def _new_mariadb_database():
+    name = f"farm_t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(f"{MARIADB_SERVER}/test")
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"))
+    return admin, name
+
+
+def _drop_mariadb_database(admin, name):
+    with admin.begin() as conn:
+        conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
+    admin.dispose()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'farm.db'}"
+
+
+@pytest.fixture
+def mariadb_url():
+    admin, name = _new_mariadb_database()
+    try:
+        yield f"{MARIADB_SERVER}/{name}"
+    finally:
+        _drop_mariadb_database(admin, name)
+
+
+@pytest.fixture(params=["sqlite", "mariadb"])
+def db_url(request, tmp_path):
+    """An empty database (no tables), once on SQLite and once on MariaDB."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'farm.db'}"
+        return
+    admin, name = _new_mariadb_database()
+    try:
+        yield f"{MARIADB_SERVER}/{name}"
+    finally:
+        _drop_mariadb_database(admin, name)
