@@ -4,6 +4,8 @@ import os
 import uuid
 
 import pytest
+
+pytest.register_assert_rewrite("tests.unit.spider_helpers", "tests.e2e.harness")
 from sqlalchemy import create_engine, text
 
 MARIADB_SERVER = os.environ.get("FARM_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")

@@ -116,6 +116,9 @@ class LeaseSpider(scrapy.Spider):
             self._send(signals.keyword_failed, lease=lease, reason=str(exc))
             return []
         if lease.total_pages is None:
+            if lease.start_page > self.max_pages:  # resumed past a lowered FARM_*_MAX_PAGES
+                self._send(signals.keyword_exhausted, lease=lease)
+                return []
             return [self.page_request(lease, lease.start_page)]
         pages = lease.pages_to_fetch(lease.total_pages)
         if not pages:

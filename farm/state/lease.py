@@ -39,3 +39,4 @@ class PageWrite:
     counted: bool  # True when this call added the page's jobs (False for a repeat)
     last_completed_page: int  # the watermark after the call
     total_pages: int | None
+    completed: bool = False  # True when this page brought the watermark to total_pages

@@ -1,0 +1,38 @@
+# farm — the commands a newcomer and CI run.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: install test test-unit test-integration test-e2e demo bench soak clean
+
+$(BIN)/farm: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	@touch $(BIN)/farm
+
+install: $(BIN)/farm
+
+# Every test: unit (no services), integration (real MariaDB and Redis), e2e (real crawls).
+test: install
+	$(BIN)/python -m pytest
+
+test-unit: install
+	$(BIN)/python -m pytest tests/unit
+
+test-integration: install
+	$(BIN)/python -m pytest tests/integration
+
+test-e2e: install
+	$(BIN)/python -m pytest tests/e2e
+
+# The three spiders against the sandbox, on the embedded defaults (SQLite in demo-run/).
+demo: install
+	$(BIN)/farm demo
+
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) demo-run .pytest_cache

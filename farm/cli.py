@@ -1,0 +1,399 @@
+"""The ``farm`` command: the database schema, the keyword table, stats, and the sandbox and demo.
+
+Settings come from the Scrapy project (``get_project_settings()``), so ``FARM_DB_URL``
+and the other ``FARM_*`` environment variables mean here what they mean to
+``scrapy crawl``; ``--db-url`` overrides the database for one command.
+"""
+
+import functools
+import json
+import unicodedata
+from datetime import date, datetime
+from itertools import islice
+from pathlib import Path
+
+import click
+from scrapy.utils.project import get_project_settings
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+
+from farm.keywordfile import KeywordFileError, read_keywords
+from farm.state.clock import load_timezone
+from farm.state.db import DatabaseUrlError, make_engine
+from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
+from farm.state.models import SOURCES, STATUSES
+from farm.state.store import KeywordStore
+from farm.state.validation import KeywordError, validate_keyword
+
+# Temporary: `farm sandbox` is being written; until its module exists the command
+# runs without it. The lead removes this guard once it lands.
+try:
+    from farm.sandbox.cli import sandbox
+except ImportError as exc:
+    if exc.name not in ("farm.sandbox", "farm.sandbox.cli"):
+        raise
+    sandbox = None
+
+# Keywords written per transaction by `farm keywords import`.
+IMPORT_CHUNK = 5000
+URL_EXAMPLES = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
+
+
+class DatabaseUnreachable(Exception):
+    """The database URL is well formed but no connection could be made."""
+
+
+class Farm:
+    """What every command shares: the settings, the database URL and, once asked for, the engine."""
+
+    def __init__(self, settings, db_url: str, url_origin: str):
+        self.settings = settings
+        self.db_url = db_url
+        self.url_origin = url_origin  # "--db-url" or "FARM_DB_URL": named in error messages
+        self._engine: Engine | None = None
+
+    @property
+    def masked_url(self) -> str:
+        try:
+            return make_url(self.db_url).render_as_string(hide_password=True)
+        except ArgumentError:
+            return self.db_url
+
+    def engine(self) -> Engine:
+        """The engine, after one connection proves the database is reachable."""
+        if self._engine is None:
+            try:
+                engine = make_engine(self.db_url)
+            except DatabaseUrlError:
+                raise click.ClickException(
+                    f"{self.url_origin}={self.db_url!r} is not a database URL ({URL_EXAMPLES})"
+                ) from None
+            except (ArgumentError, ImportError) as exc:  # unknown dialect, missing driver
+                raise click.ClickException(
+                    f"{self.url_origin}={self.masked_url!r} cannot be used: {exc} ({URL_EXAMPLES})"
+                ) from None
+            try:
+                with engine.connect():
+                    pass
+            except DBAPIError as exc:
+                engine.dispose()
+                raise DatabaseUnreachable(_reason(exc)) from exc
+            self._engine = engine
+        return self._engine
+
+    def store(self) -> KeywordStore:
+        """The keyword store, on a database at the current schema (else SchemaNotCurrent)."""
+        engine = self.engine()
+        require_current(engine)
+        tz_name = self.settings.get("FARM_TIMEZONE")
+        try:
+            load_timezone(tz_name)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        return KeywordStore(
+            engine,
+            timezone=tz_name,
+            lease_timeout=self.settings.getint("FARM_LEASE_TIMEOUT"),
+            max_retries=self.settings.getint("FARM_MAX_RETRIES"),
+        )
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def _reason(exc: DBAPIError) -> str:
+    """The driver's own words, without SQLAlchemy's statement dump: one short line."""
+    orig = exc.orig if exc.orig is not None else exc
+    args = getattr(orig, "args", ())
+    if len(args) >= 2 and isinstance(args[0], int):  # PyMySQL: (code, message)
+        text = str(args[1])
+    else:
+        text = str(orig)
+    lines = text.strip().splitlines()
+    return lines[0] if lines else type(orig).__name__
+
+
+def database_command(func):
+    """Run a command that uses the database; turn database failures into one-line errors."""
+
+    @functools.wraps(func)
+    @click.pass_obj
+    def wrapper(farm_ctx: Farm, *args, **kwargs):
+        try:
+            return func(farm_ctx, *args, **kwargs)
+        except DatabaseUnreachable as exc:
+            raise click.ClickException(
+                f"cannot connect to the database at {farm_ctx.masked_url}: {exc}"
+            ) from None
+        except SchemaNotCurrent as exc:
+            raise click.ClickException(str(exc)) from None
+        except DBAPIError as exc:
+            raise click.ClickException(
+                f"database error at {farm_ctx.masked_url}: {_reason(exc)}"
+            ) from None
+
+    return wrapper
+
+
+def _project_settings():
+    settings = get_project_settings()
+    if "FARM_DB_URL" not in settings:
+        # run outside the project directory (no scrapy.cfg found): farm's own defaults
+        settings.setmodule("farm.settings", priority="default")
+    return settings
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db-url",
+    metavar="URL",
+    help="SQLAlchemy URL of the farm database. [default: the FARM_DB_URL setting, "
+    "itself sqlite:///farm.db unless the environment sets it]",
+)
+@click.pass_context
+def farm(ctx: click.Context, db_url: str | None):
+    """farm: crawl job listings from boss, qcwy and zhilian for a table of keywords."""
+    settings = _project_settings()
+    if db_url is None:
+        ctx.obj = Farm(settings, settings.get("FARM_DB_URL"), "FARM_DB_URL")
+    else:
+        ctx.obj = Farm(settings, db_url, "--db-url")
+    ctx.call_on_close(ctx.obj.close)
+
+
+# --- farm db ----------------------------------------------------------------
+
+
+@farm.group()
+def db():
+    """The database schema."""
+
+
+@db.command("upgrade")
+@database_command
+def db_upgrade(farm_ctx: Farm):
+    """Create or migrate the farm tables to the current schema."""
+    engine = farm_ctx.engine()
+    upgrade(engine)
+    click.echo(
+        f"database at {farm_ctx.masked_url} is at revision {current_revision(engine)} (head)"
+    )
+
+
+# --- farm keywords ----------------------------------------------------------
+
+
+@farm.group()
+def keywords():
+    """The keyword table: one row per (source, city, job)."""
+
+
+@keywords.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@database_command
+def keywords_import(farm_ctx: Farm, file: str):
+    """Add the keywords of a CSV FILE with the header source,city,job.
+
+    Keywords already in the table are skipped. The whole file is checked first:
+    one bad line and nothing is written.
+    """
+    store = farm_ctx.store()
+    try:
+        total = sum(1 for _ in read_keywords(file))
+        rows = ((source, city, job) for _, source, city, job in read_keywords(file))
+        inserted = 0
+        while chunk := list(islice(rows, IMPORT_CHUNK)):
+            inserted += store.add_keywords(chunk)
+    except KeywordFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{file}: cannot read: {exc.strerror or exc}") from None
+    click.echo(f"imported {inserted} new keywords ({total - inserted} already present)")
+
+
+@keywords.command("add")
+@click.argument("source")
+@click.argument("city")
+@click.argument("job")
+@database_command
+def keywords_add(farm_ctx: Farm, source: str, city: str, job: str):
+    """Add one keyword: SOURCE (boss, qcwy, zhilian), CITY and JOB."""
+    try:
+        row = validate_keyword(source, city, job)
+    except KeywordError as exc:
+        raise click.ClickException(str(exc)) from None
+    added = farm_ctx.store().add_keywords([row])
+    click.echo(f"{'added' if added else 'already present'}: {', '.join(row)}")
+
+
+@keywords.command("list")
+@click.option("--source", type=click.Choice(SOURCES), help="Only this site's keywords.")
+@click.option("--status", type=click.Choice(STATUSES), help="Only keywords in this state.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many rows.")
+@database_command
+def keywords_list(farm_ctx: Farm, source: str | None, status: str | None, limit: int | None):
+    """Show keywords and where each one's crawl stands."""
+    rows = farm_ctx.store().list_keywords(source=source, status=status, limit=limit)
+    if not rows:
+        click.echo("no keywords")
+        return
+    headers = ["id", "source", "city", "job", "status", "page/total", "jobs", "retries",
+               "last requested", "error"]  # fmt: skip
+    body = [
+        [
+            r["id"],
+            r["source"],
+            r["city"],
+            r["job"],
+            r["crawl_status"],
+            f"{r['last_completed_page'] or 0}/{_or_dash(r['total_pages'])}",
+            r["jobs_found"],
+            r["retry_count"],
+            _or_dash(r["last_requested_date"]),
+            _clip(_or_dash(r["error_message"]), 60),
+        ]
+        for r in rows
+    ]
+    click.echo(render_table(headers, body, right={"id", "page/total", "jobs", "retries"}))
+
+
+# --- farm stats, farm reap --------------------------------------------------
+
+
+def _parse_date(ctx, param, value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%d").date()
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date: use YYYY-MM-DD, e.g. 2024-05-01")
+
+
+STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial",
+                "jobs found"]  # fmt: skip
+
+
+@farm.command()
+@click.option("--source", type=click.Choice(SOURCES), help="Only this site.")
+@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
+              help="The day to report. [default: today in FARM_TIMEZONE]")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the stats as one JSON document.")
+@database_command
+def stats(farm_ctx: Farm, source: str | None, day: date | None, as_json: bool):
+    """Keywords used, unused and in each state for one day, per source."""
+    store = farm_ctx.store()
+    rows = store.stats(source=source, day=day)
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    shown = (day or store.today()).isoformat()
+    click.echo(f"keywords on {shown} ({farm_ctx.settings.get('FARM_TIMEZONE')})")
+    body = [[r["source"], *_stat_values(r)] for r in rows]
+    if len(rows) > 1:
+        body.append(["all", *(sum(col) for col in zip(*(_stat_values(r) for r in rows)))])
+    click.echo(render_table(["source", *STAT_COLUMNS], body, right=set(STAT_COLUMNS)))
+
+
+def _stat_values(row: dict) -> list[int]:
+    status = row["crawl_status"]
+    return [row["total"], row["used"], row["unused"], status["crawling"], status["completed"],
+            status["failed"], status["partial"], row["jobs_found"]]  # fmt: skip
+
+
+@farm.command()
+@database_command
+def reap(farm_ctx: Farm):
+    """Turn stale leases into partial keywords.
+
+    A crawling keyword whose holder has sent no heartbeat for FARM_LEASE_TIMEOUT
+    seconds becomes partial; the next claim resumes it at its next page.
+    """
+    reaped = farm_ctx.store().reap()
+    click.echo(f"{reaped} stale {'lease' if reaped == 1 else 'leases'} became partial")
+
+
+if sandbox is not None:
+    farm.add_command(sandbox, "sandbox")
+
+
+# --- farm demo --------------------------------------------------------------
+
+
+@farm.command()
+@click.option("--log-dir", default="demo-run", show_default=True, type=click.Path(file_okay=False),
+              help="Where each spider's log goes.")  # fmt: skip
+@click.pass_context
+@database_command
+def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
+    """Crawl the bundled keywords of all three sites against the sandbox.
+
+    Upgrades the database, imports farm/demo/keywords.csv, starts the sandbox,
+    runs `scrapy crawl` for boss, qcwy and zhilian, and prints the stats. Run
+    again the same day, it finds nothing new to crawl and says so.
+    """
+    from farm.demo import KEYWORDS_FILE, run_demo
+
+    upgrade(farm_ctx.engine())
+    store = farm_ctx.store()
+    rows = [(s, c, j) for _, s, c, j in read_keywords(str(KEYWORDS_FILE))]
+    added = store.add_keywords(rows)
+    click.echo(f"keywords: {added} new, {len(rows) - added} already present ({len(rows)} in the demo file)")
+    codes = run_demo(store, farm_ctx.db_url, Path(log_dir))
+    click.echo()
+    ctx.invoke(stats)
+    failed = [source for source, code in codes.items() if code != 0]
+    if failed:
+        raise click.ClickException(f"the crawl of {', '.join(failed)} failed: see its log in {log_dir}/")
+
+
+# --- tables -----------------------------------------------------------------
+
+
+def display_width(text: str) -> int:
+    """Terminal columns: East Asian wide and fullwidth characters take two."""
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in text
+    )
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())  # one line
+    if display_width(text) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        used += display_width(ch)
+        if used > width - 3:
+            break
+        out.append(ch)
+    return "".join(out) + "..."
+
+
+def _or_dash(value) -> str:
+    return "-" if value is None or value == "" else str(value)
+
+
+def render_table(headers: list[str], rows: list[list], right: set[str] = frozenset()) -> str:
+    """An aligned plain-text table; cells in ``right`` columns are right-aligned."""
+    cells = [[" ".join(str(v).split()) for v in row] for row in rows]
+    widths = [
+        max([display_width(h)] + [display_width(row[i]) for row in cells])
+        for i, h in enumerate(headers)
+    ]
+
+    def line(values):
+        parts = []
+        for header, value, width in zip(headers, values, widths):
+            pad = " " * (width - display_width(value))
+            parts.append(pad + value if header in right else value + pad)
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), rule, *(line(row) for row in cells)])
+
+
+def main():
+    farm(prog_name="farm")

@@ -1,0 +1,138 @@
+"""Reading a keyword CSV file (``source,city,job``) for ``farm keywords import``.
+
+The file is streamed: ``read_keywords`` holds one line at a time, so a file of
+millions of keywords can be checked and then imported without loading it. Every
+problem is a ``KeywordFileError`` that names the file and the line, so the
+caller can refuse the whole file before writing anything.
+"""
+
+import csv
+from collections.abc import Iterator
+
+from farm.state.validation import KeywordError, validate_keyword
+
+HEADER = ("source", "city", "job")
+# No valid keyword line comes near this; it bounds what one line may cost.
+MAX_LINE_BYTES = 64 * 1024
+_BOM = "\ufeff"
+
+
+class KeywordFileError(ValueError):
+    """A keyword file that cannot be imported, with where and why."""
+
+    def __init__(self, path, line: int, message: str):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        super().__init__(f"{self.path} line {line}: {message}")
+
+
+def read_keywords(path) -> Iterator[tuple[int, str, str, str]]:
+    """Yield ``(line_no, source, city, job)``, validated and stripped, for each keyword line.
+
+    The first line must be the header ``source,city,job`` (a UTF-8 BOM and blanks
+    around names are fine). Blank lines are skipped. Raises ``KeywordFileError``
+    at the first bad line.
+    """
+    with open(path, "rb") as raw:
+        lines = _TextLines(path, raw)
+        reader = csv.reader(lines, strict=True)
+        header_seen = False
+        while True:
+            start = lines.line_no + 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                if "unexpected end of data" in str(exc):
+                    message = "a quote is left open (the file ends inside a quoted field)"
+                else:
+                    message = f"not valid CSV ({exc})"
+                raise KeywordFileError(path, start, message) from None
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue  # a blank line
+            if any("\n" in field or "\r" in field for field in row):
+                raise KeywordFileError(
+                    path, start, "a field spans several lines (is a quote left open?)"
+                )
+            if not header_seen:
+                _check_header(path, start, row)
+                header_seen = True
+                continue
+            if len(row) != len(HEADER):
+                raise KeywordFileError(
+                    path,
+                    start,
+                    f"expected {len(HEADER)} fields ({','.join(HEADER)}), found {len(row)}",
+                )
+            try:
+                source, city, job = validate_keyword(*row)
+            except KeywordError as exc:
+                raise KeywordFileError(path, start, str(exc)) from None
+            yield start, source, city, job
+        if not header_seen:
+            raise KeywordFileError(
+                path, 1, f"the file is empty (expected the header {','.join(HEADER)})"
+            )
+
+
+def _check_header(path, line_no: int, row: list[str]) -> None:
+    names = tuple(field.strip() for field in row)
+    if names != HEADER:
+        found = ",".join(names)
+        if len(found) > 60:
+            found = found[:57] + "..."
+        raise KeywordFileError(
+            path, line_no, f"expected the header {','.join(HEADER)!r}, found {found!r}"
+        )
+
+
+class _TextLines:
+    """The file's lines decoded as UTF-8, one at a time, counting physical lines.
+
+    Decoding line by line (not in large chunks) lets a bad byte be reported at
+    its own line number.
+    """
+
+    def __init__(self, path, raw):
+        self.path = path
+        self.raw = raw
+        self.line_no = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        data = self.raw.readline(MAX_LINE_BYTES + 1)
+        if not data:
+            raise StopIteration
+        self.line_no += 1
+        if len(data) > MAX_LINE_BYTES:
+            raise KeywordFileError(
+                self.path,
+                self.line_no,
+                f"line is longer than {MAX_LINE_BYTES} bytes (is this a keyword CSV file?)",
+            )
+        if b"\x00" in data:
+            raise KeywordFileError(
+                self.path, self.line_no, "binary data (a NUL byte): not a CSV text file"
+            )
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = data[exc.start : exc.start + 1].hex()
+            raise KeywordFileError(
+                self.path,
+                self.line_no,
+                f"not UTF-8 text (byte 0x{bad} at byte {exc.start + 1}); save the file as UTF-8",
+            ) from None
+        if "\r" in text.rstrip("\n").removesuffix("\r"):
+            raise KeywordFileError(
+                self.path,
+                self.line_no,
+                "a carriage return inside the line (save the file with \\n or \\r\\n line endings)",
+            )
+        if self.line_no == 1 and text.startswith(_BOM):
+            text = text[1:]
+        return text

@@ -1,0 +1,128 @@
+"""The keyword-lease downloader middleware: which keywords this process crawls.
+
+It claims keywords from the store when the crawl opens and whenever a keyword
+ends, keeping up to FARM_LEASES_IN_FLIGHT of them in flight; it drops the
+requests of a lease this process no longer holds; it keeps the spider open
+while there is work and lets it close when none is left; and when the crawl
+closes early (Ctrl+C, an error, CloseSpider) it releases what it holds as
+``partial``, so that the next claimer resumes at the next unfinished page.
+"""
+
+import logging
+
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+from twisted.internet.defer import DeferredList, succeed
+
+from farm import signals
+from farm.runtime import FarmRuntime
+from farm.spiders.base import LeaseLost, LeaseSpider
+
+logger = logging.getLogger(__name__)
+
+
+class KeywordLeaseMiddleware:
+    def __init__(self, crawler, runtime: FarmRuntime, in_flight: int):
+        self.crawler = crawler
+        self.runtime = runtime
+        self.store = runtime.store
+        self.held = runtime.leases
+        self.in_flight = in_flight
+        self.stats = crawler.stats
+        self._claim = None  # the Deferred of a claim under way
+        self._none_left = False  # the last claim found nothing
+        self._closing = False
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        if not issubclass(crawler.spidercls, LeaseSpider):
+            raise NotConfigured("not a farm LeaseSpider")
+        in_flight = crawler.settings.getint("FARM_LEASES_IN_FLIGHT")
+        if in_flight < 1:
+            raise ValueError(f"FARM_LEASES_IN_FLIGHT must be at least 1, got {in_flight}")
+        mw = cls(crawler, FarmRuntime.of(crawler), in_flight)
+        crawler.signals.connect(mw.spider_opened, signal=scrapy_signals.spider_opened)
+        crawler.signals.connect(mw.spider_idle, signal=scrapy_signals.spider_idle)
+        crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)
+        crawler.signals.connect(mw.lease_ended, signal=signals.lease_ended)
+        return mw
+
+    def process_request(self, request):
+        lease = request.meta.get("farm_lease")
+        if lease is not None and lease.key not in self.held:
+            self.stats.inc_value("farm/lease/dropped_requests")
+            raise LeaseLost(f"keyword {lease.id} is no longer held by this crawler (token {lease.lease_token})")
+        return None
+
+    def spider_opened(self, spider):
+        self._refill()
+
+    def spider_idle(self, spider):
+        if self._claim is not None or self.held:
+            raise DontCloseSpider
+        if not self._none_left:
+            self._refill()
+            raise DontCloseSpider
+        logger.info("farm: no %s keyword left to claim for today", spider.name)
+
+    def lease_ended(self, lease, outcome, spider):
+        if self.held.pop(lease.key, None) is None:
+            return
+        self._none_left = False  # a failed keyword may be claimable again at once
+        self._refill()
+
+    def _refill(self):
+        wanted = self.in_flight - len(self.held)
+        if self._claim is not None or self._closing or wanted <= 0:
+            return
+        spider = self.crawler.spider
+        self._claim = self.runtime.run(self.store.claim, spider.name, self.runtime.crawler_id, wanted)
+        self._claim.addCallback(self._claimed, spider)
+        self._claim.addErrback(self._claim_failed, spider)
+
+    def _claimed(self, leases, spider):
+        self._claim = None
+        self.stats.inc_value("farm/lease/claimed", len(leases))
+        if not leases:
+            self._none_left = True
+            self.stats.inc_value("farm/lease/none_left")
+            return
+        for lease in leases:
+            self.stats.inc_value(f"farm/lease/claimed/{lease.from_status}")
+            if self._closing:
+                continue  # held until spider_closed releases it
+            logger.info(
+                "farm: claimed %s %s/%s (#%s, %s, from page %s)",
+                spider.name, lease.city, lease.job, lease.id, lease.from_status, lease.start_page,
+            )
+        for lease in leases:
+            self.held[lease.key] = lease
+        if self._closing:
+            return
+        for lease in leases:
+            for request in spider.lease_requests(lease):
+                self.crawler.engine.crawl(request)
+
+    def _claim_failed(self, failure, spider):
+        self._claim = None
+        self.stats.inc_value("farm/lease/claim_error")
+        logger.error("farm: claiming keywords failed: %s", failure.getErrorMessage())
+        self.crawler.engine.close_spider(spider, "farm_db_error")
+
+    def spider_closed(self, spider, reason):
+        self._closing = True
+        pending = self._claim if self._claim is not None else succeed(None)
+        pending.addBoth(lambda _: self._release_all(reason))
+        return pending
+
+    def _release_all(self, reason):
+        leases = list(self.held.values())
+        self.held.clear()
+        if not leases:
+            return None
+        logger.info("farm: releasing %d keyword(s) as partial (crawl closed: %s)", len(leases), reason)
+        self.stats.inc_value("farm/lease/released", len(leases))
+        why = f"crawl closed before the keyword was done ({reason})"
+        return DeferredList(
+            [self.runtime.run(self.store.release, lease, why) for lease in leases], consumeErrors=True
+        )

@@ -1,0 +1,51 @@
+"""What farm's components share within one crawl: the store, its DB thread, the leases held.
+
+All database work of a crawl runs on ONE thread, first in first out. Besides
+keeping blocking I/O off the reactor, the order is what makes the writes safe:
+a batch of postings is written before the page progress that depends on it,
+and a page's progress before a release of its lease at close.
+"""
+
+import logging
+
+from scrapy import signals
+from twisted.internet import reactor
+from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
+
+from farm.state.lease import Lease
+from farm.state.migrate import require_current
+from farm.state.store import KeywordStore
+
+logger = logging.getLogger(__name__)
+
+
+class FarmRuntime:
+    def __init__(self, store: KeywordStore, crawler_id: str):
+        self.store = store
+        self.crawler_id = crawler_id
+        # the leases this process holds, by (id, lease_token); the lease middleware owns it
+        self.leases: dict[tuple[int, int], Lease] = {}
+        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-db")
+        self._pool.start()
+
+    @classmethod
+    def of(cls, crawler) -> "FarmRuntime":
+        """The crawl's runtime, made on first use."""
+        runtime = getattr(crawler, "_farm_runtime", None)
+        if runtime is None:
+            settings = crawler.settings
+            store = KeywordStore.from_settings(settings)
+            require_current(store.engine)
+            runtime = cls(store, settings.get("FARM_CRAWLER_ID"))
+            crawler._farm_runtime = runtime
+            crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
+        return runtime
+
+    def run(self, function, *args, **kwargs):
+        """Run ``function`` on the DB thread; a Deferred of its result."""
+        return deferToThreadPool(reactor, self._pool, function, *args, **kwargs)
+
+    def engine_stopped(self):
+        self._pool.stop()
+        self.store.engine.dispose()

@@ -1,0 +1,139 @@
+"""Boss直聘: the web search XHR, ``/wapi/zpgeek/search/joblist.json`` (CONTRACTS.md §1)."""
+
+import re
+from urllib.parse import quote, urlencode
+
+import scrapy
+
+from farm.items import JobPosting
+from farm.spiders.base import LeaseSpider, Page, ParseError
+from farm.spiders.parsing import response_json, response_text, to_int, unique_tags
+
+SITE = "https://www.zhipin.com"  # stored posting URLs name the real site, whatever base_url is
+
+# Non-zero ``code`` values of an HTTP 200 answer (§1.3); any other non-zero code is a block too.
+BLOCK_CODES = {
+    37: "access abnormal (stoken)",
+    35: "captcha",
+    36: "account risk",
+    7: "session expired",
+}
+# Where Boss' security JS sends a browser, as a redirect target or inside an HTML body,
+# and the walls' texts (§1.3).
+BLOCK_MARKERS = [
+    ("security-check.html", "boss_security_check"),
+    ("verify-slider", "boss_verify_slider"),
+    ("passport/zp/verify", "boss_passport_verify"),
+    ("403.html", "boss_403_page"),
+    ("您的访问过于频繁", "boss_too_frequent"),
+    ("您的访问行为异常", "boss_access_abnormal"),
+]
+
+
+class BossSpider(LeaseSpider):
+    name = "boss"
+    page_size = 30
+    # Boss only says whether another page follows (zpData.hasMore). It serves at most
+    # 10 pages (300 results) per search (a 2024 blog: "boss最多请求10页数据", and a sample
+    # with totalCount 300 / resCount 450). FARM_BOSS_MAX_PAGES defaults to 3; above 10 it gains nothing.
+    paging = "sequential"
+    code_pattern = re.compile(r"\d{9}")
+    city_codes = {
+        "全国": "100010000",
+        "北京": "101010100",
+        "上海": "101020100",
+        "广州": "101280100",
+        "深圳": "101280600",
+        "杭州": "101210100",
+        "成都": "101270100",
+        "武汉": "101200100",
+        "南京": "101190100",
+        # not in CONTRACTS.md: Boss' usual codes for the cities the other two sites list
+        "天津": "101030100",
+        "重庆": "101040100",
+        "西安": "101110100",
+        "苏州": "101190400",
+        "佛山": "101280800",
+    }
+
+    def search_request(self, city_code, job, page):
+        query = urlencode(
+            {
+                "scene": "1",
+                "query": job,
+                "city": city_code,
+                **dict.fromkeys(
+                    ["experience", "payType", "partTime", "degree", "industry", "scale", "stage",
+                     "position", "jobType", "salary", "multiBusinessDistrict", "multiSubway"],
+                    "",
+                ),
+                "page": page,
+                "pageSize": self.page_size,
+            },
+            quote_via=quote,
+        )
+        referer = f"{self.base_url}/web/geek/job?" + urlencode({"query": job, "city": city_code}, quote_via=quote)
+        return scrapy.Request(
+            f"{self.base_url}/wapi/zpgeek/search/joblist.json?{query}",
+            headers={
+                "Referer": referer,
+                "Accept": "application/json, text/plain, */*",
+                "X-Requested-With": "XMLHttpRequest",
+            },
+        )
+
+    def parse_page(self, response):
+        data = response_json(response)
+        if not isinstance(data, dict):
+            raise ParseError("boss: response is not JSON")
+        zp = data.get("zpData")
+        if data.get("code") not in (0, "0") or not isinstance(zp, dict):
+            raise ParseError(f"boss: code {data.get('code')!r} without zpData, not a page")
+        jobs = zp.get("jobList")
+        jobs = [] if jobs is None else jobs
+        if not isinstance(jobs, list):
+            raise ParseError("boss: zpData.jobList is not a list")
+        postings = [_posting(job) for job in jobs if isinstance(job, dict) and job.get("encryptJobId")]
+        if len(postings) < len(jobs):
+            self.crawler.stats.inc_value("farm/page/posting_without_id", len(jobs) - len(postings))
+            self.logger.warning("boss: %d jobList entries without encryptJobId skipped at %s",
+                                len(jobs) - len(postings), response.url)
+        return Page(postings=postings, has_more=bool(zp.get("hasMore")) and bool(jobs))
+
+    def block_reason(self, response):
+        reason = super().block_reason(response)
+        if reason:
+            return reason
+        data = response_json(response)
+        if isinstance(data, dict) and "code" in data:
+            code = data["code"]
+            if code in (0, "0"):
+                return None
+            tail = BLOCK_CODES.get(code) or BLOCK_CODES.get(to_int(code)) or data.get("message") or "non-zero code"
+            return f"boss_{code} {tail}"
+        location = response.headers.get(b"Location", b"").decode("latin-1")
+        haystack = (response.url, location, response_text(response))
+        for marker, reason in BLOCK_MARKERS:
+            if any(marker in text for text in haystack):
+                return f"{reason} ({marker})"
+        return None
+
+
+def _posting(job):
+    area = "·".join(part for part in (job.get("areaDistrict"), job.get("businessDistrict")) if part)
+    tags = [*(job.get("skills") or []), *(job.get("welfareList") or []), *(job.get("jobLabels") or [])]
+    return JobPosting(
+        job_id=str(job["encryptJobId"]),
+        title=job.get("jobName"),
+        salary=job.get("salaryDesc"),
+        company=job.get("brandName"),
+        city=job.get("cityName"),
+        area=area or None,
+        experience=job.get("jobExperience"),
+        degree=job.get("jobDegree"),
+        tags=unique_tags(tags),
+        published_at=None,  # the list gives no publish date (lastModifyTime is an edit time) (§1.2)
+        url=f"{SITE}/job_detail/{job['encryptJobId']}.html",
+        raw=job,
+    )
+

@@ -1,0 +1,48 @@
+"""Small parsing helpers the three site spiders share."""
+
+import json
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
+
+# The sites print their times in China Standard Time.
+SITE_TZ = ZoneInfo("Asia/Shanghai")
+SITE_TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
+
+
+def response_text(response) -> str:
+    try:
+        return response.text
+    except AttributeError:  # a bare Response: binary or unknown content type
+        return response.body.decode("utf-8", "replace")
+
+
+def response_json(response):
+    """The body as JSON, or None when it is not JSON."""
+    try:
+        return json.loads(response_text(response))
+    except ValueError:
+        return None
+
+
+def site_time(value) -> datetime | None:
+    """A site's publish time (text in China time, or epoch ms) as an aware datetime."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value / 1000, timezone.utc).astimezone(SITE_TZ)
+    for fmt in SITE_TIME_FORMATS:
+        try:
+            return datetime.strptime(str(value).strip(), fmt).replace(tzinfo=SITE_TZ)
+        except ValueError:
+            continue
+    return None
+
+
+def to_int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def unique_tags(tags) -> list[str]:
+    """Non-empty tags as strings, first occurrence kept."""
+    return list(dict.fromkeys(str(tag) for tag in tags if tag))

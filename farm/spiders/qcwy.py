@@ -1,0 +1,179 @@
+"""前程无忧 / 51job: the signed search API, ``/api/job/search-pc`` (CONTRACTS.md §2)."""
+
+import hashlib
+import hmac
+import re
+import time
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+import scrapy
+
+from farm.items import JobPosting
+from farm.spiders.base import LeaseSpider, Page, ParseError
+from farm.spiders.parsing import response_json, response_text, site_time, unique_tags
+
+SEARCH_PATH = "/api/job/search-pc"
+SIGN_KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"
+
+# Aliyun WAF pages served in place of the JSON (§2.3), first match wins.
+WAF_MARKERS = [
+    ("var arg1=", "qcwy_waf_challenge"),
+    ("waf-nc-title", "qcwy_waf_slider"),
+    ("aliyunwaf_", "qcwy_waf_slider"),
+    ("nc_1_n1z", "qcwy_waf_slider"),
+    ("请按住滑块", "qcwy_waf_slider"),
+    ("访问验证", "qcwy_waf_slider"),
+    ("aliyun_waf", "qcwy_waf"),
+]
+LOGIN_TEXTS = ("登录", "login")
+
+
+class QcwySpider(LeaseSpider):
+    name = "qcwy"
+    page_size = 20
+    paging = "parallel"  # resultbody.job.totalCount on every page
+    code_pattern = re.compile(r"\d{6}")
+    city_codes = {
+        "全国": "000000",
+        "北京": "010000",
+        "上海": "020000",
+        "广州": "030200",
+        "深圳": "040000",
+        "杭州": "080200",
+        "天津": "050000",
+        "重庆": "060000",
+        "成都": "090200",
+        "南京": "070200",  # the contract's sample posting (南京·江宁区, jobAreaCode 070200)
+        "广东": "030000",
+        "广东省": "030000",
+        "江苏": "070000",
+        "江苏省": "070000",
+        "浙江": "080000",
+        "浙江省": "080000",
+        # sources disagree (§2.4); these are 51job's area_array_c.js codes
+        "苏州": "070300",
+        "武汉": "180200",
+        "西安": "200200",
+        "佛山": "030600",  # not in CONTRACTS.md
+    }
+    clock = staticmethod(time.time)  # the sign covers the timestamp: tests pin it
+
+    def search_request(self, city_code, job, page):
+        params = {
+            "api_key": "51job",
+            "timestamp": int(self.clock()),
+            "keyword": job,
+            "searchType": "2",
+            **dict.fromkeys(["function", "industry"], ""),
+            "jobArea": city_code,
+            **dict.fromkeys(
+                ["jobArea2", "landmark", "metro", "salary", "workYear", "degree", "companyType",
+                 "companySize", "jobType", "issueDate"],
+                "",
+            ),
+            "sortType": "0",
+            "pageNum": page,
+            "requestId": "",
+            "keywordType": "",
+            "pageSize": self.page_size,
+            "source": "1",
+            "accountId": "",
+            "pageCode": "sou|sou|soulb",
+            "scene": "7",
+        }
+        # quote (not quote_plus) with safe="": every reserved character is %-escaped, so
+        # Scrapy's safe_url_string leaves the query as is and the sign matches what is sent
+        query = urlencode(params, quote_via=quote)
+        sign = hmac.new(SIGN_KEY, f"{SEARCH_PATH}?{query}".encode(), hashlib.sha256).hexdigest()
+        return scrapy.Request(
+            f"{self.base_url}{SEARCH_PATH}?{query}",
+            headers={
+                "From-Domain": "51job_web",
+                "Origin": self.base_url,
+                "Referer": f"{self.base_url}/",
+                "Accept": "application/json, text/plain, */*",
+                "sign": sign,
+            },
+        )
+
+    def parse_page(self, response):
+        data = response_json(response)
+        if not isinstance(data, dict):
+            raise ParseError("qcwy: response is not JSON")
+        if str(data.get("status")) != "1":
+            raise ParseError(f"qcwy: status {data.get('status')!r}, not a page")
+        body = data.get("resultbody")
+        job = body.get("job") if isinstance(body, dict) else None
+        if not isinstance(job, dict):
+            raise ParseError("qcwy: no resultbody.job")
+        total = job.get("totalCount", job.get("totalcount"))  # one doc writes totalcount (§2.2)
+        try:
+            total = int(total)
+        except (TypeError, ValueError):
+            raise ParseError(f"qcwy: resultbody.job.totalCount is {total!r}") from None
+        items = job.get("items") or []
+        postings = [_posting(item) for item in items if isinstance(item, dict) and item.get("jobId")]
+        if len(postings) < len(items):
+            self.crawler.stats.inc_value("farm/page/posting_without_id", len(items) - len(postings))
+            self.logger.warning("qcwy: %d items without jobId skipped at %s",
+                                len(items) - len(postings), response.url)
+        return Page(postings=postings, total_count=total)
+
+    def block_reason(self, response):
+        reason = super().block_reason(response)
+        if reason:
+            return reason
+        if response.status == 521:  # Aliyun's "origin down" page, counted as anti-bot (§2.3)
+            return "http_521"
+        text = response_text(response)
+        data = response_json(response)
+        if isinstance(data, dict):
+            status = str(data.get("status"))
+            if status == "1":
+                return None
+            message = str(data.get("message") or "")
+            if any(word in message.lower() for word in LOGIN_TEXTS):
+                return f"qcwy_session_lost status {status}: {message}"
+            if "sign" in message.lower() or "签名" in message:
+                return f"qcwy_sign_rejected status {status}: {message}"
+            return f"qcwy_throttled status {status}: {message or 'not 1'}"
+        for marker, reason in WAF_MARKERS:
+            if marker in text:
+                return f"{reason} ({marker})"
+        content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
+        if content_type and "json" not in content_type.lower():
+            return f"qcwy_waf non-JSON answer ({content_type})"
+        return None
+
+
+def _posting(item):
+    area_string = item.get("jobAreaString") or ""
+    city_part, _, area = area_string.partition("·")
+    city = (item.get("jobAreaLevelDetail") or {}).get("cityString") or city_part or None
+    tags = item.get("jobTags")
+    if not tags:
+        tags = [tag.get("jobTagName") for tag in item.get("jobTagsList") or [] if isinstance(tag, dict)]
+    welfare = [w.get("chineseTitle") for w in item.get("jobWelfareCodeDataList") or [] if isinstance(w, dict)]
+    return JobPosting(
+        job_id=str(item["jobId"]),
+        title=item.get("jobName"),
+        salary=item.get("provideSalaryString"),
+        company=item.get("fullCompanyName") or item.get("companyName"),
+        city=city,
+        area=area or None,
+        experience=item.get("workYearString"),
+        degree=item.get("degreeString"),
+        tags=unique_tags([*tags, *welfare]),
+        published_at=site_time(item.get("issueDateString")),
+        url=_strip_req(item.get("jobHref")),
+        raw=item,
+    )
+
+
+def _strip_req(href):
+    """jobHref without its per-search ``req`` hash (§2.2)."""
+    if not href:
+        return None
+    parts = urlsplit(href)
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "req"])
+    return urlunsplit(parts._replace(query=query))

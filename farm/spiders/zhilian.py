@@ -1,0 +1,148 @@
+"""智联招聘: the server-rendered search page and its ``__INITIAL_STATE__`` (CONTRACTS.md §3.1, generation A)."""
+
+import json
+import math
+import re
+from urllib.parse import quote
+
+import scrapy
+
+from farm.items import JobPosting
+from farm.spiders.base import LeaseSpider, Page, ParseError
+from farm.spiders.parsing import response_text, site_time, to_int, unique_tags
+
+SITE = "https://www.zhaopin.com"  # stored posting URLs name the real site, whatever base_url is
+STATE_MARKER = "__INITIAL_STATE__"
+
+# Captcha and WAF pages (§3.4), first match wins.
+VERIFY_MARKERS = [
+    ("geetest_box", "zhilian_captcha"),
+    ("nc_1_wrapper", "zhilian_captcha"),
+    ("waf-nc-title", "zhilian_waf_slider"),
+    ("aliyunwaf_", "zhilian_waf_slider"),
+    ("Security Verification", "zhilian_verification"),
+    ("安全验证", "zhilian_verification"),
+]
+LOGIN_TEXTS = ("登录之后再搜索", "登录查看更多相关职位")
+MIN_TEXT = 80  # a page with less visible text than this is blank or blocked (§3.4)
+
+
+class ZhilianSpider(LeaseSpider):
+    name = "zhilian"
+    page_size = 20
+    paging = "parallel"  # __INITIAL_STATE__.pages on every page
+    code_pattern = re.compile(r"\d{3,6}")
+    city_codes = {
+        "全国": "489",
+        "北京": "530",
+        "上海": "538",
+        "广州": "763",
+        "深圳": "765",
+        "杭州": "653",
+        "成都": "801",
+        "武汉": "736",
+        "南京": "635",
+        "苏州": "639",
+        "天津": "531",
+        "重庆": "551",
+        "西安": "854",
+        "佛山": "768",
+    }
+
+    def search_request(self, city_code, job, page):
+        return scrapy.Request(f"{self.base_url}/sou/jl{city_code}?kw={quote(job, safe='')}&p={page}")
+
+    def parse_page(self, response):
+        state = initial_state(response_text(response))
+        if state is None:
+            raise ParseError("zhilian: no __INITIAL_STATE__ object")
+        positions = state.get("positionList")
+        if not isinstance(positions, list):
+            raise ParseError("zhilian: no __INITIAL_STATE__.positionList")
+        postings = [_posting(p) for p in positions if isinstance(p, dict) and p.get("number")]
+        if len(postings) < len(positions):
+            self.crawler.stats.inc_value("farm/page/posting_without_id", len(positions) - len(postings))
+            self.logger.warning("zhilian: %d positions without number skipped at %s",
+                                len(positions) - len(postings), response.url)
+        pages = to_int(state.get("pages"))
+        if pages is None:  # positionCount is less reliable (§3.1): only a fallback
+            count = to_int(state.get("positionCount"))
+            if count is None:
+                raise ParseError("zhilian: neither pages nor positionCount in __INITIAL_STATE__")
+            pages = math.ceil(count / (to_int(state.get("pageSize")) or self.page_size))
+        return Page(postings=postings, total_pages=pages)
+
+    def block_reason(self, response):
+        reason = super().block_reason(response)
+        if reason:
+            return reason
+        text = response_text(response)
+        state = initial_state(text)
+        positions = state.get("positionList") if state else None
+        if positions:
+            return None  # a page of results, whatever its postings say (a job may be titled 安全验证)
+        for marker, reason in VERIFY_MARKERS:
+            if marker in text:
+                return f"{reason} ({marker})"
+        for marker in LOGIN_TEXTS:
+            if marker in text:
+                return f"zhilian_login_wall 0 positions, {marker}"
+        if state is None and len(_visible_text(response)) < MIN_TEXT:
+            return "zhilian_blank_page under 80 characters of text"
+        return None
+
+
+def initial_state(html):
+    """The object assigned to ``__INITIAL_STATE__``, or None."""
+    start = html.find(STATE_MARKER)
+    while start != -1:
+        brace = html.find("{", start + len(STATE_MARKER))
+        if brace != -1 and html[start + len(STATE_MARKER):brace].strip() in ("=", ""):
+            try:
+                state, _ = json.JSONDecoder().raw_decode(html, brace)
+            except ValueError:
+                state = None
+            if isinstance(state, dict):
+                return state
+        start = html.find(STATE_MARKER, start + 1)
+    return None
+
+
+def _posting(position):
+    area = "·".join(part for part in (position.get("cityDistrict"), position.get("streetName")) if part)
+    tags = [
+        *(_label(t, "tag") for t in position.get("showSkillTags") or []),
+        *(_label(t, "value") for t in position.get("skillLabel") or []),
+        *(_label(t, "value") for t in position.get("welfareLabel") or []),
+    ]
+    return JobPosting(
+        job_id=str(position["number"]),
+        title=position.get("name"),
+        salary=position.get("salary60"),
+        company=position.get("companyName"),
+        city=position.get("workCity"),
+        area=area or None,
+        experience=position.get("workingExp") or position.get("workExp"),
+        degree=position.get("education"),
+        tags=unique_tags(tags),
+        published_at=site_time(position.get("publishTime")),
+        url=position.get("positionUrl") or position.get("positionURL")
+        or f"{SITE}/jobdetail/{position['number']}.htm",
+        raw=position,
+    )
+
+
+def _label(value, key):
+    """A tag given as a string or as {key: string}."""
+    if isinstance(value, dict):
+        value = value.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+
+def _visible_text(response):
+    try:
+        parts = response.xpath("//body//text()[not(ancestor::script) and not(ancestor::style)]").getall()
+    except (AttributeError, ValueError):  # not HTML
+        parts = [response_text(response)]
+    return "".join("".join(parts).split())

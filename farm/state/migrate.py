@@ -1,0 +1,83 @@
+"""The schema of the state database, moved by the Alembic migrations beside this module.
+
+Users never need an ``alembic.ini``: ``farm db upgrade`` calls :func:`upgrade`, and
+every component that opens the database first calls :func:`require_current`.
+"""
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Engine
+
+from farm.state.db import make_engine
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+class SchemaNotCurrent(RuntimeError):
+    """The database is empty or behind the code's schema; the message says how to fix it."""
+
+
+def _config(url: str | None = None) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    if url is not None:
+        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def _engine(url_or_engine) -> tuple[Engine, bool]:
+    if isinstance(url_or_engine, Engine):
+        return url_or_engine, False
+    return make_engine(str(url_or_engine)), True
+
+
+def upgrade(url_or_engine, revision: str = "head") -> None:
+    """Bring the database at ``url_or_engine`` (a URL or an Engine) to ``revision``."""
+    engine, owned = _engine(url_or_engine)
+    try:
+        with engine.begin() as connection:
+            cfg = _config()
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, revision)
+    finally:
+        if owned:
+            engine.dispose()
+
+
+def head_revision() -> str:
+    """The revision the code expects."""
+    return ScriptDirectory.from_config(_config()).get_current_head()
+
+
+def current_revision(engine) -> str | None:
+    """The revision the database is at, or None when it has never been migrated."""
+    engine, owned = _engine(engine)
+    try:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+    finally:
+        if owned:
+            engine.dispose()
+
+
+def require_current(engine) -> None:
+    """Raise SchemaNotCurrent unless the database is at the head revision."""
+    engine, owned = _engine(engine)
+    try:
+        current = current_revision(engine)
+        head = head_revision()
+        if current == head:
+            return
+        where = engine.url.render_as_string(hide_password=True)
+        state = f"at revision {current}" if current else "empty (no farm schema)"
+        raise SchemaNotCurrent(
+            f"the database at {where} is {state}; this farm needs revision {head}: "
+            f"run `farm db upgrade` (with the same FARM_DB_URL)"
+        )
+    finally:
+        if owned:
+            engine.dispose()

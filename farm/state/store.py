@@ -1,0 +1,452 @@
+"""The keyword store: the one owner of every write to the ``keyword`` table.
+
+Claims hand out leases atomically (``SELECT … FOR UPDATE SKIP LOCKED`` on
+MySQL/MariaDB, one ``BEGIN IMMEDIATE`` write transaction on SQLite); every later
+write about a keyword names its (id, lease_token) and changes nothing once another
+claim has bumped the token. Transactions are short and never span a callback.
+"""
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from datetime import date, datetime, timedelta
+
+from sqlalchemy import Integer, and_, bindparam, func, literal, or_, select, union_all, update
+from sqlalchemy.dialects import mysql, sqlite
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
+
+from farm.state.clock import load_timezone, today, utcnow
+from farm.state.db import make_engine
+from farm.state.lease import Lease, PageWrite
+from farm.state.models import SOURCES, Keyword
+from farm.state.postings import upsert_postings
+from farm.state.validation import validate_keyword
+
+logger = logging.getLogger(__name__)
+
+K = Keyword.__table__
+c = K.c
+
+COUNTED_STATUSES = ("crawling", "completed", "failed", "partial")
+_KINDS = ("partial", "failed", "fresh")  # claim order
+ERROR_MAX = 2000  # characters of an error message kept in the row
+INSERT_CHUNK = 5000  # keyword rows per executemany
+# MySQL errors worth retrying the whole (short) transaction for: deadlock, lock wait timeout
+RETRYABLE_MYSQL = (1213, 1205)
+
+_LEASE_COLUMNS = (
+    c.id, c.city, c.job, c.crawl_status, c.last_requested_date, c.lease_token,
+    c.last_completed_page, c.total_pages, c.pages_ahead, c.retry_count,
+)
+
+
+def _parse_pages(text: str | None) -> set[int]:
+    return {int(p) for p in (text or "").split(",") if p.strip()}
+
+
+def _format_pages(pages: Iterable[int]) -> str:
+    return ",".join(str(p) for p in sorted(pages))
+
+
+def _truncate(message, limit: int = ERROR_MAX) -> str | None:
+    if message is None:
+        return None
+    message = str(message)
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+class KeywordStore:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        timezone: str = "Asia/Shanghai",
+        lease_timeout: int = 1800,
+        max_retries: int = 3,
+        clock: Callable[[], datetime] = utcnow,
+    ):
+        self.engine = engine
+        self.tz = load_timezone(timezone)
+        self.lease_timeout = int(lease_timeout)
+        self.max_retries = int(max_retries)
+        self.clock = clock
+        self._mysql = engine.dialect.name in ("mysql", "mariadb")
+        self._build_claim_statements()
+
+    @classmethod
+    def from_settings(cls, settings) -> "KeywordStore":
+        return cls(
+            make_engine(settings.get("FARM_DB_URL") or "sqlite:///farm.db"),
+            timezone=settings.get("FARM_TIMEZONE") or "Asia/Shanghai",
+            lease_timeout=settings.getint("FARM_LEASE_TIMEOUT", 1800),
+            max_retries=settings.getint("FARM_MAX_RETRIES", 3),
+        )
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # --- time -----------------------------------------------------------------
+
+    def today(self) -> date:
+        """The day the crawl is in: the clock's now, in FARM_TIMEZONE."""
+        return today(self.clock(), self.tz)
+
+    # --- claims ---------------------------------------------------------------
+
+    def claim(self, source: str, crawler_id: str, n: int = 1) -> list[Lease]:
+        """Up to ``n`` keywords of ``source``, now held by ``crawler_id``.
+
+        Partial rows of today first, then failed rows of today with retries left,
+        then fresh rows (not requested today), oldest request first.
+        """
+        if n < 1:
+            return []
+        return self._retrying(lambda: self._claim(source, crawler_id, n))
+
+    def _candidates(self, kind: str, limit):
+        """The rows of one kind a claim may take, in claim order (bound: source, day, n)."""
+        stmt = select(literal(_KINDS.index(kind)).label("kind"), *_LEASE_COLUMNS)
+        source, day = bindparam("source"), bindparam("day")
+        if kind == "partial":  # ix_keyword_status: (source, 'partial', day) in id order
+            stmt = stmt.where(
+                c.source == source, c.crawl_status == "partial", c.last_requested_date == day
+            ).order_by(c.id)
+        elif kind == "failed":  # ix_keyword_status: (source, 'failed', day) in id order
+            stmt = stmt.where(
+                c.source == source,
+                c.crawl_status == "failed",
+                c.last_requested_date == day,
+                c.retry_count < bindparam("max_retries"),
+            ).order_by(c.id)
+        else:  # fresh: walks ix_keyword_fresh (source, last_requested_date, id) in order, no sort
+            stmt = stmt.where(
+                c.source == source,
+                or_(c.last_requested_date.is_(None), c.last_requested_date != day),
+            ).order_by(c.last_requested_date, c.id)
+        stmt = stmt.limit(limit)
+        if self._mysql:
+            # the optimizer may otherwise pick another index and sort; the claim order is the index order
+            index = "ix_keyword_fresh" if kind == "fresh" else "ix_keyword_status"
+            stmt = stmt.with_hint(K, f"FORCE INDEX ({index})").with_for_update(skip_locked=True)
+        return stmt
+
+    def _build_claim_statements(self) -> None:
+        n = bindparam("n", type_=Integer)
+        if self._mysql:
+            # one round trip: up to n rows of each kind, each branch locking with SKIP LOCKED;
+            # rows of a later kind that are not taken stay locked only until this commit
+            self._pick = [union_all(*(self._candidates(kind, n) for kind in _KINDS))]
+        else:
+            self._pick = [self._candidates(kind, n) for kind in _KINDS]
+        common = dict(
+            crawl_status="crawling",
+            last_requested_date=bindparam("day"),
+            last_requested_at=bindparam("now"),
+            crawler_id=bindparam("crawler_id"),
+            crawl_started_at=bindparam("now"),
+            heartbeat_at=bindparam("now"),
+            lease_token=c.lease_token + 1,
+            updated_at=bindparam("now"),
+        )
+        values = {
+            "partial": common,
+            "failed": dict(common, retry_count=c.retry_count + 1),
+            "fresh": dict(
+                common,
+                last_completed_page=0,
+                total_pages=None,
+                jobs_found=0,
+                error_message=None,
+                retry_count=0,
+                pages_ahead="",
+            ),
+        }
+        ids = bindparam("ids", expanding=True)
+        self._take = {kind: update(K).where(c.id.in_(ids)).values(v) for kind, v in values.items()}
+
+    def _claim(self, source: str, crawler_id: str, n: int) -> list[Lease]:
+        now = self.clock()
+        day = today(now, self.tz)
+        params = {"source": source, "day": day, "n": n, "max_retries": self.max_retries}
+        picked = []
+        with self.engine.begin() as conn:
+            for stmt in self._pick:
+                picked.extend(conn.execute(stmt, params).all())
+                if len(picked) >= n:
+                    break
+            # claim order: kind, then (for fresh rows) never requested first, oldest request, id
+            picked.sort(key=lambda r: (r.kind, r.last_requested_date is not None,
+                                       r.last_requested_date or day, r.id))
+            picked = picked[:n]
+            for kind_index, kind in enumerate(_KINDS):
+                ids = [r.id for r in picked if r.kind == kind_index]
+                if ids:
+                    conn.execute(
+                        self._take[kind],
+                        {"ids": ids, "day": day, "now": now, "crawler_id": crawler_id},
+                    )
+        leases = []
+        for r in picked:
+            kind = _KINDS[r.kind]
+            if kind == "fresh":
+                start, total, ahead, retries = 1, None, frozenset(), 0
+            else:
+                start = r.last_completed_page + 1
+                total = r.total_pages
+                ahead = frozenset(_parse_pages(r.pages_ahead))
+                retries = r.retry_count + (1 if kind == "failed" else 0)
+            leases.append(
+                Lease(
+                    id=r.id,
+                    source=source,
+                    city=r.city,
+                    job=r.job,
+                    lease_token=r.lease_token + 1,
+                    start_page=start,
+                    from_status=kind,
+                    total_pages=total,
+                    pages_ahead=ahead,
+                    retry_count=retries,
+                )
+            )
+        return leases
+
+    def claimable(self, source: str) -> int:
+        """How many rows a claim could still hand out today."""
+        day = self.today()
+        stmt = select(func.count()).select_from(K).where(
+            c.source == source,
+            or_(
+                c.last_requested_date.is_(None),
+                c.last_requested_date != day,
+                and_(
+                    c.last_requested_date == day,
+                    or_(
+                        c.crawl_status == "partial",
+                        and_(c.crawl_status == "failed", c.retry_count < self.max_retries),
+                    ),
+                ),
+            ),
+        )
+        with self.engine.connect() as conn:
+            return int(conn.execute(stmt).scalar_one())
+
+    # --- fenced writes --------------------------------------------------------
+
+    def _fence(self, lease: Lease):
+        return and_(c.id == lease.id, c.lease_token == lease.lease_token, c.crawl_status == "crawling")
+
+    def page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None = None) -> PageWrite:
+        """Record page ``page`` of the lease as done with ``jobs`` postings.
+
+        The watermark (last_completed_page) only moves over pages 1..N all done;
+        later pages wait in pages_ahead. A page reported again adds no jobs. When
+        the watermark reaches the known total, the same write completes the row.
+        """
+        page, jobs = int(page), int(jobs)
+        return self._retrying(lambda: self._page_done(lease, page, jobs, total_pages))
+
+    def _page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None) -> PageWrite:
+        now = self.clock()
+        stmt = select(
+            c.lease_token, c.crawl_status, c.last_completed_page, c.total_pages,
+            c.pages_ahead, c.jobs_found,
+        ).where(c.id == lease.id)
+        if self._mysql:
+            stmt = stmt.with_for_update()
+        with self.engine.begin() as conn:
+            row = conn.execute(stmt).first()
+            if row is None:
+                return PageWrite(False, False, lease.start_page - 1, lease.total_pages, False)
+            if row.lease_token != lease.lease_token or row.crawl_status != "crawling":
+                return PageWrite(False, False, row.last_completed_page, row.total_pages, False)
+            mark = row.last_completed_page
+            ahead = _parse_pages(row.pages_ahead)
+            counted = page > mark and page not in ahead
+            if counted:
+                ahead.add(page)
+                while mark + 1 in ahead:
+                    mark += 1
+                    ahead.discard(mark)
+            total = int(total_pages) if total_pages is not None else row.total_pages
+            completed = total is not None and mark >= total
+            values = dict(
+                last_completed_page=mark,
+                pages_ahead=_format_pages(ahead),
+                heartbeat_at=now,
+                updated_at=now,
+            )
+            if counted and jobs:
+                values["jobs_found"] = c.jobs_found + jobs
+            if total_pages is not None:
+                values["total_pages"] = total
+            if completed:
+                values["crawl_status"] = "completed"
+            conn.execute(update(K).where(self._fence(lease)).values(values))
+        return PageWrite(True, counted, mark, total, completed)
+
+    def _fenced_update(self, lease: Lease, **values) -> bool:
+        values["updated_at"] = self.clock()
+
+        def write():
+            with self.engine.begin() as conn:
+                return conn.execute(update(K).where(self._fence(lease)).values(values)).rowcount == 1
+
+        return self._retrying(write)
+
+    def complete(self, lease: Lease) -> bool:
+        """The keyword is done for today. True also when the lease's last page_done already completed it."""
+        if self._fenced_update(lease, crawl_status="completed", heartbeat_at=self.clock()):
+            return True
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(c.lease_token, c.crawl_status).where(c.id == lease.id)
+            ).first()
+        return row is not None and row.lease_token == lease.lease_token and row.crawl_status == "completed"
+
+    def fail(self, lease: Lease, message) -> bool:
+        """The keyword failed; it may be claimed again today while retries are left."""
+        return self._fenced_update(lease, crawl_status="failed", error_message=_truncate(message))
+
+    def release(self, lease: Lease, reason) -> bool:
+        """Give the keyword back unfinished (a block, a stop): the next claim resumes it."""
+        return self._fenced_update(lease, crawl_status="partial", error_message=_truncate(reason))
+
+    def heartbeat(self, lease: Lease) -> bool:
+        """The holder is alive; keeps the reaper away."""
+        return self._fenced_update(lease, heartbeat_at=self.clock())
+
+    def reap(self) -> int:
+        """Crawling rows without a heartbeat for lease_timeout seconds become partial."""
+        now = self.clock()
+        cutoff = now - timedelta(seconds=self.lease_timeout)
+        message = (
+            f"reaped at {now.isoformat(timespec='seconds')}: "
+            f"no heartbeat for {self.lease_timeout}s"
+        )
+        stmt = (
+            update(K)
+            .where(
+                c.crawl_status == "crawling",
+                or_(c.heartbeat_at.is_(None), c.heartbeat_at < cutoff),
+            )
+            .values(crawl_status="partial", error_message=message, updated_at=now)
+        )
+
+        def write():
+            with self.engine.begin() as conn:
+                return conn.execute(stmt).rowcount
+
+        reaped = self._retrying(write)
+        if reaped:
+            logger.info("reaped %d stale lease(s) (no heartbeat for %ss)", reaped, self.lease_timeout)
+        return reaped
+
+    # --- reading --------------------------------------------------------------
+
+    def stats(self, source: str | None = None, day: date | str | None = None) -> list[dict]:
+        """Per source: total, used (requested on ``day``), unused, statuses and jobs of the used."""
+        if day is None:
+            day = self.today()
+        elif isinstance(day, str):
+            day = date.fromisoformat(day)
+        sources = list(SOURCES) if source is None else [source]
+        totals_q = (
+            select(c.source, func.count()).where(c.source.in_(sources)).group_by(c.source)
+        )
+        used_q = (
+            select(c.source, c.crawl_status, func.count(), func.coalesce(func.sum(c.jobs_found), 0))
+            .where(c.source.in_(sources), c.last_requested_date == day)
+            .group_by(c.source, c.crawl_status)
+        )
+        with self.engine.connect() as conn:
+            totals = dict(conn.execute(totals_q).all())
+            used_rows = conn.execute(used_q).all()
+        out = {
+            s: {
+                "date": day.isoformat(),
+                "source": s,
+                "total": int(totals.get(s, 0)),
+                "used": 0,
+                "unused": 0,
+                "crawl_status": {status: 0 for status in COUNTED_STATUSES},
+                "jobs_found": 0,
+            }
+            for s in sources
+        }
+        for s, status, count, jobs in used_rows:
+            entry = out[s]
+            entry["used"] += int(count)
+            entry["jobs_found"] += int(jobs)
+            if status in entry["crawl_status"]:
+                entry["crawl_status"][status] += int(count)
+        for entry in out.values():
+            entry["unused"] = entry["total"] - entry["used"]
+        return [out[s] for s in sources]
+
+    def list_keywords(self, source: str | None = None, status: str | None = None, limit: int | None = None) -> list[dict]:
+        stmt = select(K).order_by(c.id)
+        if source is not None:
+            stmt = stmt.where(c.source == source)
+        if status is not None:
+            stmt = stmt.where(c.crawl_status == status)
+        if limit is not None:
+            stmt = stmt.limit(int(limit))
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(stmt)]
+
+    # --- writes outside leases ------------------------------------------------
+
+    def add_keywords(self, rows: Iterable[tuple[str, str, str]]) -> int:
+        """Insert the keywords not yet in the table, all in one transaction.
+
+        Every row is validated first (KeywordError names the first bad one, and
+        nothing is written); rows already present are skipped. Returns how many
+        were inserted.
+        """
+        seen: set[tuple[str, str, str]] = set()
+        params: list[dict] = []
+        now = self.clock()
+        for row in rows:
+            key = validate_keyword(*row)
+            if key in seen:
+                continue
+            seen.add(key)
+            params.append(
+                {"source": key[0], "city": key[1], "job": key[2], "created_at": now, "updated_at": now}
+            )
+        if not params:
+            return 0
+        if self._mysql:
+            stmt = mysql.insert(K).prefix_with("IGNORE")
+        elif self.engine.dialect.name == "sqlite":
+            stmt = sqlite.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"])
+        else:
+            from sqlalchemy.dialects import postgresql
+
+            stmt = postgresql.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"])
+        inserted = 0
+        with self.engine.begin() as conn:
+            for start in range(0, len(params), INSERT_CHUNK):
+                result = conn.execute(stmt, params[start : start + INSERT_CHUNK])
+                inserted += max(result.rowcount, 0)
+        return inserted
+
+    def upsert_postings(self, rows: list[dict], now: datetime) -> int:
+        """Insert new postings, update known ones; see farm.state.postings."""
+        return self._retrying(lambda: upsert_postings(self.engine, rows, now))
+
+    # --- helpers --------------------------------------------------------------
+
+    def _retrying(self, fn, attempts: int = 5):
+        """Run one short transaction, again after a MySQL deadlock or lock wait timeout."""
+        for attempt in range(attempts):
+            try:
+                return fn()
+            except OperationalError as exc:
+                code = exc.orig.args[0] if exc.orig is not None and exc.orig.args else None
+                if not self._mysql or code not in RETRYABLE_MYSQL or attempt == attempts - 1:
+                    raise
+                logger.debug("retrying after MySQL error %s (attempt %d)", code, attempt + 1)
+                time.sleep(0.01 * (attempt + 1))

@@ -1,0 +1,135 @@
+"""Real `scrapy crawl` processes against the sandbox, and what the tests check after them."""
+
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from sqlalchemy import select
+
+from farm.spiders.boss import BossSpider
+from farm.spiders.qcwy import QcwySpider
+from farm.spiders.zhilian import ZhilianSpider
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+from farm.state.models import JobPostingRow, Keyword
+from farm.state.store import KeywordStore
+
+REPO = Path(__file__).resolve().parents[2]
+SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
+BASE_URL_SETTING = {name: f"FARM_{name.upper()}_BASE_URL" for name in SPIDERS}
+
+# Small and quick, but every mechanism on: several leases, parallel pages, batching.
+CRAWL_SETTINGS = {
+    "FARM_LEASES_IN_FLIGHT": 4,
+    "CONCURRENT_REQUESTS": 8,
+    "FARM_SQL_BATCH_SIZE": 100,
+    "FARM_SQL_FLUSH_INTERVAL": 0.1,
+    "FARM_BLOCK_BASE_DELAY": 0.05,
+    "FARM_BLOCK_MAX_DELAY": 0.5,
+    "FARM_LOGSTATS_INTERVAL": 5,
+    "LOG_LEVEL": "INFO",
+}
+
+
+def crawl_command(spider, settings):
+    merged = {**CRAWL_SETTINGS, **settings}
+    command = [sys.executable, "-m", "scrapy", "crawl", spider]
+    for name, value in merged.items():
+        command += ["-s", f"{name}={value}"]
+    return command
+
+
+def crawl_env(db_url, sandbox_url):
+    env = dict(os.environ)
+    env["FARM_DB_URL"] = db_url
+    for setting in BASE_URL_SETTING.values():
+        env[setting] = sandbox_url
+    env.pop("FARM_REDIS_URL", None)
+    return env
+
+
+def run_crawl(spider, db_url, sandbox_url, timeout=180, **settings):
+    """Run one crawl to its end; the finished process (stdout+stderr in .output)."""
+    proc = subprocess.run(
+        crawl_command(spider, settings),
+        cwd=REPO,
+        env=crawl_env(db_url, sandbox_url),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+    )
+    proc.output = proc.stdout
+    return proc
+
+
+def start_crawl(spider, db_url, sandbox_url, log_path, **settings):
+    log = open(log_path, "ab")
+    return subprocess.Popen(
+        crawl_command(spider, settings),
+        cwd=REPO,
+        env=crawl_env(db_url, sandbox_url),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def crawl_stat(output, name):
+    """A stat from Scrapy's end-of-crawl dump, or 0."""
+    match = re.search(rf"'{re.escape(name)}': (\d+)", output)
+    return int(match.group(1)) if match else 0
+
+
+def prepare_db(db_url, rows):
+    upgrade(db_url)
+    store = KeywordStore(make_engine(db_url))
+    store.add_keywords(rows)
+    return store
+
+
+def keywords(db_url):
+    engine = make_engine(db_url)
+    with engine.connect() as conn:
+        rows = conn.execute(select(Keyword).order_by(Keyword.id)).mappings().all()
+    engine.dispose()
+    return [dict(row) for row in rows]
+
+
+def stored_postings(db_url, source):
+    """(source, job_id) -> how many rows; every posting must be there once."""
+    engine = make_engine(db_url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(JobPostingRow.job_id, JobPostingRow.keyword_id).where(JobPostingRow.source == source)
+        ).all()
+    engine.dispose()
+    return [job_id for job_id, _ in rows]
+
+
+def expected_crawl(sandbox, source, rows, max_pages):
+    """What the sandbox says a full crawl of ``rows`` must fetch and store.
+
+    Returns (pages: {(site, code, job, page)}, posting ids: set).
+    """
+    spider = SPIDERS[source]
+    pages, ids = set(), set()
+    for row_source, city, job in rows:
+        if row_source != source:
+            continue
+        code = spider.city_codes.get(city, city)
+        truth = sandbox.truth(source, code, job)
+        last = max(1, min(max_pages, truth["pages"]))
+        pages.update((source, code, job, page) for page in range(1, last + 1))
+        ids.update(truth["ids"][: last * truth["page_size"]])
+    return pages, ids
+
+
+def fetched_pages(sandbox, source):
+    return {key: count for key, count in sandbox.counts().items() if key[0] == source}
+
+
+def page_count_for(max_pages, total, page_size):
+    return max(1, min(max_pages, math.ceil(total / page_size)))

@@ -1,0 +1,96 @@
+"""Concurrent claims from several OS processes: every keyword is handed out exactly once."""
+
+import multiprocessing
+import queue
+import random
+import time
+from collections import Counter
+
+import pytest
+
+from farm.state import KeywordStore
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+
+SPAWN = multiprocessing.get_context("spawn")
+DEADLINE = 60  # seconds a run may take before the test gives up
+
+
+def claim_until_empty(url, worker, start, results):
+    """Child process: claim batches of 1..5 until nothing is left; report the ids and tokens."""
+    engine = make_engine(url)
+    store = KeywordStore(engine)
+    rng = random.Random(worker)
+    got = []
+    try:
+        start.wait(timeout=DEADLINE)
+        while True:
+            leases = store.claim("boss", f"worker-{worker}", n=rng.randint(1, 5))
+            got.extend((lease.id, lease.lease_token) for lease in leases)
+            # an empty claim can mean "the rest is locked by others right now": ask again
+            # until no row is claimable at all
+            if not leases and store.claimable("boss") == 0:
+                break
+        results.put((worker, got, None))
+    except Exception as exc:  # the parent reports it; no child dies silently
+        results.put((worker, got, repr(exc)))
+    finally:
+        engine.dispose()
+
+
+def run_claimers(url, processes, keywords):
+    upgrade(url)
+    engine = make_engine(url)
+    store = KeywordStore(engine)
+    store.add_keywords(("boss", f"city{i % 97}", f"job{i}") for i in range(keywords))
+    all_ids = {r["id"] for r in store.list_keywords()}
+    assert len(all_ids) == keywords
+
+    start = SPAWN.Event()
+    results = SPAWN.Queue()
+    procs = [
+        SPAWN.Process(target=claim_until_empty, args=(url, w, start, results), daemon=True)
+        for w in range(processes)
+    ]
+    reports = {}
+    try:
+        for p in procs:
+            p.start()
+        start.set()
+        deadline = time.monotonic() + DEADLINE
+        while len(reports) < processes:
+            try:
+                worker, got, error = results.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                pytest.fail(f"only {len(reports)} of {processes} claimers finished in {DEADLINE}s")
+            assert error is None, f"worker {worker} failed: {error}"
+            reports[worker] = got
+        for p in procs:
+            p.join(timeout=10)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
+
+    claimed = [kid for got in reports.values() for kid, _ in got]
+    duplicates = [kid for kid, n in Counter(claimed).items() if n > 1]
+    assert duplicates == []
+    assert set(claimed) == all_ids
+    assert {token for got in reports.values() for _, token in got} == {1}
+    assert sum(1 for got in reports.values() if got) > 1, "the claims were not concurrent"
+    rows = store.list_keywords()
+    assert {r["lease_token"] for r in rows} == {1}
+    assert {r["crawl_status"] for r in rows} == {"crawling"}
+    owner = {kid: worker for worker, got in reports.items() for kid, _ in got}
+    assert all(r["crawler_id"] == f"worker-{owner[r['id']]}" for r in rows)
+    engine.dispose()
+
+
+@pytest.mark.mariadb
+def test_eight_processes_claim_each_keyword_once_on_mariadb(mariadb_url):
+    run_claimers(mariadb_url, processes=8, keywords=5000)
+
+
+def test_four_processes_claim_each_keyword_once_on_sqlite(sqlite_url):
+    run_claimers(sqlite_url, processes=4, keywords=5000)

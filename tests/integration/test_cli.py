@@ -1,0 +1,522 @@
+"""The `farm` command, run through click's CliRunner on SQLite and on the real MariaDB."""
+
+import json
+import subprocess
+import sys
+import unicodedata
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import func, select, update
+
+import farm.cli
+from farm.cli import farm as farm_command
+from farm.state.db import make_engine
+from farm.state.migrate import head_revision, require_current
+from farm.state.models import Keyword
+from farm.state.store import KeywordStore
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_KEYWORDS = REPO / "farm" / "demo" / "keywords.csv"
+K = Keyword.__table__
+DAY = date(2024, 5, 1)
+
+
+def run(url, *args):
+    # catch_exceptions=False: an unexpected exception fails the test instead of hiding in result
+    result = CliRunner(catch_exceptions=False).invoke(farm_command, ["--db-url", url, *args])
+    assert "Traceback" not in result.output
+    return result
+
+
+def upgraded(url):
+    result = run(url, "db", "upgrade")
+    assert result.exit_code == 0, result.output
+    return url
+
+
+def keyword_rows(url):
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(select(K).order_by(K.c.id))]
+    finally:
+        engine.dispose()
+
+
+def set_rows(url, where, **values):
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(update(K).where(*where).values(**values))
+    finally:
+        engine.dispose()
+
+
+def key(source, city, job):
+    return (K.c.source == source, K.c.city == city, K.c.job == job)
+
+
+def display_width(ch):
+    """Terminal columns of one character, as a CJK-aware terminal draws it."""
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def parse_table(text):
+    """Rows of an aligned table as dicts, cut at the display columns its rule line marks.
+
+    If CJK text were padded by characters instead of display columns, the cuts would
+    fall inside cells and the values would not match.
+    """
+    lines = text.rstrip("\n").split("\n")
+    rule_at = next(i for i, line in enumerate(lines) if set(line) <= {"-", " "} and line)
+    spans, col = [], 0
+    for dashes in lines[rule_at].split("  "):
+        spans.append((col, col + len(dashes)))
+        col += len(dashes) + 2
+
+    def cut(line):
+        cells, cell, col = [""] * len(spans), [], 0
+        for ch in line:
+            for i, (start, end) in enumerate(spans):
+                if start <= col < end:
+                    cells[i] += ch
+                    break
+            else:
+                assert ch == " ", f"{line!r}: {ch!r} falls between columns"
+            col += display_width(ch)
+        return [c.strip() for c in cells]
+
+    headers = cut(lines[rule_at - 1])
+    return [dict(zip(headers, cut(line))) for line in lines[rule_at + 1 :]]
+
+
+def write_csv(tmp_path, content, name="keywords.csv"):
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return path
+
+
+# --- farm db upgrade --------------------------------------------------------
+
+
+def test_db_upgrade_brings_the_database_to_head_and_says_so(db_url):
+    masked = db_url  # no password in the test URLs
+    for _ in range(2):  # a second upgrade is a no-op
+        result = run(db_url, "db", "upgrade")
+        assert result.exit_code == 0
+        assert result.output == f"database at {masked} is at revision {head_revision()} (head)\n"
+    engine = make_engine(db_url)
+    try:
+        require_current(engine)  # raises if not at head
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["keywords", "list"],
+        ["keywords", "add", "boss", "北京", "python"],
+        ["keywords", "import", str(DEMO_KEYWORDS)],
+        ["stats"],
+        ["stats", "--json"],
+        ["reap"],
+    ],
+)
+def test_commands_refuse_a_database_that_is_not_upgraded(sqlite_url, args):
+    result = run(sqlite_url, *args)
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: the database at {sqlite_url} is empty (no farm schema)")
+    assert "run `farm db upgrade`" in result.output
+    assert result.output.count("\n") == 1
+
+
+def test_not_upgraded_mariadb_is_refused(mariadb_url):
+    result = run(mariadb_url, "keywords", "import", str(DEMO_KEYWORDS))
+    assert result.exit_code == 1
+    assert "run `farm db upgrade`" in result.output
+    assert result.output.count("\n") == 1
+
+
+# --- farm keywords import ---------------------------------------------------
+
+
+def test_importing_the_same_file_twice_adds_nothing(db_url):
+    upgraded(db_url)
+    first = run(db_url, "keywords", "import", str(DEMO_KEYWORDS))
+    assert first.exit_code == 0
+    assert first.output == "imported 36 new keywords (0 already present)\n"
+    rows = keyword_rows(db_url)
+    assert len(rows) == 36
+    second = run(db_url, "keywords", "import", str(DEMO_KEYWORDS))
+    assert second.exit_code == 0
+    assert second.output == "imported 0 new keywords (36 already present)\n"
+    assert keyword_rows(db_url) == rows
+
+
+def test_import_counts_new_and_present_and_strips_blanks(sqlite_url, tmp_path):
+    upgraded(sqlite_url)
+    assert run(sqlite_url, "keywords", "add", "boss", "北京", "python").exit_code == 0
+    path = write_csv(tmp_path, "\ufeffsource , city , job\n boss , 北京 , python \nqcwy,上海,前端\n")
+    result = run(sqlite_url, "keywords", "import", str(path))
+    assert result.output == "imported 1 new keywords (1 already present)\n"
+    listed = [(r["source"], r["city"], r["job"]) for r in parse_table(run(sqlite_url, "keywords", "list").output)]
+    assert listed == [("boss", "北京", "python"), ("qcwy", "上海", "前端")]
+
+
+def test_import_writes_in_chunks_after_checking_the_whole_file(sqlite_url, tmp_path, monkeypatch):
+    upgraded(sqlite_url)
+    monkeypatch.setattr(farm.cli, "IMPORT_CHUNK", 7)
+    calls = []
+    real_add = KeywordStore.add_keywords
+
+    def spy(self, rows):
+        rows = list(rows)
+        calls.append(len(rows))
+        return real_add(self, rows)
+
+    monkeypatch.setattr(KeywordStore, "add_keywords", spy)
+    lines = ["source,city,job"] + [f"zhilian,杭州,job{i}" for i in range(30)]
+    result = run(sqlite_url, "keywords", "import", str(write_csv(tmp_path, "\n".join(lines))))
+    assert result.output == "imported 30 new keywords (0 already present)\n"
+    assert calls == [7, 7, 7, 7, 2]
+
+    calls.clear()
+    bad = lines + [f"zhilian,杭州,more{i}" for i in range(20)] + ["zhilian,杭州"]
+    result = run(sqlite_url, "keywords", "import", str(write_csv(tmp_path, "\n".join(bad))))
+    assert result.exit_code == 1
+    assert calls == []  # the bad last line stopped the import before any write
+    assert len(keyword_rows(sqlite_url)) == 30
+
+
+BAD_FILES = [
+    pytest.param(
+        "source,city,job\nboss,北京,go\nqcwy,上海,go\nlagou,北京,java\n",
+        "line 4: unknown source 'lagou' (expected one of: boss, qcwy, zhilian)",
+        id="unknown-source",
+    ),
+    pytest.param("source,city,job\nboss,北京,go\nboss,,go\n", "line 3: empty city", id="empty-field"),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nboss,北京," + "j" * 200 + "\n",
+        "line 3: job is 200 characters long (at most 128)",
+        id="over-long",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nboss,上海\n",
+        "line 3: expected 3 fields (source,city,job), found 2",
+        id="column-count",
+    ),
+    pytest.param(
+        "source,city,job\nboss,shanghai,go\nboss,北京,go\n".encode("gbk"),
+        "line 3: not UTF-8 text (byte 0xb1 at byte 6); save the file as UTF-8",
+        id="gbk",
+    ),
+    pytest.param(
+        b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xed\xc1\x01\r\x00\x00\x00\xc2\xa0\xf7Om",
+        "line 1: binary data (a NUL byte): not a CSV text file",
+        id="binary",
+    ),
+    pytest.param(
+        "boss,北京,go\nqcwy,上海,go\n",
+        "line 1: expected the header 'source,city,job', found 'boss,北京,go'",
+        id="missing-header",
+    ),
+    pytest.param(
+        "source,town,job\nboss,北京,go\n",
+        "line 1: expected the header 'source,city,job', found 'source,town,job'",
+        id="wrong-header",
+    ),
+    pytest.param("", "line 1: the file is empty (expected the header source,city,job)", id="empty"),
+]
+
+
+@pytest.mark.parametrize("content, problem", BAD_FILES)
+def test_rejected_file_writes_no_row(sqlite_url, tmp_path, content, problem):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "add", "zhilian", "深圳", "java")
+    before = keyword_rows(sqlite_url)
+    path = write_csv(tmp_path, content)
+    result = run(sqlite_url, "keywords", "import", str(path))
+    assert result.exit_code == 1
+    assert result.output == f"Error: {path} line {problem.split('line ', 1)[1]}\n"
+    assert keyword_rows(sqlite_url) == before
+
+
+def test_rejected_file_writes_no_row_on_mariadb(mariadb_url, tmp_path):
+    upgraded(mariadb_url)
+    run(mariadb_url, "keywords", "import", str(DEMO_KEYWORDS))
+    before = keyword_rows(mariadb_url)
+    lines = ["source,city,job"] + [f"boss,成都,job{i}" for i in range(50)] + ["boss,成都,"]
+    path = write_csv(tmp_path, "\n".join(lines) + "\n", name="more.csv")
+    result = run(mariadb_url, "keywords", "import", str(path))
+    assert result.exit_code == 1
+    assert result.output == f"Error: {path} line 52: empty job\n"
+    assert keyword_rows(mariadb_url) == before
+
+
+def test_import_of_a_missing_file_is_a_usage_error(sqlite_url, tmp_path):
+    upgraded(sqlite_url)
+    result = run(sqlite_url, "keywords", "import", str(tmp_path / "nope.csv"))
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+
+
+# --- farm keywords add / list -----------------------------------------------
+
+
+def test_add_says_added_or_already_present(db_url):
+    upgraded(db_url)
+    first = run(db_url, "keywords", "add", "boss", " 北京 ", "python")
+    assert (first.exit_code, first.output) == (0, "added: boss, 北京, python\n")
+    again = run(db_url, "keywords", "add", "boss", "北京", "python")
+    assert (again.exit_code, again.output) == (0, "already present: boss, 北京, python\n")
+    assert [(r[1], r[2], r[3]) for r in keyword_rows(db_url)] == [("boss", "北京", "python")]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["lagou", "北京", "python"], "unknown source 'lagou' (expected one of: boss, qcwy, zhilian)"),
+        (["boss", "", "python"], "empty city"),
+        (["boss", "北京", "x" * 129], "job is 129 characters long (at most 128)"),
+    ],
+)
+def test_add_refuses_a_bad_keyword(sqlite_url, args, message):
+    upgraded(sqlite_url)
+    result = run(sqlite_url, "keywords", "add", *args)
+    assert (result.exit_code, result.output) == (1, f"Error: {message}\n")
+    assert keyword_rows(sqlite_url) == []
+
+
+def test_list_filters_and_aligns_cjk(sqlite_url):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "import", str(DEMO_KEYWORDS))
+    set_rows(
+        sqlite_url,
+        key("qcwy", "上海", "前端"),
+        crawl_status="failed",
+        last_requested_date=DAY,
+        last_completed_page=2,
+        total_pages=9,
+        jobs_found=40,
+        retry_count=1,
+        error_message="HTTP 500\non page 3",
+    )
+    set_rows(sqlite_url, key("qcwy", "深圳", "java"), crawl_status="completed", last_requested_date=DAY)
+
+    everything = parse_table(run(sqlite_url, "keywords", "list").output)
+    assert len(everything) == 36
+    assert list(everything[0]) == [
+        "id", "source", "city", "job", "status", "page/total", "jobs", "retries",
+        "last requested", "error",
+    ]  # fmt: skip
+    assert everything[0] == {
+        "id": "1", "source": "boss", "city": "北京", "job": "python", "status": "idle",
+        "page/total": "0/-", "jobs": "0", "retries": "0", "last requested": "-", "error": "-",
+    }  # fmt: skip
+
+    qcwy = parse_table(run(sqlite_url, "keywords", "list", "--source", "qcwy").output)
+    assert len(qcwy) == 12 and {r["source"] for r in qcwy} == {"qcwy"}
+
+    failed = parse_table(run(sqlite_url, "keywords", "list", "--status", "failed").output)
+    assert failed == [
+        {
+            "id": failed[0]["id"], "source": "qcwy", "city": "上海", "job": "前端",
+            "status": "failed", "page/total": "2/9", "jobs": "40", "retries": "1",
+            "last requested": "2024-05-01", "error": "HTTP 500 on page 3",
+        }
+    ]  # fmt: skip
+
+    both = run(sqlite_url, "keywords", "list", "--source", "qcwy", "--status", "completed")
+    assert [(r["city"], r["job"]) for r in parse_table(both.output)] == [("深圳", "java")]
+
+    limited = parse_table(run(sqlite_url, "keywords", "list", "--limit", "2").output)
+    assert [r["id"] for r in limited] == ["1", "2"]
+
+    none = run(sqlite_url, "keywords", "list", "--source", "zhilian", "--status", "partial")
+    assert none.output == "no keywords\n"
+
+    bad = run(sqlite_url, "keywords", "list", "--status", "done")
+    assert bad.exit_code == 2
+
+
+# --- farm stats -------------------------------------------------------------
+
+
+def seed_day(url):
+    """Demo keywords; on DAY: boss 2 completed (10+5 jobs), 1 failed, 1 partial (3 jobs), 1 crawling."""
+    upgraded(url)
+    run(url, "keywords", "import", str(DEMO_KEYWORDS))
+    for (city, job), status, jobs in [
+        (("北京", "python"), "completed", 10),
+        (("北京", "java"), "completed", 5),
+        (("北京", "前端"), "failed", 0),
+        (("上海", "python"), "partial", 3),
+        (("上海", "java"), "crawling", 0),
+    ]:
+        set_rows(url, key("boss", city, job), crawl_status=status, last_requested_date=DAY, jobs_found=jobs)
+    # another day's work is not counted on DAY
+    set_rows(
+        url, key("qcwy", "北京", "python"), crawl_status="completed",
+        last_requested_date=DAY - timedelta(days=1), jobs_found=99,
+    )  # fmt: skip
+
+
+def stat(source, total, used, crawling=0, completed=0, failed=0, partial=0, jobs=0):
+    return {
+        "date": DAY.isoformat(),
+        "source": source,
+        "total": total,
+        "used": used,
+        "unused": total - used,
+        "crawl_status": {
+            "crawling": crawling, "completed": completed, "failed": failed, "partial": partial,
+        },  # fmt: skip
+        "jobs_found": jobs,
+    }
+
+
+def test_stats_json_has_the_design_shape_and_numbers(db_url):
+    seed_day(db_url)
+    result = run(db_url, "stats", "--date", DAY.isoformat(), "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output) == [
+        stat("boss", 12, 5, crawling=1, completed=2, failed=1, partial=1, jobs=18),
+        stat("qcwy", 12, 0),
+        stat("zhilian", 12, 0),
+    ]
+    one = run(db_url, "stats", "--date", DAY.isoformat(), "--json", "--source", "boss")
+    assert json.loads(one.output) == [
+        stat("boss", 12, 5, crawling=1, completed=2, failed=1, partial=1, jobs=18)
+    ]
+
+
+def test_stats_json_keeps_non_ascii(sqlite_url):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "add", "boss", "北京", "python")
+    result = run(sqlite_url, "stats", "--json", "--date", "2024-05-01")
+    assert result.output.startswith("[")
+    json.loads(result.output)  # one document
+    assert "\\u" not in result.output
+
+
+def test_stats_table(sqlite_url):
+    seed_day(sqlite_url)
+    result = run(sqlite_url, "stats", "--date", DAY.isoformat())
+    assert result.exit_code == 0
+    assert result.output.splitlines()[0].startswith("keywords on 2024-05-01")
+    rows = parse_table(result.output)
+    columns = ["total", "used", "unused", "crawling", "completed", "failed", "partial", "jobs found"]
+    assert [r["source"] for r in rows] == ["boss", "qcwy", "zhilian", "all"]
+    assert [rows[0][c] for c in columns] == ["12", "5", "7", "1", "2", "1", "1", "18"]
+    assert [rows[1][c] for c in columns] == ["12", "0", "12", "0", "0", "0", "0", "0"]
+    assert [rows[3][c] for c in columns] == ["36", "5", "31", "1", "2", "1", "1", "18"]
+
+    boss = parse_table(run(sqlite_url, "stats", "--date", "2024-05-01", "--source", "boss").output)
+    assert [r["source"] for r in boss] == ["boss"]
+
+
+def test_stats_defaults_to_today(sqlite_url):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "import", str(DEMO_KEYWORDS))
+    engine = make_engine(sqlite_url)
+    settings = farm.cli._project_settings()
+    today = KeywordStore(engine, timezone=settings.get("FARM_TIMEZONE")).today()
+    engine.dispose()
+    set_rows(sqlite_url, key("zhilian", "杭州", "前端"), crawl_status="completed", last_requested_date=today)
+    result = run(sqlite_url, "stats", "--json", "--source", "zhilian")
+    assert json.loads(result.output)[0]["date"] == today.isoformat()
+    assert json.loads(result.output)[0]["crawl_status"]["completed"] == 1
+    assert run(sqlite_url, "stats").output.startswith(f"keywords on {today.isoformat()} (")
+
+
+@pytest.mark.parametrize("bad", ["2024-13-01", "yesterday", "2024/05/01", "20240501"])
+def test_stats_bad_date_is_a_clear_error(sqlite_url, bad):
+    upgraded(sqlite_url)
+    result = run(sqlite_url, "stats", "--date", bad)
+    assert result.exit_code == 2
+    assert f"'{bad}' is not a date: use YYYY-MM-DD" in result.output
+
+
+# --- farm reap --------------------------------------------------------------
+
+
+def test_reap_turns_stale_leases_partial(db_url):
+    upgraded(db_url)
+    run(db_url, "keywords", "import", str(DEMO_KEYWORDS))
+    now = datetime.now(timezone.utc)
+    set_rows(db_url, key("boss", "北京", "python"), crawl_status="crawling", heartbeat_at=now - timedelta(days=2))
+    set_rows(db_url, key("boss", "北京", "java"), crawl_status="crawling", heartbeat_at=now)
+    result = run(db_url, "reap")
+    assert (result.exit_code, result.output) == (0, "1 stale lease became partial\n")
+    statuses = {r["job"]: r["status"] for r in parse_table(run(db_url, "keywords", "list", "--limit", "2").output)}
+    assert statuses == {"python": "partial", "java": "crawling"}
+    assert run(db_url, "reap").output == "0 stale leases became partial\n"
+
+
+# --- database errors --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["db", "upgrade"], ["keywords", "list"], ["keywords", "import", str(DEMO_KEYWORDS)], ["stats"], ["reap"]],
+)
+def test_unreachable_database_is_one_line_without_the_password(args):
+    result = run("mysql+pymysql://root:s3cret@127.0.0.1:1/x", *args)
+    assert result.exit_code == 1
+    assert result.output.startswith(
+        "Error: cannot connect to the database at mysql+pymysql://root:***@127.0.0.1:1/x: "
+        "Can't connect to MySQL server"
+    )
+    assert result.output.count("\n") == 1
+    assert "s3cret" not in result.output
+
+
+def test_missing_mysql_database_cannot_connect(mariadb_url):
+    url = mariadb_url + "_missing"
+    result = run(url, "db", "upgrade")
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: cannot connect to the database at {url}: Unknown database")
+    assert result.output.count("\n") == 1
+
+
+def test_unparsable_url_names_the_option():
+    result = run("not a url", "stats")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: --db-url='not a url' is not a database URL (e.g. ")
+    assert result.output.count("\n") == 1
+
+
+def test_unknown_dialect_is_one_line():
+    result = run("nosuchdb://host/x", "reap")
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: --db-url='nosuchdb://host/x' cannot be used: ")
+    assert result.output.count("\n") == 1
+
+
+def run_module(args, cwd, **env):
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "farm", *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_python_m_farm_reads_farm_db_url_from_the_environment(tmp_path):
+    url = f"sqlite:///{tmp_path / 'env.db'}"
+    done = run_module(["db", "upgrade"], cwd=tmp_path, FARM_DB_URL=url)  # no scrapy.cfg here
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"database at {url} is at revision {head_revision()} (head)\n"
+
+    bad = run_module(["reap"], cwd=tmp_path, FARM_DB_URL="::nonsense::")
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("Error: FARM_DB_URL='::nonsense::' is not a database URL")
+    assert "Traceback" not in bad.stderr

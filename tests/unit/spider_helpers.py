@@ -1,0 +1,138 @@
+"""Running a site spider's parse against recorded responses, without a crawl.
+
+Each ``tests/fixtures/<site>/<name>.(json|html)`` page has a ``<name>.expected.json`` beside it:
+the lease and page it answers, the items it must yield (datetimes as ISO strings) and the next
+requests. ``tests/fixtures/<site>/blocks/blocks.json`` lists the block responses and their reasons.
+"""
+
+import json
+from pathlib import Path
+
+from scrapy.http import HtmlResponse, TextResponse
+from scrapy.utils.test import get_crawler
+
+from farm import settings as farm_settings
+from farm import signals
+from farm.items import JobPosting
+from farm.state.lease import Lease
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+CONTENT_TYPES = {".json": "application/json;charset=UTF-8", ".html": "text/html; charset=utf-8"}
+
+
+def make_spider(spidercls, clock=None, **overrides):
+    """The spider built by from_crawler with farm's default settings, and the signals it sends."""
+    settings = {name: getattr(farm_settings, name) for name in dir(farm_settings) if name.startswith("FARM_")}
+    crawler = get_crawler(spidercls, {**settings, **overrides})
+    spider = spidercls.from_crawler(crawler)
+    if clock is not None:
+        spider.clock = lambda: clock
+    sent = []
+    names = {getattr(signals, name): name for name in ("page_parsed", "keyword_failed", "keyword_exhausted")}
+
+    def receiver(signal, sender, **kwargs):
+        sent.append((names[signal], kwargs))
+
+    for signal in names:
+        crawler.signals.connect(receiver, signal=signal, weak=False)
+    crawler.stats.open_spider()
+    return spider, sent
+
+
+def make_lease(source, id=1, city="北京", job="python", start_page=1, total_pages=None, pages_ahead=()):
+    return Lease(
+        id=id, source=source, city=city, job=job, lease_token=1, start_page=start_page,
+        from_status="fresh" if start_page == 1 else "partial", total_pages=total_pages,
+        pages_ahead=frozenset(pages_ahead),
+    )
+
+
+def response_for(request, path=None, body=b"", status=200, headers=None, url=None):
+    """A response to ``request`` carrying a recorded body (HTML for .html, JSON otherwise)."""
+    if path is not None:
+        body = path.read_bytes()
+    suffix = path.suffix if path is not None else ".html"
+    headers = {"Content-Type": CONTENT_TYPES.get(suffix, "text/html"), **(headers or {})}
+    cls = HtmlResponse if "html" in headers["Content-Type"] else TextResponse
+    return cls(url=url or request.url, body=body, status=status, headers=headers, request=request, encoding="utf-8")
+
+
+def as_plain(result):
+    """An item as the expected files write it."""
+    item = dict(result)
+    if item.get("published_at") is not None:
+        item["published_at"] = item["published_at"].isoformat()
+    return item
+
+
+def page_fixtures(site):
+    return sorted(p.name.removesuffix(".expected.json") for p in (FIXTURES / site).glob("*.expected.json"))
+
+
+def check_recorded_page(spidercls, name):
+    """Parse one recorded page as its expected file says, and compare everything."""
+    site = spidercls.name
+    expected = json.loads((FIXTURES / site / f"{name}.expected.json").read_text())
+    [path] = [p for p in (FIXTURES / site).glob(f"{name}.*") if not p.name.endswith(".expected.json")]
+    spider, sent = make_spider(spidercls, clock=expected.get("clock"), **expected.get("settings", {}))
+    lease = make_lease(site, **expected["lease"])
+    request = spider.page_request(lease, expected["page"])
+    for header, value in expected.get("request_headers", {}).items():
+        assert request.headers.get(header).decode() == value
+    response = response_for(request, path)
+
+    assert spider.block_reason(response) is None
+    results = list(spider.parse_search(response))
+
+    items = [as_plain(r) for r in results if isinstance(r, JobPosting)]
+    requests = results[len(items):]
+    assert all(isinstance(r, JobPosting) for r in results[: len(items)])
+    assert items == expected["items"]
+    assert [r.url for r in requests] == [r["url"] for r in expected["next_requests"]]
+    for got, want in zip(requests, expected["next_requests"]):
+        assert got.meta["farm_page"] == want["page"]
+        assert got.meta["farm_lease"] is lease
+        assert got.callback == spider.parse_search
+        assert got.dont_filter
+        for header, value in want.get("headers", {}).items():
+            assert got.headers.get(header).decode() == value
+    assert sent == [
+        ("page_parsed", {"lease": lease, "page": expected["page"], "spider": spider, **expected["page_parsed"]})
+    ]
+    assert spider.crawler.stats.get_value("farm/page/parsed") == 1
+
+
+def block_cases(site):
+    return json.loads((FIXTURES / site / "blocks" / "blocks.json").read_text())
+
+
+def check_block(spidercls, case):
+    spider, _ = make_spider(spidercls, clock=1750000000)
+    request = spider.page_request(make_lease(spidercls.name), 1)
+    path = FIXTURES / spidercls.name / "blocks" / case["file"] if case["file"] else None
+    response = response_for(
+        request, path, status=case.get("status", 200), headers=case.get("headers"), url=case.get("url")
+    )
+    assert spider.block_reason(response) == case["reason"]
+
+
+def check_unparsable(spidercls, body, content_type, reason):
+    """A body that is neither a page nor a block fails the keyword, naming the URL."""
+    spider, sent = make_spider(spidercls, clock=1750000000)
+    lease = make_lease(spidercls.name)
+    request = spider.page_request(lease, 1)
+    response = response_for(request, body=body, headers={"Content-Type": content_type})
+    assert spider.block_reason(response) is None
+    assert list(spider.parse_search(response)) == []
+    assert sent == [("keyword_failed", {"lease": lease, "spider": spider, "reason": f"{reason} at {request.url}"})]
+    assert spider.crawler.stats.get_value("farm/page/unparsable") == 1
+
+
+def check_unknown_city(spidercls):
+    spider, sent = make_spider(spidercls)
+    lease = make_lease(spidercls.name, city="拉萨")
+    assert spider.lease_requests(lease) == []
+    [(name, kwargs)] = sent
+    assert name == "keyword_failed"
+    assert kwargs["lease"] is lease
+    assert "拉萨" in kwargs["reason"] and spidercls.name in kwargs["reason"]

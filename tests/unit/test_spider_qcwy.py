@@ -1,0 +1,123 @@
+"""The qcwy spider against recorded 51job answers (CONTRACTS.md §2)."""
+
+import hashlib
+import hmac
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+
+from farm.spiders.qcwy import QcwySpider
+from tests.unit.spider_helpers import (
+    FIXTURES,
+    block_cases,
+    check_block,
+    check_recorded_page,
+    check_unknown_city,
+    check_unparsable,
+    make_lease,
+    make_spider,
+    page_fixtures,
+    response_for,
+)
+
+KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"
+SEARCH_QUERY = (
+    "api_key=51job&timestamp=1750000000&keyword=python&searchType=2&function=&industry=&jobArea=010000&jobArea2="
+    "&landmark=&metro=&salary=&workYear=&degree=&companyType=&companySize=&jobType=&issueDate=&sortType=0"
+    "&pageNum={}&requestId=&keywordType=&pageSize=20&source=1&accountId=&pageCode=sou%7Csou%7Csoulb&scene=7"
+)
+
+
+def sign_of(query):
+    return hmac.new(KEY, f"/api/job/search-pc?{query}".encode(), hashlib.sha256).hexdigest()
+
+
+def test_search_request_is_the_contracts_signed_get():
+    spider, _ = make_spider(QcwySpider, clock=1750000000.7)
+    request = spider.page_request(make_lease("qcwy"), 3)
+    assert request.method == "GET"
+    assert request.url == "https://we.51job.com/api/job/search-pc?" + SEARCH_QUERY.format(3)
+    assert request.headers["From-Domain"] == b"51job_web"
+    assert request.headers["Origin"] == b"https://we.51job.com"
+    assert request.headers["Referer"] == b"https://we.51job.com/"
+    assert request.headers["Accept"] == b"application/json, text/plain, */*"
+    assert request.headers["sign"].decode() == sign_of(SEARCH_QUERY.format(3))
+
+
+@pytest.mark.parametrize("job", ["C++ 开发/测试", "前端（Vue|React）", "a+b&c=d%20e", "产品经理 ~*'()!"])
+def test_sign_covers_exactly_the_query_scrapy_sends(job):
+    spider, _ = make_spider(QcwySpider, clock=1750000000, FARM_QCWY_BASE_URL="http://127.0.0.1:8912")
+    request = spider.page_request(make_lease("qcwy", city="上海", job=job), 1)
+    parts = urlsplit(request.url)
+    assert (parts.netloc, parts.path) == ("127.0.0.1:8912", "/api/job/search-pc")
+    params = dict(parse_qsl(parts.query, keep_blank_values=True))
+    assert (params["keyword"], params["jobArea"], params["timestamp"]) == (job, "020000", "1750000000")
+    assert request.headers["sign"].decode() == sign_of(parts.query)
+
+
+def test_timestamp_comes_from_the_clock():
+    spider, _ = make_spider(QcwySpider, clock=1760000123)
+    request = spider.page_request(make_lease("qcwy"), 1)
+    assert dict(parse_qsl(urlsplit(request.url).query))["timestamp"] == "1760000123"
+
+
+@pytest.mark.parametrize("city, code", [("全国", "000000"), ("北京", "010000"), ("上海", "020000"), ("广州", "030200"),
+                                        ("深圳", "040000"), ("杭州", "080200"), ("广东省", "030000"), ("江苏", "070000"),
+                                        ("浙江", "080000"), ("天津", "050000"), ("重庆", "060000"), ("成都", "090200"),
+                                        ("070300", "070300")])
+def test_city_names_map_and_site_codes_pass_through(city, code):
+    spider, _ = make_spider(QcwySpider)
+    [request] = spider.lease_requests(make_lease("qcwy", city=city))
+    assert dict(parse_qsl(urlsplit(request.url).query, keep_blank_values=True))["jobArea"] == code
+
+
+def test_unknown_city_fails_the_keyword():
+    check_unknown_city(QcwySpider)
+
+
+@pytest.mark.parametrize("name", page_fixtures("qcwy"))
+def test_recorded_page(name):
+    check_recorded_page(QcwySpider, name)
+
+
+def test_max_pages_caps_the_follow_up_requests():
+    spider, sent = make_spider(QcwySpider, clock=1750000000, FARM_QCWY_MAX_PAGES=3)
+    lease = make_lease("qcwy", city="南京", job="电工")
+    request = spider.page_request(lease, 1)
+    results = list(spider.parse_search(response_for(request, FIXTURES / "qcwy" / "page1.json")))
+    pages = [r.meta["farm_page"] for r in results if not hasattr(r, "fields")]
+    assert pages == [2, 3]
+    assert sent[-1][1]["last_page"] == 3
+
+
+def test_resumed_lease_requests_every_unfinished_page():
+    spider, sent = make_spider(QcwySpider, clock=1750000000)
+    lease = make_lease("qcwy", start_page=4, total_pages=10, pages_ahead={6})
+    requests = spider.lease_requests(lease)
+    assert [r.url for r in requests] == [
+        "https://we.51job.com/api/job/search-pc?" + SEARCH_QUERY.format(p) for p in (4, 5, 7, 8, 9, 10)
+    ]
+    assert sent == []
+
+
+def test_resumed_lease_with_nothing_left_is_exhausted():
+    spider, sent = make_spider(QcwySpider)
+    lease = make_lease("qcwy", start_page=4, total_pages=5, pages_ahead={4, 5})
+    assert spider.lease_requests(lease) == []
+    assert sent == [("keyword_exhausted", {"lease": lease, "spider": spider})]
+
+
+@pytest.mark.parametrize("case", block_cases("qcwy"), ids=lambda c: c["file"] or f"http_{c['status']}")
+def test_block(case):
+    check_block(QcwySpider, case)
+
+
+@pytest.mark.parametrize("body, content_type, reason", [
+    (b"{not json", "application/json", "qcwy: response is not JSON"),
+    (b'{"status": "1", "resultbody": {}}', "application/json", "qcwy: no resultbody.job"),
+    (b'{"status": "1", "resultbody": {"job": {"items": []}}}', "application/json",
+     "qcwy: resultbody.job.totalCount is None"),
+])
+def test_unparsable_body_fails_the_keyword(body, content_type, reason):
+    check_unparsable(QcwySpider, body, content_type, reason)
