@@ -1,6 +1,5 @@
 """Real `scrapy crawl` processes against the sandbox, and what the tests check after them."""
 
-import math
 import os
 import re
 import subprocess
@@ -112,24 +111,25 @@ def stored_postings(db_url, source):
 def expected_crawl(sandbox, source, rows, max_pages):
     """What the sandbox says a full crawl of ``rows`` must fetch and store.
 
-    Returns (pages: {(site, code, job, page)}, posting ids: set).
+    Returns (pages: {(site, code, job, page)}, posting ids: set,
+    per keyword {(city, job): (pages, postings)}).
     """
     spider = SPIDERS[source]
-    pages, ids = set(), set()
+    pages, ids, per_keyword = set(), set(), {}
     for row_source, city, job in rows:
         if row_source != source:
             continue
         code = spider.city_codes.get(city, city)
         truth = sandbox.truth(source, code, job)
         last = max(1, min(max_pages, truth["pages"]))
+        reached = truth["ids"][: last * truth["page_size"]]
         pages.update((source, code, job, page) for page in range(1, last + 1))
-        ids.update(truth["ids"][: last * truth["page_size"]])
-    return pages, ids
+        ids.update(reached)
+        per_keyword[(city, job)] = (last, len(reached))
+    return pages, ids, per_keyword
 
 
 def fetched_pages(sandbox, source):
     return {key: count for key, count in sandbox.counts().items() if key[0] == source}
 
 
-def page_count_for(max_pages, total, page_size):
-    return max(1, min(max_pages, math.ceil(total / page_size)))

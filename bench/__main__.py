@@ -1,0 +1,34 @@
+"""`make bench`: every benchmark of farm, as one table.
+
+Ratios are measured within one run (these machines are shared and noisy):
+claims at 10k vs 1M keyword rows, the sandbox vs one Scrapy process, farm vs
+plain Scrapy.
+"""
+
+import sys
+import time
+
+from bench import claims_bench, crawl_bench, sandbox_bench
+
+SECTIONS = [
+    ("keyword claims, 8 processes on MariaDB", claims_bench.run),
+    ("sandbox throughput", sandbox_bench.run),
+    ("crawl throughput: farm vs plain Scrapy", crawl_bench.run),
+]
+
+
+def main(names):
+    print(f"{'benchmark':<62} {'value':>11}  unit")
+    print("-" * 84)
+    for title, run in SECTIONS:
+        if names and not any(name in title for name in names):
+            continue
+        started = time.monotonic()
+        print(f"[{title}]", flush=True)
+        for name, value, unit in run():
+            print(f"  {name:<60} {value:>11.2f}  {unit}", flush=True)
+        print(f"  ({time.monotonic() - started:.0f}s)", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,94 @@
+"""kill -9 at random moments: nothing lost, nothing stored twice, little fetched twice."""
+
+import random
+import time
+from datetime import timedelta
+
+import pytest
+
+from farm.sandbox.testing import SandboxProcess
+from farm.state.clock import utcnow
+from farm.state.db import make_engine
+from farm.state.store import KeywordStore
+from tests.e2e.harness import (
+    expected_crawl,
+    fetched_pages,
+    keywords,
+    prepare_db,
+    run_crawl,
+    start_crawl,
+    stored_postings,
+)
+
+pytestmark = pytest.mark.e2e
+
+KILLS = 10
+CONCURRENT_REQUESTS = 4
+# Pages a process can have fetched but not yet recorded when it dies: those being
+# downloaded, plus those whose postings wait for the next batch commit.
+PAGES_IN_FLIGHT = 2 * CONCURRENT_REQUESTS
+SETTINGS = {
+    "FARM_QCWY_MAX_PAGES": 10,
+    "CONCURRENT_REQUESTS": CONCURRENT_REQUESTS,
+    "FARM_LEASES_IN_FLIGHT": 3,
+}
+
+
+def served(sandbox):
+    return sum(fetched_pages(sandbox, "qcwy").values())
+
+
+def wait_until(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def reap_dead_leases(db_url):
+    """The killed crawler is gone: judge its leases from an hour later, as a reaper would."""
+    store = KeywordStore(make_engine(db_url), clock=lambda: utcnow() + timedelta(hours=1))
+    store.reap()
+    store.engine.dispose()
+
+
+def test_kill_9_at_random_moments_loses_nothing(db_url, tmp_path):
+    cities, jobs = ("北京", "上海", "广州", "深圳"), ("python", "java", "前端", "测试", "运维")
+    rows = [("qcwy", city, job) for city in cities for job in jobs]
+    prepare_db(db_url, rows)
+    chance = random.Random(2026)
+    log = tmp_path / "crawls.log"
+    with SandboxProcess(seed=3, postings=(200, 200), slow_ms=60) as sandbox:
+        kills = 0
+        for _ in range(KILLS):
+            before = served(sandbox)
+            crawler = start_crawl("qcwy", db_url, sandbox.url, log, **SETTINGS)
+            try:
+                wait_until(lambda: served(sandbox) > before or crawler.poll() is not None, 60, "a page")
+                time.sleep(chance.uniform(0, 0.6))  # a random moment into the crawl
+                if crawler.poll() is None:
+                    crawler.kill()
+                    kills += 1
+            finally:
+                crawler.kill()
+                crawler.wait(30)
+            reap_dead_leases(db_url)
+        final = run_crawl("qcwy", db_url, sandbox.url, **SETTINGS)
+        assert final.returncode == 0, final.output[-3000:]
+
+        pages, ids, per_keyword = expected_crawl(sandbox, "qcwy", rows, 10)
+        fetches = fetched_pages(sandbox, "qcwy")
+
+    assert kills >= KILLS - 1, f"only {kills} crawls were still running when killed"
+    assert len(pages) == 200  # 20 keywords x 10 pages
+    states = {
+        (k["city"], k["job"]): (k["crawl_status"], k["last_completed_page"], k["jobs_found"])
+        for k in keywords(db_url)
+    }
+    assert states == {key: ("completed", last, jobs) for key, (last, jobs) in per_keyword.items()}
+    stored = stored_postings(db_url, "qcwy")
+    assert len(stored) == len(set(stored)) and set(stored) == ids
+    assert set(fetches) == pages
+    refetched = sum(fetches.values()) - len(pages)
+    assert refetched <= kills * PAGES_IN_FLIGHT, f"{refetched} pages fetched again after {kills} kills"

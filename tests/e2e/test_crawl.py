@@ -1,0 +1,103 @@
+"""Whole crawls: `scrapy crawl` processes against the sandbox, state in SQLite and in MariaDB."""
+
+from collections import Counter
+
+import pytest
+
+from farm.sandbox.testing import SandboxProcess
+from tests.e2e.harness import (
+    crawl_stat,
+    expected_crawl,
+    fetched_pages,
+    keywords,
+    prepare_db,
+    run_crawl,
+    stored_postings,
+)
+
+pytestmark = pytest.mark.e2e
+
+CITIES = ("北京", "上海", "深圳")
+JOBS = ("python", "java", "前端")
+MAX_PAGES = {"boss": 3, "qcwy": 6, "zhilian": 5}
+
+
+def rows_for(source, cities=CITIES, jobs=JOBS):
+    return [(source, city, job) for city in cities for job in jobs]
+
+
+def max_pages_setting(source):
+    return {f"FARM_{source.upper()}_MAX_PAGES": MAX_PAGES[source]}
+
+
+@pytest.mark.parametrize("source", ["boss", "qcwy", "zhilian"])
+def test_full_crawl_stores_every_posting_once_and_fetches_every_page_once(source, db_url):
+    rows = rows_for(source) + [(source, "杭州", "python")]
+    prepare_db(db_url, rows)
+    with SandboxProcess(seed=7, postings=(0, 160)) as sandbox:
+        proc = run_crawl(source, db_url, sandbox.url, **max_pages_setting(source))
+        assert proc.returncode == 0, proc.output[-3000:]
+        pages, ids, per_keyword = expected_crawl(sandbox, source, rows, MAX_PAGES[source])
+
+        progress = {
+            (k["city"], k["job"]): (k["crawl_status"], k["last_completed_page"], k["total_pages"], k["jobs_found"])
+            for k in keywords(db_url)
+        }
+        assert progress == {
+            key: ("completed", last, last, jobs) for key, (last, jobs) in per_keyword.items()
+        }
+        stored = stored_postings(db_url, source)
+        assert len(stored) == len(set(stored))
+        assert set(stored) == ids
+        assert fetched_pages(sandbox, source) == {page: 1 for page in pages}
+        # postings shared by two keywords were found twice but stored once
+        assert sum(jobs for _, jobs in per_keyword.values()) > len(ids)
+
+        again = run_crawl(source, db_url, sandbox.url, **max_pages_setting(source))
+        assert again.returncode == 0, again.output[-3000:]
+        assert "no %s keyword left to claim for today" % source in again.output
+        assert fetched_pages(sandbox, source) == {page: 1 for page in pages}
+
+
+def test_blocks_are_retried_and_everything_completes(sqlite_url):
+    rows = rows_for("qcwy")
+    prepare_db(sqlite_url, rows)
+    kinds = ["qcwy_waf", "qcwy_slider", "http429", "http503"]
+    with SandboxProcess(seed=11, postings=(100, 200), fault_rate=0.05, fault_kinds=kinds, fault_seed=3) as sandbox:
+        proc = run_crawl("qcwy", sqlite_url, sandbox.url, FARM_QCWY_MAX_PAGES=10)
+        assert proc.returncode == 0, proc.output[-3000:]
+        pages, ids, _ = expected_crawl(sandbox, "qcwy", rows, 10)
+        assert all(k["crawl_status"] == "completed" for k in keywords(sqlite_url))
+        assert set(stored_postings(sqlite_url, "qcwy")) == ids
+        # a blocked response is not a served page: each page was served exactly once
+        assert fetched_pages(sandbox, "qcwy") == {page: 1 for page in pages}
+    blocks = crawl_stat(proc.output, "farm/block/count")
+    assert blocks > 0
+    assert crawl_stat(proc.output, "farm/block/retry/count") == blocks
+
+
+def test_a_keyword_that_always_fails_ends_failed_after_three_retries(mariadb_url):
+    rows = [("zhilian", "北京", "python"), ("zhilian", "上海", "java"), ("zhilian", "北京", "坏关键词")]
+    prepare_db(mariadb_url, rows)
+    with SandboxProcess(seed=5, postings=(30, 90), fail_keywords={"坏关键词": "http500"}) as sandbox:
+        proc = run_crawl("zhilian", mariadb_url, sandbox.url)
+        assert proc.returncode == 0, proc.output[-3000:]
+    by_job = {k["job"]: k for k in keywords(mariadb_url)}
+    bad = by_job.pop("坏关键词")
+    assert bad["crawl_status"] == "failed"
+    assert bad["retry_count"] == 3
+    assert "HTTP 500" in bad["error_message"] and "/sou/jl530" in bad["error_message"]
+    assert {k["crawl_status"] for k in by_job.values()} == {"completed"}
+    assert crawl_stat(proc.output, "farm/keyword/failed") == 4
+
+
+def test_unknown_city_fails_that_keyword_and_others_go_on(sqlite_url):
+    rows = [("boss", "北京", "python"), ("boss", "火星", "python")]
+    prepare_db(sqlite_url, rows)
+    with SandboxProcess(seed=1, postings=(10, 40)) as sandbox:
+        proc = run_crawl("boss", sqlite_url, sandbox.url, FARM_MAX_RETRIES=0)
+        assert proc.returncode == 0, proc.output[-3000:]
+    status = Counter((k["city"], k["crawl_status"]) for k in keywords(sqlite_url))
+    assert status == {("北京", "completed"): 1, ("火星", "failed"): 1}
+    mars = next(k for k in keywords(sqlite_url) if k["city"] == "火星")
+    assert "unknown city '火星'" in mars["error_message"]
