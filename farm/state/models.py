@@ -64,7 +64,7 @@ class Keyword(Base):
         Index("ix_keyword_status", "source", "crawl_status", "last_requested_date", "id"),
         # the reaper: crawling rows by heartbeat
         Index("ix_keyword_heartbeat", "crawl_status", "heartbeat_at"),
-        {"mysql_charset": "utf8mb4", "mysql_engine": "InnoDB"},
+        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
@@ -95,7 +95,7 @@ class JobPostingRow(Base):
     __table_args__ = (
         UniqueConstraint("source", "job_id", name="uq_job_posting_source_job_id"),
         Index("ix_job_posting_keyword", "keyword_id"),
-        {"mysql_charset": "utf8mb4", "mysql_engine": "InnoDB"},
+        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)

@@ -475,3 +475,14 @@ def test_upsert_postings_one_row_per_source_and_job_id(store, clock):
         count = conn.execute(select(func.count()).select_from(JobPostingRow.__table__)).scalar_one()
     assert count == 2
     assert store.upsert_postings([], clock.now) == 0
+
+
+def test_ids_and_keywords_differing_only_in_case_are_distinct(store, clock):
+    """Boss's encryptJobId mixes case: a case-blind unique key would merge two postings."""
+    assert store.add_keywords([("boss", "北京", "Java"), ("boss", "北京", "java")]) == 2
+    row = {"source": "boss", "title": "t", "salary": None, "company": None, "city": None, "area": None,
+           "experience": None, "degree": None, "tags": [], "published_at": None, "url": None,
+           "keyword_id": 1, "raw": {}}  # fmt: skip
+    store.upsert_postings([{**row, "job_id": "abcEVRW"}, {**row, "job_id": "abcevrw"}], clock())
+    with store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(JobPostingRow)).scalar() == 2

@@ -38,6 +38,7 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime(), nullable=False),
         sa.UniqueConstraint("source", "city", "job", name="uq_keyword_source_city_job"),
         mysql_charset="utf8mb4",
+        mysql_collate="utf8mb4_bin",  # ids and keywords are case-sensitive (boss ids mix case)
         mysql_engine="InnoDB",
     )
 

@@ -55,6 +55,7 @@ def upgrade() -> None:
         sa.Column("raw", sa.JSON(), nullable=True),
         sa.UniqueConstraint("source", "job_id", name="uq_job_posting_source_job_id"),
         mysql_charset="utf8mb4",
+        mysql_collate="utf8mb4_bin",  # ids and keywords are case-sensitive (boss ids mix case)
         mysql_engine="InnoDB",
     )
     op.create_index("ix_job_posting_keyword", "job_posting", ["keyword_id"])

@@ -1,0 +1,54 @@
+"""Building farm's components without a crawl: a crawler on farm's settings and a SQLite file."""
+
+from scrapy import Request
+from scrapy.http import TextResponse
+from scrapy.utils.test import get_crawler
+
+import farm.settings
+from farm.runtime import FarmRuntime
+from farm.spiders.qcwy import QcwySpider
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+from farm.state.store import KeywordStore
+
+
+def farm_settings(**overrides):
+    values = {name: getattr(farm.settings, name) for name in dir(farm.settings) if name.isupper()}
+    return {**values, **overrides}
+
+
+def make_crawler(db_url, rows, spidercls=QcwySpider, **settings):
+    upgrade(db_url)
+    store = KeywordStore(make_engine(db_url))
+    store.add_keywords(rows)
+    store.engine.dispose()
+    crawler = get_crawler(
+        spidercls, farm_settings(FARM_DB_URL=db_url, FARM_QCWY_BASE_URL="http://sandbox.invalid", **settings)
+    )
+    crawler.spider = spidercls.from_crawler(crawler)
+    return crawler
+
+
+def component(crawler, cls):
+    found = [c for c in crawler.extensions.middlewares if isinstance(c, cls)]
+    assert found, f"{cls.__name__} is not enabled"
+    return found[0]
+
+
+async def db_barrier(crawler):
+    """Wait until every database write queued so far (and its callbacks) has run.
+
+    The crawl's database thread is first in, first out: a no-op queued now
+    finishes after everything queued before it.
+    """
+    await FarmRuntime.of(crawler).run(lambda: None)
+
+
+def page_response(lease, page):
+    request = Request("http://sandbox.invalid/api/job/search-pc", meta={"farm_lease": lease, "farm_page": page})
+    return TextResponse(request.url, body=b"{}", request=request)
+
+
+def keyword_row(crawler, keyword_id):
+    rows = FarmRuntime.of(crawler).store.list_keywords()
+    return next(row for row in rows if row["id"] == keyword_id)

@@ -1,0 +1,96 @@
+"""The keyword-lease middleware: claims, keeps the spider open, drops lost leases' requests, releases."""
+
+from types import SimpleNamespace
+
+import pytest
+import pytest_twisted
+from scrapy import Request
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import DontCloseSpider
+
+from farm import signals
+from farm.middlewares.lease import KeywordLeaseMiddleware
+from farm.runtime import FarmRuntime
+from farm.spiders.base import LeaseLost
+from tests.unit.components import db_barrier, keyword_row, make_crawler
+
+ROWS = [("qcwy", city, "python") for city in ("北京", "上海", "广州")]
+
+
+@pytest.fixture
+def crawler(sqlite_url):
+    crawler = make_crawler(sqlite_url, ROWS, FARM_LEASES_IN_FLIGHT=2)
+    crawler.engine = SimpleNamespace(scheduled=[], crawl=None)  # records what the middleware schedules
+    crawler.engine.crawl = crawler.engine.scheduled.append
+    yield crawler
+    FarmRuntime.of(crawler).engine_stopped()
+
+
+@pytest.fixture
+def middleware(crawler):
+    return KeywordLeaseMiddleware.from_crawler(crawler)
+
+
+def send(crawler, signal, **kwargs):
+    return crawler.signals.send_catch_log(signal, spider=crawler.spider, **kwargs)
+
+
+@pytest_twisted.ensureDeferred
+async def test_claims_up_to_the_leases_in_flight_and_schedules_their_first_pages(crawler, middleware):
+    send(crawler, scrapy_signals.spider_opened)
+    await db_barrier(crawler)
+    assert len(middleware.held) == 2
+    scheduled = crawler.engine.scheduled
+    assert [(r.meta["farm_lease"].id, r.meta["farm_page"]) for r in scheduled] == [(1, 1), (2, 1)]
+    assert crawler.stats.get_value("farm/lease/claimed/fresh") == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_requests_of_a_lease_no_longer_held_is_dropped(crawler, middleware):
+    send(crawler, scrapy_signals.spider_opened)
+    await db_barrier(crawler)
+    first = crawler.engine.scheduled[0]
+    assert middleware.process_request(first) is None
+    send(crawler, signals.lease_ended, lease=first.meta["farm_lease"], outcome="lost")
+    with pytest.raises(LeaseLost):
+        middleware.process_request(first)
+    assert middleware.process_request(Request("http://other.invalid/")) is None  # not farm's: untouched
+
+
+@pytest_twisted.ensureDeferred
+async def test_keeps_the_spider_open_while_work_is_held_and_refills_when_a_keyword_ends(crawler, middleware):
+    send(crawler, scrapy_signals.spider_opened)
+    await db_barrier(crawler)
+    with pytest.raises(DontCloseSpider):
+        middleware.spider_idle(crawler.spider)
+    lease = crawler.engine.scheduled[0].meta["farm_lease"]
+    send(crawler, signals.lease_ended, lease=lease, outcome="completed")
+    await db_barrier(crawler)
+    assert len(middleware.held) == 2  # the third keyword took the freed slot
+    assert crawler.engine.scheduled[-1].meta["farm_lease"].city == "广州"
+
+
+@pytest_twisted.ensureDeferred
+async def test_lets_the_spider_close_when_no_keyword_is_left(crawler, middleware):
+    store = FarmRuntime.of(crawler).store
+    for lease in store.claim("qcwy", "someone else", 3):
+        store.complete(lease)
+    with pytest.raises(DontCloseSpider):
+        middleware.spider_idle(crawler.spider)  # first idle: look for work
+    await db_barrier(crawler)
+    assert middleware.spider_idle(crawler.spider) is None  # nothing claimed: close
+    assert crawler.stats.get_value("farm/lease/none_left") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_early_close_releases_held_keywords_as_partial(crawler, middleware):
+    send(crawler, scrapy_signals.spider_opened)
+    await db_barrier(crawler)
+    held = list(middleware.held.values())
+    await middleware.spider_closed(crawler.spider, "shutdown")
+    for lease in held:
+        row = keyword_row(crawler, lease.id)
+        assert row["crawl_status"] == "partial"
+        assert "shutdown" in row["error_message"]
+    assert middleware.held == {}
+    assert keyword_row(crawler, 3)["crawl_status"] == "idle"
