@@ -27,7 +27,7 @@ def run_demo(store, db_url, log_dir: Path, echo=click.echo):
     if not any(left.values()):
         echo(
             f"Nothing new to crawl: every keyword was already crawled today ({store.today()}, "
-            f"{store.timezone_name}). Run it again tomorrow, or see `farm stats`."
+            f"{store.tz.key}). Run it again tomorrow, or see `farm stats`."
         )
         return {}
     log_dir.mkdir(parents=True, exist_ok=True)

@@ -26,6 +26,8 @@ class SiteBlockMiddleware:
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.normal_delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
+        # transient server errors are Scrapy's RetryMiddleware's, then the keyword's: not blocks
+        self.error_statuses = {int(code) for code in crawler.settings.getlist("RETRY_HTTP_CODES")} | {404}
         self.stats = crawler.stats
 
     @classmethod
@@ -43,7 +45,7 @@ class SiteBlockMiddleware:
         return cls(crawler, retries, base_delay, max_delay)
 
     def process_response(self, request, response):
-        if "farm_lease" not in request.meta:
+        if "farm_lease" not in request.meta or response.status in self.error_statuses:
             return response
         spider = self.crawler.spider
         reason = spider.block_reason(response)

@@ -2,7 +2,8 @@
 
 It claims keywords from the store when the crawl opens and whenever a keyword
 ends, keeping up to FARM_LEASES_IN_FLIGHT of them in flight; it drops the
-requests of a lease this process no longer holds; it keeps the spider open
+requests of a lease this process no longer holds; it does not reclaim a
+keyword it gave up on for a site block (the next run, or another crawler, will); it keeps the spider open
 while there is work and lets it close when none is left; and when the crawl
 closes early (Ctrl+C, an error, CloseSpider) it releases what it holds as
 ``partial``, so that the next claimer resumes at the next unfinished page.
@@ -32,6 +33,7 @@ class KeywordLeaseMiddleware:
         self._claim = None  # the Deferred of a claim under way
         self._none_left = False  # the last claim found nothing
         self._closing = False
+        self.blocked: set[int] = set()  # keywords released for a block: not reclaimed by this crawl
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -68,6 +70,8 @@ class KeywordLeaseMiddleware:
     def lease_ended(self, lease, outcome, spider):
         if self.held.pop(lease.key, None) is None:
             return
+        if outcome == "blocked":
+            self.blocked.add(lease.id)
         self._none_left = False  # a failed keyword may be claimable again at once
         self._refill()
 
@@ -76,7 +80,9 @@ class KeywordLeaseMiddleware:
         if self._claim is not None or self._closing or wanted <= 0:
             return
         spider = self.crawler.spider
-        self._claim = self.runtime.run(self.store.claim, spider.name, self.runtime.crawler_id, wanted)
+        self._claim = self.runtime.run(
+            self.store.claim, spider.name, self.runtime.crawler_id, wanted, skip_partial=self.blocked
+        )
         self._claim.addCallback(self._claimed, spider)
         self._claim.addErrback(self._claim_failed, spider)
 

@@ -94,15 +94,18 @@ class KeywordStore:
 
     # --- claims ---------------------------------------------------------------
 
-    def claim(self, source: str, crawler_id: str, n: int = 1) -> list[Lease]:
+    def claim(self, source: str, crawler_id: str, n: int = 1, skip_partial=()) -> list[Lease]:
         """Up to ``n`` keywords of ``source``, now held by ``crawler_id``.
 
         Partial rows of today first, then failed rows of today with retries left,
-        then fresh rows (not requested today), oldest request first.
+        then fresh rows (not requested today), oldest request first. Partial rows
+        whose id is in ``skip_partial`` are left for another crawler or another run
+        (a crawler does not spin on a keyword the site keeps blocking).
         """
         if n < 1:
             return []
-        return self._retrying(lambda: self._claim(source, crawler_id, n))
+        skip = sorted(skip_partial)
+        return self._retrying(lambda: self._claim(source, crawler_id, n, skip))
 
     def _candidates(self, kind: str, limit):
         """The rows of one kind a claim may take, in claim order (bound: source, day, n)."""
@@ -110,7 +113,10 @@ class KeywordStore:
         source, day = bindparam("source"), bindparam("day")
         if kind == "partial":  # ix_keyword_status: (source, 'partial', day) in id order
             stmt = stmt.where(
-                c.source == source, c.crawl_status == "partial", c.last_requested_date == day
+                c.source == source,
+                c.crawl_status == "partial",
+                c.last_requested_date == day,
+                c.id.not_in(bindparam("skip_partial", expanding=True)),
             ).order_by(c.id)
         elif kind == "failed":  # ix_keyword_status: (source, 'failed', day) in id order
             stmt = stmt.where(
@@ -165,10 +171,11 @@ class KeywordStore:
         ids = bindparam("ids", expanding=True)
         self._take = {kind: update(K).where(c.id.in_(ids)).values(v) for kind, v in values.items()}
 
-    def _claim(self, source: str, crawler_id: str, n: int) -> list[Lease]:
+    def _claim(self, source: str, crawler_id: str, n: int, skip_partial: list[int]) -> list[Lease]:
         now = self.clock()
         day = today(now, self.tz)
-        params = {"source": source, "day": day, "n": n, "max_retries": self.max_retries}
+        params = {"source": source, "day": day, "n": n, "max_retries": self.max_retries,
+                  "skip_partial": skip_partial}  # fmt: skip
         picked = []
         with self.engine.begin() as conn:
             for stmt in self._pick:

@@ -76,19 +76,29 @@ def test_blocks_are_retried_and_everything_completes(sqlite_url):
     assert crawl_stat(proc.output, "farm/block/retry/count") == blocks
 
 
-def test_a_keyword_that_always_fails_ends_failed_after_three_retries(mariadb_url):
-    rows = [("zhilian", "北京", "python"), ("zhilian", "上海", "java"), ("zhilian", "北京", "坏关键词")]
+def test_a_failing_keyword_ends_failed_after_three_retries_and_a_blocked_one_partial(mariadb_url):
+    rows = [
+        ("zhilian", "北京", "python"),
+        ("zhilian", "上海", "java"),
+        ("zhilian", "北京", "坏关键词"),
+        ("zhilian", "上海", "被封锁"),
+    ]
     prepare_db(mariadb_url, rows)
-    with SandboxProcess(seed=5, postings=(30, 90), fail_keywords={"坏关键词": "http500"}) as sandbox:
-        proc = run_crawl("zhilian", mariadb_url, sandbox.url)
+    failing = {"坏关键词": "http500", "被封锁": "zhilian_verify"}
+    with SandboxProcess(seed=5, postings=(30, 90), fail_keywords=failing) as sandbox:
+        proc = run_crawl("zhilian", mariadb_url, sandbox.url, FARM_BLOCK_RETRIES=2)
         assert proc.returncode == 0, proc.output[-3000:]
     by_job = {k["job"]: k for k in keywords(mariadb_url)}
-    bad = by_job.pop("坏关键词")
-    assert bad["crawl_status"] == "failed"
-    assert bad["retry_count"] == 3
+    bad, blocked = by_job.pop("坏关键词"), by_job.pop("被封锁")
+    assert (bad["crawl_status"], bad["retry_count"]) == ("failed", 3)
     assert "HTTP 500" in bad["error_message"] and "/sou/jl530" in bad["error_message"]
+    # a block is not the keyword's fault: partial, with the reason, left for the next run
+    assert (blocked["crawl_status"], blocked["retry_count"]) == ("partial", 0)
+    assert "blocked: zhilian_" in blocked["error_message"] and "/sou/jl538" in blocked["error_message"]
     assert {k["crawl_status"] for k in by_job.values()} == {"completed"}
     assert crawl_stat(proc.output, "farm/keyword/failed") == 4
+    assert crawl_stat(proc.output, "farm/keyword/blocked") == 1
+    assert crawl_stat(proc.output, "farm/block/gave_up") == 1
 
 
 def test_unknown_city_fails_that_keyword_and_others_go_on(sqlite_url):

@@ -486,3 +486,12 @@ def test_ids_and_keywords_differing_only_in_case_are_distinct(store, clock):
     store.upsert_postings([{**row, "job_id": "abcEVRW"}, {**row, "job_id": "abcevrw"}], clock())
     with store.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(JobPostingRow)).scalar() == 2
+
+
+def test_claim_can_skip_partial_rows_a_crawler_gave_up_on(store):
+    store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
+    first, second = store.claim("qcwy", "a", 2)
+    assert store.release(first, "blocked: qcwy_waf_challenge")
+    assert store.claim("qcwy", "a", 1, skip_partial={first.id}) == []
+    [again] = store.claim("qcwy", "b", 1)
+    assert (again.id, again.from_status) == (first.id, "partial")

@@ -94,3 +94,17 @@ async def test_an_early_close_releases_held_keywords_as_partial(crawler, middlew
         assert "shutdown" in row["error_message"]
     assert middleware.held == {}
     assert keyword_row(crawler, 3)["crawl_status"] == "idle"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_keyword_given_up_for_a_block_is_not_reclaimed_by_the_same_crawl(crawler, middleware):
+    send(crawler, scrapy_signals.spider_opened)
+    await db_barrier(crawler)
+    blocked = crawler.engine.scheduled[0].meta["farm_lease"]
+    store = FarmRuntime.of(crawler).store
+    assert store.release(blocked, "blocked: boss_37")
+    send(crawler, signals.lease_ended, lease=blocked, outcome="blocked")
+    await db_barrier(crawler)
+    claimed = [r.meta["farm_lease"] for r in crawler.engine.scheduled[2:]]
+    assert [lease.city for lease in claimed] == ["广州"]  # the fresh keyword, not the blocked one again
+    assert keyword_row(crawler, blocked.id)["crawl_status"] == "partial"

@@ -1,0 +1,83 @@
+"""Boss直聘: GET /wapi/zpgeek/search/joblist.json, the zpData JSON envelope, and its anti-bot codes.
+
+Per CONTRACTS.md §1: 30 postings a page (pageSize honoured up to 100), at most 10 reachable pages, so
+`totalCount` is capped at 10 pages' worth while `resCount` says how many postings the keyword really has.
+Blocks are HTTP 200 with a non-zero `code` (37 carries the seed/ts/name a crawler needs to rebuild its token).
+"""
+
+import base64
+import hashlib
+
+from . import vocab
+from .results import Query, int_param, page_of, to_json
+
+SITE = "boss"
+PATHS = ("/wapi/zpgeek/search/joblist.json",)
+PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGES = 30, 100, 10
+CONTENT_TYPE = "application/json"
+
+
+def parse(request):
+    q = request.query
+    return Query(SITE, q.get("city", ""), q.get("query", ""), int_param(q.get("page"), 1),
+                 int_param(q.get("pageSize"), PAGE_SIZE, high=MAX_PAGE_SIZE))
+
+
+def render(world, query):
+    page, city = page_of(world, query, MAX_PAGES)
+    lid = _token("lid", query.city, query.keyword)[:10]
+    start = (query.page - 1) * query.page_size
+    jobs = [_item(world.posting(SITE, city, query.keyword, slot), f"{lid}{i:04d}.search.{start + i + 1}")
+            for i, slot in enumerate(page.slots)]
+    body = {"code": 0, "message": "Success", "zpData": {
+        "resCount": page.total, "totalCount": page.reachable, "hasMore": page.has_more,
+        "lid": f"{lid}.search.{query.page}", "filterString": "", "brandCard": None, "jobList": jobs}}
+    return _json(body)
+
+
+def _item(p, lid):
+    c = p.company
+    return {
+        "securityId": p.token, "lid": lid, "encryptJobId": p.id, "jobName": p.title,
+        "salaryDesc": salary_desc(p), "jobLabels": [vocab.EXPERIENCE[SITE][p.experience], vocab.DEGREE[SITE][p.degree]],
+        "skills": list(p.skills), "jobExperience": vocab.EXPERIENCE[SITE][p.experience],
+        "jobDegree": vocab.DEGREE[SITE][p.degree], "city": int(p.city.boss), "cityName": p.city.name,
+        "areaDistrict": p.district, "businessDistrict": p.area, "gps": {"longitude": p.lng, "latitude": p.lat},
+        "lastModifyTime": int(p.published.timestamp() * 1000),
+        "encryptBossId": hashlib.md5(p.token.encode()).hexdigest()[:26] + "~", "bossName": p.hr_name, "bossTitle": p.hr_title,
+        "bossAvatar": "https://img.bosszhipin.com/boss/avatar/avatar_1.png", "bossOnline": len(p.hr_name) == 2,
+        "encryptBrandId": f"{c.number:x}{'0' * 12}{c.number % 1000:03d}~", "brandName": c.short_name,
+        "brandLogo": "https://img.bosszhipin.com/beijin/upload/com/logo/default.png",
+        "brandIndustry": c.industry[0], "brandScaleName": vocab.SIZES[SITE][c.size], "brandStageName": c.stage,
+        "welfareList": list(p.welfare), "jobValidStatus": 1, "jobType": 0, "proxyJob": 0, "industry": 100020,
+        "contact": False, "iconWord": "", "goldHunter": 0,
+    }
+
+
+def salary_desc(p):
+    text = f"{round(p.salary_min / 1000)}-{round(p.salary_max / 1000)}K"
+    return text + (f"·{p.months}薪" if p.months > 12 else "")
+
+
+def _token(*parts):
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=30).digest()
+    return base64.b64encode(digest).decode().replace("+", "0").replace("/", "1")
+
+
+def _json(body):
+    return to_json(body).encode()
+
+
+def _blocked(code, message, zp_data):
+    return lambda query, h: (200, CONTENT_TYPE, _json({"code": code, "message": message, "zpData": zp_data(h)}))
+
+
+FAULTS = {
+    # __zp_stoken__ missing or stale: the body carries what the security JS needs to recompute it.
+    "boss37": _blocked(37, "您的访问行为异常.", lambda h: {
+        "ts": 1_757_000_000_000 + h % 10**9, "name": f"{h & 0xFFFFFFFF:08x}",
+        "seed": base64.b64encode(h.to_bytes(8, "big") * 4).decode()}),
+    "boss35": _blocked(35, "请完成验证后继续访问", lambda h: {}),
+    "boss36": _blocked(36, "您的账户存在异常行为", lambda h: {}),
+    "boss7": _blocked(7, "当前登录状态已失效", lambda h: {}),
+}

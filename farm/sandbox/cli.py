@@ -1,0 +1,93 @@
+"""`farm sandbox` / `python -m farm.sandbox`: start the sandbox and say where it listens.
+
+The one line `farm sandbox listening on http://HOST:PORT` is printed (and flushed) only once the socket
+accepts connections, so a parent process can wait for it instead of sleeping.
+"""
+
+import asyncio
+import signal
+
+import click
+
+from .faults import ALL_KINDS, DESCRIPTIONS, FaultConfig
+from .server import Sandbox, start
+
+
+def _postings(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        lo, hi = (int(v) for v in value.split(":"))
+    except ValueError:
+        raise click.BadParameter(f"expected MIN:MAX such as 200:200, not {value!r}") from None
+    if not 0 <= lo <= hi:
+        raise click.BadParameter(f"need 0 <= MIN <= MAX, not {lo}:{hi}")
+    return lo, hi
+
+
+def _fail_keywords(ctx, param, values):
+    result = {}
+    for value in values:
+        keyword, sep, kind = value.rpartition("=")
+        if not sep or not keyword:
+            raise click.BadParameter(f"expected KEYWORD=KIND such as python=http500, not {value!r}")
+        if kind not in ALL_KINDS:
+            raise click.BadParameter(f"unknown fault kind {kind!r} (see the list below)")
+        result[keyword] = kind
+    return result
+
+
+def _kinds(ctx, param, value):
+    if not value:
+        return ALL_KINDS
+    kinds = tuple(k.strip() for k in value.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in ALL_KINDS]
+    if unknown:
+        raise click.BadParameter(f"unknown fault kind(s) {', '.join(unknown)} (see the list below)")
+    return kinds
+
+
+EPILOG = "\b\nFault kinds:\n" + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS)
+
+
+@click.command(epilog=EPILOG)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8780, show_default=True, type=click.IntRange(0, 65535),
+              help="Port; 0 picks a free one.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the generated postings.")
+@click.option("--postings", callback=_postings, metavar="MIN:MAX",
+              help="Range of per-keyword posting totals (200:200 gives every keyword 200). "
+                   "Default: a realistic spread from 0 to past every site's page cap.")
+@click.option("--fault-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Share of search requests that fail.")
+@click.option("--fault-kinds", callback=_kinds, metavar="KIND,KIND",
+              help="Fault kinds to draw from (default all); each hits only the sites it belongs to.")
+@click.option("--fault-seed", default=0, show_default=True, type=int, help="Seed of the fault draws.")
+@click.option("--fail-keyword", "fail_keywords", multiple=True, callback=_fail_keywords,
+              metavar="KEYWORD=KIND", help="This keyword (or site:keyword) always fails with KIND. Repeatable.")
+@click.option("--slow-ms", default=1500, show_default=True, type=click.IntRange(0),
+              help="Delay of the 'slow' fault.")
+@click.option("--retry-after", default=1, show_default=True, type=click.IntRange(0),
+              help="Retry-After seconds of the 'http429' fault.")
+def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fail_keywords, slow_ms, retry_after):
+    """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
+
+    Point FARM_BOSS_BASE_URL, FARM_QCWY_BASE_URL and FARM_ZHILIAN_BASE_URL at the printed URL.
+    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults).
+    """
+    faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after)
+    asyncio.run(_serve(Sandbox(seed, postings, faults), host, port))
+
+
+async def _serve(box, host, port):
+    runner, port = await start(box, host, port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    click.echo(f"farm sandbox listening on http://{host}:{port}")
+    click.get_text_stream("stdout").flush()
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,76 @@
+"""The /_sandbox/ control endpoints (JSON) that tests and benchmarks drive the sandbox with.
+
+GET  /_sandbox/health                        → {"status": "ok", "seed", "postings", "sites"}
+GET  /_sandbox/counts                        → {"counts": [{"site","city","keyword","page","count"}, …]}
+POST /_sandbox/reset                         → counts back to zero
+GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
+GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config
+"""
+
+import json
+
+from aiohttp import web
+
+from .cities import SITES, city_for, city_named
+from .faults import FaultConfig
+from .results import Query, int_param, page_of
+from .sites import SITE_MODULES
+
+
+def add_routes(app, sandbox):
+    async def health(request):
+        postings = list(sandbox.world.postings) if sandbox.world.postings else None
+        return web.json_response({"status": "ok", "seed": sandbox.world.seed, "postings": postings,
+                                  "sites": list(SITES)})
+
+    async def counts(request):
+        rows = [{"site": s, "city": c, "keyword": k, "page": p, "count": n}
+                for (s, c, k, p), n in sorted(sandbox.counts.items())]
+        return web.json_response({"counts": rows}, dumps=_dumps)
+
+    async def reset(request):
+        sandbox.counts.clear()
+        return web.json_response({"status": "ok"})
+
+    async def truth_view(request):
+        q = request.query
+        if q.get("site") not in SITES or "city" not in q or "keyword" not in q:
+            return _error(f"truth needs site (one of {', '.join(SITES)}), city and keyword")
+        return web.json_response(truth(sandbox, q["site"], q["city"], q["keyword"], q.get("page_size")),
+                                 dumps=_dumps)
+
+    async def faults_view(request):
+        if request.method == "POST":
+            try:
+                sandbox.faults.replace(FaultConfig.from_json(await request.json()))
+            except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+                return _error(str(exc))
+        return web.json_response(sandbox.faults.config.to_json(), dumps=_dumps)
+
+    app.router.add_get("/_sandbox/health", health)
+    app.router.add_get("/_sandbox/counts", counts)
+    app.router.add_post("/_sandbox/reset", reset)
+    app.router.add_get("/_sandbox/truth", truth_view)
+    app.router.add_route("*", "/_sandbox/faults", faults_view)
+
+
+def truth(sandbox, site, city, keyword, page_size=None):
+    """total: postings the keyword has; pages: pages that hold postings (what the site lets a crawler reach);
+    ids: the postings on those pages, in page order. `city` may be the site code or a city name; the answer
+    names the site code."""
+    mod = SITE_MODULES[site]
+    named = city_for(site, city) or city_named(city)
+    code = named.code(site) if named else city
+    size = int_param(page_size, mod.PAGE_SIZE, high=mod.MAX_PAGE_SIZE)
+    page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES)
+    slots = sandbox.world.slots(site, found, keyword)[: page.reachable] if found else []
+    return {"site": site, "city": code, "keyword": keyword, "total": page.total, "reachable": page.reachable,
+            "page_size": size, "pages": page.pages, "ids": [pid for _, pid in slots]}
+
+
+def _dumps(value):
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _error(message):
+    return web.json_response({"error": message}, status=400, dumps=_dumps)

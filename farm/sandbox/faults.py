@@ -1,0 +1,124 @@
+"""Which search request fails, and how, plus the site-neutral ways to fail (HTTP errors, slow, drop, truncate).
+
+Deterministic: the n-th request for one (site, city, keyword, page) fails or not by a hash of the fault seed,
+that key and n. So a given seed and request sequence give the same faults even when concurrent requests arrive
+in a different order, and a retried page gets a fresh draw. A keyword in `keywords` fails every time.
+
+A drawn fault is one of the configured kinds that applies to the request's site (boss37 never hits qcwy);
+when none applies the request is served normally. `keywords` maps a keyword, or `site:keyword`, to one kind.
+"""
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from .data import stable_hash
+from .sites import SITE_MODULES
+
+SITE_KINDS = {site: tuple(mod.FAULTS) for site, mod in SITE_MODULES.items()}
+GENERIC_KINDS = ("http403", "http429", "http500", "http502", "http503", "slow", "drop", "truncate")
+ALL_KINDS = tuple(k for kinds in SITE_KINDS.values() for k in kinds) + GENERIC_KINDS
+DESCRIPTIONS = {
+    "boss37": "boss code 37 访问行为异常, zpData with seed/ts/name", "boss35": "boss code 35 captcha",
+    "boss36": "boss code 36 account risk", "boss7": "boss code 7 login expired",
+    "qcwy_waf": "51job Aliyun WAF JS challenge (var arg1=...)", "qcwy_slider": "51job Aliyun slider page (nc_1_n1z)",
+    "qcwy_throttle": "51job status 1001, no items", "zhilian_verify": "zhilian 安全验证 / Security Verification page",
+    "zhilian_login": "zhilian 0 results + 登录之后再搜索", "http403": "HTTP 403", "http429": "HTTP 429 + Retry-After",
+    "http500": "HTTP 500", "http502": "HTTP 502", "http503": "HTTP 503",
+    "slow": "the right page after --slow-ms (counted as served)", "drop": "close the socket, no response",
+    "truncate": "Content-Length of the full page, half of it sent, then close",
+}
+_REASONS = {403: "Forbidden", 429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+            503: "Service Temporarily Unavailable"}
+
+
+def applies(kind, site):
+    return kind in GENERIC_KINDS or kind in SITE_KINDS[site]
+
+
+@dataclass
+class FaultConfig:
+    rate: float = 0.0
+    seed: int = 0
+    kinds: tuple = ALL_KINDS
+    keywords: dict = field(default_factory=dict)
+    slow_ms: int = 1500
+    retry_after: int = 1
+
+    @classmethod
+    def from_json(cls, data):
+        """Validate a control-endpoint or CLI config; ValueError names what is wrong."""
+        if not isinstance(data, dict):
+            raise ValueError("the fault config must be a JSON object")
+        unknown = set(data) - {"rate", "seed", "kinds", "keywords", "slow_ms", "retry_after"}
+        if unknown:
+            raise ValueError(f"unknown fault config keys: {', '.join(sorted(unknown))}")
+        rate = float(data.get("rate", 0.0))
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"rate must be between 0 and 1, not {rate}")
+        kinds = data.get("kinds") or ALL_KINDS
+        if isinstance(kinds, str):
+            kinds = [k.strip() for k in kinds.split(",") if k.strip()]
+        keywords = dict(data.get("keywords") or {})
+        for kind in (*kinds, *keywords.values()):
+            if kind not in ALL_KINDS:
+                raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(ALL_KINDS)}")
+        slow_ms, retry_after = int(data.get("slow_ms", cls.slow_ms)), int(data.get("retry_after", cls.retry_after))
+        if slow_ms < 0 or retry_after < 0:
+            raise ValueError("slow_ms and retry_after must not be negative")
+        return cls(rate, int(data.get("seed", 0)), tuple(kinds), keywords, slow_ms, retry_after)
+
+    def to_json(self):
+        return {"rate": self.rate, "seed": self.seed, "kinds": list(self.kinds), "keywords": self.keywords,
+                "slow_ms": self.slow_ms, "retry_after": self.retry_after}
+
+
+class Faults:
+    def __init__(self, config=None):
+        self.replace(config or FaultConfig())
+
+    def replace(self, config):
+        """A new config also restarts the request sequence, so its faults repeat from the start."""
+        self.config = config
+        self._attempts = Counter()
+
+    def choose(self, query):
+        """(kind, hash) for this request, or (None, 0) to serve it normally."""
+        c = self.config
+        kind = c.keywords.get(f"{query.site}:{query.keyword}") or c.keywords.get(query.keyword)
+        if kind and applies(kind, query.site):
+            return kind, stable_hash(c.seed, "keyword", *query.key)
+        if c.rate <= 0:
+            return None, 0
+        n = self._attempts[query.key]
+        self._attempts[query.key] = n + 1
+        h = stable_hash(c.seed, *query.key, n)
+        if (h >> 11) / float(1 << 53) >= c.rate:
+            return None, 0
+        options = [k for k in c.kinds if applies(k, query.site)]
+        if not options:
+            return None, 0
+        return options[stable_hash(h, "kind") % len(options)], h
+
+
+async def generic(kind, request, body, content_type, config):
+    """Answer with a site-neutral fault; `body` is the page that should have been served."""
+    if kind == "drop":
+        request.transport.close()
+        return web.Response()  # never written: the transport is gone
+    if kind == "truncate":
+        response = web.StreamResponse(headers={"Content-Type": content_type})
+        response.content_length = len(body)
+        await response.prepare(request)
+        await response.write(body[: len(body) // 2])
+        await asyncio.sleep(0)  # let the half body reach the socket before it closes
+        request.transport.close()
+        return response
+    status = int(kind[4:])
+    reason = _REASONS[status]
+    headers = {"Retry-After": str(config.retry_after)} if status == 429 else {}
+    page = (f"<html><head><title>{status} {reason}</title></head><body><center><h1>{status} {reason}</h1>"
+            f"</center><hr><center>nginx</center></body></html>")
+    return web.Response(status=status, text=page, content_type="text/html", headers=headers)

@@ -1,0 +1,145 @@
+"""前程无忧 / 51job: GET /api/job/search-pc (and the 2023-era /open/noauth/search-pc), its resultbody JSON,
+the `sign` header check, and its Aliyun WAF pages.
+
+Per CONTRACTS.md §2: 20 postings a page (pageSize honoured up to 100), `totalCount` is the keyword's real
+total, but only 50 pages carry items. `jobHref` carries a per-search `?req=` hash: pages are cached with a
+placeholder and the hash (from the request's timestamp, requestId, keyword and area) is put in per request.
+
+The sign is checked only when a `sign` header is sent, matching the contract's note that the live check looks
+lax. It must be HMAC-SHA256 over `path?query` as sent; the percent-decoded form is accepted too, because a
+client may sign before its HTTP library encodes the URL.
+"""
+
+import hashlib
+import hmac
+import urllib.parse
+
+from . import vocab
+from .results import Query, int_param, page_of, to_json
+
+SITE = "qcwy"
+PATHS = ("/api/job/search-pc", "/open/noauth/search-pc")
+PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGES = 20, 100, 50
+CONTENT_TYPE = "application/json"
+SIGN_KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"
+REQ_PLACEHOLDER = b"@@SANDBOX_REQ@@"
+
+
+def sign(path_and_query):
+    """The `sign` header value for a request target such as '/api/job/search-pc?api_key=51job&...'."""
+    return hmac.new(SIGN_KEY, path_and_query.encode(), hashlib.sha256).hexdigest()
+
+
+def parse(request):
+    q = request.query
+    return Query(SITE, q.get("jobArea", ""), q.get("keyword", ""), int_param(q.get("pageNum"), 1),
+                 int_param(q.get("pageSize"), PAGE_SIZE, high=MAX_PAGE_SIZE))
+
+
+def reject(request, query):
+    """A non-success body when a sent `sign` header is wrong, else None."""
+    sent = request.headers.get("sign")
+    if sent is None:
+        return None
+    target = request.raw_path
+    if hmac.compare_digest(sent, sign(target)) or hmac.compare_digest(sent, sign(urllib.parse.unquote(target))):
+        return None
+    return _status("1004", "签名校验失败 (sign invalid)")
+
+
+def finish(request, body):
+    """Fill the per-search `req` hash into a cached page."""
+    q = request.query
+    req = hashlib.md5("|".join((q.get("timestamp", ""), q.get("requestId", ""), q.get("keyword", ""),
+                                q.get("jobArea", ""))).encode()).hexdigest()
+    return body.replace(REQ_PLACEHOLDER, req.encode())
+
+
+def render(world, query):
+    page, city = page_of(world, query, MAX_PAGES)
+    items = [_item(world.posting(SITE, city, query.keyword, slot)) for slot in page.slots]
+    body = {"status": "1", "message": "", "resultbody": {
+        "searchType": "2", "requestId": "",
+        "job": {"totalCount": page.total, "items": items}}}
+    return _json(body)
+
+
+def _item(p):
+    c = p.company
+    district_no = [d[0] for d in p.city.districts].index(p.district) + 1
+    issued = p.published.strftime("%Y-%m-%d %H:%M:%S")
+    return {
+        "jobId": p.id, "jobType": "0", "jobName": p.title, "jobTags": [*p.skills[:3], vocab.EXPERIENCE[SITE][p.experience]],
+        "jobNumString": "招1人", "workAreaCode": f"{p.city.qcwy[:4]}{district_no:02d}", "jobAreaCode": p.city.qcwy,
+        "jobAreaString": f"{p.city.name}·{p.district}", "hrefAreaPinYin": f"{p.city.pinyin}-{p.district_abbr}",
+        "jobAreaLevelDetail": {"provinceCode": p.city.qcwy[:2] + "0000", "cityCode": p.city.qcwy,
+                               "cityString": p.city.name, "districtString": p.district, "landMarkString": p.area},
+        "provideSalaryString": salary_string(p), "jobSalaryMin": str(p.salary_min), "jobSalaryMax": str(p.salary_max),
+        "issueDateString": issued, "confirmDateString": issued, "updateDateTime": issued,
+        "workYear": str(p.experience), "workYearString": vocab.EXPERIENCE[SITE][p.experience],
+        "degreeString": vocab.DEGREE[SITE][p.degree], "termStr": "全职",
+        "jobWelfareCodeDataList": [{"code": vocab.WELFARE_CODES[w], "chineseTitle": w} for w in p.welfare],
+        "fullCompanyName": c.full_name, "companyName": c.short_name, "coId": str(c.number),
+        "companyTypeString": vocab.KINDS[SITE][c.kind], "companySizeString": vocab.SIZES[SITE][c.size],
+        "companyIndustryType1Str": c.industry[1], "companyIndustryType2Str": "",
+        "hrName": p.hr_name, "hrPosition": p.hr_title, "hrIsOnline": len(p.hr_name) == 2,
+        "lon": str(p.lng), "lat": str(p.lat),
+        "jobDescribe": f"一、岗位职责\n1、负责{p.title}相关工作；\n二、任职要求\n1、熟悉{'、'.join(p.skills)}。",
+        "jobHref": f"https://jobs.51job.com/{p.city.pinyin}-{p.district_abbr}/{p.id}.html"
+                   f"?s=sou_sou_soulb&t=0_0&req={REQ_PLACEHOLDER.decode()}",
+        "companyHref": f"https://jobs.51job.com/all/co{c.number}.html",
+    }
+
+
+def salary_string(p):
+    """51job's wording: 7-9千, 8千-1.2万, 1.5-2.5万, with ·13薪 when more than 12 months."""
+    def part(yuan, unit):
+        value = yuan / (1000 if unit == "千" else 10000)
+        return f"{value:.1f}".rstrip("0").rstrip(".")
+
+    lo, hi = p.salary_min, p.salary_max
+    if hi < 10000:
+        text = f"{part(lo, '千')}-{part(hi, '千')}千"
+    elif lo < 10000:
+        text = f"{part(lo, '千')}千-{part(hi, '万')}万"
+    else:
+        text = f"{part(lo, '万')}-{part(hi, '万')}万"
+    return text + (f"·{p.months}薪" if p.months > 12 else "")
+
+
+def _json(body):
+    return to_json(body).encode()
+
+
+def _status(status, message):
+    return 200, CONTENT_TYPE, _json({"status": status, "message": message,
+                                     "resultbody": {"job": {"totalCount": 0, "items": []}}})
+
+
+WAF_CHALLENGE = """<html><script>
+var arg1='{arg1}';
+var _0x4818=['\\x63\\x73\\x4b\\x48\\x77\\x71\\x4d\\x49','\\x5a\\x73\\x4b\\x4a\\x77\\x72\\x38\\x56'];
+var l=function(){{var _0x5e0b=arg1;var a=_0x5e0b.length;return a;}};
+document.cookie='acw_sc__v2='+l()+'; expires='+new Date(new Date().getTime()+3600000).toGMTString()+'; max-age=3600; path=/';
+document.location.reload();
+</script></html>"""
+
+WAF_SLIDER = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>访问验证</title>
+<script name="aliyunwaf_{tag}" src="https://g.alicdn.com/AWSC/AWSC/awsc.js"></script>
+<link rel="stylesheet" href="https://g.alicdn.com/sd/ncpc/nc.css"></head>
+<body><div class="waf-nc-wrapper"><img class="waf-nc-icon" src="https://errors.aliyun.com/images/TB1TpamHpXXXXaJXXXXeB7nYVXX-104-162.png">
+<p class="waf-nc-title">访问验证</p><p class="waf-nc-description">请按住滑块，拖动到最右边</p>
+<div id="nc"><div id="nc_1_wrapper" class="nc_wrapper"><div id="nc_1__scale_text" class="scale_text">
+<span class="nc-lang-cnt">请按住滑块，拖动到最右边</span></div>
+<span id="nc_1_n1z" class="nc_iconfont btn_slide">&#xe620;</span></div></div>
+<script>var aliyun_waf_traceid="{trace}";</script></div></body></html>"""
+
+FAULTS = {
+    # Aliyun's JS challenge: the crawler computes acw_sc__v2 from arg1 and retries.
+    "qcwy_waf": lambda query, h: (200, "text/html", WAF_CHALLENGE.format(
+        arg1=hashlib.sha1(str(h).encode()).hexdigest().upper()).encode()),
+    "qcwy_slider": lambda query, h: (200, "text/html; charset=utf-8", WAF_SLIDER.format(
+        tag=f"{h & 0xFFFFFF:06x}", trace=f"{h:016x}").encode()),
+    # Throttling as the API itself says it: status 1001 with no items.
+    "qcwy_throttle": lambda query, h: _status("1001", "访问过于频繁，请稍后再试"),
+}

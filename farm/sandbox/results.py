@@ -1,0 +1,66 @@
+"""What one search asks for (Query) and which postings its page holds (Page), for every site alike.
+
+Each site reaches only so many pages of a keyword (boss 10, qcwy 50, zhilian 15 per CONTRACTS.md); pages past
+that, and past the last posting, are empty. The truth endpoint reads the same Page arithmetic, so what it says
+and what the search endpoints serve cannot drift apart.
+"""
+
+import json
+import math
+from dataclasses import dataclass
+
+from .cities import city_for
+
+
+@dataclass(frozen=True)
+class Query:
+    site: str
+    city: str  # the site's city code as sent
+    keyword: str
+    page: int  # 1-based
+    page_size: int
+
+    @property
+    def key(self):
+        """What the counts are keyed by."""
+        return (self.site, self.city, self.keyword, self.page)
+
+
+@dataclass(frozen=True)
+class Page:
+    number: int  # 1-based
+    slots: list  # (key, id) of the postings on this page
+    total: int  # postings the keyword has
+    reachable: int  # postings the site lets a crawler reach
+    pages: int  # pages holding postings
+
+    @property
+    def has_more(self):
+        return self.number < self.pages
+
+
+def page_of(world, query, max_pages):
+    """(Page, City) for the query; an unknown city has no postings (a successful, empty search)."""
+    city = city_for(query.site, query.city)
+    if city is None:
+        return Page(query.page, [], 0, 0, 0), None
+    slots = world.slots(query.site, city, query.keyword)
+    reachable = min(len(slots), max_pages * query.page_size)
+    start = (query.page - 1) * query.page_size
+    return Page(query.page, slots[start:min(start + query.page_size, reachable)], len(slots), reachable,
+                math.ceil(reachable / query.page_size)), city
+
+
+def int_param(value, default, low=1, high=None):
+    """A positive int from a query parameter; junk gives the default, so a bad value never errors."""
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return default
+    if n < low:
+        return default
+    return min(n, high) if high else n
+
+
+# The sites send compact UTF-8 JSON; one shared encoder skips json.dumps' per-call set-up and cycle checks.
+to_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode

@@ -1,0 +1,92 @@
+"""The sandbox HTTP server: the three sites' search endpoints on one aiohttp app, plus /_sandbox/ control.
+
+aiohttp (its C HTTP parser, keep-alive, no access log) serves cached pages several times faster than one Scrapy
+process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered pages are cached by
+(site, city, keyword, page, page size); a page is the same bytes every time, except 51job's per-search
+`req` hash, which is filled in per request.
+
+A request goes: parse → site rejection (bad qcwy sign, forged zhilian token) → fault draw → page. Only a
+normal page (or a slow one) counts in /_sandbox/counts.
+"""
+
+import asyncio
+from collections import Counter, OrderedDict
+
+from aiohttp import web
+
+from . import control
+from .data import World
+from .faults import Faults, generic
+from .sites import SITE_MODULES
+
+CACHE_PAGES = 4096
+JSON_TYPE = "application/json;charset=UTF-8"
+
+
+class Sandbox:
+    """One seed's world, its fault config and its counts. `app()` gives the aiohttp application."""
+
+    def __init__(self, seed=0, postings=None, fault_config=None):
+        self.world = World(seed, postings)
+        self.faults = Faults(fault_config)
+        self.counts = Counter()
+        self._cache = OrderedDict()
+
+    def app(self):
+        app = web.Application()
+        for mod in SITE_MODULES.values():
+            handler = self._handler(mod)
+            for path in mod.PATHS:
+                app.router.add_get(path, handler)
+        control.add_routes(app, self)
+        return app
+
+    def _handler(self, mod):
+        content_type = JSON_TYPE if mod.CONTENT_TYPE == "application/json" else mod.CONTENT_TYPE
+        reject = getattr(mod, "reject", None)
+        finish = getattr(mod, "finish", None)
+
+        async def search(request):
+            query = mod.parse(request)
+            refused = reject(request, query) if reject else None
+            if refused:
+                return _raw(*refused)
+            kind, h = self.faults.choose(query)
+            if kind == "slow":
+                await asyncio.sleep(self.faults.config.slow_ms / 1000)
+                kind = None
+            if kind in mod.FAULTS:
+                return _raw(*mod.FAULTS[kind](query, h))
+            body = self.page(mod, query)
+            if finish:
+                body = finish(request, body)
+            if kind:
+                return await generic(kind, request, body, content_type, self.faults.config)
+            self.counts[query.key] += 1
+            return web.Response(body=body, headers={"Content-Type": content_type})
+
+        return search
+
+    def page(self, mod, query):
+        key = (query.site, query.city, query.keyword, query.page, query.page_size)
+        body = self._cache.get(key)
+        if body is None:
+            body = self._cache[key] = mod.render(self.world, query)
+            if len(self._cache) > CACHE_PAGES:
+                self._cache.popitem(last=False)
+        return body
+
+
+def _raw(status, content_type, body):
+    if content_type == "application/json":
+        content_type = JSON_TYPE
+    return web.Response(status=status, body=body, headers={"Content-Type": content_type})
+
+
+async def start(sandbox, host="127.0.0.1", port=0):
+    """Start serving; returns (runner, port). `await runner.cleanup()` stops it."""
+    runner = web.AppRunner(sandbox.app(), access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=1024)
+    await site.start()
+    return runner, runner.addresses[0][1]

@@ -1,0 +1,129 @@
+"""智联招聘: the server-rendered search page GET /sou/jl{city}?kw=&p= (and /sou/jl{city}/p{N}?kw=), whose
+`<script>__INITIAL_STATE__={...}</script>` carries positionList, plus a little of the real DOM.
+
+Per CONTRACTS.md §3.1: 20 postings a page, at most 15 reachable pages; `positionCount` is the keyword's real
+total, `pages` what can be reached. The path's /p{N} overrides ?p=. A hand-made /kw{token}/ path gets the
+zero-result 登录之后再搜索 page, as the contract says the live site does.
+
+The JSON is one line and `</` is written `<\\/`, so `__INITIAL_STATE__=(\\{.*?\\})</script>` captures exactly
+the object. Normal pages contain no 登录/注册 text, so that text means the login wall and nothing else.
+"""
+
+import html
+import urllib.parse
+
+from . import vocab
+from .results import Query, int_param, page_of, to_json
+
+SITE = "zhilian"
+PATHS = ("/sou/jl{city}", "/sou/jl{city}/p{page:\\d+}", "/sou/jl{city}/kw{token}/p{page:\\d+}")
+PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGES = 20, 20, 15
+CONTENT_TYPE = "text/html; charset=utf-8"
+
+
+def parse(request):
+    page = request.match_info.get("page") or request.query.get("p")
+    return Query(SITE, request.match_info["city"], request.query.get("kw", ""), int_param(page, 1), PAGE_SIZE)
+
+
+def reject(request, query):
+    """Site-made keyword tokens cannot be forged: a /kw{token}/ path gets the login wall."""
+    if "token" in request.match_info:
+        return login_wall(query)
+    return None
+
+
+def render(world, query):
+    page, city = page_of(world, query, MAX_PAGES)
+    items = [_item(world.posting(SITE, city, query.keyword, slot)) for slot in page.slots]
+    state = _state(query, items, page.pages, page.total)
+    cards = "".join(_card(i) for i in items) or _no_jobs("暂无符合条件的职位，换个关键词试试")
+    return _document(query, state, cards + _pager(query, page.has_more))
+
+
+def _item(p):
+    c = p.company
+    exp, degree = vocab.EXPERIENCE[SITE][p.experience], vocab.DEGREE[SITE][p.degree]
+    return {
+        "number": p.id, "name": p.title, "positionUrl": f"https://www.zhaopin.com/jobdetail/{p.id}.htm",
+        "salary60": salary60(p), "salaryReal": f"{p.salary_min}-{p.salary_max}",
+        "companyName": c.full_name, "companyNumber": f"CZ{c.number}", "companySize": vocab.SIZES[SITE][c.size],
+        "propertyName": vocab.KINDS[SITE][c.kind], "industryName": c.industry[2],
+        "companyUrl": f"https://www.zhaopin.com/companydetail/CZ{c.number}.htm",
+        "cityId": p.city.zhilian, "workCity": p.city.name, "cityDistrict": p.district, "streetName": p.area,
+        "workingExp": exp, "education": degree, "publishTime": p.published.strftime("%Y-%m-%d %H:%M:%S"),
+        "showSkillTags": [{"tag": t} for t in (degree, exp, *p.skills)],
+        "skillLabel": [{"value": s} for s in p.skills], "welfareLabel": list(p.welfare),
+        "workType": "实习" if "实习" in p.title else "全职", "subJobTypeLevelName": p.skills[0],
+        "staffCard": {"staffName": p.hr_name, "hrJob": p.hr_title}, "jobSummary": "",
+    }
+
+
+def salary60(p):
+    """智联's wording: 8000-16000元 below ten thousand, 1.5-2.5万 above, with ·N薪."""
+    if p.salary_min < 10000:
+        text = f"{p.salary_min}-{p.salary_max}元"
+    else:
+        text = f"{p.salary_min / 10000:g}-{p.salary_max / 10000:g}万"
+    return text + (f"·{p.months}薪" if p.months > 12 else "")
+
+
+def _state(query, items, pages, count):
+    return {
+        "pageIndex": query.page, "pageSize": PAGE_SIZE, "pages": pages, "positionCount": count,
+        "isLogged": False, "queryParams": {"jl": query.city, "kw": query.keyword, "p": query.page},
+        "keyWords": query.keyword, "listResponseCode": 200, "resumeNumber": "", "cookiesData": {},
+        "statBaseData": {"actionid": f"sandbox-{query.city}-{query.page}"},
+        "searchCondition": {"jl": query.city, "kw": query.keyword}, "positionList": items,
+    }
+
+
+def _card(item):
+    e = html.escape
+    return (f'<div class="joblist-box__item clearfix"><div class="joblist-box__iteminfo iteminfo">'
+            f'<div class="jobinfo__top"><a class="jobinfo__name" href="{e(item["positionUrl"])}" target="_blank">'
+            f'{e(item["name"])}</a><p class="jobinfo__salary">{e(item["salary60"])}</p></div>'
+            f'<div class="jobinfo__other-info"><span class="jobinfo__other-info-item">{e(item["workCity"])}·'
+            f'{e(item["cityDistrict"])}</span><span class="jobinfo__other-info-item">{e(item["workingExp"])}</span>'
+            f'<span class="jobinfo__other-info-item">{e(item["education"])}</span></div></div>'
+            f'<div class="companyinfo"><a class="companyinfo__name" href="{e(item["companyUrl"])}">'
+            f'{e(item["companyName"])}</a></div></div>')
+
+
+def _pager(query, has_more):
+    href = html.escape(f"/sou/jl{query.city}/p{query.page + 1}?kw={urllib.parse.quote(query.keyword)}")
+    prev = "soupager__btn" + ("" if query.page > 1 else " soupager__btn--disable")
+    nxt = ('<a class="soupager__btn" href="' + href + '">下一页</a>' if has_more
+           else '<a class="soupager__btn soupager__btn--disable">下一页</a>')
+    return (f'<div class="pagination"><div class="soupager"><a class="{prev}">上一页</a>'
+            f'<span class="soupager__index soupager__index--active">{query.page}</span>{nxt}</div></div>')
+
+
+def _no_jobs(text):
+    return f'<div class="noJobTip"><img class="noJobTip__img" src="//img.zhaopin.cn/nojob.png"><p>{text}</p></div>'
+
+
+def _document(query, state, body):
+    data = to_json(state).replace("</", "<\\/")
+    title = html.escape(f"{query.keyword}招聘_{query.keyword}最新招聘信息 - 智联招聘")
+    return (f'<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>{title}</title></head>'
+            f'<body><div id="root"><div class="joblist-box">{body}</div></div>'
+            f"<script>__INITIAL_STATE__={data}</script></body></html>").encode()
+
+
+def login_wall(query):
+    """Zero cards and 登录之后再搜索: the silent login wall."""
+    state = _state(query, [], 0, 0)
+    tip = _no_jobs('登录之后再搜索，<a class="noJobTip__login" href="https://passport.zhaopin.com/login">登录/注册</a>')
+    return 200, CONTENT_TYPE, _document(query, state, tip)
+
+
+VERIFY = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>安全验证 | Security Verification</title></head>
+<body><div class="verify-wrap"><h1>安全验证</h1><p>Security Verification</p>
+<p>当前访问存在风险，请完成验证后继续访问</p><div id="nc_1_wrapper"><span id="nc_1_n1z"></span></div>
+<div class="geetest_box"></div><p class="trace">{trace}</p></div></body></html>"""
+
+FAULTS = {
+    "zhilian_verify": lambda query, h: (200, "text/html; charset=utf-8", VERIFY.format(trace=f"{h:016x}").encode()),
+    "zhilian_login": lambda query, h: login_wall(query),
+}

@@ -1,0 +1,135 @@
+"""The /_sandbox/ control endpoints and the SandboxProcess client tests and benchmarks rely on."""
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from farm.sandbox.testing import SandboxProcess
+from tests.unit.sandbox_conftest_helpers import boss_path, get, get_json, qcwy_path, zhilian_path
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with SandboxProcess(seed=5, postings=(50, 50)) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(autouse=True)
+def clean(sb):
+    sb.set_faults()
+    sb.reset()
+
+
+def test_health(sb):
+    assert sb.health() == {"status": "ok", "seed": 5, "postings": [50, 50], "sites": ["boss", "qcwy", "zhilian"]}
+
+
+def test_counts_count_successful_pages_per_site_city_keyword_page(sb):
+    get_json(sb.url, qcwy_path("python"))
+    get_json(sb.url, qcwy_path("python"))
+    get_json(sb.url, qcwy_path("python", page=3))  # past the last page: still a served page
+    get_json(sb.url, boss_path("前端", page=2))
+    get(sb.url, zhilian_path("java"))
+    assert sb.counts() == {("qcwy", "010000", "python", 1): 2, ("qcwy", "010000", "python", 3): 1,
+                           ("boss", "101010100", "前端", 2): 1, ("zhilian", "530", "java", 1): 1}
+    raw = json.loads(urllib.request.urlopen(sb.url + "/_sandbox/counts", timeout=10).read())
+    assert {"site": "boss", "city": "101010100", "keyword": "前端", "page": 2, "count": 1} in raw["counts"]
+
+
+def test_reset_clears_counts(sb):
+    get_json(sb.url, qcwy_path("python"))
+    assert sb.counts()
+    sb.reset()
+    assert sb.counts() == {}
+    get_json(sb.url, qcwy_path("python"))
+    assert sb.counts() == {("qcwy", "010000", "python", 1): 1}
+
+
+@pytest.mark.parametrize("kind", ["http500", "drop", "truncate", "qcwy_waf", "qcwy_throttle"])
+def test_faulted_responses_are_not_counted(sb, kind):
+    sb.set_faults(keywords={"python": kind})
+    try:
+        get(sb.url, qcwy_path("python"))
+    except Exception:  # noqa: BLE001 - drop and truncate break the HTTP exchange; that is the point
+        pass
+    get_json(sb.url, qcwy_path("java"))
+    assert sb.counts() == {("qcwy", "010000", "java", 1): 1}
+
+
+def test_wrong_sign_is_not_counted(sb):
+    get_json(sb.url, qcwy_path("python"), {"sign": "0" * 64})
+    assert sb.counts() == {}
+
+
+def test_truth_shape_and_city_names(sb):
+    truth = sb.truth("boss", "北京", "python")
+    assert set(truth) == {"site", "city", "keyword", "total", "reachable", "page_size", "pages", "ids"}
+    assert (truth["site"], truth["city"], truth["keyword"]) == ("boss", "101010100", "python")
+    assert (truth["total"], truth["page_size"], truth["pages"], len(truth["ids"])) == (50, 30, 2, 50)
+    assert sb.truth("boss", "101010100", "python") == truth
+    assert sb.truth("boss", "北京", "python", page_size=15)["pages"] == 4
+    assert sb.truth("zhilian", "深圳", "python")["city"] == "765"
+    assert sb.truth("qcwy", "杭州", "python")["city"] == "080200"
+
+
+def test_truth_does_not_count(sb):
+    sb.truth("qcwy", "010000", "python")
+    assert sb.counts() == {}
+
+
+def test_truth_needs_site_city_and_keyword(sb):
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(sb.url + "/_sandbox/truth?site=nope&city=1&keyword=x", timeout=10)
+    assert caught.value.code == 400 and "site" in json.loads(caught.value.read())["error"]
+
+
+def test_faults_endpoint_shows_what_was_set(sb):
+    sb.set_faults(rate=0.25, seed=9, kinds=["http429", "boss37"], keywords={"java": "drop"})
+    shown = sb.faults()
+    assert (shown["rate"], shown["seed"], shown["kinds"], shown["keywords"]) == (
+        0.25, 9, ["http429", "boss37"], {"java": "drop"})
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_stop_leaves_no_process_even_when_the_block_fails():
+    with pytest.raises(ZeroDivisionError):
+        with SandboxProcess() as sandbox:
+            pid = sandbox.proc.pid
+            assert _alive(pid)
+            1 / 0
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid) and sandbox.proc.returncode is not None
+
+
+def test_a_failed_start_raises_and_leaves_nothing():
+    sandbox = SandboxProcess(postings=(5, 1))
+    with pytest.raises(RuntimeError, match="postings"):
+        sandbox.start()
+    assert sandbox.proc.poll() is not None
+
+
+def test_cli_prints_its_url_once_ready():
+    proc = subprocess.Popen([sys.executable, "-m", "farm.sandbox", "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("farm sandbox listening on http://127.0.0.1:")
+        url = line.split()[-1]
+        assert json.loads(urllib.request.urlopen(url + "/_sandbox/health", timeout=10).read())["status"] == "ok"
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+        proc.stdout.close()
