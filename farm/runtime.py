@@ -16,16 +16,20 @@ from twisted.python.threadpool import ThreadPool
 from farm.state.lease import Lease
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
+from farm.window import PageWindow
 
 logger = logging.getLogger(__name__)
 
 
 class FarmRuntime:
-    def __init__(self, store: KeywordStore, crawler_id: str):
+    def __init__(self, store: KeywordStore, crawler_id: str, pages_in_flight: int):
         self.store = store
         self.crawler_id = crawler_id
+        self.window = PageWindow(pages_in_flight)
         # the leases this process holds, by (id, lease_token); the lease middleware owns it
         self.leases: dict[tuple[int, int], Lease] = {}
+        # called (each returns a Deferred) before held leases are released at close
+        self.drains: list = []
         self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-db")
         self._pool.start()
 
@@ -37,7 +41,10 @@ class FarmRuntime:
             settings = crawler.settings
             store = KeywordStore.from_settings(settings)
             require_current(store.engine)
-            runtime = cls(store, settings.get("FARM_CRAWLER_ID"))
+            pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
+            if pages_in_flight < 1:
+                raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
+            runtime = cls(store, settings.get("FARM_CRAWLER_ID"), pages_in_flight)
             crawler._farm_runtime = runtime
             crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
         return runtime

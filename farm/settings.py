@@ -36,6 +36,9 @@ FARM_ZHILIAN_MAX_PAGES = int(_env("FARM_ZHILIAN_MAX_PAGES", 15))
 
 # Keywords one process holds at once; each keeps its pages flowing.
 FARM_LEASES_IN_FLIGHT = int(_env("FARM_LEASES_IN_FLIGHT", 8))
+# Pages one process may have fetched without their progress recorded: what a
+# kill -9 can cost at most, in pages fetched again.
+FARM_PAGES_IN_FLIGHT = int(_env("FARM_PAGES_IN_FLIGHT", 32))
 # How often a crawl logs its progress line (seconds).
 FARM_LOGSTATS_INTERVAL = float(_env("FARM_LOGSTATS_INTERVAL", 60))
 # How often a crawl turns stale leases (no heartbeat for FARM_LEASE_TIMEOUT) into partial.

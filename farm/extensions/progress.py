@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
+from twisted.internet.defer import Deferred, succeed
 
 from farm import signals
 from farm.runtime import FarmRuntime
@@ -37,6 +38,11 @@ class PageProgress:
         self.stats = crawler.stats
         self.tallies: dict[tuple[tuple[int, int], int], _PageTally] = {}
         self.ended: set[tuple[int, int]] = set()
+        # pages whose postings are stored, waiting for the write in flight to finish;
+        # then all of them go in one transaction (group commit)
+        self.ready: list[tuple[Lease, int, int, int | None]] = []
+        self._writing = None
+        runtime.drains.append(self.drain)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -46,6 +52,8 @@ class PageProgress:
         connect = crawler.signals.connect
         connect(ext.item_scraped, signal=scrapy_signals.item_scraped)
         connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
+        connect(ext.item_error, signal=scrapy_signals.item_error)
+        connect(ext.spider_error, signal=scrapy_signals.spider_error)
         connect(ext.page_parsed, signal=signals.page_parsed)
         connect(ext.keyword_failed, signal=signals.keyword_failed)
         connect(ext.keyword_blocked, signal=signals.keyword_blocked)
@@ -60,6 +68,19 @@ class PageProgress:
     def item_dropped(self, item, response, exception, spider):
         # an invalid posting is not stored, but it does not hold its page back
         self._count_handled(response)
+
+    def item_error(self, item, response, spider, failure):
+        lease = response.meta.get("farm_lease") if response is not None else None
+        if lease is not None:
+            reason = f"a posting could not be stored: {failure.getErrorMessage()} (from {response.url})"
+            self._end(lease, "failed", self.store.fail, reason)
+
+    def spider_error(self, failure, response, spider):
+        # a bug in a callback: the page would never be recorded, and its lease never end
+        lease = response.meta.get("farm_lease") if response is not None else None
+        if lease is not None:
+            reason = f"{failure.type.__name__} in {spider.name}: {failure.getErrorMessage()} at {response.url}"
+            self._end(lease, "failed", self.store.fail, reason)
 
     def _count_handled(self, response):
         lease = response.meta.get("farm_lease") if response is not None else None
@@ -81,11 +102,45 @@ class PageProgress:
         if tally.expected is None or tally.handled < tally.expected:
             return
         del self.tallies[(lease.key, page)]
-        d = self.runtime.run(self.store.page_done, lease, page, tally.expected, tally.last_page)
-        d.addCallback(self._page_written, lease, page)
-        d.addErrback(self._write_failed, "page progress")
+        self.ready.append((lease, page, tally.expected, tally.last_page))
+        self._write_ready()
+
+    def _write_ready(self):
+        if self._writing is not None or not self.ready:
+            return
+        batch, self.ready = self.ready, []
+        self._writing = self.runtime.run(self.store.pages_done, batch)
+        self._writing.addCallback(self._pages_written, batch)
+        self._writing.addErrback(self._write_failed, "page progress")
+        self._writing.addBoth(self._write_finished)
+
+    def _write_finished(self, _):
+        self._writing = None
+        self._write_ready()
+
+    def drain(self):
+        """A Deferred that fires once every ready page is written (before leases are released)."""
+        if self._writing is None:
+            self._write_ready()
+        if self._writing is None:
+            return succeed(None)
+        done = Deferred()
+
+        def again(result):
+            self.drain().chainDeferred(done)
+            return result
+
+        self._writing.addBoth(again)
+        return done
+
+    def _pages_written(self, results, batch):
+        for result, (lease, page, _, _) in zip(results, batch):
+            self._page_written(result, lease, page)
 
     def _page_written(self, result, lease, page):
+        self.runtime.window.leave(lease.key, page)
+        if lease.key in self.ended:
+            return
         if not result.applied:
             self.stats.inc_value("farm/progress/fenced")
             self._ended(lease, "lost")

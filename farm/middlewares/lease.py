@@ -13,7 +13,7 @@ import logging
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
-from twisted.internet.defer import DeferredList, succeed
+from twisted.internet.defer import DeferredList
 
 from farm import signals
 from farm.runtime import FarmRuntime
@@ -28,6 +28,7 @@ class KeywordLeaseMiddleware:
         self.runtime = runtime
         self.store = runtime.store
         self.held = runtime.leases
+        self.window = runtime.window
         self.in_flight = in_flight
         self.stats = crawler.stats
         self._claim = None  # the Deferred of a claim under way
@@ -49,12 +50,21 @@ class KeywordLeaseMiddleware:
         crawler.signals.connect(mw.lease_ended, signal=signals.lease_ended)
         return mw
 
-    def process_request(self, request):
+    async def process_request(self, request):
         lease = request.meta.get("farm_lease")
-        if lease is not None and lease.key not in self.held:
+        if lease is None:
+            return None
+        self._check_held(lease)
+        if len(self.window) >= self.window.size:
+            self.stats.inc_value("farm/window/full")
+        await self.window.enter(lease.key, request.meta["farm_page"])
+        self._check_held(lease)  # it may have ended while the request waited
+        return None
+
+    def _check_held(self, lease):
+        if lease.key not in self.held:
             self.stats.inc_value("farm/lease/dropped_requests")
             raise LeaseLost(f"keyword {lease.id} is no longer held by this crawler (token {lease.lease_token})")
-        return None
 
     def spider_opened(self, spider):
         self._refill()
@@ -68,6 +78,7 @@ class KeywordLeaseMiddleware:
         logger.info("farm: no %s keyword left to claim for today", spider.name)
 
     def lease_ended(self, lease, outcome, spider):
+        self.window.leave_lease(lease.key)
         if self.held.pop(lease.key, None) is None:
             return
         if outcome == "blocked":
@@ -117,9 +128,12 @@ class KeywordLeaseMiddleware:
 
     def spider_closed(self, spider, reason):
         self._closing = True
-        pending = self._claim if self._claim is not None else succeed(None)
-        pending.addBoth(lambda _: self._release_all(reason))
-        return pending
+        pending = [self._claim] if self._claim is not None else []
+        # page progress still on its way must land before its lease is released
+        pending += [drain() for drain in self.runtime.drains]
+        done = DeferredList(pending, consumeErrors=True)
+        done.addBoth(lambda _: self._release_all(reason))
+        return done
 
     def _release_all(self, reason):
         leases = list(self.held.values())

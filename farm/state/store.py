@@ -251,46 +251,58 @@ class KeywordStore:
         later pages wait in pages_ahead. A page reported again adds no jobs. When
         the watermark reaches the known total, the same write completes the row.
         """
-        page, jobs = int(page), int(jobs)
-        return self._retrying(lambda: self._page_done(lease, page, jobs, total_pages))
+        return self.pages_done([(lease, page, jobs, total_pages)])[0]
 
-    def _page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None) -> PageWrite:
-        now = self.clock()
+    def pages_done(self, pages) -> list[PageWrite]:
+        """``page_done`` for many (lease, page, jobs, total_pages) in one transaction.
+
+        Under load a crawler has several pages ready at once; one commit for all of
+        them keeps the window between "fetched" and "recorded" short.
+        """
+        pages = [(lease, int(page), int(jobs), total) for lease, page, jobs, total in pages]
+
+        def write():
+            now = self.clock()
+            with self.engine.begin() as conn:
+                return [self._page_done(conn, now, *args) for args in pages]
+
+        return self._retrying(write)
+
+    def _page_done(self, conn, now, lease: Lease, page: int, jobs: int, total_pages) -> PageWrite:
         stmt = select(
             c.lease_token, c.crawl_status, c.last_completed_page, c.total_pages,
             c.pages_ahead, c.jobs_found,
         ).where(c.id == lease.id)
         if self._mysql:
             stmt = stmt.with_for_update()
-        with self.engine.begin() as conn:
-            row = conn.execute(stmt).first()
-            if row is None:
-                return PageWrite(False, False, lease.start_page - 1, lease.total_pages, False)
-            if row.lease_token != lease.lease_token or row.crawl_status != "crawling":
-                return PageWrite(False, False, row.last_completed_page, row.total_pages, False)
-            mark = row.last_completed_page
-            ahead = _parse_pages(row.pages_ahead)
-            counted = page > mark and page not in ahead
-            if counted:
-                ahead.add(page)
-                while mark + 1 in ahead:
-                    mark += 1
-                    ahead.discard(mark)
-            total = int(total_pages) if total_pages is not None else row.total_pages
-            completed = total is not None and mark >= total
-            values = dict(
-                last_completed_page=mark,
-                pages_ahead=_format_pages(ahead),
-                heartbeat_at=now,
-                updated_at=now,
-            )
-            if counted and jobs:
-                values["jobs_found"] = c.jobs_found + jobs
-            if total_pages is not None:
-                values["total_pages"] = total
-            if completed:
-                values["crawl_status"] = "completed"
-            conn.execute(update(K).where(self._fence(lease)).values(values))
+        row = conn.execute(stmt).first()
+        if row is None:
+            return PageWrite(False, False, lease.start_page - 1, lease.total_pages, False)
+        if row.lease_token != lease.lease_token or row.crawl_status != "crawling":
+            return PageWrite(False, False, row.last_completed_page, row.total_pages, False)
+        mark = row.last_completed_page
+        ahead = _parse_pages(row.pages_ahead)
+        counted = page > mark and page not in ahead
+        if counted:
+            ahead.add(page)
+            while mark + 1 in ahead:
+                mark += 1
+                ahead.discard(mark)
+        total = int(total_pages) if total_pages is not None else row.total_pages
+        completed = total is not None and mark >= total
+        values = dict(
+            last_completed_page=mark,
+            pages_ahead=_format_pages(ahead),
+            heartbeat_at=now,
+            updated_at=now,
+        )
+        if counted and jobs:
+            values["jobs_found"] = c.jobs_found + jobs
+        if total_pages is not None:
+            values["total_pages"] = total
+        if completed:
+            values["crawl_status"] = "completed"
+        conn.execute(update(K).where(self._fence(lease)).values(values))
         return PageWrite(True, counted, mark, total, completed)
 
     def _fenced_update(self, lease: Lease, **values) -> bool:

@@ -38,10 +38,14 @@ def component(crawler, cls):
 async def db_barrier(crawler):
     """Wait until every database write queued so far (and its callbacks) has run.
 
-    The crawl's database thread is first in, first out: a no-op queued now
-    finishes after everything queued before it.
+    Ready page progress is written first (the drains); then, as the crawl's
+    database thread is first in, first out, a no-op queued now finishes after
+    everything queued before it.
     """
-    await FarmRuntime.of(crawler).run(lambda: None)
+    runtime = FarmRuntime.of(crawler)
+    for drain in runtime.drains:
+        await drain()
+    await runtime.run(lambda: None)
 
 
 def page_response(lease, page):

@@ -46,15 +46,15 @@ async def test_claims_up_to_the_leases_in_flight_and_schedules_their_first_pages
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_requests_of_a_lease_no_longer_held_is_dropped(crawler, middleware):
+async def test_the_requests_of_a_lease_no_longer_held_are_dropped(crawler, middleware):
     send(crawler, scrapy_signals.spider_opened)
     await db_barrier(crawler)
     first = crawler.engine.scheduled[0]
-    assert middleware.process_request(first) is None
+    assert await middleware.process_request(first) is None
     send(crawler, signals.lease_ended, lease=first.meta["farm_lease"], outcome="lost")
     with pytest.raises(LeaseLost):
-        middleware.process_request(first)
-    assert middleware.process_request(Request("http://other.invalid/")) is None  # not farm's: untouched
+        await middleware.process_request(first)
+    assert await middleware.process_request(Request("http://other.invalid/")) is None  # not farm's
 
 
 @pytest_twisted.ensureDeferred
