@@ -10,6 +10,7 @@ from farm.spiders.qcwy import QcwySpider
 
 class PlainQcwySpider(QcwySpider):
     name = "qcwy_plain"
+    site = "qcwy"
     custom_settings = {
         "DOWNLOADER_MIDDLEWARES": {},
         "ITEM_PIPELINES": {},

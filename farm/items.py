@@ -20,3 +20,7 @@ class JobPosting(scrapy.Item):
     url = scrapy.Field()
     keyword_id = scrapy.Field()  # the keyword row the posting was found under
     raw = scrapy.Field()  # the site's item, as parsed from JSON
+
+    # Not a field (not stored, not exported): the (lease, page) the posting came
+    # from, so the pipeline can tell the progress extension it was handled.
+    _farm_page = None

@@ -30,6 +30,10 @@ class FarmRuntime:
         self.leases: dict[tuple[int, int], Lease] = {}
         # called (each returns a Deferred) before held leases are released at close
         self.drains: list = []
+        # the postings pipeline, whose durable() says when postings are committed,
+        # and the progress extension, which the pipeline tells of each posting handled
+        self.postings = None
+        self.progress = None
         self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-db")
         self._pool.start()
 

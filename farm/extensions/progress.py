@@ -1,8 +1,8 @@
 """Page progress on signals: the keyword table follows what is durably stored.
 
 A page counts as done only when every posting it yielded has been through the
-pipeline, which answers an item only once its batch is committed
-(``item_scraped`` fires then). So a kill between the two may make the page be
+pipeline (``item_scraped``) and the pipeline says all it was handed is
+committed (``durable()``). So a kill between the two may make the page be
 fetched again, but never loses its postings. The last page's write completes
 the keyword in the same transaction.
 """
@@ -49,9 +49,9 @@ class PageProgress:
         if not issubclass(crawler.spidercls, LeaseSpider):
             raise NotConfigured("not a farm LeaseSpider")
         ext = cls(crawler, FarmRuntime.of(crawler))
+        ext.runtime.progress = ext
         connect = crawler.signals.connect
-        connect(ext.item_scraped, signal=scrapy_signals.item_scraped)
-        connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
+        connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         connect(ext.item_error, signal=scrapy_signals.item_error)
         connect(ext.spider_error, signal=scrapy_signals.spider_error)
         connect(ext.page_parsed, signal=signals.page_parsed)
@@ -62,12 +62,27 @@ class PageProgress:
 
     # --- postings through the pipeline -----------------------------------
 
-    def item_scraped(self, item, response, spider):
-        self._count_handled(response)
+    def spider_opened(self, spider):
+        if self.runtime.postings is None:
+            # no farm pipeline: count postings off Scrapy's per-item signals instead
+            self.crawler.signals.connect(self.item_scraped, signal=scrapy_signals.item_scraped)
+            self.crawler.signals.connect(self.item_scraped, signal=scrapy_signals.item_dropped)
 
-    def item_dropped(self, item, response, exception, spider):
-        # an invalid posting is not stored, but it does not hold its page back
-        self._count_handled(response)
+    def item_scraped(self, item, response, spider):
+        if getattr(item, "_farm_page", None) is not None:
+            self.posting_handled(*item._farm_page)
+
+    def posting_handled(self, lease, page):
+        """A posting of this page is stored, or dropped as invalid (it does not hold its page back).
+
+        The pipeline calls this directly: a signal per posting costs the crawl a
+        good part of its speed.
+        """
+        if lease.key in self.ended:
+            return
+        tally = self.tallies.setdefault((lease.key, page), _PageTally(lease=lease))
+        tally.handled += 1
+        self._check(lease, page, tally)
 
     def item_error(self, item, response, spider, failure):
         lease = response.meta.get("farm_lease") if response is not None else None
@@ -82,14 +97,6 @@ class PageProgress:
             reason = f"{failure.type.__name__} in {spider.name}: {failure.getErrorMessage()} at {response.url}"
             self._end(lease, "failed", self.store.fail, reason)
 
-    def _count_handled(self, response):
-        lease = response.meta.get("farm_lease") if response is not None else None
-        if lease is None or lease.key in self.ended:
-            return
-        page = response.meta["farm_page"]
-        tally = self.tallies.setdefault((lease.key, page), _PageTally(lease=lease))
-        tally.handled += 1
-        self._check(lease, page, tally)
 
     def page_parsed(self, lease, page, postings, last_page, spider):
         if lease.key in self.ended:
@@ -102,8 +109,18 @@ class PageProgress:
         if tally.expected is None or tally.handled < tally.expected:
             return
         del self.tallies[(lease.key, page)]
+        postings = self.runtime.postings
+        stored = postings.durable() if postings is not None else succeed(None)
+        stored.addCallbacks(self._stored, self._not_stored, callbackArgs=(lease, page, tally))
+
+    def _stored(self, _, lease, page, tally):
         self.ready.append((lease, page, tally.expected, tally.last_page))
         self._write_ready()
+
+    def _not_stored(self, failure, lease, page, tally):
+        # the crawl is closing on the database error; the page is fetched again next time
+        self.stats.inc_value("farm/progress/not_stored")
+        self.runtime.window.leave(lease.key, page)
 
     def _write_ready(self):
         if self._writing is not None or not self.ready:

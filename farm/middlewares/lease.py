@@ -103,6 +103,11 @@ class KeywordLeaseMiddleware:
         if not leases:
             self._none_left = True
             self.stats.inc_value("farm/lease/none_left")
+            if not self.held and not self._closing:
+                # every request belongs to a lease: with none held, the crawl is done now,
+                # not at Scrapy's next idle check (up to 5 s away)
+                logger.info("farm: no %s keyword left to claim for today", spider.name)
+                self.crawler.engine.close_spider(spider, "finished")
             return
         for lease in leases:
             self.stats.inc_value(f"farm/lease/claimed/{lease.from_status}")

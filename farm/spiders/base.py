@@ -63,16 +63,20 @@ class LeaseSpider(scrapy.Spider):
     city_codes: dict[str, str]
     code_pattern: re.Pattern
     paging: str = "parallel"
+    site: str | None = None  # whose FARM_<SITE>_* settings apply, when not the spider's name
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        prefix = f"FARM_{cls.name.upper()}"
+        prefix = f"FARM_{(cls.site or cls.name).upper()}"
         base_url = crawler.settings.get(f"{prefix}_BASE_URL")
         if not base_url:
             raise NotConfigured(f"{prefix}_BASE_URL is empty: set it to the site or the sandbox")
         spider.base_url = base_url.rstrip("/")
         spider.max_pages = crawler.settings.getint(f"{prefix}_MAX_PAGES")
+        # One bound method for every page request: Scrapy caches its per-callback
+        # source inspection weakly, and a fresh bound method each time re-parses it.
+        spider._page_callback, spider._page_errback = spider.parse_search, spider.page_error
         if spider.max_pages < 1:
             raise ValueError(f"{prefix}_MAX_PAGES must be at least 1, got {spider.max_pages}")
         return spider
@@ -131,8 +135,8 @@ class LeaseSpider(scrapy.Spider):
     def page_request(self, lease: Lease, page: int) -> scrapy.Request:
         request = self.search_request(self.city_code(lease.city), lease.job, page)
         return request.replace(
-            callback=self.parse_search,
-            errback=self.page_error,
+            callback=self._page_callback,
+            errback=self._page_errback,
             # the keyword table, not the dupefilter, says what is done:
             # a retried keyword must be able to fetch its pages again
             dont_filter=True,
@@ -173,6 +177,7 @@ class LeaseSpider(scrapy.Spider):
         for posting in page.postings:
             posting["source"] = self.name
             posting["keyword_id"] = lease.id
+            posting._farm_page = (lease, page_no)
             yield posting
         self.crawler.stats.inc_value("farm/page/parsed")
         self._send(

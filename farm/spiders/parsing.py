@@ -17,9 +17,9 @@ def response_text(response) -> str:
 
 
 def response_json(response):
-    """The body as JSON, or None when it is not JSON."""
+    """The body as JSON, or None when it is not JSON (decoded once per response, by Scrapy)."""
     try:
-        return json.loads(response_text(response))
+        return response.json() if hasattr(response, "json") else json.loads(response_text(response))
     except ValueError:
         return None
 

@@ -1,7 +1,5 @@
 """Building farm's components without a crawl: a crawler on farm's settings and a SQLite file."""
 
-from scrapy import Request
-from scrapy.http import TextResponse
 from scrapy.utils.test import get_crawler
 
 import farm.settings
@@ -46,11 +44,6 @@ async def db_barrier(crawler):
     for drain in runtime.drains:
         await drain()
     await runtime.run(lambda: None)
-
-
-def page_response(lease, page):
-    request = Request("http://sandbox.invalid/api/job/search-pc", meta={"farm_lease": lease, "farm_page": page})
-    return TextResponse(request.url, body=b"{}", request=request)
 
 
 def keyword_row(crawler, keyword_id):

@@ -6,7 +6,7 @@ import pytest_twisted
 from farm import signals
 from farm.extensions.progress import PageProgress
 from farm.runtime import FarmRuntime
-from tests.unit.components import component, db_barrier, keyword_row, make_crawler, page_response
+from tests.unit.components import component, db_barrier, keyword_row, make_crawler
 
 
 @pytest.fixture
@@ -38,9 +38,8 @@ def send(crawler, signal, **kwargs):
 
 
 def stored(crawler, lease, page):
-    from scrapy import signals as scrapy_signals
-
-    send(crawler, scrapy_signals.item_scraped, item={}, response=page_response(lease, page))
+    """What the postings pipeline says of each posting it has taken."""
+    component(crawler, PageProgress).posting_handled(lease, page)
 
 
 @pytest_twisted.ensureDeferred
