@@ -17,14 +17,16 @@ TABLE = JobPostingRow.__table__
 
 # What a posting row carries; id, first_seen_at and last_seen_at are the store's.
 FIELDS = tuple(c.name for c in TABLE.columns if c.name not in ("id", "first_seen_at", "last_seen_at"))
-COLUMNS = FIELDS + ("first_seen_at", "last_seen_at")
+COLUMNS = (
+    "source", "job_id", "title", "salary", "company", "city", "area", "experience", "degree",
+    "tags", "published_at", "url", "keyword_id", "raw", "first_seen_at", "last_seen_at",
+)  # fmt: skip
+assert set(COLUMNS) == set(FIELDS) | {"first_seen_at", "last_seen_at"}
 # What a later sighting overwrites; first_seen_at and keyword_id stay as first found.
 UPDATED = (
     "title", "salary", "company", "city", "area", "experience", "degree",
     "tags", "published_at", "url", "raw", "last_seen_at",
 )
-JSON_FIELDS = ("tags", "raw")
-TIME_FIELDS = ("published_at", "first_seen_at", "last_seen_at")
 
 
 def _sql(dialect_name: str) -> str | None:
@@ -44,17 +46,33 @@ def _sql(dialect_name: str) -> str | None:
     return None
 
 
-def _time_value(dialect_name: str):
-    """How the driver wants an aware datetime: naive UTC (as models.UtcDateTime stores it)."""
+_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
-    def convert(value):
-        if value is None:
-            return None
-        naive = value.astimezone(timezone.utc).replace(tzinfo=None)
-        # SQLAlchemy's SQLite DATETIME format, so the models read it back
-        return naive.strftime("%Y-%m-%d %H:%M:%S.%f") if dialect_name == "sqlite" else naive
 
-    return convert
+def _naive_utc(value):
+    return None if value is None else value.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def _sqlite_time(value):
+    # SQLAlchemy's SQLite DATETIME format, so that the models read it back
+    return None if value is None else _naive_utc(value).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
+    """The driver's parameters, in COLUMNS order: one tuple a row, times as naive UTC."""
+    to_time = _sqlite_time if dialect_name == "sqlite" else _naive_utc
+    seen = to_time(now)
+    return [
+        (
+            row["source"], row["job_id"], row.get("title"), row.get("salary"), row.get("company"),
+            row.get("city"), row.get("area"), row.get("experience"), row.get("degree"),
+            None if row.get("tags") is None else _json(row["tags"]),
+            to_time(row.get("published_at")), row.get("url"), row.get("keyword_id"),
+            None if row.get("raw") is None else _json(row["raw"]),
+            seen, seen,
+        )
+        for row in rows
+    ]  # fmt: skip
 
 
 def upsert_postings(engine: Engine, rows: list[dict], now: datetime) -> int:
@@ -65,10 +83,8 @@ def upsert_postings(engine: Engine, rows: list[dict], now: datetime) -> int:
     """
     latest: dict[tuple[str, str], dict] = {}
     for row in rows:
-        values = {name: row.get(name) for name in FIELDS}
-        values["job_id"] = str(values["job_id"])
-        values["first_seen_at"] = values["last_seen_at"] = now
-        latest[(values["source"], values["job_id"])] = values
+        key = (row["source"], str(row["job_id"]))
+        latest[key] = {**row, "job_id": key[1]}
     if not latest:
         return 0
     ordered = [latest[key] for key in sorted(latest)]
@@ -80,17 +96,9 @@ def upsert_postings(engine: Engine, rows: list[dict], now: datetime) -> int:
             stmt = stmt.on_conflict_do_update(
                 index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in UPDATED}
             )
-            conn.execute(stmt, ordered)
-            return len(ordered)
-        to_time = _time_value(dialect_name)
-        params = [
-            tuple(
-                json.dumps(values[name], ensure_ascii=False) if name in JSON_FIELDS and values[name] is not None
-                else to_time(values[name]) if name in TIME_FIELDS
-                else values[name]
-                for name in COLUMNS
-            )
-            for values in ordered
-        ]  # fmt: skip
-        conn.exec_driver_sql(sql, params)
+            values = [{**{name: row.get(name) for name in FIELDS}, "first_seen_at": now, "last_seen_at": now}
+                      for row in ordered]  # fmt: skip
+            conn.execute(stmt, values)
+        else:
+            conn.exec_driver_sql(sql, _params(ordered, now, dialect_name))
     return len(ordered)
