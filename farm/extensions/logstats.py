@@ -86,11 +86,10 @@ class FarmLogStats:
             parts.append(self._eta(done, elapsed, left + len(self.runtime.leases)))
         return " | ".join(parts)
 
-    @staticmethod
-    def _eta(done, elapsed, remaining):
+    def _eta(self, done, elapsed, remaining):
         if not done:
             return "ETA unknown (no keyword finished yet)"
         seconds = remaining * elapsed / done
-        finish = utcnow().astimezone() + timedelta(seconds=seconds)
+        finish = utcnow().astimezone(self.runtime.store.tz) + timedelta(seconds=seconds)
         hours, rest = divmod(int(seconds), 3600)
         return f"ETA {finish:%H:%M} (in {hours}h{rest // 60:02d}m)"

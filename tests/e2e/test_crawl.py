@@ -38,6 +38,7 @@ def test_full_crawl_stores_every_posting_once_and_fetches_every_page_once(source
         proc = run_crawl(source, db_url, sandbox.url, **max_pages_setting(source))
         assert proc.returncode == 0, proc.output[-3000:]
         pages, ids, per_keyword = expected_crawl(sandbox, source, rows, MAX_PAGES[source])
+        assert f"farm {source}: keywords {len(rows)} done, 0 in flight | pages {len(pages)} (" in proc.output
 
         progress = {
             (k["city"], k["job"]): (k["crawl_status"], k["last_completed_page"], k["total_pages"], k["jobs_found"])

@@ -1,0 +1,35 @@
+"""The progress line people read while a crawl runs."""
+
+import re
+
+import pytest
+
+from farm.extensions.logstats import FarmLogStats
+from farm.runtime import FarmRuntime
+from tests.unit.components import component, make_crawler
+
+
+@pytest.fixture
+def crawler(sqlite_url):
+    crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python")])
+    yield crawler
+    FarmRuntime.of(crawler).engine_stopped()
+
+
+def test_the_line_names_keywords_pages_postings_blocks_and_an_eta(crawler):
+    ext = component(crawler, FarmLogStats)
+    for name, value in {
+        "farm/keyword/completed": 8, "farm/keyword/failed": 1, "farm/keyword/blocked": 1,
+        "farm/progress/pages": 120, "item_scraped_count": 2400, "farm/block/count": 3,
+    }.items():  # fmt: skip
+        crawler.stats.set_value(name, value)
+    FarmRuntime.of(crawler).leases.update({(1, 1): object(), (2, 1): object()})
+    line = ext.line(left=30)
+    assert line.startswith("farm qcwy: keywords 10 done, 2 in flight, 30 left | pages 120 (")
+    assert "| postings 2400 | blocks 3 |" in line
+    assert re.search(r"ETA \d\d:\d\d \(in \d+h\d\dm\)$", line)
+
+
+def test_no_eta_before_a_keyword_has_finished(crawler):
+    line = component(crawler, FarmLogStats).line(left=5)
+    assert line.endswith("ETA unknown (no keyword finished yet)")
