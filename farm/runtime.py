@@ -9,10 +9,12 @@ and a page's progress before a release of its lease at close.
 import logging
 
 from scrapy import signals
+from scrapy.exceptions import NotConfigured
 from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
+from farm.spiders.base import LeaseSpider
 from farm.state.lease import Lease
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
@@ -39,7 +41,9 @@ class FarmRuntime:
 
     @classmethod
     def of(cls, crawler) -> "FarmRuntime":
-        """The crawl's runtime, made on first use."""
+        """The crawl's runtime, made on first use; NotConfigured for a spider not of farm's."""
+        if not issubclass(crawler.spidercls, LeaseSpider):
+            raise NotConfigured("not a farm LeaseSpider: no keyword leases, progress or postings")
         runtime = getattr(crawler, "_farm_runtime", None)
         if runtime is None:
             settings = crawler.settings
@@ -49,6 +53,12 @@ class FarmRuntime:
             if pages_in_flight < 1:
                 raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
             runtime = cls(store, settings.get("FARM_CRAWLER_ID"), pages_in_flight)
+            if settings.get("FARM_REDIS_URL"):
+                logger.warning(
+                    "farm: FARM_REDIS_URL is set, but this version shares work between crawlers "
+                    "through the keyword table alone (each keyword is claimed by one crawler); "
+                    "the shared Redis request queue is not built yet, so it is not used"
+                )
             crawler._farm_runtime = runtime
             crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
         return runtime

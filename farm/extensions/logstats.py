@@ -16,7 +16,6 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
 from farm.runtime import FarmRuntime
-from farm.spiders.base import LeaseSpider
 from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)
@@ -36,12 +35,11 @@ class FarmLogStats:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not issubclass(crawler.spidercls, LeaseSpider):
-            raise NotConfigured("not a farm LeaseSpider")
+        runtime = FarmRuntime.of(crawler)
         interval = crawler.settings.getfloat("FARM_LOGSTATS_INTERVAL")
         if interval <= 0:
             raise NotConfigured("FARM_LOGSTATS_INTERVAL is 0")
-        ext = cls(crawler, FarmRuntime.of(crawler), interval)
+        ext = cls(crawler, runtime, interval)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext

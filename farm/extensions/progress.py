@@ -11,12 +11,10 @@ import logging
 from dataclasses import dataclass
 
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import NotConfigured
 from twisted.internet.defer import Deferred, succeed
 
 from farm import signals
 from farm.runtime import FarmRuntime
-from farm.spiders.base import LeaseSpider
 from farm.state.lease import Lease
 
 logger = logging.getLogger(__name__)
@@ -46,8 +44,6 @@ class PageProgress:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not issubclass(crawler.spidercls, LeaseSpider):
-            raise NotConfigured("not a farm LeaseSpider")
         ext = cls(crawler, FarmRuntime.of(crawler))
         ext.runtime.progress = ext
         connect = crawler.signals.connect

@@ -13,7 +13,6 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
 from farm.runtime import FarmRuntime
-from farm.spiders.base import LeaseSpider
 
 logger = logging.getLogger(__name__)
 
@@ -29,8 +28,7 @@ class LeaseReaper:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not issubclass(crawler.spidercls, LeaseSpider):
-            raise NotConfigured("not a farm LeaseSpider")
+        runtime = FarmRuntime.of(crawler)
         settings = crawler.settings
         interval = settings.getfloat("FARM_REAP_INTERVAL")
         timeout = settings.getfloat("FARM_LEASE_TIMEOUT")
@@ -39,7 +37,7 @@ class LeaseReaper:
         if timeout <= 0:
             raise ValueError(f"FARM_LEASE_TIMEOUT must be positive, got {timeout}")
         # heartbeats must come well inside the timeout, or live leases would be reaped
-        ext = cls(crawler, FarmRuntime.of(crawler), min(interval, timeout / 3))
+        ext = cls(crawler, runtime, min(interval, timeout / 3))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext

@@ -12,9 +12,9 @@ not the keyword's fault.
 import logging
 
 from scrapy.downloadermiddlewares.retry import get_retry_request
-from scrapy.exceptions import NotConfigured
 
-from farm.spiders.base import KeywordBlocked, LeaseSpider
+from farm.runtime import FarmRuntime
+from farm.spiders.base import KeywordBlocked
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +32,7 @@ class SiteBlockMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not issubclass(crawler.spidercls, LeaseSpider):
-            raise NotConfigured("not a farm LeaseSpider")
+        FarmRuntime.of(crawler)  # NotConfigured for a spider not of farm's
         settings = crawler.settings
         retries = settings.getint("FARM_BLOCK_RETRIES")
         base_delay = settings.getfloat("FARM_BLOCK_BASE_DELAY")

@@ -12,12 +12,12 @@ closes early (Ctrl+C, an error, CloseSpider) it releases what it holds as
 import logging
 
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import DontCloseSpider
 from twisted.internet.defer import DeferredList
 
 from farm import signals
 from farm.runtime import FarmRuntime
-from farm.spiders.base import LeaseLost, LeaseSpider
+from farm.spiders.base import LeaseLost
 
 logger = logging.getLogger(__name__)
 
@@ -38,12 +38,11 @@ class KeywordLeaseMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not issubclass(crawler.spidercls, LeaseSpider):
-            raise NotConfigured("not a farm LeaseSpider")
+        runtime = FarmRuntime.of(crawler)
         in_flight = crawler.settings.getint("FARM_LEASES_IN_FLIGHT")
         if in_flight < 1:
             raise ValueError(f"FARM_LEASES_IN_FLIGHT must be at least 1, got {in_flight}")
-        mw = cls(crawler, FarmRuntime.of(crawler), in_flight)
+        mw = cls(crawler, runtime, in_flight)
         crawler.signals.connect(mw.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(mw.spider_idle, signal=scrapy_signals.spider_idle)
         crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)

@@ -12,14 +12,13 @@ never counts as done while its postings could still be lost.
 
 import logging
 
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import DropItem
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.python.failure import Failure
 
 from farm.runtime import FarmRuntime
-from farm.spiders.base import LeaseSpider
 from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)
@@ -53,13 +52,12 @@ class SqlPostingsPipeline:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not issubclass(crawler.spidercls, LeaseSpider):
-            raise NotConfigured("not a farm LeaseSpider")
+        runtime = FarmRuntime.of(crawler)
         batch_size = crawler.settings.getint("FARM_SQL_BATCH_SIZE")
         interval = crawler.settings.getfloat("FARM_SQL_FLUSH_INTERVAL")
         if batch_size < 1 or interval < 0:
             raise ValueError("FARM_SQL_BATCH_SIZE must be >= 1 and FARM_SQL_FLUSH_INTERVAL >= 0")
-        return cls(crawler, FarmRuntime.of(crawler), batch_size, interval)
+        return cls(crawler, runtime, batch_size, interval)
 
     def process_item(self, item):
         row = {name: item.get(name) for name in FIELDS}

@@ -143,6 +143,16 @@ class LeaseSpider(scrapy.Spider):
             meta={**request.meta, "farm_lease": lease, "farm_page": page},
         )
 
+    def postings_from(self, entries, build, id_field: str, response) -> list[JobPosting]:
+        """``build(entry)`` for each of the site's entries that has an id; the others are
+        skipped, counted (``farm/page/posting_without_id``) and logged."""
+        postings = [build(entry) for entry in entries if isinstance(entry, dict) and entry.get(id_field)]
+        skipped = len(entries) - len(postings)
+        if skipped:
+            self.crawler.stats.inc_value("farm/page/posting_without_id", skipped)
+            self.logger.warning("%s: %d entries without %s skipped at %s", self.name, skipped, id_field, response.url)
+        return postings
+
     def last_page(self, page: Page, page_no: int) -> int | None:
         """The keyword's last page, capped, when the response tells it."""
         if page.total_pages is not None:

@@ -93,11 +93,7 @@ class BossSpider(LeaseSpider):
         jobs = [] if jobs is None else jobs
         if not isinstance(jobs, list):
             raise ParseError("boss: zpData.jobList is not a list")
-        postings = [_posting(job) for job in jobs if isinstance(job, dict) and job.get("encryptJobId")]
-        if len(postings) < len(jobs):
-            self.crawler.stats.inc_value("farm/page/posting_without_id", len(jobs) - len(postings))
-            self.logger.warning("boss: %d jobList entries without encryptJobId skipped at %s",
-                                len(jobs) - len(postings), response.url)
+        postings = self.postings_from(jobs, _posting, "encryptJobId", response)
         return Page(postings=postings, has_more=bool(zp.get("hasMore")) and bool(jobs))
 
     def block_reason(self, response):

@@ -112,11 +112,7 @@ class QcwySpider(LeaseSpider):
         except (TypeError, ValueError):
             raise ParseError(f"qcwy: resultbody.job.totalCount is {total!r}") from None
         items = job.get("items") or []
-        postings = [_posting(item) for item in items if isinstance(item, dict) and item.get("jobId")]
-        if len(postings) < len(items):
-            self.crawler.stats.inc_value("farm/page/posting_without_id", len(items) - len(postings))
-            self.logger.warning("qcwy: %d items without jobId skipped at %s",
-                                len(items) - len(postings), response.url)
+        postings = self.postings_from(items, _posting, "jobId", response)
         return Page(postings=postings, total_count=total)
 
     def block_reason(self, response):

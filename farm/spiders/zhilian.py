@@ -59,11 +59,7 @@ class ZhilianSpider(LeaseSpider):
         positions = state.get("positionList")
         if not isinstance(positions, list):
             raise ParseError("zhilian: no __INITIAL_STATE__.positionList")
-        postings = [_posting(p) for p in positions if isinstance(p, dict) and p.get("number")]
-        if len(postings) < len(positions):
-            self.crawler.stats.inc_value("farm/page/posting_without_id", len(positions) - len(postings))
-            self.logger.warning("zhilian: %d positions without number skipped at %s",
-                                len(positions) - len(postings), response.url)
+        postings = self.postings_from(positions, _posting, "number", response)
         pages = to_int(state.get("pages"))
         if pages is None:  # positionCount is less reliable (§3.1): only a fallback
             count = to_int(state.get("positionCount"))
