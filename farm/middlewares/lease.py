@@ -47,6 +47,7 @@ class KeywordLeaseMiddleware:
         crawler.signals.connect(mw.spider_idle, signal=scrapy_signals.spider_idle)
         crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)
         crawler.signals.connect(mw.lease_ended, signal=signals.lease_ended)
+        crawler.signals.connect(mw.keyword_blocked, signal=signals.keyword_blocked)
         return mw
 
     async def process_request(self, request):
@@ -76,12 +77,15 @@ class KeywordLeaseMiddleware:
             raise DontCloseSpider
         logger.info("farm: no %s keyword left to claim for today", spider.name)
 
+    def keyword_blocked(self, lease, reason, spider):
+        # Noted now, before its release is even queued: a claim queued later must skip it,
+        # and one queued earlier runs first (one FIFO DB thread) and finds it still crawling.
+        self.blocked.add(lease.id)
+
     def lease_ended(self, lease, outcome, spider):
         self.window.leave_lease(lease.key)
         if self.held.pop(lease.key, None) is None:
             return
-        if outcome == "blocked":
-            self.blocked.add(lease.id)
         self._none_left = False  # a failed keyword may be claimable again at once
         self._refill()
 
@@ -91,7 +95,7 @@ class KeywordLeaseMiddleware:
             return
         spider = self.crawler.spider
         self._claim = self.runtime.run(
-            self.store.claim, spider.name, self.runtime.crawler_id, wanted, skip_partial=self.blocked
+            self.store.claim, spider.name, self.runtime.crawler_id, wanted, skip_partial=frozenset(self.blocked)
         )
         self._claim.addCallback(self._claimed, spider)
         self._claim.addErrback(self._claim_failed, spider)
