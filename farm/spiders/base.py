@@ -169,6 +169,8 @@ class LeaseSpider(scrapy.Spider):
             last = self.last_page(page, page_no)
             return last, ([] if last is not None else [page_no + 1])
         last = lease.total_pages or self.last_page(page, page_no)
+        if last is None:  # this response told no total: go on one page at a time
+            return None, [page_no + 1]
         if lease.total_pages is None and page_no == lease.start_page:
             # the first page of a keyword whose total was unknown: request the rest at once
             return last, [p for p in lease.pages_to_fetch(last) if p != page_no]

@@ -61,11 +61,14 @@ class ZhilianSpider(LeaseSpider):
             raise ParseError("zhilian: no __INITIAL_STATE__.positionList")
         postings = self.postings_from(positions, _posting, "number", response)
         pages = to_int(state.get("pages"))
-        if pages is None:  # positionCount is less reliable (§3.1): only a fallback
-            count = to_int(state.get("positionCount"))
-            if count is None:
-                raise ParseError("zhilian: neither pages nor positionCount in __INITIAL_STATE__")
+        count = to_int(state.get("positionCount"))
+        if pages is None and count is None:
+            raise ParseError("zhilian: neither pages nor positionCount in __INITIAL_STATE__")
+        if not pages and count:  # positionCount is less reliable (§3.1): only a fallback
             pages = math.ceil(count / (to_int(state.get("pageSize")) or self.page_size))
+        if not pages and positions:
+            # totals that read 0 beside postings are wrong (§3.1): page on while pages are full
+            return Page(postings=postings, has_more=len(positions) >= self.page_size)
         return Page(postings=postings, total_pages=pages)
 
     def block_reason(self, response):

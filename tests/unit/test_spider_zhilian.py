@@ -1,5 +1,6 @@
 """The zhilian spider against recorded 智联招聘 search pages (CONTRACTS.md §3.1)."""
 
+import json
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -97,3 +98,27 @@ def test_block(case):
 ])
 def test_unparsable_body_fails_the_keyword(body, reason):
     check_unparsable(ZhilianSpider, body.encode(), "text/html; charset=utf-8", reason)
+
+
+def _page_with_zero_totals(positions):
+    """page1.html with its totals reading 0 (CONTRACTS §3.1: positionCount "can read 0") and
+    ``positions`` copies of its posting."""
+    html = (FIXTURES / "zhilian" / "page1.html").read_text(encoding="utf-8")
+    state = initial_state(html)
+    first = state["positionList"][0]
+    state.update(pages=0, positionCount=0, positionList=[{**first, "number": f"CC0J{n}"} for n in range(positions)])
+    return f"<html><body><script>__INITIAL_STATE__={json.dumps(state, ensure_ascii=False)}</script></body></html>"
+
+
+@pytest.mark.parametrize("positions, next_urls, last_page", [
+    (20, ["https://www.zhaopin.com/sou/jl765?kw=Java&p=2"], None),  # a full page: there may be more
+    (7, [], 1),  # a short page is the last
+])  # fmt: skip
+def test_totals_that_read_zero_beside_postings_page_on_while_pages_are_full(positions, next_urls, last_page):
+    spider, sent = make_spider(ZhilianSpider)
+    request = spider.page_request(make_lease("zhilian", city="深圳", job="Java"), 1)
+    body = _page_with_zero_totals(positions).encode()
+    results = list(spider.parse_search(response_for(request, body=body)))
+    assert len([r for r in results if hasattr(r, "fields")]) == positions
+    assert [r.url for r in results if not hasattr(r, "fields")] == next_urls
+    assert sent[-1] == ("page_parsed", {**sent[-1][1], "postings": positions, "last_page": last_page})
