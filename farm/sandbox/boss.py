@@ -35,20 +35,35 @@ def render(world, query):
     return _json(body)
 
 
+_COMPANIES = {}
+_EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
+
+
+def _company(c):
+    """The item fields that depend only on the company, made once per company."""
+    made = _COMPANIES.get(c)
+    if made is None:
+        made = _COMPANIES[c] = {
+            "encryptBrandId": f"{c.number:x}{'0' * 12}{c.number % 1000:03d}~", "brandName": c.short_name,
+            "brandLogo": "https://img.bosszhipin.com/beijin/upload/com/logo/default.png",
+            "brandIndustry": c.industry[0], "brandScaleName": vocab.SIZES[SITE][c.size], "brandStageName": c.stage,
+        }
+    return made
+
+
 def _item(p, lid):
-    c = p.company
+    token = p.token
+    experience, degree = _EXPERIENCE[p.experience], _DEGREE[p.degree]
     return {
-        "securityId": p.token, "lid": lid, "encryptJobId": p.id, "jobName": p.title,
-        "salaryDesc": salary_desc(p), "jobLabels": [vocab.EXPERIENCE[SITE][p.experience], vocab.DEGREE[SITE][p.degree]],
-        "skills": list(p.skills), "jobExperience": vocab.EXPERIENCE[SITE][p.experience],
-        "jobDegree": vocab.DEGREE[SITE][p.degree], "city": int(p.city.boss), "cityName": p.city.name,
+        "securityId": token, "lid": lid, "encryptJobId": p.id, "jobName": p.title,
+        "salaryDesc": salary_desc(p), "jobLabels": [experience, degree],
+        "skills": list(p.skills), "jobExperience": experience,
+        "jobDegree": degree, "city": int(p.city.boss), "cityName": p.city.name,
         "areaDistrict": p.district, "businessDistrict": p.area, "gps": {"longitude": p.lng, "latitude": p.lat},
-        "lastModifyTime": int(p.published.timestamp() * 1000),
-        "encryptBossId": hashlib.md5(p.token.encode()).hexdigest()[:26] + "~", "bossName": p.hr_name, "bossTitle": p.hr_title,
+        "lastModifyTime": p.published_ts * 1000,
+        "encryptBossId": hashlib.md5(token.encode()).hexdigest()[:26] + "~", "bossName": p.hr_name, "bossTitle": p.hr_title,
         "bossAvatar": "https://img.bosszhipin.com/boss/avatar/avatar_1.png", "bossOnline": len(p.hr_name) == 2,
-        "encryptBrandId": f"{c.number:x}{'0' * 12}{c.number % 1000:03d}~", "brandName": c.short_name,
-        "brandLogo": "https://img.bosszhipin.com/beijin/upload/com/logo/default.png",
-        "brandIndustry": c.industry[0], "brandScaleName": vocab.SIZES[SITE][c.size], "brandStageName": c.stage,
+        **_company(p.company),
         "welfareList": list(p.welfare), "jobValidStatus": 1, "jobType": 0, "proxyJob": 0, "industry": 100020,
         "contact": False, "iconWord": "", "goldHunter": 0,
     }
@@ -65,7 +80,7 @@ def _token(*parts):
 
 
 def _json(body):
-    return to_json(body).encode()
+    return to_json(body)
 
 
 def _blocked(code, message, zp_data):

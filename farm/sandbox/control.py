@@ -63,9 +63,9 @@ def truth(sandbox, site, city, keyword, page_size=None):
     code = named.code(site) if named else city
     size = int_param(page_size, mod.PAGE_SIZE, high=mod.MAX_PAGE_SIZE)
     page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES)
-    slots = sandbox.world.slots(site, found, keyword)[: page.reachable] if found else []
+    slots = sandbox.world.slots(site, found, keyword, page.reachable) if found else []
     return {"site": site, "city": code, "keyword": keyword, "total": page.total, "reachable": page.reachable,
-            "page_size": size, "pages": page.pages, "ids": [pid for _, pid in slots]}
+            "page_size": size, "pages": page.pages, "ids": [slot[0] for slot in slots]}
 
 
 def _dumps(value):

@@ -1,17 +1,28 @@
 """Deterministic job postings: the same (seed, site, city, keyword) always gives the same postings.
 
-Nothing is random at run time: every choice comes from a blake2b hash of the seed and what is being chosen,
-so ids are stable across requests and across restarts, and two processes with one seed serve one world.
+Nothing is random at run time: every choice comes from the seed and what is being chosen, so ids are stable
+across requests and across restarts, and two processes with one seed serve one world.
 
-A keyword's result list is a sequence of *slots*. Most slots are postings of that keyword alone; a few are
-taken from a small per-(site, city) pool of generic postings (储备干部, 项目经理 …) that every keyword of that
-site and city may show, which is what makes de-duplication matter. Slot 0 of the pool is in every list of two
-or more postings, so any two such keywords of one site and city share at least one id.
+A keyword's result list is a sequence of *slots* ``(id, bits, company, shared)``. Most slots are postings of
+that keyword alone; a few are taken from a small per-(site, city) pool of generic postings (储备干部, 项目经理 …)
+that every keyword of that site and city may show, which is what makes de-duplication matter. Slot 0 of the
+pool is in every list of two or more postings, so any two such keywords of one site and city share at least
+one id.
+
+Speed (a crawl asks for pages never served before, so every page is generated on request):
+
+- A keyword's list comes from one ``random.Random`` seeded by a hash of (seed, site, city, keyword). It is
+  drawn lazily, only as far as the pages asked for, and kept in an LRU of keywords, so paging through a
+  keyword draws each slot once. Each slot carries its id, its company and 128 random ``bits``.
+- A posting is made from its slot's bits by a few integer divisions (no hashing per posting or per field);
+  per-keyword work (titles built around the keyword) is done once per keyword, and the generic pool's
+  postings are made once per site and city.
 """
 
 import base64
 import hashlib
 import random
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -20,9 +31,39 @@ from . import vocab
 
 CST = timezone(timedelta(hours=8))
 SHARED_POOL = 40
+KEYWORD_CACHE = 4096  # keywords whose drawn lists are kept (LRU)
 # Default per-keyword totals when no --postings range is given: (weight, low, high). Includes empty
 # keywords and keywords past every site's reachable cap (boss 300, zhilian 300, qcwy 1000).
 DEFAULT_SPREAD = ((8, 0, 0), (30, 1, 60), (30, 61, 300), (20, 301, 1000), (12, 1001, 1600))
+MAX_AGE = 30 * 86400  # publish times count back up to 30 days
+_EXPERIENCE = (0, 2, 3, 3, 4, 4, 5, 6)
+_MONTHS = (12, 12, 12, 12, 13, 13, 14, 15, 16)
+_DEGREE = (0, 1, 2, 2, 2, 2, 3, 5, 6)
+_HR_GIVEN2 = ("", *vocab.GIVEN)
+_CLOCK = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(24 * 60))  # "HH:MM" by minute of the day
+# Every combination a posting may draw, made once: one remainder of the posting's bits picks one.
+_HR_NAMES = tuple(s + g1 + g2 for s in vocab.SURNAMES for g1 in vocab.GIVEN for g2 in _HR_GIVEN2)
+_MISC = tuple((m, d, t) for m in _MONTHS for d in _DEGREE for t in vocab.HR_TITLES)  # months, degree, HR title
+_WELFARES = tuple((vocab.WELFARE * 2)[start:start + k] for start in range(len(vocab.WELFARE)) for k in range(6))
+_SHARED_SKILLS = tuple((vocab.SOFT_SKILLS * 2)[start:start + 3] for start in range(len(vocab.SOFT_SKILLS)))
+
+
+def _pay_table(base):
+    """1024 (low, high) monthly pays around one experience level's base."""
+    table = []
+    for i in range(32):
+        low = _round_pay(max(3000, base * (0.7 + 0.8 * (i + 0.5) / 32)))
+        table += [(low, _round_pay(low * (1.3 + 0.7 * (j + 0.5) / 32))) for j in range(32)]
+    return tuple(table)
+
+
+def _round_pay(yuan):
+    """Sites show pay as 8-13K / 1.5-2.5万: round to 500 yuan, or to 1000 from ten thousand up."""
+    step = 1000 if yuan >= 10000 else 500
+    return int(yuan // step * step)
+
+
+_PAY = tuple(_pay_table(base) for base in vocab.SALARY_BASE)
 
 
 def stable_hash(*parts):
@@ -35,39 +76,7 @@ def rng_for(*parts):
     return random.Random(stable_hash(*parts))
 
 
-class Draws:
-    """random.Random's choice/uniform/randint/sample, drawn from one 512-bit hash of the parts.
-
-    A posting makes about forty choices and is generated for every page served; taking them off one big
-    integer is several times cheaper than seeding and calling random.Random, and just as deterministic.
-    """
-
-    __slots__ = ("n",)
-
-    def __init__(self, *parts):
-        raw = "\x1f".join(str(p) for p in parts).encode()
-        self.n = int.from_bytes(hashlib.blake2b(raw, digest_size=64).digest(), "big")
-
-    def below(self, k):
-        self.n, value = divmod(self.n, k)
-        return value
-
-    def choice(self, seq):
-        return seq[self.below(len(seq))]
-
-    def randint(self, low, high):
-        return low + self.below(high - low + 1)
-
-    def uniform(self, low, high):
-        return low + (high - low) * self.below(1 << 16) / (1 << 16)
-
-    def sample(self, seq, k):
-        """k distinct items: a run of the sequence from a drawn start, wrapping (cheaper than shuffling)."""
-        start = self.below(len(seq))
-        return [seq[(start + i) % len(seq)] for i in range(k)]
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: the sites key their per-company parts by it, cheaply
 class Company:
     full_name: str
     short_name: str
@@ -96,12 +105,68 @@ class Posting:
     degree: int  # index into vocab.DEGREE
     skills: tuple
     welfare: tuple
-    published: datetime
+    published_ts: int  # epoch seconds
+    published_text: str  # "YYYY-MM-DD HH:MM:SS" in UTC+8
     hr_name: str
     hr_title: str
     lat: float
     lng: float
-    token: str  # a long url-safe string for boss securityId and similar
+
+    @property
+    def published(self):
+        return datetime.fromtimestamp(self.published_ts, CST)
+
+    @property
+    def token(self):
+        """A long url-safe string for boss securityId and similar."""
+        return base64.urlsafe_b64encode(hashlib.blake2b(self.id.encode(), digest_size=36).digest()).decode()
+
+
+class KeywordList:
+    """One (site, city, keyword)'s slots, drawn lazily from one seeded random.Random as far as asked."""
+
+    __slots__ = ("world", "site", "city", "keyword", "total", "slots", "_rng", "_at", "_seen", "_pool",
+                 "titles", "skills", "technical")
+
+    def __init__(self, world, site, city, keyword):
+        self.world, self.site, self.city, self.keyword = world, site, city, keyword
+        n = self.total = world.total(site, city, keyword)
+        rng = self._rng = rng_for(world.seed, "slots", site, city.name, keyword)
+        n_shared = 0 if n < 2 else min(n // 15 + 1, SHARED_POOL)
+        shared = [0] + rng.sample(range(1, SHARED_POOL), n_shared - 1) if n_shared else []
+        self._at = dict(zip(sorted(rng.sample(range(n), n_shared)), shared))
+        self._pool = world.shared_pool(site, city) if n_shared else ()
+        self._seen = {self._pool[j][0] for j in shared}
+        self.slots = []
+        kw = keyword.strip() or "综合岗"
+        self.technical = kw.isascii()
+        titles = (t.format(kw=kw) for t in (vocab.TECH_TITLES if self.technical else vocab.PLAIN_TITLES))
+        self.titles = tuple((t, "实习" in t) for t in titles)  # (title, is an internship)
+        pool = vocab.TECH_SKILLS if self.technical else vocab.SOFT_SKILLS
+        # the keyword, then a run of one to four skills of the pool from any start, wrapping
+        self.skills = tuple((kw, *(pool * 2)[i:i + k]) for i in range(len(pool)) for k in range(1, 5))
+
+    def upto(self, end):
+        """The slots [0, end) (fewer if the keyword has fewer), drawing what was not drawn yet."""
+        slots = self.slots
+        end = min(end, self.total)
+        if len(slots) < end:
+            at, pool, seen, site = self._at, self._pool, self._seen, self.site
+            getrandbits, make_id = self._rng.getrandbits, self.world.make_id
+            for i in range(len(slots), end):
+                j = at.get(i)
+                if j is not None:
+                    slots.append(pool[j])
+                    continue
+                while True:  # a collision inside one list would make pages disagree: draw again
+                    idbits = getrandbits(64)
+                    company = idbits % vocab.COMPANY_POOL
+                    pid = make_id(site, idbits // vocab.COMPANY_POOL, company)
+                    if pid not in seen:
+                        break
+                seen.add(pid)
+                slots.append((pid, getrandbits(128), company, -1))
+        return slots
 
 
 class World:
@@ -113,7 +178,14 @@ class World:
         today = today or datetime.now(CST).date()
         # Publish times count back from today's midnight, so they are stable for the day.
         self.anchor = datetime(today.year, today.month, today.day, tzinfo=CST)
-        self._slots = {}
+        self._anchor_ts = int(self.anchor.timestamp())
+        first_day = today - timedelta(days=MAX_AGE // 86400 + 1)
+        self._day_base = first_day.toordinal()
+        self._days = [(first_day + timedelta(days=d)).isoformat() for d in range(MAX_AGE // 86400 + 2)]
+        self._lists = OrderedDict()
+        self._pools = {}
+        self._shared = {}
+        self._places = {}
         self._companies = {}
 
     def total(self, site, city, keyword):
@@ -129,53 +201,47 @@ class World:
             pick -= weight
         raise AssertionError("unreachable")
 
-    def slots(self, site, city, keyword):
-        """The keyword's result list as (key, id) pairs, in page order. Cached: it is read on every page."""
-        cache_key = (site, city.name, keyword)
-        slots = self._slots.get(cache_key)
-        if slots is None:
-            if len(self._slots) > 20000:
-                self._slots.clear()
-            slots = self._slots[cache_key] = self._build_slots(site, city, keyword)
-        return slots
+    def keyword(self, site, city, keyword):
+        """The keyword's KeywordList (LRU-cached: paging through a keyword draws each slot once)."""
+        key = (site, city.name, keyword)
+        lists = self._lists
+        found = lists.get(key)
+        if found is None:
+            found = lists[key] = KeywordList(self, site, city, keyword)
+            if len(lists) > KEYWORD_CACHE:
+                lists.popitem(last=False)
+        else:
+            lists.move_to_end(key)
+        return found
 
-    def _build_slots(self, site, city, keyword):
-        n = self.total(site, city, keyword)
-        rng = rng_for(self.seed, "slots", site, city.name, keyword)
-        n_shared = 0 if n < 2 else min(n // 15 + 1, SHARED_POOL)
-        shared = [0] + rng.sample(range(1, SHARED_POOL), n_shared - 1) if n_shared else []
-        at = dict(zip(sorted(rng.sample(range(n), n_shared)), shared))
-        slots, seen, unique = [], set(), 0
-        for i in range(n):
-            if i in at:
-                key = ("s", at[i])
-                pid = self._id(site, city, key, 0)
-            else:
-                key, salt = ("u", keyword, unique), 0
-                unique += 1
-                pid = self._id(site, city, key, salt)
-                while pid in seen:  # a hash collision inside one list would make pages disagree
-                    salt += 1
-                    pid = self._id(site, city, key, salt)
-                key = key + (salt,)
-            seen.add(pid)
-            slots.append((key, pid))
-        return slots
+    def slots(self, site, city, keyword, end=None):
+        """The keyword's result list (its first `end` slots), in page order."""
+        found = self.keyword(site, city, keyword)
+        return found.upto(found.total if end is None else end)
 
-    def _id(self, site, city, key, salt):
-        h = hashlib.blake2b(repr((self.seed, site, city.name, key, salt)).encode(), digest_size=16).digest()
-        n = int.from_bytes(h, "big")
+    def shared_pool(self, site, city):
+        """The per-(site, city) pool of generic postings' slots; they do not depend on any keyword."""
+        pool = self._pools.get((site, city.name))
+        if pool is None:
+            pool = []
+            for j in range(SHARED_POOL):
+                rng = rng_for(self.seed, "shared", site, city.name, j)
+                idbits = rng.getrandbits(64)
+                company = idbits % vocab.COMPANY_POOL
+                pool.append((self.make_id(site, idbits // vocab.COMPANY_POOL, company), rng.getrandbits(128),
+                             company, j))
+            self._pools[(site, city.name)] = pool
+        return pool
+
+    def make_id(self, site, n, company):
+        """The site's id for a posting from random bits `n` (and its company, which zhilian ids name)."""
         if site == "boss":
-            suffix = "".join(vocab.ID_CHARS[(n >> (5 * i)) % len(vocab.ID_CHARS)] for i in range(4))
-            return f"{h.hex()[:11]}{'0' * 15}{suffix}"
+            chars = vocab.ID_CHARS
+            return (f"{n & 0xFFFFFFFFFFF:011x}000000000000000{chars[(n >> 44) % 36]}{chars[(n >> 50) % 36]}"
+                    f"{chars[(n >> 56) % 36]}{chars[(n >> 62) % 36]}")
         if site == "qcwy":
             return str(100_000_000 + n % 900_000_000)
-        company = self.company(site, self._company_index(site, city, key))
-        return f"CC{company.number}J{40_000_000_000 + n % 60_000_000_000}"
-
-    def _company_index(self, site, city, key):
-        base = key[:3] if key[0] == "u" else key  # without the collision salt, so id and posting agree
-        return stable_hash(self.seed, "company-of", site, city.name, base) % vocab.COMPANY_POOL
+        return f"CC{self.company(site, company).number}J{40_000_000_000 + n % 60_000_000_000}"
 
     def company(self, site, index):
         """Company `index` of the site's pool (cached: there are only COMPANY_POOL of them)."""
@@ -200,44 +266,61 @@ class World:
         )
 
     def posting(self, site, city, keyword, slot):
-        """The full posting behind one slot; shared slots do not depend on the keyword."""
-        key, pid = slot
-        rng = Draws(self.seed, "posting", site, city.name, key)
-        where = rng.choice(LOCAL_CITIES) if city.name == NATIONWIDE else city
-        district, abbr, areas = rng.choice(where.districts)
-        if key[0] == "s":
-            title = vocab.SHARED_TITLES[key[1] % len(vocab.SHARED_TITLES)]
-            skills = tuple(rng.sample(vocab.SOFT_SKILLS, 3))
+        """The full posting behind one slot; shared slots do not depend on the keyword (and are cached)."""
+        if slot[3] >= 0:
+            key = (site, city.name, slot[3])
+            made = self._shared.get(key)
+            if made is None:
+                made = self._shared[key] = self._posting(site, city, None, slot)
+            return made
+        return self._posting(site, city, self.keyword(site, city, keyword), slot)
+
+    def _place(self, city):
+        """The city's (district, abbr, area) spots and 1024 latitudes and longitudes around it (made once)."""
+        made = self._places.get(city.name)
+        if made is None:
+            spots = tuple((d, abbr, area) for d, abbr, areas in city.districts for area in areas)
+            lats = tuple(round(city.lat - 0.15 + 0.3 * (i + 0.5) / 1024, 6) for i in range(1024))
+            lngs = tuple(round(city.lng - 0.15 + 0.3 * (i + 0.5) / 1024, 6) for i in range(1024))
+            made = self._places[city.name] = (spots, len(spots), lats, lngs)
+        return made
+
+    def _posting(self, site, city, words, slot):
+        pid, b, company, shared = slot
+        # Each choice takes a remainder off the slot's 128 random bits (about 80 are used), mostly as an
+        # index into a table of every combination made once at import (pay, welfare, HR names …).
+        if city.name == NATIONWIDE:
+            b, r = divmod(b, len(LOCAL_CITIES))
+            where = LOCAL_CITIES[r]
         else:
-            title, skills = vocab.title_and_skills(keyword, rng)
-        experience = 1 if "实习" in title else rng.choice((0, 2, 3, 3, 4, 4, 5, 6))
-        low = _round_pay(max(3000, vocab.SALARY_BASE[experience] * rng.uniform(0.7, 1.5)))
-        high = _round_pay(low * rng.uniform(1.3, 2.0))
+            where = city
+        spots, n_spots, lats, lngs = self._place(where)
+        b, r = divmod(b, n_spots)
+        district, abbr, area = spots[r]
+        if words is None:
+            title, intern = vocab.SHARED_TITLES[shared % len(vocab.SHARED_TITLES)], False
+            b, r = divmod(b, len(_SHARED_SKILLS))
+            skills = _SHARED_SKILLS[r]
+        else:
+            b, r = divmod(b, len(words.titles))
+            title, intern = words.titles[r]
+            b, r = divmod(b, len(words.skills))
+            skills = words.skills[r]
+        b, r = divmod(b, len(_EXPERIENCE))
+        experience = 1 if intern else _EXPERIENCE[r]
+        b, r = divmod(b, 1024)
+        low, high = _PAY[experience][r]
+        b, r = divmod(b, len(_MISC))
+        months, degree, hr_title = _MISC[r]
+        b, r = divmod(b, len(_WELFARES))
+        welfare = _WELFARES[r]
+        b, r = divmod(b, len(_HR_NAMES))
+        hr_name = _HR_NAMES[r]
+        b, age = divmod(b, MAX_AGE - 600 + 1)
+        ts = self._anchor_ts - 600 - age
+        days, secs = divmod(ts + 8 * 3600, 86400)
+        published = f"{self._days[days + 719163 - self._day_base]} {_CLOCK[secs // 60]}:{secs % 60:02d}"
         return Posting(
-            id=pid,
-            title=title,
-            company=self.company(site, self._company_index(site, city, key)),
-            city=where,
-            district=district,
-            district_abbr=abbr,
-            area=rng.choice(areas),
-            salary_min=low,
-            salary_max=high,
-            months=rng.choice((12, 12, 12, 12, 13, 13, 14, 15, 16)),
-            experience=experience,
-            degree=rng.choice((0, 1, 2, 2, 2, 2, 3, 5, 6)),
-            skills=skills,
-            welfare=tuple(rng.sample(vocab.WELFARE, rng.randint(0, 5))),
-            published=self.anchor - timedelta(seconds=rng.randint(600, 30 * 86400)),
-            hr_name=rng.choice(vocab.SURNAMES) + rng.choice(vocab.GIVEN) + rng.choice(("", *vocab.GIVEN)),
-            hr_title=rng.choice(vocab.HR_TITLES),
-            lat=round(where.lat + rng.uniform(-0.15, 0.15), 6),
-            lng=round(where.lng + rng.uniform(-0.15, 0.15), 6),
-            token=base64.urlsafe_b64encode(hashlib.blake2b(pid.encode(), digest_size=36).digest()).decode(),
+            pid, title, self.company(site, company), where, district, abbr, area, low, high, months, experience,
+            degree, skills, welfare, ts, published, hr_name, hr_title, lats[(b >> 10) & 1023], lngs[b & 1023],
         )
-
-
-def _round_pay(yuan):
-    """Sites show pay as 8-13K / 1.5-2.5万: round to 500 yuan, or to 1000 from ten thousand up."""
-    step = 1000 if yuan >= 10000 else 500
-    return int(yuan // step * step)

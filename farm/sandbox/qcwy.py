@@ -64,30 +64,73 @@ def render(world, query):
     return _json(body)
 
 
+# Parts of an item that depend on one thing of a posting (its place, company, pay, welfare), made once each.
+_PLACES, _COMPANIES, _PAYS, _WELFARES = {}, {}, {}, {}
+_HREF_TAIL = f"?s=sou_sou_soulb&t=0_0&req={REQ_PLACEHOLDER.decode()}"
+
+
+def _place(p):
+    key = (p.city.name, p.district, p.area)
+    made = _PLACES.get(key)
+    if made is None:
+        city = p.city
+        district_no = [d[0] for d in city.districts].index(p.district) + 1
+        made = _PLACES[key] = {
+            "workAreaCode": f"{city.qcwy[:4]}{district_no:02d}", "jobAreaCode": city.qcwy,
+            "jobAreaString": f"{city.name}·{p.district}", "hrefAreaPinYin": f"{city.pinyin}-{p.district_abbr}",
+            "jobAreaLevelDetail": {"provinceCode": city.qcwy[:2] + "0000", "cityCode": city.qcwy,
+                                   "cityString": city.name, "districtString": p.district, "landMarkString": p.area},
+        }
+    return made
+
+
+def _company(c):
+    made = _COMPANIES.get(c)
+    if made is None:
+        made = _COMPANIES[c] = {
+            "fullCompanyName": c.full_name, "companyName": c.short_name, "coId": str(c.number),
+            "companyTypeString": vocab.KINDS[SITE][c.kind], "companySizeString": vocab.SIZES[SITE][c.size],
+            "companyIndustryType1Str": c.industry[1], "companyIndustryType2Str": "",
+            "companyHref": f"https://jobs.51job.com/all/co{c.number}.html",
+        }
+    return made
+
+
+def _pay(p):
+    key = (p.salary_min, p.salary_max, p.months)
+    made = _PAYS.get(key)
+    if made is None:
+        made = _PAYS[key] = {"provideSalaryString": salary_string(p), "jobSalaryMin": str(p.salary_min),
+                             "jobSalaryMax": str(p.salary_max)}
+    return made
+
+
+def _welfare(welfare):
+    made = _WELFARES.get(welfare)
+    if made is None:
+        made = _WELFARES[welfare] = [{"code": vocab.WELFARE_CODES[w], "chineseTitle": w} for w in welfare]
+    return made
+
+
+_EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
+_WORK_YEAR = tuple(str(i) for i in range(len(_EXPERIENCE)))
+
+
 def _item(p):
-    c = p.company
-    district_no = [d[0] for d in p.city.districts].index(p.district) + 1
-    issued = p.published.strftime("%Y-%m-%d %H:%M:%S")
+    issued = p.published_text
+    experience = _EXPERIENCE[p.experience]
+    place = _place(p)
     return {
-        "jobId": p.id, "jobType": "0", "jobName": p.title, "jobTags": [*p.skills[:3], vocab.EXPERIENCE[SITE][p.experience]],
-        "jobNumString": "招1人", "workAreaCode": f"{p.city.qcwy[:4]}{district_no:02d}", "jobAreaCode": p.city.qcwy,
-        "jobAreaString": f"{p.city.name}·{p.district}", "hrefAreaPinYin": f"{p.city.pinyin}-{p.district_abbr}",
-        "jobAreaLevelDetail": {"provinceCode": p.city.qcwy[:2] + "0000", "cityCode": p.city.qcwy,
-                               "cityString": p.city.name, "districtString": p.district, "landMarkString": p.area},
-        "provideSalaryString": salary_string(p), "jobSalaryMin": str(p.salary_min), "jobSalaryMax": str(p.salary_max),
+        "jobId": p.id, "jobType": "0", "jobName": p.title, "jobTags": [*p.skills[:3], experience],
+        "jobNumString": "招1人", **place, **_pay(p),
         "issueDateString": issued, "confirmDateString": issued, "updateDateTime": issued,
-        "workYear": str(p.experience), "workYearString": vocab.EXPERIENCE[SITE][p.experience],
-        "degreeString": vocab.DEGREE[SITE][p.degree], "termStr": "全职",
-        "jobWelfareCodeDataList": [{"code": vocab.WELFARE_CODES[w], "chineseTitle": w} for w in p.welfare],
-        "fullCompanyName": c.full_name, "companyName": c.short_name, "coId": str(c.number),
-        "companyTypeString": vocab.KINDS[SITE][c.kind], "companySizeString": vocab.SIZES[SITE][c.size],
-        "companyIndustryType1Str": c.industry[1], "companyIndustryType2Str": "",
+        "workYear": _WORK_YEAR[p.experience], "workYearString": experience,
+        "degreeString": _DEGREE[p.degree], "termStr": "全职",
+        "jobWelfareCodeDataList": _welfare(p.welfare), **_company(p.company),
         "hrName": p.hr_name, "hrPosition": p.hr_title, "hrIsOnline": len(p.hr_name) == 2,
         "lon": str(p.lng), "lat": str(p.lat),
         "jobDescribe": f"一、岗位职责\n1、负责{p.title}相关工作；\n二、任职要求\n1、熟悉{'、'.join(p.skills)}。",
-        "jobHref": f"https://jobs.51job.com/{p.city.pinyin}-{p.district_abbr}/{p.id}.html"
-                   f"?s=sou_sou_soulb&t=0_0&req={REQ_PLACEHOLDER.decode()}",
-        "companyHref": f"https://jobs.51job.com/all/co{c.number}.html",
+        "jobHref": f"https://jobs.51job.com/{place['hrefAreaPinYin']}/{p.id}.html{_HREF_TAIL}",
     }
 
 
@@ -108,7 +151,7 @@ def salary_string(p):
 
 
 def _json(body):
-    return to_json(body).encode()
+    return to_json(body)
 
 
 def _status(status, message):

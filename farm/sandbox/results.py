@@ -5,8 +5,9 @@ that, and past the last posting, are empty. The truth endpoint reads the same Pa
 and what the search endpoints serve cannot drift apart.
 """
 
-import json
 import math
+
+import orjson
 from dataclasses import dataclass
 
 from .cities import city_for
@@ -44,11 +45,12 @@ def page_of(world, query, max_pages):
     city = city_for(query.site, query.city)
     if city is None:
         return Page(query.page, [], 0, 0, 0), None
-    slots = world.slots(query.site, city, query.keyword)
-    reachable = min(len(slots), max_pages * query.page_size)
+    found = world.keyword(query.site, city, query.keyword)
+    reachable = min(found.total, max_pages * query.page_size)
     start = (query.page - 1) * query.page_size
-    return Page(query.page, slots[start:min(start + query.page_size, reachable)], len(slots), reachable,
-                math.ceil(reachable / query.page_size)), city
+    end = min(start + query.page_size, reachable)
+    slots = found.upto(end)[start:end] if end > start else []
+    return Page(query.page, slots, found.total, reachable, math.ceil(reachable / query.page_size)), city
 
 
 def int_param(value, default, low=1, high=None):
@@ -62,5 +64,6 @@ def int_param(value, default, low=1, high=None):
     return min(n, high) if high else n
 
 
-# The sites send compact UTF-8 JSON; one shared encoder skips json.dumps' per-call set-up and cycle checks.
-to_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+# The sites send compact UTF-8 JSON (non-ASCII as is, no \u escapes): orjson writes exactly that, as bytes,
+# several times faster than json.dumps(ensure_ascii=False, separators=(",", ":")).encode().
+to_json = orjson.dumps

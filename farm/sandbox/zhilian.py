@@ -41,17 +41,29 @@ def render(world, query):
     return _document(query, state, cards + _pager(query, page.has_more))
 
 
+_COMPANIES = {}
+_EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
+
+
+def _company(c):
+    """The item fields that depend only on the company, made once per company."""
+    made = _COMPANIES.get(c)
+    if made is None:
+        made = _COMPANIES[c] = {
+            "companyName": c.full_name, "companyNumber": f"CZ{c.number}", "companySize": vocab.SIZES[SITE][c.size],
+            "propertyName": vocab.KINDS[SITE][c.kind], "industryName": c.industry[2],
+            "companyUrl": f"https://www.zhaopin.com/companydetail/CZ{c.number}.htm",
+        }
+    return made
+
+
 def _item(p):
-    c = p.company
-    exp, degree = vocab.EXPERIENCE[SITE][p.experience], vocab.DEGREE[SITE][p.degree]
+    exp, degree = _EXPERIENCE[p.experience], _DEGREE[p.degree]
     return {
         "number": p.id, "name": p.title, "positionUrl": f"https://www.zhaopin.com/jobdetail/{p.id}.htm",
-        "salary60": salary60(p), "salaryReal": f"{p.salary_min}-{p.salary_max}",
-        "companyName": c.full_name, "companyNumber": f"CZ{c.number}", "companySize": vocab.SIZES[SITE][c.size],
-        "propertyName": vocab.KINDS[SITE][c.kind], "industryName": c.industry[2],
-        "companyUrl": f"https://www.zhaopin.com/companydetail/CZ{c.number}.htm",
+        "salary60": salary60(p), "salaryReal": f"{p.salary_min}-{p.salary_max}", **_company(p.company),
         "cityId": p.city.zhilian, "workCity": p.city.name, "cityDistrict": p.district, "streetName": p.area,
-        "workingExp": exp, "education": degree, "publishTime": p.published.strftime("%Y-%m-%d %H:%M:%S"),
+        "workingExp": exp, "education": degree, "publishTime": p.published_text,
         "showSkillTags": [{"tag": t} for t in (degree, exp, *p.skills)],
         "skillLabel": [{"value": s} for s in p.skills], "welfareLabel": list(p.welfare),
         "workType": "实习" if "实习" in p.title else "全职", "subJobTypeLevelName": p.skills[0],
@@ -104,7 +116,7 @@ def _no_jobs(text):
 
 
 def _document(query, state, body):
-    data = to_json(state).replace("</", "<\\/")
+    data = to_json(state).decode().replace("</", "<\\/")
     title = html.escape(f"{query.keyword}招聘_{query.keyword}最新招聘信息 - 智联招聘")
     return (f'<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>{title}</title></head>'
             f'<body><div id="root"><div class="joblist-box">{body}</div></div>'
