@@ -5,7 +5,7 @@ SQLAlchemy's per-row bind processing: the statement is written once per
 dialect and the rows go to the driver's ``executemany`` as plain tuples.
 """
 
-import json
+import orjson
 from datetime import datetime, timezone
 
 from sqlalchemy.dialects import postgresql
@@ -46,7 +46,8 @@ def _sql(dialect_name: str) -> str | None:
     return None
 
 
-_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+def _json(value) -> str:
+    return orjson.dumps(value).decode()  # compact UTF-8, like json.dumps(ensure_ascii=False)
 
 
 def _naive_utc(value):
