@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from farm.keywordfile import KeywordFileError, read_keywords
+from farm.sandbox.cli import sandbox
 from farm.state.clock import load_timezone
 from farm.state.db import DatabaseUrlError, make_engine
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
@@ -25,14 +26,6 @@ from farm.state.models import SOURCES, STATUSES
 from farm.state.store import KeywordStore
 from farm.state.validation import KeywordError, validate_keyword
 
-# Temporary: `farm sandbox` is being written; until its module exists the command
-# runs without it. The lead removes this guard once it lands.
-try:
-    from farm.sandbox.cli import sandbox
-except ImportError as exc:
-    if exc.name not in ("farm.sandbox", "farm.sandbox.cli"):
-        raise
-    sandbox = None
 
 # Keywords written per transaction by `farm keywords import`.
 IMPORT_CHUNK = 5000
@@ -314,8 +307,7 @@ def reap(farm_ctx: Farm):
     click.echo(f"{reaped} stale {'lease' if reaped == 1 else 'leases'} became partial")
 
 
-if sandbox is not None:
-    farm.add_command(sandbox, "sandbox")
+farm.add_command(sandbox, "sandbox")
 
 
 # --- farm demo --------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 import farm.cli
 from farm.cli import farm as farm_command
@@ -78,7 +78,7 @@ def parse_table(text):
         col += len(dashes) + 2
 
     def cut(line):
-        cells, cell, col = [""] * len(spans), [], 0
+        cells, col = [""] * len(spans), 0
         for ch in line:
             for i, (start, end) in enumerate(spans):
                 if start <= col < end:
@@ -520,3 +520,11 @@ def test_python_m_farm_reads_farm_db_url_from_the_environment(tmp_path):
     assert bad.returncode == 1
     assert bad.stderr.startswith("Error: FARM_DB_URL='::nonsense::' is not a database URL")
     assert "Traceback" not in bad.stderr
+
+
+def test_farm_sandbox_is_a_farm_command_listing_its_fault_kinds():
+    result = CliRunner().invoke(farm_command, ["sandbox", "--help"])
+    assert result.exit_code == 0
+    assert "--fault-kinds" in result.output and "--fail-keyword" in result.output
+    bad = CliRunner().invoke(farm_command, ["sandbox", "--postings", "5:1"])
+    assert bad.exit_code != 0 and "5:1" in bad.output and "Traceback" not in bad.output
