@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test test-unit test-integration test-e2e demo bench soak clean
+.PHONY: install test test-unit test-integration test-e2e demo bench clean
 
 $(BIN)/farm: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
