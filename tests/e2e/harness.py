@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from sqlalchemy import select
@@ -133,3 +134,16 @@ def fetched_pages(sandbox, source):
     return {key: count for key, count in sandbox.counts().items() if key[0] == source}
 
 
+
+
+def served(sandbox, source="qcwy"):
+    """Pages the sandbox has served successfully so far, all keywords together."""
+    return sum(fetched_pages(sandbox, source).values())
+
+
+def wait_until(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)

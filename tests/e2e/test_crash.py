@@ -1,7 +1,6 @@
 """kill -9 at random moments: nothing lost, nothing stored twice, little fetched twice."""
 
 import random
-import time
 from datetime import timedelta
 
 import pytest
@@ -16,8 +15,10 @@ from tests.e2e.harness import (
     keywords,
     prepare_db,
     run_crawl,
+    served,
     start_crawl,
     stored_postings,
+    wait_until,
 )
 
 pytestmark = pytest.mark.e2e
@@ -34,16 +35,6 @@ SETTINGS = {
 }
 
 
-def served(sandbox):
-    return sum(fetched_pages(sandbox, "qcwy").values())
-
-
-def wait_until(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def reap_dead_leases(db_url):

@@ -1,7 +1,6 @@
 """Ctrl+C mid-crawl, and two crawlers sharing one keyword table."""
 
 import signal
-import time
 
 import pytest
 
@@ -12,8 +11,10 @@ from tests.e2e.harness import (
     keywords,
     prepare_db,
     run_crawl,
+    served,
     start_crawl,
     stored_postings,
+    wait_until,
 )
 
 pytestmark = pytest.mark.e2e
@@ -24,16 +25,6 @@ ROWS = [("qcwy", city, job) for city in CITIES for job in JOBS]
 SETTINGS = {"FARM_QCWY_MAX_PAGES": 10, "CONCURRENT_REQUESTS": 4, "FARM_LEASES_IN_FLIGHT": 2}
 
 
-def wait_until(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def served(sandbox):
-    return sum(fetched_pages(sandbox, "qcwy").values())
 
 
 def test_ctrl_c_releases_keywords_as_partial_and_the_next_run_fetches_no_page_twice(sqlite_url, tmp_path):
