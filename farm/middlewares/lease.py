@@ -78,8 +78,8 @@ class KeywordLeaseMiddleware:
         logger.info("farm: no %s keyword left to claim for today", spider.name)
 
     def keyword_blocked(self, lease, reason, spider):
-        # Noted now, before its release is even queued: a claim queued later must skip it,
-        # and one queued earlier runs first (one FIFO DB thread) and finds it still crawling.
+        # Noted in the same signal dispatch that queues its release: a claim queued later
+        # skips it, and one queued earlier runs first (one FIFO DB thread) and finds it crawling.
         self.blocked.add(lease.id)
 
     def lease_ended(self, lease, outcome, spider):
