@@ -75,7 +75,6 @@ class KeywordLeaseMiddleware:
         if not self._none_left:
             self._refill()
             raise DontCloseSpider
-        logger.info("farm: no %s keyword left to claim for today", spider.name)
 
     def keyword_blocked(self, lease, reason, spider):
         # Noted in the same signal dispatch that queues its release: a claim queued later

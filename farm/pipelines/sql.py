@@ -20,14 +20,11 @@ from twisted.python.failure import Failure
 
 from farm.runtime import FarmRuntime
 from farm.state.clock import utcnow
+from farm.state.postings import FIELDS
 
 logger = logging.getLogger(__name__)
 
 REQUIRED = ("source", "job_id")
-FIELDS = (
-    "source", "job_id", "title", "salary", "company", "city", "area", "experience",
-    "degree", "tags", "published_at", "url", "keyword_id", "raw",
-)
 
 
 class PostingsLost(Exception):

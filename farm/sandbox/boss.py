@@ -5,6 +5,7 @@ Per CONTRACTS.md §1: 30 postings a page (pageSize honoured up to 100), at most 
 Blocks are HTTP 200 with a non-zero `code` (37 carries the seed/ts/name a crawler needs to rebuild its token).
 """
 
+import functools
 import base64
 import hashlib
 
@@ -35,20 +36,17 @@ def render(world, query):
     return _json(body)
 
 
-_COMPANIES = {}
 _EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
 
 
+@functools.cache
 def _company(c):
     """The item fields that depend only on the company, made once per company."""
-    made = _COMPANIES.get(c)
-    if made is None:
-        made = _COMPANIES[c] = {
-            "encryptBrandId": f"{c.number:x}{'0' * 12}{c.number % 1000:03d}~", "brandName": c.short_name,
-            "brandLogo": "https://img.bosszhipin.com/beijin/upload/com/logo/default.png",
-            "brandIndustry": c.industry[0], "brandScaleName": vocab.SIZES[SITE][c.size], "brandStageName": c.stage,
-        }
-    return made
+    return {
+        "encryptBrandId": f"{c.number:x}{'0' * 12}{c.number % 1000:03d}~", "brandName": c.short_name,
+        "brandLogo": "https://img.bosszhipin.com/beijin/upload/com/logo/default.png",
+        "brandIndustry": c.industry[0], "brandScaleName": vocab.SIZES[SITE][c.size], "brandStageName": c.stage,
+    }
 
 
 def _item(p, lid):

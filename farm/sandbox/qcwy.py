@@ -10,6 +10,7 @@ lax. It must be HMAC-SHA256 over `path?query` as sent; the percent-decoded form 
 client may sign before its HTTP library encodes the URL.
 """
 
+import functools
 import hashlib
 import hmac
 import urllib.parse
@@ -65,7 +66,7 @@ def render(world, query):
 
 
 # Parts of an item that depend on one thing of a posting (its place, company, pay, welfare), made once each.
-_PLACES, _COMPANIES, _PAYS, _WELFARES = {}, {}, {}, {}
+_PLACES, _PAYS = {}, {}
 _HREF_TAIL = f"?s=sou_sou_soulb&t=0_0&req={REQ_PLACEHOLDER.decode()}"
 
 
@@ -84,16 +85,14 @@ def _place(p):
     return made
 
 
+@functools.cache
 def _company(c):
-    made = _COMPANIES.get(c)
-    if made is None:
-        made = _COMPANIES[c] = {
-            "fullCompanyName": c.full_name, "companyName": c.short_name, "coId": str(c.number),
-            "companyTypeString": vocab.KINDS[SITE][c.kind], "companySizeString": vocab.SIZES[SITE][c.size],
-            "companyIndustryType1Str": c.industry[1], "companyIndustryType2Str": "",
-            "companyHref": f"https://jobs.51job.com/all/co{c.number}.html",
-        }
-    return made
+    return {
+        "fullCompanyName": c.full_name, "companyName": c.short_name, "coId": str(c.number),
+        "companyTypeString": vocab.KINDS[SITE][c.kind], "companySizeString": vocab.SIZES[SITE][c.size],
+        "companyIndustryType1Str": c.industry[1], "companyIndustryType2Str": "",
+        "companyHref": f"https://jobs.51job.com/all/co{c.number}.html",
+    }
 
 
 def _pay(p):
@@ -105,11 +104,9 @@ def _pay(p):
     return made
 
 
+@functools.cache
 def _welfare(welfare):
-    made = _WELFARES.get(welfare)
-    if made is None:
-        made = _WELFARES[welfare] = [{"code": vocab.WELFARE_CODES[w], "chineseTitle": w} for w in welfare]
-    return made
+    return [{"code": vocab.WELFARE_CODES[w], "chineseTitle": w} for w in welfare]
 
 
 _EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]

@@ -9,6 +9,7 @@ The JSON is one line and `</` is written `<\\/`, so `__INITIAL_STATE__=(\\{.*?\\
 the object. Normal pages contain no 登录/注册 text, so that text means the login wall and nothing else.
 """
 
+import functools
 import html
 import urllib.parse
 
@@ -41,20 +42,17 @@ def render(world, query):
     return _document(query, state, cards + _pager(query, page.has_more))
 
 
-_COMPANIES = {}
 _EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
 
 
+@functools.cache
 def _company(c):
     """The item fields that depend only on the company, made once per company."""
-    made = _COMPANIES.get(c)
-    if made is None:
-        made = _COMPANIES[c] = {
-            "companyName": c.full_name, "companyNumber": f"CZ{c.number}", "companySize": vocab.SIZES[SITE][c.size],
-            "propertyName": vocab.KINDS[SITE][c.kind], "industryName": c.industry[2],
-            "companyUrl": f"https://www.zhaopin.com/companydetail/CZ{c.number}.htm",
-        }
-    return made
+    return {
+        "companyName": c.full_name, "companyNumber": f"CZ{c.number}", "companySize": vocab.SIZES[SITE][c.size],
+        "propertyName": vocab.KINDS[SITE][c.kind], "industryName": c.industry[2],
+        "companyUrl": f"https://www.zhaopin.com/companydetail/CZ{c.number}.htm",
+    }
 
 
 def _item(p):
