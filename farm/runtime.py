@@ -1,9 +1,13 @@
-"""What farm's components share within one crawl: the store, its DB thread, the leases held.
+"""What farm's components share within one crawl: the store, the leases held, and
+the two places database work runs, both off the reactor.
 
-All database work of a crawl runs on ONE thread, first in first out. Besides
-keeping blocking I/O off the reactor, the order is what makes the writes safe:
-a batch of postings is written before the page progress that depends on it,
-and a page's progress before a release of its lease at close.
+- The outbox (farm.outbox) takes the hot writes, postings and page progress, to
+  the state writer process, which commits them in order on another core.
+- The DB thread takes the rest (claims, ends of keywords, heartbeats, releases),
+  first in first out: a release for a block is noted before any later claim.
+
+Leases are released at close only after the outbox is drained, so a page's
+progress never lands after its lease was given up.
 """
 
 import logging
@@ -18,13 +22,15 @@ from farm.spiders.base import LeaseSpider
 from farm.state.lease import Lease
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
+from farm.outbox import Outbox
 from farm.window import PageWindow
+from farm.writer import StateWriter
 
 logger = logging.getLogger(__name__)
 
 
 class FarmRuntime:
-    def __init__(self, store: KeywordStore, crawler_id: str, pages_in_flight: int):
+    def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int):
         self.store = store
         self.crawler_id = crawler_id
         self.window = PageWindow(pages_in_flight)
@@ -32,12 +38,21 @@ class FarmRuntime:
         self.leases: dict[tuple[int, int], Lease] = {}
         # called (each returns a Deferred) before held leases are released at close
         self.drains: list = []
-        # the postings pipeline, whose durable() says when postings are committed,
-        # and the progress extension, which the pipeline tells of each posting handled
+        # the postings pipeline, and the progress extension it tells of each posting handled
         self.postings = None
         self.progress = None
         self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-db")
         self._pool.start()
+        self._writer: StateWriter | None = None
+        settings = crawler.settings
+        self.outbox = Outbox(
+            lambda: self.writer,
+            crawler.stats,
+            settings.getint("FARM_SQL_BATCH_SIZE"),
+            settings.getfloat("FARM_SQL_FLUSH_INTERVAL"),
+            on_lost=lambda reason: crawler.engine.close_spider(crawler.spider, "farm_db_error"),
+        )
+        self.drains.append(self.outbox.drain)
 
     @classmethod
     def of(cls, crawler) -> "FarmRuntime":
@@ -52,7 +67,7 @@ class FarmRuntime:
             pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
             if pages_in_flight < 1:
                 raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
-            runtime = cls(store, settings.get("FARM_CRAWLER_ID"), pages_in_flight)
+            runtime = cls(crawler, store, settings.get("FARM_CRAWLER_ID"), pages_in_flight)
             if settings.get("FARM_REDIS_URL"):
                 logger.warning(
                     "farm: FARM_REDIS_URL is set, but this version shares work between crawlers "
@@ -67,6 +82,16 @@ class FarmRuntime:
         """Run ``function`` on the DB thread; a Deferred of its result."""
         return deferToThreadPool(reactor, self._pool, function, *args, **kwargs)
 
+    @property
+    def writer(self) -> StateWriter:
+        """The crawl's state writer process, started on first use."""
+        if self._writer is None:
+            self._writer = StateWriter.spawn(self.store.engine.url.render_as_string(hide_password=False))
+        return self._writer
+
     def engine_stopped(self):
+        # every write the crawl waits for has been answered by now: the writer exits at once
+        if self._writer is not None:
+            self._writer.close()
         self._pool.stop()
         self.store.engine.dispose()

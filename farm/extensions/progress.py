@@ -1,17 +1,16 @@
 """Page progress on signals: the keyword table follows what is durably stored.
 
 A page counts as done only when every posting it yielded has been through the
-pipeline (``item_scraped``) and the pipeline says all it was handed is
-committed (``durable()``). So a kill between the two may make the page be
-fetched again, but never loses its postings. The last page's write completes
-the keyword in the same transaction.
+pipeline; then it goes to the outbox, which commits it with those postings or
+after them. So a kill at any moment may make the page be fetched again, but
+never loses its postings. The last page's write completes the keyword in the
+same transaction.
 """
 
 import logging
 from dataclasses import dataclass
 
 from scrapy import signals as scrapy_signals
-from twisted.internet.defer import Deferred, succeed
 
 from farm import signals
 from farm.runtime import FarmRuntime
@@ -36,11 +35,6 @@ class PageProgress:
         self.stats = crawler.stats
         self.tallies: dict[tuple[tuple[int, int], int], _PageTally] = {}
         self.ended: set[tuple[int, int]] = set()
-        # pages whose postings are stored, waiting for the write in flight to finish;
-        # then all of them go in one transaction (group commit)
-        self.ready: list[tuple[Lease, int, int, int | None]] = []
-        self._writing = None
-        runtime.drains.append(self.drain)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -105,50 +99,16 @@ class PageProgress:
         if tally.expected is None or tally.handled < tally.expected:
             return
         del self.tallies[(lease.key, page)]
-        postings = self.runtime.postings
-        stored = postings.durable() if postings is not None else succeed(None)
-        stored.addCallbacks(self._stored, self._not_stored, callbackArgs=(lease, page, tally))
+        written = self.runtime.outbox.page_done(lease, page, tally.expected, tally.last_page)
+        written.addCallbacks(
+            self._page_written, self._not_written, callbackArgs=(lease, page), errbackArgs=(lease, page)
+        )
 
-    def _stored(self, _, lease, page, tally):
-        self.ready.append((lease, page, tally.expected, tally.last_page))
-        self._write_ready()
-
-    def _not_stored(self, failure, lease, page, tally):
-        # the crawl is closing on the database error; the page is fetched again next time
-        self.stats.inc_value("farm/progress/not_stored")
+    def _not_written(self, failure, lease, page):
+        # the crawl is closing on the database error (the outbox saw to that);
+        # the page is fetched again next time
+        self.stats.inc_value("farm/progress/not_written")
         self.runtime.window.leave(lease.key, page)
-
-    def _write_ready(self):
-        if self._writing is not None or not self.ready:
-            return
-        batch, self.ready = self.ready, []
-        self._writing = self.runtime.run(self.store.pages_done, batch)
-        self._writing.addCallback(self._pages_written, batch)
-        self._writing.addErrback(self._write_failed, "page progress")
-        self._writing.addBoth(self._write_finished)
-
-    def _write_finished(self, _):
-        self._writing = None
-        self._write_ready()
-
-    def drain(self):
-        """A Deferred that fires once every ready page is written (before leases are released)."""
-        if self._writing is None:
-            self._write_ready()
-        if self._writing is None:
-            return succeed(None)
-        done = Deferred()
-
-        def again(result):
-            self.drain().chainDeferred(done)
-            return result
-
-        self._writing.addBoth(again)
-        return done
-
-    def _pages_written(self, results, batch):
-        for result, (lease, page, _, _) in zip(results, batch):
-            self._page_written(result, lease, page)
 
     def _page_written(self, result, lease, page):
         self.runtime.window.leave(lease.key, page)

@@ -126,6 +126,8 @@ class KeywordLeaseMiddleware:
         for lease in leases:
             for request in spider.lease_requests(lease):
                 self.crawler.engine.crawl(request)
+        # leases that ended while this claim was under way left slots it did not ask for
+        self._refill()
 
     def _claim_failed(self, failure, spider):
         self._claim = None

@@ -26,6 +26,18 @@ class Lease:
     def key(self) -> tuple[int, int]:
         return (self.id, self.lease_token)
 
+    def wire(self) -> list:
+        """What a page write needs of the lease, as JSON for the state writer process."""
+        return [self.id, self.lease_token, self.start_page, self.total_pages]
+
+    @classmethod
+    def from_wire(cls, wire: list) -> "Lease":
+        keyword_id, lease_token, start_page, total_pages = wire
+        return cls(
+            id=keyword_id, source="", city="", job="", lease_token=lease_token,
+            start_page=start_page, from_status="", total_pages=total_pages,
+        )
+
     def pages_to_fetch(self, last_page: int) -> list[int]:
         """Pages start_page..last_page that no holder has finished yet."""
         return [p for p in range(self.start_page, last_page + 1) if p not in self.pages_ahead]

@@ -9,7 +9,7 @@ import orjson
 from datetime import datetime, timezone
 
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection
 
 from farm.state.models import JobPostingRow
 
@@ -55,8 +55,8 @@ def _naive_utc(value):
 
 
 def _sqlite_time(value):
-    # SQLAlchemy's SQLite DATETIME format, so that the models read it back
-    return None if value is None else _naive_utc(value).strftime("%Y-%m-%d %H:%M:%S.%f")
+    # SQLAlchemy's SQLite DATETIME format ("%Y-%m-%d %H:%M:%S.%f"), so that the models read it back
+    return None if value is None else _naive_utc(value).isoformat(" ", "microseconds")
 
 
 def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
@@ -76,30 +76,31 @@ def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
     ]  # fmt: skip
 
 
-def upsert_postings(engine: Engine, rows: list[dict], now: datetime) -> int:
-    """Insert or update ``rows`` in one transaction; returns how many rows were written.
+def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> int:
+    """Insert or update ``rows`` in the connection's transaction; returns how many rows were written.
 
     A batch holding one (source, job_id) twice keeps the later row. Rows are written
     in key order so that two concurrent batches lock in the same order.
     """
     latest: dict[tuple[str, str], dict] = {}
     for row in rows:
-        key = (row["source"], str(row["job_id"]))
-        latest[key] = {**row, "job_id": key[1]}
+        job_id = row["job_id"]
+        if not isinstance(job_id, str):
+            row = {**row, "job_id": str(job_id)}
+        latest[(row["source"], row["job_id"])] = row
     if not latest:
         return 0
     ordered = [latest[key] for key in sorted(latest)]
-    dialect_name = engine.dialect.name
+    dialect_name = conn.dialect.name
     sql = _sql(dialect_name)
-    with engine.begin() as conn:
-        if sql is None:  # another dialect: SQLAlchemy's own ON CONFLICT
-            stmt = postgresql.insert(TABLE)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in UPDATED}
-            )
-            values = [{**{name: row.get(name) for name in FIELDS}, "first_seen_at": now, "last_seen_at": now}
-                      for row in ordered]  # fmt: skip
-            conn.execute(stmt, values)
-        else:
-            conn.exec_driver_sql(sql, _params(ordered, now, dialect_name))
+    if sql is None:  # another dialect: SQLAlchemy's own ON CONFLICT
+        stmt = postgresql.insert(TABLE)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in UPDATED}
+        )
+        values = [{**{name: row.get(name) for name in FIELDS}, "first_seen_at": now, "last_seen_at": now}
+                  for row in ordered]  # fmt: skip
+        conn.execute(stmt, values)
+    else:
+        conn.exec_driver_sql(sql, _params(ordered, now, dialect_name))
     return len(ordered)

@@ -257,53 +257,82 @@ class KeywordStore:
         """``page_done`` for many (lease, page, jobs, total_pages) in one transaction.
 
         Under load a crawler has several pages ready at once; one commit for all of
-        them keeps the window between "fetched" and "recorded" short.
+        them keeps the window between "fetched" and "recorded" short, and the pages
+        of one lease cost one read and one write between them.
         """
-        pages = [(lease, int(page), int(jobs), total) for lease, page, jobs, total in pages]
+        return self.write_batch([], pages, self.clock())[1]
+
+    def write_batch(self, postings: list[dict], pages, now: datetime) -> tuple[int, list[PageWrite]]:
+        """Postings upserted, then pages recorded done, in ONE transaction.
+
+        A crawl sends a page's progress with its postings or after them, so a page
+        is never recorded done while its postings could still be lost.
+        """
 
         def write():
-            now = self.clock()
             with self.engine.begin() as conn:
-                return [self._page_done(conn, now, *args) for args in pages]
+                written = upsert_postings(conn, postings, now) if postings else 0
+                return written, self._pages_done(conn, now, pages)
 
         return self._retrying(write)
 
-    def _page_done(self, conn, now, lease: Lease, page: int, jobs: int, total_pages) -> PageWrite:
+    def _pages_done(self, conn, now, pages) -> list[PageWrite]:
+        by_lease: dict[tuple[int, int], list[tuple[int, int, int, int | None]]] = {}
+        leases = {}
+        for at, (lease, page, jobs, total) in enumerate(pages):
+            leases[lease.key] = lease
+            by_lease.setdefault(lease.key, []).append((at, int(page), int(jobs), total))
+        results: list[PageWrite | None] = [None] * len(pages)
+        for key, lease_pages in by_lease.items():
+            for at, result in self._lease_pages_done(conn, now, leases[key], lease_pages):
+                results[at] = result
+        return results
+
+    def _lease_pages_done(self, conn, now, lease: Lease, pages):
+        """Apply one lease's pages, in order: one read, at most one fenced write."""
         stmt = select(
-            c.lease_token, c.crawl_status, c.last_completed_page, c.total_pages,
-            c.pages_ahead, c.jobs_found,
+            c.lease_token, c.crawl_status, c.last_completed_page, c.total_pages, c.pages_ahead,
         ).where(c.id == lease.id)
         if self._mysql:
             stmt = stmt.with_for_update()
         row = conn.execute(stmt).first()
-        if row is None:
-            return PageWrite(False, False, lease.start_page - 1, lease.total_pages, False)
-        if row.lease_token != lease.lease_token or row.crawl_status != "crawling":
-            return PageWrite(False, False, row.last_completed_page, row.total_pages, False)
-        mark = row.last_completed_page
+        if row is None or row.lease_token != lease.lease_token or row.crawl_status != "crawling":
+            mark = lease.start_page - 1 if row is None else row.last_completed_page
+            total = lease.total_pages if row is None else row.total_pages
+            return [(at, PageWrite(False, False, mark, total, False)) for at, _, _, _ in pages]
+        mark, total = row.last_completed_page, row.total_pages
         ahead = _parse_pages(row.pages_ahead)
-        counted = page > mark and page not in ahead
-        if counted:
-            ahead.add(page)
-            while mark + 1 in ahead:
-                mark += 1
-                ahead.discard(mark)
-        total = int(total_pages) if total_pages is not None else row.total_pages
-        completed = total is not None and mark >= total
+        jobs_found, completed, total_told = 0, False, False
+        results = []
+        for at, page, jobs, total_pages in pages:
+            if completed:  # a page after the one that completed the keyword: as if fenced
+                results.append((at, PageWrite(False, False, mark, total, False)))
+                continue
+            counted = page > mark and page not in ahead
+            if counted:
+                ahead.add(page)
+                while mark + 1 in ahead:
+                    mark += 1
+                    ahead.discard(mark)
+                jobs_found += jobs
+            if total_pages is not None:
+                total, total_told = int(total_pages), True
+            completed = total is not None and mark >= total
+            results.append((at, PageWrite(True, counted, mark, total, completed)))
         values = dict(
             last_completed_page=mark,
             pages_ahead=_format_pages(ahead),
             heartbeat_at=now,
             updated_at=now,
         )
-        if counted and jobs:
-            values["jobs_found"] = c.jobs_found + jobs
-        if total_pages is not None:
+        if jobs_found:
+            values["jobs_found"] = c.jobs_found + jobs_found
+        if total_told:
             values["total_pages"] = total
         if completed:
             values["crawl_status"] = "completed"
         conn.execute(update(K).where(self._fence(lease)).values(values))
-        return PageWrite(True, counted, mark, total, completed)
+        return results
 
     def _fenced_update(self, lease: Lease, **values) -> bool:
         values["updated_at"] = self.clock()
@@ -454,7 +483,7 @@ class KeywordStore:
 
     def upsert_postings(self, rows: list[dict], now: datetime) -> int:
         """Insert new postings, update known ones; see farm.state.postings."""
-        return self._retrying(lambda: upsert_postings(self.engine, rows, now))
+        return self.write_batch(rows, [], now)[0]
 
     # --- helpers --------------------------------------------------------------
 

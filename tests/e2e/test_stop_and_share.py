@@ -30,7 +30,10 @@ SETTINGS = {"FARM_QCWY_MAX_PAGES": 10, "CONCURRENT_REQUESTS": 4, "FARM_LEASES_IN
 def test_ctrl_c_releases_keywords_as_partial_and_the_next_run_fetches_no_page_twice(sqlite_url, tmp_path):
     prepare_db(sqlite_url, ROWS)
     with SandboxProcess(seed=4, postings=(200, 200)) as sandbox:
-        crawler = start_crawl("qcwy", sqlite_url, sandbox.url, tmp_path / "crawl.log", **SETTINGS)
+        # slowed down, so that the keywords held at the Ctrl+C still have pages to fetch
+        crawler = start_crawl(
+            "qcwy", sqlite_url, sandbox.url, tmp_path / "crawl.log", DOWNLOAD_DELAY=0.05, **SETTINGS
+        )
         try:
             wait_until(lambda: served(sandbox) >= 25 or crawler.poll() is not None, 60, "25 pages")
             assert crawler.poll() is None, "the crawl ended before it could be stopped"

@@ -71,6 +71,26 @@ async def test_keeps_the_spider_open_while_work_is_held_and_refills_when_a_keywo
 
 
 @pytest_twisted.ensureDeferred
+async def test_slots_freed_while_a_claim_is_under_way_are_refilled_after_it(sqlite_url):
+    rows = [("qcwy", city, job) for city in ("北京", "上海") for job in ("python", "java", "前端")]
+    crawler = make_crawler(sqlite_url, rows, FARM_LEASES_IN_FLIGHT=3)
+    crawler.engine = SimpleNamespace(scheduled=[], crawl=None)
+    crawler.engine.crawl = crawler.engine.scheduled.append
+    middleware = KeywordLeaseMiddleware.from_crawler(crawler)
+    try:
+        send(crawler, scrapy_signals.spider_opened)
+        await db_barrier(crawler)
+        first, second, _ = [request.meta["farm_lease"] for request in crawler.engine.scheduled]
+        send(crawler, signals.lease_ended, lease=first, outcome="completed")  # claims one
+        send(crawler, signals.lease_ended, lease=second, outcome="completed")  # while that claim runs
+        await db_barrier(crawler)
+        await db_barrier(crawler)  # the claim for the second slot, queued when the first returned
+        assert len(middleware.held) == 3
+    finally:
+        FarmRuntime.of(crawler).engine_stopped()
+
+
+@pytest_twisted.ensureDeferred
 async def test_lets_the_spider_close_when_no_keyword_is_left(crawler, middleware):
     store = FarmRuntime.of(crawler).store
     for lease in store.claim("qcwy", "someone else", 3):

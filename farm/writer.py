@@ -1,0 +1,92 @@
+"""The crawl's side of the state writer process (farm.state.writer).
+
+Frames go to the child's stdin through the reactor (no thread, no blocking);
+each gets a Deferred that fires, in order, when the child says its transaction
+is committed. An error the child reports, or its exit, fails every frame not
+yet committed.
+"""
+
+import logging
+import os
+import sys
+from collections import deque
+from pathlib import Path
+
+import orjson
+from twisted.internet import protocol, reactor
+from twisted.internet.defer import Deferred, fail
+
+import farm
+from farm.state.lease import PageWrite
+from farm.state.writer import frame
+
+logger = logging.getLogger(__name__)
+
+
+class WriteLost(Exception):
+    """A write the crawl handed to the state writer was not committed."""
+
+
+class StateWriter(protocol.ProcessProtocol):
+    def __init__(self):
+        self._replies: deque[Deferred] = deque()
+        self._out = b""
+        self.error: str | None = None
+        self.ended = Deferred()
+
+    @classmethod
+    def spawn(cls, db_url: str) -> "StateWriter":
+        writer = cls()
+        # farm's own directory first: the child imports farm from wherever this crawl did
+        # (a checkout, site-packages, a scrapyd egg)
+        path = [str(Path(farm.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+        env = {**os.environ, "FARM_DB_URL": db_url, "PYTHONPATH": os.pathsep.join(filter(None, path))}
+        argv = [sys.executable, "-m", "farm.state.writer"]
+        reactor.spawnProcess(writer, sys.executable, argv, env=env)
+        return writer
+
+    def write(self, postings: list[bytes], pages) -> Deferred:
+        """KeywordStore.write_batch of postings (each a JSON object) and pages done
+        (lease, page, jobs, total_pages); fires with (postings written, PageWrites) once committed."""
+        if self.error is not None:
+            return fail(WriteLost(self.error))
+        reply = Deferred()
+        self._replies.append(reply)
+        self.transport.write(frame(postings, pages))
+        return reply
+
+    def close(self) -> Deferred:
+        """End the input; fires once the child has committed what it had and exited."""
+        if self.transport is not None and not self.ended.called:
+            self.transport.closeStdin()
+        return self.ended
+
+    def outReceived(self, data: bytes):
+        self._out += data
+        *lines, self._out = self._out.split(b"\n")
+        for line in lines:
+            kind, _, detail = line.partition(b" ")
+            if kind == b"ok" and self._replies:
+                written, _, pages = detail.partition(b" ")
+                results = [PageWrite(*fields) for fields in orjson.loads(pages)]
+                self._replies.popleft().callback((int(written), results))
+            else:
+                self._fail(f"the state writer failed: {line.decode('utf-8', 'replace')}")
+
+    def errReceived(self, data: bytes):
+        for line in data.decode("utf-8", "replace").splitlines():
+            if line.strip():
+                logger.warning("state writer: %s", line)
+
+    def processEnded(self, reason):
+        code = getattr(reason.value, "exitCode", None)
+        self._fail(f"the state writer exited (code {code}) with {len(self._replies)} write(s) not committed")
+        self.ended.callback(code)
+
+    def _fail(self, message: str):
+        if self.error is None:
+            self.error = message
+            if self._replies:
+                logger.error("farm: %s", message)
+        while self._replies:
+            self._replies.popleft().errback(WriteLost(self.error))
