@@ -1,10 +1,18 @@
 """farm's `scrapy crawl qcwy` (state, pipeline and all) against plain Scrapy, in one run.
 
-Both crawl the same keywords' pages from the same sandbox, as subprocesses with
+All crawl the same keywords' pages from the same sandbox, as subprocesses with
 the same concurrency; pages/s is Scrapy's own count of responses over its own
 elapsed time. They alternate, and each keeps its best round, so that a noisy
 neighbour does not decide the ratio.
+
+Two baselines: plain Scrapy as it comes, and plain Scrapy with farm's
+LeanProcess extension (the heap frozen at start, debug records not built),
+which farm turns on for itself. The first ratio is what a user gains or loses
+by crawling with farm; the second is what farm's own machinery (leases, page
+progress, the postings pipeline, the state writer) costs.
 """
+
+import json
 
 import os
 import re
@@ -37,11 +45,14 @@ def _run(command, env):
     return _pages_per_second(proc.stderr)
 
 
-def plain(sandbox_url, keywords):
+LEAN = ["-s", "EXTENSIONS=" + json.dumps({"farm.extensions.lean.LeanProcess": 0})]
+
+
+def plain(sandbox_url, keywords, lean=False):
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
     command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy.py"), "-a", f"keywords={pairs}"]
-    return _run(command + COMMON, env)
+    return _run(command + COMMON + (LEAN if lean else []), env)
 
 
 def farm(sandbox_url, keywords, db_url):
@@ -55,18 +66,22 @@ def farm(sandbox_url, keywords, db_url):
 
 def run(rounds=3):
     keywords = [(city, job) for city in CITIES for job in JOBS]
-    best_plain = best_farm = 0.0
+    best_plain = best_lean = best_farm = 0.0
     pages = 0
     with SandboxProcess(seed=9, postings=(400, 400)) as sandbox, tempfile.TemporaryDirectory() as tmp:
         for round_no in range(rounds):
             pages, rate = plain(sandbox.url, keywords)
             best_plain = max(best_plain, rate)
+            _, rate = plain(sandbox.url, keywords, lean=True)
+            best_lean = max(best_lean, rate)
             _, rate = farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-{round_no}.db")
             best_farm = max(best_farm, rate)
     return [
         (f"plain Scrapy, qcwy pages ({pages} per run, best of {rounds})", best_plain, "pages/s"),
+        ("plain Scrapy + farm's LeanProcess", best_lean, "pages/s"),
         ("farm `scrapy crawl qcwy`, SQLite state + pipeline", best_farm, "pages/s"),
         ("farm / plain Scrapy (aim >= 0.9)", best_farm / best_plain, "ratio"),
+        ("farm / plain Scrapy + LeanProcess (farm's machinery)", best_farm / best_lean, "ratio"),
     ]
 
 

@@ -43,10 +43,11 @@ class FarmRuntime:
         self.progress = None
         self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-db")
         self._pool.start()
-        self._writer: StateWriter | None = None
+        # started now, so that its own start-up (a Python with SQLAlchemy) overlaps the crawl's
+        self.writer = StateWriter.spawn(store.engine.url.render_as_string(hide_password=False))
         settings = crawler.settings
         self.outbox = Outbox(
-            lambda: self.writer,
+            lambda: self.writer,  # a test may replace it
             crawler.stats,
             settings.getint("FARM_SQL_BATCH_SIZE"),
             settings.getfloat("FARM_SQL_FLUSH_INTERVAL"),
@@ -82,16 +83,8 @@ class FarmRuntime:
         """Run ``function`` on the DB thread; a Deferred of its result."""
         return deferToThreadPool(reactor, self._pool, function, *args, **kwargs)
 
-    @property
-    def writer(self) -> StateWriter:
-        """The crawl's state writer process, started on first use."""
-        if self._writer is None:
-            self._writer = StateWriter.spawn(self.store.engine.url.render_as_string(hide_password=False))
-        return self._writer
-
     def engine_stopped(self):
         # every write the crawl waits for has been answered by now: the writer exits at once
-        if self._writer is not None:
-            self._writer.close()
+        self.writer.close()
         self._pool.stop()
         self.store.engine.dispose()

@@ -85,6 +85,7 @@ EXTENSIONS = {
     "farm.extensions.progress.PageProgress": 100,
     "farm.extensions.reaper.LeaseReaper": 110,
     "farm.extensions.logstats.FarmLogStats": 120,
+    "farm.extensions.lean.LeanProcess": 130,
 }
 
 FEED_EXPORT_ENCODING = "utf-8"

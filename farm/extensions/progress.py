@@ -70,9 +70,12 @@ class PageProgress:
         """
         if lease.key in self.ended:
             return
-        tally = self.tallies.setdefault((lease.key, page), _PageTally(lease=lease))
+        tally = self.tallies.get((lease.key, page))
+        if tally is None:
+            tally = self.tallies[(lease.key, page)] = _PageTally(lease=lease)
         tally.handled += 1
-        self._check(lease, page, tally)
+        if tally.expected is not None and tally.handled >= tally.expected:
+            self._check(lease, page, tally)
 
     def item_error(self, item, response, spider, failure):
         lease = response.meta.get("farm_lease") if response is not None else None

@@ -1,12 +1,15 @@
 """Small parsing helpers the three site spiders share."""
 
 import json
+import re
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
 # The sites print their times in China Standard Time.
 SITE_TZ = ZoneInfo("Asia/Shanghai")
 SITE_TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
+# exactly those formats, zero-padded: fromisoformat reads them the same way
+_ISO_LIKE = re.compile(r"\d{4}-\d\d-\d\d(?: \d\d:\d\d(?::\d\d)?)?")
 
 
 def response_text(response) -> str:
@@ -28,9 +31,15 @@ def site_time(value) -> datetime | None:
     """A site's publish time (text in China time, or epoch ms) as an aware datetime."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return datetime.fromtimestamp(value / 1000, timezone.utc).astimezone(SITE_TZ)
+    text = str(value).strip()
+    if _ISO_LIKE.fullmatch(text):  # the common case, parsed without strptime's cost
+        try:
+            return datetime.fromisoformat(text).replace(tzinfo=SITE_TZ)
+        except ValueError:  # a month 13 and the like: no format reads it either
+            return None
     for fmt in SITE_TIME_FORMATS:
         try:
-            return datetime.strptime(str(value).strip(), fmt).replace(tzinfo=SITE_TZ)
+            return datetime.strptime(text, fmt).replace(tzinfo=SITE_TZ)
         except ValueError:
             continue
     return None

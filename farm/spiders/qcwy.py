@@ -121,7 +121,6 @@ class QcwySpider(LeaseSpider):
             return reason
         if response.status == 521:  # Aliyun's "origin down" page, counted as anti-bot (§2.3)
             return "http_521"
-        text = response_text(response)
         data = response_json(response)
         if isinstance(data, dict):
             status = str(data.get("status"))
@@ -133,6 +132,7 @@ class QcwySpider(LeaseSpider):
             if "sign" in message.lower() or "签名" in message:
                 return f"qcwy_sign_rejected status {status}: {message}"
             return f"qcwy_throttled status {status}: {message or 'not 1'}"
+        text = response_text(response)
         for marker, reason in WAF_MARKERS:
             if marker in text:
                 return f"{reason} ({marker})"

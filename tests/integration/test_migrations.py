@@ -11,6 +11,7 @@ from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import (
     SchemaNotCurrent,
+    HEAD,
     current_revision,
     head_revision,
     require_current,
@@ -52,7 +53,7 @@ def schema_differences(engine):
 
 
 def test_head_is_0002():
-    assert head_revision() == "0002"
+    assert head_revision() == "0002" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
