@@ -75,6 +75,12 @@ class Outbox:
         self._idle_waiters.append(done)
         return done
 
+    def close(self) -> None:
+        """The crawl is over (drained first): nothing more goes out."""
+        if self._timer is not None and self._timer.active():
+            self._timer.cancel()
+        self._timer = None
+
     @property
     def queued(self) -> int:
         return len(self.postings) + len(self.pages)

@@ -14,6 +14,7 @@ import logging
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import deferred_from_coro
 from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
@@ -31,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 class FarmRuntime:
     def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int):
+        self.crawler = crawler
         self.store = store
         self.crawler_id = crawler_id
         self.window = PageWindow(pages_in_flight)
@@ -51,7 +53,7 @@ class FarmRuntime:
             crawler.stats,
             settings.getint("FARM_SQL_BATCH_SIZE"),
             settings.getfloat("FARM_SQL_FLUSH_INTERVAL"),
-            on_lost=lambda reason: crawler.engine.close_spider(crawler.spider, "farm_db_error"),
+            on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
         self.drains.append(self.outbox.drain)
 
@@ -79,12 +81,17 @@ class FarmRuntime:
             crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
         return runtime
 
+    def close_crawl(self, reason: str) -> None:
+        """Close the crawl (from any callback); Scrapy's CloseSpider extension does the same."""
+        deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
+
     def run(self, function, *args, **kwargs):
         """Run ``function`` on the DB thread; a Deferred of its result."""
         return deferToThreadPool(reactor, self._pool, function, *args, **kwargs)
 
     def engine_stopped(self):
         # every write the crawl waits for has been answered by now: the writer exits at once
+        self.outbox.close()
         self.writer.close()
         self._pool.stop()
         self.store.engine.dispose()

@@ -32,6 +32,7 @@ class StateWriter(protocol.ProcessProtocol):
         self._replies: deque[Deferred] = deque()
         self._out = b""
         self.error: str | None = None
+        self._closed = False
         self.ended = Deferred()
 
     @classmethod
@@ -48,8 +49,8 @@ class StateWriter(protocol.ProcessProtocol):
     def write(self, postings: list[bytes], pages) -> Deferred:
         """KeywordStore.write_batch of postings (each a JSON object) and pages done
         (lease, page, jobs, total_pages); fires with (postings written, PageWrites) once committed."""
-        if self.error is not None:
-            return fail(WriteLost(self.error))
+        if self.error is not None or self._closed:
+            return fail(WriteLost(self.error or "the state writer was closed"))
         reply = Deferred()
         self._replies.append(reply)
         self.transport.write(frame(postings, pages))
@@ -57,6 +58,7 @@ class StateWriter(protocol.ProcessProtocol):
 
     def close(self) -> Deferred:
         """End the input; fires once the child has committed what it had and exited."""
+        self._closed = True
         if self.transport is not None and not self.ended.called:
             self.transport.closeStdin()
         return self.ended
@@ -79,8 +81,9 @@ class StateWriter(protocol.ProcessProtocol):
                 logger.warning("state writer: %s", line)
 
     def processEnded(self, reason):
-        code = getattr(reason.value, "exitCode", None)
-        self._fail(f"the state writer exited (code {code}) with {len(self._replies)} write(s) not committed")
+        code, killer = getattr(reason.value, "exitCode", None), getattr(reason.value, "signal", None)
+        how = f"was killed by signal {killer}" if killer else f"exited with code {code}"
+        self._fail(f"the state writer {how}, {len(self._replies)} write(s) not committed")
         self.ended.callback(code)
 
     def _fail(self, message: str):

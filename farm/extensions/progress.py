@@ -174,5 +174,4 @@ class PageProgress:
     def _write_failed(self, failure, what):
         self.stats.inc_value("farm/progress/db_error")
         logger.error("farm: writing %s failed: %s", what, failure.getErrorMessage())
-        spider = self.crawler.spider
-        self.crawler.engine.close_spider(spider, "farm_db_error")
+        self.runtime.close_crawl("farm_db_error")

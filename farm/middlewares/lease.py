@@ -13,6 +13,7 @@ import logging
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredList
 
 from farm import signals
@@ -109,7 +110,7 @@ class KeywordLeaseMiddleware:
                 # every request belongs to a lease: with none held, the crawl is done now,
                 # not at Scrapy's next idle check (up to 5 s away)
                 logger.info("farm: no %s keyword left to claim for today", spider.name)
-                self.crawler.engine.close_spider(spider, "finished")
+                self.runtime.close_crawl("finished")
             return
         for lease in leases:
             self.stats.inc_value(f"farm/lease/claimed/{lease.from_status}")
@@ -133,25 +134,20 @@ class KeywordLeaseMiddleware:
         self._claim = None
         self.stats.inc_value("farm/lease/claim_error")
         logger.error("farm: claiming keywords failed: %s", failure.getErrorMessage())
-        self.crawler.engine.close_spider(spider, "farm_db_error")
+        self.runtime.close_crawl("farm_db_error")
 
-    def spider_closed(self, spider, reason):
+    async def spider_closed(self, spider, reason):
         self._closing = True
         pending = [self._claim] if self._claim is not None else []
         # page progress still on its way must land before its lease is released
         pending += [drain() for drain in self.runtime.drains]
-        done = DeferredList(pending, consumeErrors=True)
-        done.addBoth(lambda _: self._release_all(reason))
-        return done
-
-    def _release_all(self, reason):
+        await maybe_deferred_to_future(DeferredList(pending, consumeErrors=True))
         leases = list(self.held.values())
         self.held.clear()
         if not leases:
-            return None
+            return
         logger.info("farm: releasing %d keyword(s) as partial (crawl closed: %s)", len(leases), reason)
         self.stats.inc_value("farm/lease/released", len(leases))
         why = f"crawl closed before the keyword was done ({reason})"
-        return DeferredList(
-            [self.runtime.run(self.store.release, lease, why) for lease in leases], consumeErrors=True
-        )
+        releases = [self.runtime.run(self.store.release, lease, why) for lease in leases]
+        await maybe_deferred_to_future(DeferredList(releases, consumeErrors=True))

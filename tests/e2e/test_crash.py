@@ -1,6 +1,8 @@
 """kill -9 at random moments: nothing lost, nothing stored twice, little fetched twice."""
 
+import os
 import random
+import signal
 from datetime import timedelta
 
 import pytest
@@ -15,8 +17,10 @@ from tests.e2e.harness import (
     keywords,
     prepare_db,
     run_crawl,
+    running,
     served,
     start_crawl,
+    state_writer_of,
     stored_postings,
     wait_until,
 )
@@ -58,12 +62,15 @@ def test_kill_9_at_random_moments_loses_nothing(db_url, tmp_path):
             crawler = start_crawl("qcwy", db_url, sandbox.url, log, **SETTINGS)
             try:
                 wait_until(lambda: served(sandbox) >= target or crawler.poll() is not None, 60, "pages")
+                writer = state_writer_of(crawler.pid)
                 if crawler.poll() is None:
                     crawler.kill()
                     kills += 1
             finally:
                 crawler.kill()
                 crawler.wait(30)
+            if writer is not None:  # its input ended with the crawl: it commits what it read and exits
+                wait_until(lambda: not running(writer), 30, "the killed crawl's state writer to exit")
             reap_dead_leases(db_url)
         final = run_crawl("qcwy", db_url, sandbox.url, **SETTINGS)
         assert final.returncode == 0, final.output[-3000:]
@@ -83,3 +90,33 @@ def test_kill_9_at_random_moments_loses_nothing(db_url, tmp_path):
     assert set(fetches) == pages
     refetched = sum(fetches.values()) - len(pages)
     assert refetched <= kills * PAGES_IN_FLIGHT, f"{refetched} pages fetched again after {kills} kills"
+
+
+def test_a_killed_state_writer_stops_the_crawl_and_the_next_run_loses_nothing(db_url, tmp_path):
+    rows = [("qcwy", city, job) for city in ("北京", "上海") for job in ("python", "java", "前端")]
+    prepare_db(db_url, rows)
+    with SandboxProcess(seed=5, postings=(200, 200)) as sandbox:
+        crawler = start_crawl("qcwy", db_url, sandbox.url, tmp_path / "crawl.log", DOWNLOAD_DELAY=0.02, **SETTINGS)
+        try:
+            wait_until(lambda: served(sandbox) >= 12 or crawler.poll() is not None, 60, "12 pages")
+            writer = state_writer_of(crawler.pid)
+            assert writer is not None and crawler.poll() is None, "no crawl with a state writer to kill"
+            os.kill(writer, signal.SIGKILL)
+            assert crawler.wait(60) is not None
+        finally:
+            crawler.kill()
+            crawler.wait(30)
+        log = (tmp_path / "crawl.log").read_text()
+        assert "the state writer was killed by signal 9" in log and "farm_db_error" in log
+        # the crawl released what it held on its way out: nothing waits for a reaper
+        assert "crawling" not in {row["crawl_status"] for row in keywords(db_url)}
+
+        final = run_crawl("qcwy", db_url, sandbox.url, **SETTINGS)
+        assert final.returncode == 0, final.output[-3000:]
+        pages, ids, _ = expected_crawl(sandbox, "qcwy", rows, 10)
+        fetches = fetched_pages(sandbox, "qcwy")
+    assert {row["crawl_status"] for row in keywords(db_url)} == {"completed"}
+    stored = stored_postings(db_url, "qcwy")
+    assert len(stored) == len(set(stored)) and set(stored) == ids
+    assert set(fetches) == pages
+    assert sum(fetches.values()) - len(pages) <= PAGES_IN_FLIGHT  # the pages whose progress was lost

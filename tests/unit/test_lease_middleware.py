@@ -1,5 +1,6 @@
 """The keyword-lease middleware: claims, keeps the spider open, drops lost leases' requests, releases."""
 
+import asyncio
 from types import SimpleNamespace
 
 import pytest
@@ -7,6 +8,7 @@ import pytest_twisted
 from scrapy import Request
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.defer import deferred_from_coro
 
 from farm import signals
 from farm.middlewares.lease import KeywordLeaseMiddleware
@@ -17,11 +19,23 @@ from tests.unit.components import db_barrier, keyword_row, make_crawler
 ROWS = [("qcwy", city, "python") for city in ("北京", "上海", "广州")]
 
 
+def recording_engine():
+    """Records what the middleware schedules, and why it closes the crawl."""
+    engine = SimpleNamespace(scheduled=[], closed=[])
+    engine.crawl = engine.scheduled.append
+
+    def close_spider_async(*, reason):
+        engine.closed.append(reason)  # when asked, not when the coroutine gets to run
+        return asyncio.sleep(0)
+
+    engine.close_spider_async = close_spider_async
+    return engine
+
+
 @pytest.fixture
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, ROWS, FARM_LEASES_IN_FLIGHT=2)
-    crawler.engine = SimpleNamespace(scheduled=[], crawl=None)  # records what the middleware schedules
-    crawler.engine.crawl = crawler.engine.scheduled.append
+    crawler.engine = recording_engine()
     yield crawler
     FarmRuntime.of(crawler).engine_stopped()
 
@@ -74,8 +88,7 @@ async def test_keeps_the_spider_open_while_work_is_held_and_refills_when_a_keywo
 async def test_slots_freed_while_a_claim_is_under_way_are_refilled_after_it(sqlite_url):
     rows = [("qcwy", city, job) for city in ("北京", "上海") for job in ("python", "java", "前端")]
     crawler = make_crawler(sqlite_url, rows, FARM_LEASES_IN_FLIGHT=3)
-    crawler.engine = SimpleNamespace(scheduled=[], crawl=None)
-    crawler.engine.crawl = crawler.engine.scheduled.append
+    crawler.engine = recording_engine()
     middleware = KeywordLeaseMiddleware.from_crawler(crawler)
     try:
         send(crawler, scrapy_signals.spider_opened)
@@ -100,6 +113,7 @@ async def test_lets_the_spider_close_when_no_keyword_is_left(crawler, middleware
     await db_barrier(crawler)
     assert middleware.spider_idle(crawler.spider) is None  # nothing claimed: close
     assert crawler.stats.get_value("farm/lease/none_left") == 1
+    assert crawler.engine.closed == ["finished"]  # at once, not at Scrapy's next idle check
 
 
 @pytest_twisted.ensureDeferred
@@ -107,7 +121,7 @@ async def test_an_early_close_releases_held_keywords_as_partial(crawler, middlew
     send(crawler, scrapy_signals.spider_opened)
     await db_barrier(crawler)
     held = list(middleware.held.values())
-    await middleware.spider_closed(crawler.spider, "shutdown")
+    await deferred_from_coro(middleware.spider_closed(crawler.spider, "shutdown"))  # as Scrapy runs it
     for lease in held:
         row = keyword_row(crawler, lease.id)
         assert row["crawl_status"] == "partial"

@@ -1,0 +1,137 @@
+"""The outbox: a page goes out with its postings or after them; one frame in flight; drains; losses."""
+
+import pytest
+import pytest_twisted
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+from twisted.internet.task import deferLater
+
+from farm.outbox import Outbox
+from farm.state.lease import Lease, PageWrite
+from farm.writer import WriteLost
+
+LEASE = Lease(id=1, source="qcwy", city="北京", job="python", lease_token=1, start_page=1, from_status="fresh")
+
+
+class RecordingWriter:
+    """Takes frames like the state writer; the test answers each one."""
+
+    def __init__(self):
+        self.frames: list[tuple[list[bytes], list, Deferred]] = []
+
+    def write(self, postings, pages):
+        reply = Deferred()
+        self.frames.append((postings, pages, reply))
+        return reply
+
+    def commit(self, index=-1):
+        postings, pages, reply = self.frames[index]
+        reply.callback((len(postings), [PageWrite(True, True, page, None) for _, page, _, _ in pages]))
+
+    def sent(self):
+        return [([row.decode() for row in postings], [page for _, page, _, _ in pages]) for postings, pages, _ in self.frames]
+
+
+@pytest.fixture
+def writer():
+    return RecordingWriter()
+
+
+@pytest.fixture
+def lost():
+    return []
+
+
+def outbox(writer, lost, batch_size=100, flush_interval=60.0):
+    stats = MemoryStatsCollector(get_crawler())
+    return Outbox(lambda: writer, stats, batch_size, flush_interval, on_lost=lost.append)
+
+
+def test_a_page_goes_out_at_once_with_the_postings_before_it(writer, lost):
+    box = outbox(writer, lost)
+    box.add_posting(b'"a"')
+    box.add_posting(b'"b"')
+    assert writer.sent() == []  # postings alone wait for a page, the batch size or the interval
+    written = box.page_done(LEASE, 1, 2, 3)
+    assert writer.sent() == [(['"a"', '"b"'], [1])]
+    results = []
+    written.addCallback(results.append)
+    writer.commit()
+    assert results == [PageWrite(True, True, 1, None)]
+
+
+def test_while_a_frame_is_in_flight_the_next_one_gathers_everything_that_arrives(writer, lost):
+    box = outbox(writer, lost)
+    box.page_done(LEASE, 1, 0, 3)
+    box.add_posting(b'"a"')
+    box.page_done(LEASE, 2, 1, 3)
+    box.add_posting(b'"b"')
+    box.page_done(LEASE, 3, 1, 3)
+    assert len(writer.frames) == 1
+    writer.commit(0)
+    assert writer.sent()[1] == (['"a"', '"b"'], [2, 3])
+
+
+def test_a_page_whose_postings_overflow_the_batch_waits_for_the_frame_that_carries_them(writer, lost):
+    box = outbox(writer, lost, batch_size=2)
+    box.page_done(LEASE, 1, 0, 2)  # in flight
+    for row in (b"1", b"2", b"3"):
+        box.add_posting(row)
+    box.page_done(LEASE, 2, 3, 2)
+    writer.commit(0)
+    assert writer.sent()[1] == (["1", "2"], [])
+    writer.commit(1)
+    assert writer.sent()[2] == (["3"], [2])
+
+
+@pytest_twisted.ensureDeferred
+async def test_postings_alone_go_out_after_the_flush_interval(writer, lost):
+    box = outbox(writer, lost, flush_interval=0.01)
+    box.add_posting(b'"a"')
+    assert writer.sent() == []
+    drained = box.drain()
+    assert writer.sent() == [(['"a"'], [])]  # a drain does not wait for the interval
+    writer.commit()
+    await drained
+    box.add_posting(b'"b"')
+    for _ in range(400):  # up to 2 s for a 0.01 s timer
+        if len(writer.frames) == 2:
+            break
+        await deferLater(reactor, 0.005, lambda: None)
+    assert writer.sent()[1] == (['"b"'], [])
+
+
+def test_drain_fires_once_everything_queued_is_committed(writer, lost):
+    box = outbox(writer, lost, batch_size=1)
+    box.add_posting(b"1")
+    box.add_posting(b"2")
+    drained = box.drain()
+    assert not drained.called
+    writer.commit(0)
+    assert not drained.called and writer.sent()[1] == (["2"], [])
+    writer.commit(1)
+    assert drained.called
+
+
+def test_a_lost_frame_fails_every_page_queued_and_closes_the_crawl_once(writer, lost):
+    box = outbox(writer, lost)
+    first = box.page_done(LEASE, 1, 0, 3)
+    box.add_posting(b'"a"')
+    second = box.page_done(LEASE, 2, 1, 3)
+    failures = []
+    first.addErrback(failures.append)
+    second.addErrback(failures.append)
+    writer.frames[0][2].errback(WriteLost("disk full"))
+    assert [f.check(WriteLost) for f in failures] == [WriteLost, WriteLost]
+    assert lost == ["disk full"]
+    later = box.page_done(LEASE, 3, 0, 3)
+    later.addErrback(failures.append)
+    assert len(failures) == 3 and len(writer.frames) == 1  # nothing more is sent
+    assert box.drain().called
+
+
+def test_batch_settings_are_checked():
+    with pytest.raises(ValueError, match="FARM_SQL_BATCH_SIZE"):
+        Outbox(lambda: None, None, 0, 0.5, on_lost=print)

@@ -1,0 +1,48 @@
+"""The postings pipeline: a posting becomes one JSON row in the outbox, or is dropped with the reason."""
+
+from datetime import datetime, timezone
+
+import orjson
+import pytest
+from scrapy.exceptions import DropItem
+
+from farm.items import JobPosting
+from farm.pipelines.sql import SqlPostingsPipeline
+from farm.runtime import FarmRuntime
+from tests.unit.components import make_crawler
+
+
+@pytest.fixture
+def pipeline(sqlite_url):
+    crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python")])
+    yield SqlPostingsPipeline.from_crawler(crawler)
+    FarmRuntime.of(crawler).engine_stopped()
+
+
+def posting(**fields):
+    values = {"source": "qcwy", "job_id": "j1", "title": "Python 工程师", "keyword_id": 1,
+              "published_at": datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc), "raw": {"jobId": "j1"}}  # fmt: skip
+    return JobPosting(**{**values, **fields})
+
+
+def test_a_posting_is_queued_as_one_json_row(pipeline):
+    item = posting()
+    assert pipeline.process_item(item) is item
+    [row] = [orjson.loads(encoded) for encoded in pipeline.outbox.postings]
+    assert row == {"source": "qcwy", "job_id": "j1", "title": "Python 工程师", "keyword_id": 1,
+                   "published_at": "2026-11-30T09:30:00+00:00", "raw": {"jobId": "j1"}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "fields, reason",
+    [
+        ({"job_id": ""}, "posting without job_id"),
+        ({"source": None, "job_id": None}, "posting without source, job_id"),
+        ({"published_at": "昨天"}, "posting 'j1' has published_at '昨天', not a datetime"),
+    ],
+)
+def test_a_posting_that_cannot_be_stored_is_dropped_with_the_reason(pipeline, fields, reason):
+    with pytest.raises(DropItem, match=reason):
+        pipeline.process_item(posting(**fields))
+    assert pipeline.outbox.postings == []
+    assert pipeline.stats.get_value("farm/sql/dropped") == 1
