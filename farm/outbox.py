@@ -28,15 +28,13 @@ logger = logging.getLogger(__name__)
 class Outbox:
     def __init__(
         self,
-        writer: Callable[[], StateWriter],
+        writer: StateWriter,
         stats,
         batch_size: int,
         flush_interval: float,
         on_lost: Callable[[str], None],
     ):
-        if batch_size < 1 or flush_interval < 0:
-            raise ValueError("FARM_SQL_BATCH_SIZE must be >= 1 and FARM_SQL_FLUSH_INTERVAL >= 0")
-        self._writer = writer
+        self.writer = writer
         self.stats = stats
         self.batch_size = batch_size
         self.flush_interval = flush_interval
@@ -51,6 +49,8 @@ class Outbox:
 
     def add_posting(self, row: bytes) -> None:
         """A posting, encoded as a JSON object."""
+        if self.lost is not None:
+            return  # the crawl is closing: its pages are fetched again next time
         self.postings.append(row)
         if len(self.postings) >= self.batch_size:
             self._send()
@@ -100,7 +100,7 @@ class Outbox:
         sent = len(postings)
         pages = [entry for entry in self.pages if entry[0] <= sent]
         self.pages = [(before - sent, args, reply) for before, args, reply in self.pages if before > sent]
-        self._in_flight = self._writer().write(postings, [args for _, args, _ in pages])
+        self._in_flight = self.writer.write(postings, [args for _, args, _ in pages])
         self._in_flight.addBoth(self._written, sent, [reply for _, _, reply in pages])
 
     def _written(self, result, sent: int, replies: list[Deferred]):
@@ -108,7 +108,7 @@ class Outbox:
         if isinstance(result, Failure):
             self._lose(result, sent, replies)
         else:
-            written, page_writes = result
+            _, page_writes = result
             self.stats.inc_value("farm/sql/batches")
             self.stats.inc_value("farm/sql/upserted", sent)
             for reply, page_write in zip(replies, page_writes):

@@ -49,7 +49,7 @@ class FarmRuntime:
         self.writer = StateWriter.spawn(store.engine.url.render_as_string(hide_password=False))
         settings = crawler.settings
         self.outbox = Outbox(
-            lambda: self.writer,  # a test may replace it
+            self.writer,
             crawler.stats,
             settings.getint("FARM_SQL_BATCH_SIZE"),
             settings.getfloat("FARM_SQL_FLUSH_INTERVAL"),
@@ -70,6 +70,8 @@ class FarmRuntime:
             pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
             if pages_in_flight < 1:
                 raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
+            if settings.getint("FARM_SQL_BATCH_SIZE") < 1 or settings.getfloat("FARM_SQL_FLUSH_INTERVAL") < 0:
+                raise ValueError("FARM_SQL_BATCH_SIZE must be >= 1 and FARM_SQL_FLUSH_INTERVAL >= 0")
             runtime = cls(crawler, store, settings.get("FARM_CRAWLER_ID"), pages_in_flight)
             if settings.get("FARM_REDIS_URL"):
                 logger.warning(

@@ -46,7 +46,7 @@ def lost():
 
 def outbox(writer, lost, batch_size=100, flush_interval=60.0):
     stats = MemoryStatsCollector(get_crawler())
-    return Outbox(lambda: writer, stats, batch_size, flush_interval, on_lost=lost.append)
+    return Outbox(writer, stats, batch_size, flush_interval, on_lost=lost.append)
 
 
 def test_a_page_goes_out_at_once_with_the_postings_before_it(writer, lost):
@@ -130,8 +130,3 @@ def test_a_lost_frame_fails_every_page_queued_and_closes_the_crawl_once(writer, 
     later.addErrback(failures.append)
     assert len(failures) == 3 and len(writer.frames) == 1  # nothing more is sent
     assert box.drain().called
-
-
-def test_batch_settings_are_checked():
-    with pytest.raises(ValueError, match="FARM_SQL_BATCH_SIZE"):
-        Outbox(lambda: None, None, 0, 0.5, on_lost=print)

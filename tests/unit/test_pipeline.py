@@ -46,3 +46,9 @@ def test_a_posting_that_cannot_be_stored_is_dropped_with_the_reason(pipeline, fi
         pipeline.process_item(posting(**fields))
     assert pipeline.outbox.postings == []
     assert pipeline.stats.get_value("farm/sql/dropped") == 1
+
+
+@pytest.mark.parametrize("setting, value", [("FARM_SQL_BATCH_SIZE", 0), ("FARM_SQL_FLUSH_INTERVAL", -1)])
+def test_bad_batch_settings_are_refused_by_name(sqlite_url, setting, value):
+    with pytest.raises(ValueError, match=setting):  # when the crawl's components are built
+        make_crawler(sqlite_url, [], **{setting: value})
