@@ -4,6 +4,7 @@ import json
 import math
 import re
 from urllib.parse import quote
+from weakref import WeakKeyDictionary
 
 import scrapy
 
@@ -53,7 +54,7 @@ class ZhilianSpider(LeaseSpider):
         return scrapy.Request(f"{self.base_url}/sou/jl{city_code}?kw={quote(job, safe='')}&p={page}")
 
     def parse_page(self, response):
-        state = initial_state(response_text(response))
+        state = response_state(response)
         if state is None:
             raise ParseError("zhilian: no __INITIAL_STATE__ object")
         positions = state.get("positionList")
@@ -76,7 +77,7 @@ class ZhilianSpider(LeaseSpider):
         if reason:
             return reason
         text = response_text(response)
-        state = initial_state(text)
+        state = response_state(response)
         positions = state.get("positionList") if state else None
         if positions:
             return None  # a page of results, whatever its postings say (a job may be titled 安全验证)
@@ -89,6 +90,19 @@ class ZhilianSpider(LeaseSpider):
         if state is None and len(_visible_text(response)) < MIN_TEXT:
             return "zhilian_blank_page under 80 characters of text"
         return None
+
+
+# The block check and the parser both read a page's state: decoded once per response.
+_states: "WeakKeyDictionary[scrapy.http.Response, dict | None]" = WeakKeyDictionary()
+
+
+def response_state(response):
+    """``initial_state`` of the response's HTML, decoded once."""
+    try:
+        return _states[response]
+    except KeyError:
+        state = _states[response] = initial_state(response_text(response))
+        return state
 
 
 def initial_state(html):

@@ -122,3 +122,16 @@ def test_totals_that_read_zero_beside_postings_page_on_while_pages_are_full(posi
     assert len([r for r in results if hasattr(r, "fields")]) == positions
     assert [r.url for r in results if not hasattr(r, "fields")] == next_urls
     assert sent[-1] == ("page_parsed", {**sent[-1][1], "postings": positions, "last_page": last_page})
+
+
+def test_the_page_state_is_decoded_once_for_the_block_check_and_the_parser(monkeypatch):
+    import farm.spiders.zhilian as zhilian
+
+    decoded = []
+    monkeypatch.setattr(zhilian, "initial_state", lambda html: decoded.append(html) or initial_state(html))
+    spider, _ = make_spider(ZhilianSpider)
+    request = spider.page_request(make_lease("zhilian"), 1)
+    response = response_for(request, FIXTURES / "zhilian" / "page1.html")
+    assert spider.block_reason(response) is None
+    assert spider.parse_page(response).postings
+    assert len(decoded) == 1
