@@ -4,10 +4,10 @@
   all it built at start (Scrapy, Twisted, SQLAlchemy: some 120,000 objects).
   Frozen (``gc.freeze``), they are skipped; what the crawl allocates later is
   collected as before. Scrapy spent a fifth of a crawl's CPU on those walks.
-- Scrapy leaves the root logger at NOTSET and filters at its handler, so every
-  debug call ("Scraped from ...", per item) builds a LogRecord only to drop it.
-  The root logger is raised to the lowest level any of its handlers takes, so
-  nothing that would have been written is lost.
+- Scrapy sets its loggers to DEBUG (and the root logger to NOTSET) and filters
+  at its handler, so every debug call ("Scraped from ...", per item) builds a
+  LogRecord only to drop it. Each such logger is raised to the lowest level
+  any handler it reaches takes, so nothing that would have been written is lost.
 
 Disable with ``EXTENSIONS = {"farm.extensions.lean.LeanProcess": None}``.
 """
@@ -27,7 +27,22 @@ class LeanProcess:
 
     def spider_opened(self, spider):
         gc.freeze()
-        root = logging.getLogger()
-        levels = [handler.level for handler in root.handlers]
-        if root.level == logging.NOTSET and levels and min(levels) > logging.NOTSET:
-            root.setLevel(min(levels))
+        loggers = [logging.getLogger()] + [
+            logger for logger in logging.Logger.manager.loggerDict.values()
+            if isinstance(logger, logging.Logger) and logger.level != logging.NOTSET
+        ]  # fmt: skip
+        for logger in loggers:
+            lowest = _lowest_handled_level(logger)
+            if lowest is not None and logger.getEffectiveLevel() < lowest:
+                logger.setLevel(lowest)
+
+
+def _lowest_handled_level(logger) -> int | None:
+    """The lowest level any handler a record of ``logger`` reaches will take, or None without handlers."""
+    levels = []
+    while logger is not None:
+        levels += [handler.level for handler in logger.handlers]
+        if not logger.propagate:
+            break
+        logger = logger.parent
+    return min(levels) if levels else None
