@@ -6,10 +6,11 @@ whose postings are all in it or in an earlier frame, and the writer commits each
 frame in one transaction, in order: so a page is never recorded done while its
 postings could still be lost, and a kill at any moment loses neither.
 
-One frame is in flight at a time; what arrives meanwhile goes in the next one
-(group commit). A frame goes out as soon as the one before it is committed if
-it has a page to record or FARM_SQL_BATCH_SIZE postings, else
-FARM_SQL_FLUSH_INTERVAL seconds after its first posting.
+Up to two frames are in flight, so that the writer has the next one at hand
+while it commits one; what arrives meanwhile goes in the frame after (group
+commit). A frame goes out when there is room if it has a page to record or
+FARM_SQL_BATCH_SIZE postings, else FARM_SQL_FLUSH_INTERVAL seconds after its
+first posting.
 """
 
 import logging
@@ -23,6 +24,10 @@ from farm.state.lease import Lease
 from farm.writer import StateWriter, WriteLost
 
 logger = logging.getLogger(__name__)
+
+# Frames sent ahead of the writer's answers: while it commits one, the next is
+# already in its pipe. More would only make each page wait behind more postings.
+FRAMES_IN_FLIGHT = 2
 
 
 class Outbox:
@@ -43,7 +48,7 @@ class Outbox:
         # (postings queued before it, (lease, page, jobs, total_pages), its reply)
         self.pages: list[tuple[int, tuple, Deferred]] = []
         self.lost: str | None = None
-        self._in_flight: Deferred | None = None
+        self._in_flight = 0  # frames sent, not yet answered
         self._timer = None
         self._idle_waiters: list[Deferred] = []
 
@@ -54,7 +59,7 @@ class Outbox:
         self.postings.append(row)
         if len(self.postings) >= self.batch_size:
             self._send()
-        elif self._timer is None and self._in_flight is None:
+        elif self._timer is None and not self._in_flight:
             self._timer = reactor.callLater(self.flush_interval, self._send, True)
 
     def page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None) -> Deferred:
@@ -69,7 +74,7 @@ class Outbox:
     def drain(self) -> Deferred:
         """Fires once everything queued so far is committed (or lost)."""
         self._send(now=True)
-        if self._in_flight is None:
+        if not self._in_flight:
             return succeed(None)
         done = Deferred()
         self._idle_waiters.append(done)
@@ -90,23 +95,27 @@ class Outbox:
             if self._timer.active():
                 self._timer.cancel()
             self._timer = None
-        if self._in_flight is not None or self.lost is not None:
-            return  # the frame in flight takes the rest when it is committed
-        if not self.pages and not (self.postings and (now or len(self.postings) >= self.batch_size)):
-            if self.postings:
-                self._timer = reactor.callLater(self.flush_interval, self._send, True)
-            return
-        postings, self.postings = self.postings[: self.batch_size], self.postings[self.batch_size :]
-        sent = len(postings)
-        pages = [entry for entry in self.pages if entry[0] <= sent]
-        self.pages = [(before - sent, args, reply) for before, args, reply in self.pages if before > sent]
-        self._in_flight = self.writer.write(postings, [args for _, args, _ in pages])
-        self._in_flight.addBoth(self._written, sent, [reply for _, _, reply in pages])
+        while self.lost is None and self._in_flight < FRAMES_IN_FLIGHT:
+            if not self.pages and not (self.postings and (now or len(self.postings) >= self.batch_size)):
+                if self.postings and not self._in_flight:
+                    self._timer = reactor.callLater(self.flush_interval, self._send, True)
+                return
+            postings, self.postings = self.postings[: self.batch_size], self.postings[self.batch_size :]
+            sent = len(postings)
+            pages = [entry for entry in self.pages if entry[0] <= sent]
+            self.pages = [(before - sent, args, reply) for before, args, reply in self.pages if before > sent]
+            self._in_flight += 1
+            written = self.writer.write(postings, [args for _, args, _ in pages])
+            written.addBoth(self._written, sent, [reply for _, _, reply in pages])
 
     def _written(self, result, sent: int, replies: list[Deferred]):
-        self._in_flight = None
+        self._in_flight -= 1
         if isinstance(result, Failure):
-            self._lose(result, sent, replies)
+            if self.lost is None:
+                self._lose(result, sent, replies)
+            else:  # a frame sent behind the one that was lost
+                for reply in replies:
+                    reply.errback(WriteLost(self.lost))
         else:
             _, page_writes = result
             self.stats.inc_value("farm/sql/batches")
@@ -114,7 +123,7 @@ class Outbox:
             for reply, page_write in zip(replies, page_writes):
                 reply.callback(page_write)
             self._send(now=bool(self._idle_waiters))  # a drain is waiting: no delay
-        if self._in_flight is None and (self.lost is not None or not self.queued):
+        if not self._in_flight and (self.lost is not None or not self.queued):
             waiters, self._idle_waiters = self._idle_waiters, []
             for waiter in waiters:
                 waiter.callback(None)

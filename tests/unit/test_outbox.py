@@ -62,27 +62,29 @@ def test_a_page_goes_out_at_once_with_the_postings_before_it(writer, lost):
     assert results == [PageWrite(True, True, 1, None)]
 
 
-def test_while_a_frame_is_in_flight_the_next_one_gathers_everything_that_arrives(writer, lost):
+def test_two_frames_go_ahead_and_everything_arriving_meanwhile_goes_in_the_next(writer, lost):
     box = outbox(writer, lost)
-    box.page_done(LEASE, 1, 0, 3)
+    box.page_done(LEASE, 1, 0, 4)
     box.add_posting(b'"a"')
-    box.page_done(LEASE, 2, 1, 3)
+    box.page_done(LEASE, 2, 1, 4)
+    assert writer.sent() == [([], [1]), (['"a"'], [2])]
     box.add_posting(b'"b"')
-    box.page_done(LEASE, 3, 1, 3)
-    assert len(writer.frames) == 1
+    box.page_done(LEASE, 3, 1, 4)
+    box.add_posting(b'"c"')
+    box.page_done(LEASE, 4, 1, 4)
+    assert len(writer.frames) == 2  # both waiting for the writer
     writer.commit(0)
-    assert writer.sent()[1] == (['"a"', '"b"'], [2, 3])
+    assert writer.sent()[2] == (['"b"', '"c"'], [3, 4])
 
 
 def test_a_page_whose_postings_overflow_the_batch_waits_for_the_frame_that_carries_them(writer, lost):
     box = outbox(writer, lost, batch_size=2)
-    box.page_done(LEASE, 1, 0, 2)  # in flight
+    box.page_done(LEASE, 1, 0, 2)
     for row in (b"1", b"2", b"3"):
         box.add_posting(row)
     box.page_done(LEASE, 2, 3, 2)
+    assert writer.sent()[1] == (["1", "2"], [])  # a full batch, without the page: "3" is not in it
     writer.commit(0)
-    assert writer.sent()[1] == (["1", "2"], [])
-    writer.commit(1)
     assert writer.sent()[2] == (["3"], [2])
 
 
@@ -105,28 +107,28 @@ async def test_postings_alone_go_out_after_the_flush_interval(writer, lost):
 
 def test_drain_fires_once_everything_queued_is_committed(writer, lost):
     box = outbox(writer, lost, batch_size=1)
-    box.add_posting(b"1")
-    box.add_posting(b"2")
+    for row in (b"1", b"2", b"3"):
+        box.add_posting(row)
     drained = box.drain()
-    assert not drained.called
+    assert writer.sent() == [(["1"], []), (["2"], [])]
     writer.commit(0)
-    assert not drained.called and writer.sent()[1] == (["2"], [])
+    assert not drained.called and writer.sent()[2] == (["3"], [])
     writer.commit(1)
+    writer.commit(2)
     assert drained.called
 
 
 def test_a_lost_frame_fails_every_page_queued_and_closes_the_crawl_once(writer, lost):
     box = outbox(writer, lost)
-    first = box.page_done(LEASE, 1, 0, 3)
-    box.add_posting(b'"a"')
-    second = box.page_done(LEASE, 2, 1, 3)
+    pages = [box.page_done(LEASE, page, 0, 3) for page in (1, 2, 3)]  # two frames out, one queued
     failures = []
-    first.addErrback(failures.append)
-    second.addErrback(failures.append)
+    for page in pages:
+        page.addErrback(failures.append)
     writer.frames[0][2].errback(WriteLost("disk full"))
-    assert [f.check(WriteLost) for f in failures] == [WriteLost, WriteLost]
+    writer.frames[1][2].errback(WriteLost("the state writer exited"))  # as the real writer fails it
+    assert [f.check(WriteLost) for f in failures] == [WriteLost] * 3
     assert lost == ["disk full"]
-    later = box.page_done(LEASE, 3, 0, 3)
+    later = box.page_done(LEASE, 4, 0, 4)
     later.addErrback(failures.append)
-    assert len(failures) == 3 and len(writer.frames) == 1  # nothing more is sent
+    assert len(failures) == 4 and len(writer.frames) == 2  # nothing more is sent
     assert box.drain().called
