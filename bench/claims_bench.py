@@ -11,18 +11,16 @@ ix_keyword_fresh from its start instead of sorting the table.
 """
 
 import multiprocessing
-import os
 import time
-import uuid
 from datetime import timedelta
 
 from sqlalchemy import text
 
+from bench.mariadb import mariadb_database
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 
-SERVER = os.environ.get("FARM_BENCH_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")
 PROCESSES = 8
 CLAIMS_PER_PROCESS = 500
 WARMUP_CLAIMS = 20
@@ -76,50 +74,43 @@ def _explain_fresh_claim(engine, store: KeywordStore) -> tuple[str, str]:
 
 def measure(rows: int) -> tuple[float, str, str]:
     """Claims per second at ``rows`` keywords; plus the fresh branch's index and Extra."""
-    name = f"farm_bench_{uuid.uuid4().hex[:8]}"
-    admin = make_engine(f"{SERVER}/test")
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
-    url = f"{SERVER}/{name}"
-    procs = []
-    try:
-        upgrade(url)
-        engine = make_engine(url)
-        store = KeywordStore(engine)
-        _fill(engine, rows, store)
-        key, extra = _explain_fresh_claim(engine, store)
-        ready, results, start = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
-        procs = [
-            SPAWN.Process(target=_claimer, args=(url, w, ready, start, results), daemon=True)
-            for w in range(PROCESSES)
-        ]
-        for p in procs:
-            p.start()
-        for _ in procs:
-            ready.get(timeout=120)
-        began = time.monotonic()
-        start.set()
-        total, ended = 0, began
-        for _ in procs:
-            worker, claimed, at, error = results.get(timeout=300)
-            if error:
-                raise RuntimeError(f"claimer {worker} failed: {error}")
-            total += claimed
-            ended = max(ended, at)
-        for p in procs:
-            p.join(timeout=30)
-        if total != PROCESSES * CLAIMS_PER_PROCESS:
-            raise RuntimeError(f"{total} claims, expected {PROCESSES * CLAIMS_PER_PROCESS}")
-        engine.dispose()
-        return total / (ended - began), key, extra
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=5)
-        with admin.begin() as conn:
-            conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
-        admin.dispose()
+    with mariadb_database() as url:
+        procs = []
+        try:
+            upgrade(url)
+            engine = make_engine(url)
+            store = KeywordStore(engine)
+            _fill(engine, rows, store)
+            key, extra = _explain_fresh_claim(engine, store)
+            ready, results, start = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
+            procs = [
+                SPAWN.Process(target=_claimer, args=(url, w, ready, start, results), daemon=True)
+                for w in range(PROCESSES)
+            ]
+            for p in procs:
+                p.start()
+            for _ in procs:
+                ready.get(timeout=120)
+            began = time.monotonic()
+            start.set()
+            total, ended = 0, began
+            for _ in procs:
+                worker, claimed, at, error = results.get(timeout=300)
+                if error:
+                    raise RuntimeError(f"claimer {worker} failed: {error}")
+                total += claimed
+                ended = max(ended, at)
+            for p in procs:
+                p.join(timeout=30)
+            if total != PROCESSES * CLAIMS_PER_PROCESS:
+                raise RuntimeError(f"{total} claims, expected {PROCESSES * CLAIMS_PER_PROCESS}")
+            engine.dispose()
+            return total / (ended - began), key, extra
+        finally:
+            for p in procs:
+                if p.is_alive():
+                    p.terminate()
+                    p.join(timeout=5)
 
 
 def run() -> list[tuple[str, float, str]]:

@@ -20,13 +20,9 @@ import re
 import subprocess
 import sys
 import tempfile
-import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import text
-
-from bench.claims_bench import SERVER
+from bench.mariadb import mariadb_database
 from farm.sandbox.testing import SandboxProcess
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
@@ -68,20 +64,6 @@ def farm(sandbox_url, keywords, db_url):
     store.engine.dispose()
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url, FARM_DB_URL=db_url)
     return _run([sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON, env)
-
-
-@contextmanager
-def mariadb_database():
-    name = f"farm_bench_{uuid.uuid4().hex[:8]}"
-    admin = make_engine(f"{SERVER}/test")
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"))
-    try:
-        yield f"{SERVER}/{name}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
-        admin.dispose()
 
 
 def run(rounds=3):

@@ -38,8 +38,6 @@ class FarmRuntime:
         self.window = PageWindow(pages_in_flight)
         # the leases this process holds, by (id, lease_token); the lease middleware owns it
         self.leases: dict[tuple[int, int], Lease] = {}
-        # called (each returns a Deferred) before held leases are released at close
-        self.drains: list = []
         # the postings pipeline, and the progress extension it tells of each posting handled
         self.postings = None
         self.progress = None
@@ -55,7 +53,6 @@ class FarmRuntime:
             settings.getfloat("FARM_SQL_FLUSH_INTERVAL"),
             on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
-        self.drains.append(self.outbox.drain)
 
     @classmethod
     def of(cls, crawler) -> "FarmRuntime":

@@ -74,8 +74,7 @@ class PageProgress:
         if tally is None:
             tally = self.tallies[(lease.key, page)] = _PageTally(lease=lease)
         tally.handled += 1
-        if tally.expected is not None and tally.handled >= tally.expected:
-            self._check(lease, page, tally)
+        self._check(lease, page, tally)
 
     def item_error(self, item, response, spider, failure):
         lease = response.meta.get("farm_lease") if response is not None else None

@@ -140,7 +140,7 @@ class KeywordLeaseMiddleware:
         self._closing = True
         pending = [self._claim] if self._claim is not None else []
         # page progress still on its way must land before its lease is released
-        pending += [drain() for drain in self.runtime.drains]
+        pending.append(self.runtime.outbox.drain())
         await maybe_deferred_to_future(DeferredList(pending, consumeErrors=True))
         leases = list(self.held.values())
         self.held.clear()

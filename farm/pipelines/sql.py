@@ -34,11 +34,11 @@ class SqlPostingsPipeline:
     def process_item(self, item):
         # an Item's mapping protocol costs three times its own field dict
         row = item._values if isinstance(item, scrapy.Item) else {name: item.get(name) for name in FIELDS}
-        published = row.get("published_at")
-        if not (row.get("source") and row.get("job_id")) or not (published is None or isinstance(published, datetime)):
+        problem = _problem(row)
+        if problem:
             self.stats.inc_value("farm/sql/dropped")
             self._handled(item)
-            raise DropItem(f"{_problem(row)}: {row.get('url')}")
+            raise DropItem(f"{problem}: {row.get('url')}")
         self.outbox.add_posting(orjson.dumps(row))
         self._handled(item)  # after the posting is queued: its page may now go out with it
         return item
@@ -52,9 +52,12 @@ class SqlPostingsPipeline:
         await maybe_deferred_to_future(self.outbox.drain())
 
 
-def _problem(row) -> str:
-    """Why a posting cannot be stored."""
+def _problem(row) -> str | None:
+    """Why a posting cannot be stored, or None."""
     missing = [name for name in REQUIRED if not row.get(name)]
     if missing:
         return f"posting without {', '.join(missing)}"
-    return f"posting {row['job_id']!r} has published_at {row.get('published_at')!r}, not a datetime"
+    published = row.get("published_at")
+    if published is not None and not isinstance(published, datetime):
+        return f"posting {row['job_id']!r} has published_at {published!r}, not a datetime"
+    return None

@@ -62,11 +62,3 @@ SURNAMES = "王李张刘陈杨黄赵周吴徐孙马朱胡郭何林罗高"
 GIVEN = "伟芳娜敏静丽强磊军洋勇艳杰涛明超秀霞平刚桂英华玲"
 HR_TITLES = ("招聘者", "HR", "人事经理", "招聘经理", "技术总监", "HRBP", "人力资源专员")
 
-
-def title_and_skills(keyword, rng):
-    """A title built around the keyword, and skills that fit it (technical for latin keywords)."""
-    kw = keyword.strip() or "综合岗"
-    technical = kw.isascii()
-    title = rng.choice(TECH_TITLES if technical else PLAIN_TITLES).format(kw=kw)
-    pool = TECH_SKILLS if technical else SOFT_SKILLS
-    return title, (kw, *rng.sample(pool, rng.randint(1, 4)))

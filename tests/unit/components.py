@@ -36,13 +36,12 @@ def component(crawler, cls):
 async def db_barrier(crawler):
     """Wait until every database write queued so far (and its callbacks) has run.
 
-    Ready page progress is written first (the drains); then, as the crawl's
-    database thread is first in, first out, a no-op queued now finishes after
-    everything queued before it.
+    Ready page progress is written first (the outbox's drain); then, as the
+    crawl's database thread is first in, first out, a no-op queued now finishes
+    after everything queued before it.
     """
     runtime = FarmRuntime.of(crawler)
-    for drain in runtime.drains:
-        await drain()
+    await runtime.outbox.drain()
     await runtime.run(lambda: None)
 
 

@@ -1,4 +1,4 @@
-"""The outbox: a page goes out with its postings or after them; one frame in flight; drains; losses."""
+"""The outbox: a page goes out with its postings or after them; two frames ahead; drain; losses."""
 
 import pytest
 import pytest_twisted
