@@ -31,7 +31,9 @@ from farm.state.store import KeywordStore
 REPO = Path(__file__).resolve().parents[1]
 CITIES = ("北京", "上海", "广州", "深圳", "杭州")
 JOBS = ("python", "java", "前端", "测试", "运维", "产品经理", "数据分析", "算法")
-COMMON = ["-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=16", "-s", "FARM_QCWY_MAX_PAGES=40"]
+# the same concurrency on both sides; farm's polite default pace is off for the local sandbox
+COMMON = ["-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16",
+          "-s", "FARM_QCWY_MAX_PAGES=40", "-s", "FARM_QCWY_RATE=0"]
 
 
 def _pages_per_second(output):

@@ -1,16 +1,18 @@
-"""The crawl's outbox: postings and page progress, in order, to the state writer.
+"""The crawl's outbox: postings, page progress and keyword ends, in order, to the state writer.
 
 Postings come from the pipeline; a page done comes from the progress extension,
-always after every posting of that page. A frame carries postings and the pages
-whose postings are all in it or in an earlier frame, and the writer commits each
-frame in one transaction, in order: so a page is never recorded done while its
-postings could still be lost, and a kill at any moment loses neither.
+always after every posting of that page; a keyword's end comes after every page
+its keyword fetched. A frame carries postings and the pages and ends queued
+after postings all in it or in an earlier frame; the writer commits each frame
+in one transaction (postings, then pages, then ends), in order: so a page is
+never recorded done while its postings could still be lost, an end never fences
+a page fetched before it, and a kill at any moment loses neither.
 
 Up to two frames are in flight, so that the writer has the next one at hand
 while it commits one; what arrives meanwhile goes in the frame after (group
 commit). A frame goes out when there is room if it has a page to record or
 FARM_SQL_BATCH_SIZE postings, else FARM_SQL_FLUSH_INTERVAL seconds after its
-first posting.
+first posting. An end goes out at once, as a page does.
 """
 
 import logging
@@ -45,8 +47,8 @@ class Outbox:
         self.flush_interval = flush_interval
         self.on_lost = on_lost
         self.postings: list[bytes] = []
-        # (postings queued before it, (lease, page, jobs, total_pages), its reply)
-        self.pages: list[tuple[int, tuple, Deferred]] = []
+        # pages done and keyword ends: (postings queued before it, is an end, its arguments, its reply)
+        self.ops: list[tuple[int, bool, tuple, Deferred]] = []
         self.lost: str | None = None
         self._in_flight = 0  # frames sent, not yet answered
         self._timer = None
@@ -64,10 +66,18 @@ class Outbox:
 
     def page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None) -> Deferred:
         """Record the page done once its postings are committed; fires with its PageWrite."""
+        return self._queue(False, (lease, page, jobs, total_pages))
+
+    def end(self, lease: Lease, kind: str, message: str | None = None) -> Deferred:
+        """End the keyword (one of farm.state.lease.ENDS) after everything queued before;
+        fires with the status written, or None when the lease was no longer current."""
+        return self._queue(True, (lease, kind, message))
+
+    def _queue(self, is_end: bool, args: tuple) -> Deferred:
         if self.lost is not None:
             return fail(WriteLost(self.lost))
         reply = Deferred()
-        self.pages.append((len(self.postings), (lease, page, jobs, total_pages), reply))
+        self.ops.append((len(self.postings), is_end, args, reply))
         self._send()
         return reply
 
@@ -88,7 +98,7 @@ class Outbox:
 
     @property
     def queued(self) -> int:
-        return len(self.postings) + len(self.pages)
+        return len(self.postings) + len(self.ops)
 
     def _send(self, now: bool = False) -> None:
         if self._timer is not None:
@@ -96,20 +106,23 @@ class Outbox:
                 self._timer.cancel()
             self._timer = None
         while self.lost is None and self._in_flight < FRAMES_IN_FLIGHT:
-            if not self.pages and not (self.postings and (now or len(self.postings) >= self.batch_size)):
+            if not self.ops and not (self.postings and (now or len(self.postings) >= self.batch_size)):
                 if self.postings and not self._in_flight:
                     self._timer = reactor.callLater(self.flush_interval, self._send, True)
                 return
             postings, self.postings = self.postings[: self.batch_size], self.postings[self.batch_size :]
             sent = len(postings)
-            pages = [entry for entry in self.pages if entry[0] <= sent]
-            self.pages = [(before - sent, args, reply) for before, args, reply in self.pages if before > sent]
+            ops = [op for op in self.ops if op[0] <= sent]
+            self.ops = [(before - sent, *rest) for before, *rest in self.ops if before > sent]
+            pages = [(args, reply) for _, is_end, args, reply in ops if not is_end]
+            ends = [(args, reply) for _, is_end, args, reply in ops if is_end]
             self._in_flight += 1
-            written = self.writer.write(postings, [args for _, args, _ in pages])
-            written.addBoth(self._written, sent, [reply for _, _, reply in pages])
+            written = self.writer.write(postings, [args for args, _ in pages], [args for args, _ in ends])
+            written.addBoth(self._written, sent, [reply for _, reply in pages], [reply for _, reply in ends])
 
-    def _written(self, result, sent: int, replies: list[Deferred]):
+    def _written(self, result, sent: int, page_replies: list[Deferred], end_replies: list[Deferred]):
         self._in_flight -= 1
+        replies = page_replies + end_replies
         if isinstance(result, Failure):
             if self.lost is None:
                 self._lose(result, sent, replies)
@@ -117,28 +130,36 @@ class Outbox:
                 for reply in replies:
                     reply.errback(WriteLost(self.lost))
         else:
-            _, page_writes = result
             self.stats.inc_value("farm/sql/batches")
-            self.stats.inc_value("farm/sql/upserted", sent)
-            for reply, page_write in zip(replies, page_writes):
+            self.stats.inc_value("farm/sql/upserted", result.postings)
+            self._rejected(result.rejected)
+            for reply, page_write in zip(page_replies, result.pages):
                 reply.callback(page_write)
+            for reply, status in zip(end_replies, result.ends):
+                reply.callback(status)
             self._send(now=bool(self._idle_waiters))  # a drain is waiting: no delay
         if not self._in_flight and (self.lost is not None or not self.queued):
             waiters, self._idle_waiters = self._idle_waiters, []
             for waiter in waiters:
                 waiter.callback(None)
 
+    def _rejected(self, rejected) -> None:
+        # the database refused these rows; the rest of their pages were stored
+        for source, job_id, reason in rejected:
+            self.stats.inc_value("farm/posting/rejected")
+            logger.warning("farm: the database refused posting %s %s: %s", source, job_id, reason)
+
     def _lose(self, failure: Failure, sent: int, replies: list[Deferred]) -> None:
         self.lost = failure.getErrorMessage()
         self.stats.inc_value("farm/sql/error")
         unsent = len(self.postings) + sent
         logger.error(
-            "farm: a write to the state database failed, %d posting(s) and %d page(s) not stored: %s",
-            unsent, len(replies) + len(self.pages), self.lost,
+            "farm: a write to the state database failed, %d posting(s) and %d page(s) or end(s) not stored: %s",
+            unsent, len(replies) + len(self.ops), self.lost,
         )  # fmt: skip
         self.postings = []
         lost = WriteLost(self.lost)
-        for reply in replies + [reply for _, _, reply in self.pages]:
+        for reply in replies + [op[3] for op in self.ops]:
             reply.errback(lost)
-        self.pages = []
+        self.ops = []
         self.on_lost(self.lost)

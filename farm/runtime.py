@@ -1,13 +1,13 @@
-"""What farm's components share within one crawl: the store, the leases held, and
-the two places database work runs, both off the reactor.
+"""What farm's components share within one crawl: the store, the keywords held
+(their runs), the page window, the site's pace, and the two places database work
+runs, both off the reactor.
 
 - The outbox (farm.outbox) takes the hot writes, postings and page progress, to
   the state writer process, which commits them in order on another core.
-- The DB thread takes the rest (claims, ends of keywords, heartbeats, releases),
-  first in first out: a release for a block is noted before any later claim.
+- The DB thread takes the rest (claims, heartbeats, reaps), first in first out.
 
-Leases are released at close only after the outbox is drained, so a page's
-progress never lands after its lease was given up.
+A keyword's end goes through the outbox too, after the progress of every page
+it fetched, so a page's progress never lands after its lease was given up.
 """
 
 import logging
@@ -15,15 +15,16 @@ import logging
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro
-from twisted.internet import reactor
+from twisted.internet import reactor, threads
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
 
+from farm.keywordrun import KeywordRun
+from farm.outbox import Outbox
+from farm.pace import SitePace
 from farm.spiders.base import LeaseSpider
-from farm.state.lease import Lease
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
-from farm.outbox import Outbox
 from farm.window import PageWindow
 from farm.writer import StateWriter
 
@@ -31,20 +32,21 @@ logger = logging.getLogger(__name__)
 
 
 class FarmRuntime:
-    def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int):
+    def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int, pace: SitePace):
         self.crawler = crawler
         self.store = store
+        self.stats = crawler.stats
         self.crawler_id = crawler_id
-        self.window = PageWindow(pages_in_flight)
-        # the leases this process holds, by (id, lease_token); the lease middleware owns it
-        self.leases: dict[tuple[int, int], Lease] = {}
+        self.window = PageWindow(pages_in_flight, on_room=self.wake)
+        self.pace = pace
         # the postings pipeline, and the progress extension it tells of each posting handled
         self.postings = None
         self.progress = None
+        self._wake_call = None
         self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-db")
         self._pool.start()
         # started now, so that its own start-up (a Python with SQLAlchemy) overlaps the crawl's
-        self.writer = StateWriter.spawn(store.engine.url.render_as_string(hide_password=False))
+        self.writer = StateWriter.spawn(store)
         settings = crawler.settings
         self.outbox = Outbox(
             self.writer,
@@ -69,7 +71,13 @@ class FarmRuntime:
                 raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
             if settings.getint("FARM_SQL_BATCH_SIZE") < 1 or settings.getfloat("FARM_SQL_FLUSH_INTERVAL") < 0:
                 raise ValueError("FARM_SQL_BATCH_SIZE must be >= 1 and FARM_SQL_FLUSH_INTERVAL >= 0")
-            runtime = cls(crawler, store, settings.get("FARM_CRAWLER_ID"), pages_in_flight)
+            site = (crawler.spidercls.site or crawler.spidercls.name).upper()
+            pace = SitePace(
+                settings.getfloat(f"FARM_{site}_RATE"),
+                settings.getfloat("FARM_BLOCK_BASE_DELAY"),
+                settings.getfloat("FARM_BLOCK_MAX_DELAY"),
+            )
+            runtime = cls(crawler, store, settings.get("FARM_CRAWLER_ID"), pages_in_flight, pace)
             if settings.get("FARM_REDIS_URL"):
                 logger.warning(
                     "farm: FARM_REDIS_URL is set, but this version shares work between crawlers "
@@ -79,6 +87,27 @@ class FarmRuntime:
             crawler._farm_runtime = runtime
             crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
         return runtime
+
+    @property
+    def runs(self) -> dict[tuple[int, int], KeywordRun]:
+        """The keywords this crawl holds, by lease key (the spider's; the lease middleware fills it)."""
+        return self.crawler.spider.runs
+
+    def wake(self) -> None:
+        """Have the engine ask the scheduler again now (it would at its next 5 s heartbeat)."""
+        engine = getattr(self.crawler, "engine", None)
+        slot = getattr(engine, "_slot", None)  # Scrapy has no public way; the heartbeat is the fallback
+        if slot is not None:
+            slot.nextcall.schedule()
+
+    def wake_in(self, seconds: float) -> None:
+        """``wake`` in that many seconds (one timer at a time: the earliest wins)."""
+        call = self._wake_call
+        if call is not None and call.active():
+            if call.getTime() <= reactor.seconds() + seconds:
+                return
+            call.cancel()
+        self._wake_call = reactor.callLater(seconds, self.wake)
 
     def close_crawl(self, reason: str) -> None:
         """Close the crawl (from any callback); Scrapy's CloseSpider extension does the same."""
@@ -92,5 +121,11 @@ class FarmRuntime:
         # every write the crawl waits for has been answered by now: the writer exits at once
         self.outbox.close()
         self.writer.close()
+        if self._wake_call is not None and self._wake_call.active():
+            self._wake_call.cancel()
+        # stopping the pool joins its thread, which may still be in a database call: not on the reactor
+        return threads.deferToThread(self._close_database)
+
+    def _close_database(self):
         self._pool.stop()
         self.store.engine.dispose()

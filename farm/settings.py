@@ -24,7 +24,11 @@ FARM_DB_URL = _env("FARM_DB_URL", "sqlite:///farm.db")
 FARM_REDIS_URL = _env("FARM_REDIS_URL", "")
 FARM_TIMEZONE = _env("FARM_TIMEZONE", "Asia/Shanghai")
 FARM_LEASE_TIMEOUT = int(_env("FARM_LEASE_TIMEOUT", 1800))
+# Claims of a failed keyword per day, each at least FARM_RETRY_DELAY seconds after it failed.
 FARM_MAX_RETRIES = int(_env("FARM_MAX_RETRIES", 3))
+FARM_RETRY_DELAY = float(_env("FARM_RETRY_DELAY", 600))
+# Claims in one day that may end in a site block before the keyword ends failed for the day.
+FARM_MAX_BLOCKED_CLAIMS = int(_env("FARM_MAX_BLOCKED_CLAIMS", 5))
 FARM_CRAWLER_ID = _env("FARM_CRAWLER_ID", f"{socket.gethostname()}:{os.getpid()}")
 
 FARM_BOSS_BASE_URL = _env("FARM_BOSS_BASE_URL", "https://www.zhipin.com")
@@ -33,6 +37,16 @@ FARM_ZHILIAN_BASE_URL = _env("FARM_ZHILIAN_BASE_URL", "https://www.zhaopin.com")
 FARM_BOSS_MAX_PAGES = int(_env("FARM_BOSS_MAX_PAGES", 3))
 FARM_QCWY_MAX_PAGES = int(_env("FARM_QCWY_MAX_PAGES", 50))
 FARM_ZHILIAN_MAX_PAGES = int(_env("FARM_ZHILIAN_MAX_PAGES", 15))
+
+# Requests per second to each site from one crawler (0: no limit), each gap jittered
+# by half either way. Polite enough to crawl for hours: what public crawlers of these
+# sites report the sites tolerate from one IP (docs/sites.md). Boss is the strictest
+# (its stoken and captcha walls come within minutes at a few requests per second),
+# 51job's Aliyun WAF throttles bursts, zhilian's SSR pages are heavy HTML.
+# The demo, the tests and the benchmarks set 0 for the sandbox.
+FARM_BOSS_RATE = float(_env("FARM_BOSS_RATE", 0.2))
+FARM_QCWY_RATE = float(_env("FARM_QCWY_RATE", 0.5))
+FARM_ZHILIAN_RATE = float(_env("FARM_ZHILIAN_RATE", 0.33))
 
 # Keywords one process holds at once; each keeps its pages flowing.
 FARM_LEASES_IN_FLIGHT = int(_env("FARM_LEASES_IN_FLIGHT", 8))
@@ -43,7 +57,7 @@ FARM_PAGES_IN_FLIGHT = int(_env("FARM_PAGES_IN_FLIGHT", 32))
 FARM_LOGSTATS_INTERVAL = float(_env("FARM_LOGSTATS_INTERVAL", 60))
 # How often a crawl turns stale leases (no heartbeat for FARM_LEASE_TIMEOUT) into partial.
 FARM_REAP_INTERVAL = float(_env("FARM_REAP_INTERVAL", 60))
-# Site blocks: retries of one page, and the slot delay they push up to.
+# Site blocks and outages: retries of one page, and the gap between requests they push up to.
 FARM_BLOCK_RETRIES = int(_env("FARM_BLOCK_RETRIES", 5))
 FARM_BLOCK_BASE_DELAY = float(_env("FARM_BLOCK_BASE_DELAY", 2.0))
 FARM_BLOCK_MAX_DELAY = float(_env("FARM_BLOCK_MAX_DELAY", 60.0))
@@ -54,9 +68,12 @@ FARM_SQL_FLUSH_INTERVAL = float(_env("FARM_SQL_FLUSH_INTERVAL", 0.5))
 # --- scrapy -----------------------------------------------------------------
 
 ROBOTSTXT_OBEY = False
-CONCURRENT_REQUESTS = int(_env("FARM_CONCURRENT_REQUESTS", 16))
+# Each spider crawls one site, at the pace of FARM_<SITE>_RATE (kept by the farm
+# scheduler, not DOWNLOAD_DELAY): a few requests at once are plenty for a real site.
+CONCURRENT_REQUESTS = int(_env("FARM_CONCURRENT_REQUESTS", 4))
 CONCURRENT_REQUESTS_PER_DOMAIN = CONCURRENT_REQUESTS
 DOWNLOAD_DELAY = float(_env("FARM_DOWNLOAD_DELAY", 0))
+SCHEDULER = "farm.scheduler.FarmScheduler"
 DOWNLOAD_TIMEOUT = 30
 COOKIES_ENABLED = True
 TELNETCONSOLE_ENABLED = False
@@ -67,8 +84,9 @@ USER_AGENT = (
     "(KHTML, like Gecko) Chrome/124.0 Safari/537.36"
 )
 
-# 403/429/503 are site blocks, handled (with backoff) by the block middleware;
-# the rest are transient server errors for Scrapy's own retry.
+# farm's page requests are retried by farm.middlewares.blocks, with the site's back-off:
+# 403/429/503 are blocks, these codes and RETRY_EXCEPTIONS site trouble. Scrapy's own
+# RetryMiddleware keeps retrying any other request.
 RETRY_ENABLED = True
 RETRY_TIMES = int(_env("FARM_RETRY_TIMES", 2))
 RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]

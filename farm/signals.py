@@ -3,20 +3,16 @@
 Each is an ``object()`` like Scrapy's; handlers take the keyword arguments named here.
 """
 
-# The spider parsed one page: page_parsed(lease, page, postings, last_page).
-# ``postings`` is how many items the page yielded; ``last_page`` the keyword's
-# last page when known (capped by FARM_*_MAX_PAGES), else None.
+# The spider parsed one page: page_parsed(lease, page, postings).
+# ``postings`` is how many items the page yielded.
 page_parsed = object()
 
-# The keyword cannot go on, through its own fault: keyword_failed(lease, reason).
-keyword_failed = object()
-
-# The site kept blocking a page after the retries: keyword_blocked(lease, reason).
-keyword_blocked = object()
-
-# A resumed keyword has no page left to fetch: keyword_exhausted(lease).
-keyword_exhausted = object()
+# The keyword is to end: keyword_end(lease, kind, reason, page).
+# ``kind`` is one of farm.state.lease.ENDS ("completed", "failed", "blocked",
+# "released"); ``page`` is the page that was given up with it, or None. The end is
+# written after the progress of the pages the keyword already took from the queue.
+keyword_end = object()
 
 # The progress extension has written a lease's end: lease_ended(lease, outcome),
-# outcome one of "completed", "failed", "blocked", "lost".
+# outcome one of "completed", "failed", "blocked", "released", "lost".
 lease_ended = object()

@@ -1,44 +1,40 @@
 """The page window: how many pages a crawl may have fetched without their progress recorded.
 
-A page enters when its request goes to the downloader and leaves when its
-progress is written (or its keyword ends). When the window is full, the lease
-middleware holds new requests back, and with them Scrapy's downloader. So a
-crawler killed at any moment has at most FARM_PAGES_IN_FLIGHT pages to fetch
-again, however fast it was going.
+A page enters when the scheduler hands its request to the downloader, and leaves
+when its progress is written (or it is given up, or its keyword ends). When the
+window is full the farm scheduler hands out nothing more: requests wait in the
+queue, where an ended keyword's requests are simply dropped, and never in the
+downloader. So a crawler killed at any moment has at most FARM_PAGES_IN_FLIGHT
+pages to fetch again, however fast it was going.
 """
 
-from collections import deque
-
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
+from collections.abc import Callable
 
 
 class PageWindow:
-    def __init__(self, size: int):
+    def __init__(self, size: int, on_room: Callable[[], None] = lambda: None):
         self.size = size
+        self.on_room = on_room  # called when a page leaves a full window
         self.pages: set[tuple[tuple[int, int], int]] = set()  # (lease key, page)
-        self._waiting: deque[Deferred] = deque()
 
     def __len__(self):
         return len(self.pages)
 
-    async def enter(self, lease_key, page):
-        """Return once the page has a place in the window (a retried page keeps its own)."""
-        key = (lease_key, page)
-        while key not in self.pages and len(self.pages) >= self.size:
-            room = Deferred()
-            self._waiting.append(room)
-            await maybe_deferred_to_future(room)
-        self.pages.add(key)
+    def has_room(self, lease_key, page) -> bool:
+        """Whether the page may be fetched now (a retried page keeps its own place)."""
+        return (lease_key, page) in self.pages or len(self.pages) < self.size
 
-    def leave(self, lease_key, page):
+    def enter(self, lease_key, page) -> None:
+        self.pages.add((lease_key, page))
+
+    def leave(self, lease_key, page) -> None:
+        was_full = len(self.pages) >= self.size
         self.pages.discard((lease_key, page))
-        self._wake()
+        if was_full and len(self.pages) < self.size:
+            self.on_room()
 
-    def leave_lease(self, lease_key):
+    def leave_lease(self, lease_key) -> None:
+        was_full = len(self.pages) >= self.size
         self.pages = {key for key in self.pages if key[0] != lease_key}
-        self._wake()
-
-    def _wake(self):
-        for _ in range(min(len(self._waiting), self.size - len(self.pages))):
-            self._waiting.popleft().callback(None)
+        if was_full and len(self.pages) < self.size:
+            self.on_room()

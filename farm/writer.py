@@ -17,8 +17,7 @@ from twisted.internet import protocol, reactor
 from twisted.internet.defer import Deferred, fail
 
 import farm
-from farm.state.lease import PageWrite
-from farm.state.writer import frame
+from farm.state.writer import CONFIG_VARIABLE, frame, read_answer
 
 logger = logging.getLogger(__name__)
 
@@ -36,24 +35,29 @@ class StateWriter(protocol.ProcessProtocol):
         self.ended = Deferred()
 
     @classmethod
-    def spawn(cls, db_url: str) -> "StateWriter":
+    def spawn(cls, store) -> "StateWriter":
+        """A writer for the KeywordStore ``store``'s database, writing as it does."""
         writer = cls()
-        # farm's own directory first: the child imports farm from wherever this crawl did
-        # (a checkout, site-packages, a scrapyd egg)
+        config = {"db_url": store.engine.url.render_as_string(hide_password=False), **store.options()}
+        # farm's own directory first, and -P so that the working directory is not on the path:
+        # the child imports farm from wherever this crawl did (a checkout, site-packages, a
+        # scrapyd egg), whatever the directory it runs in holds
         path = [str(Path(farm.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
-        env = {**os.environ, "FARM_DB_URL": db_url, "PYTHONPATH": os.pathsep.join(filter(None, path))}
-        argv = [sys.executable, "-m", "farm.state.writer"]
+        env = {**os.environ, CONFIG_VARIABLE: orjson.dumps(config).decode(),
+               "PYTHONPATH": os.pathsep.join(filter(None, path))}  # fmt: skip
+        argv = [sys.executable, "-P", "-m", "farm.state.writer"]
         reactor.spawnProcess(writer, sys.executable, argv, env=env)
         return writer
 
-    def write(self, postings: list[bytes], pages) -> Deferred:
-        """KeywordStore.write_batch of postings (each a JSON object) and pages done
-        (lease, page, jobs, total_pages); fires with (postings written, PageWrites) once committed."""
+    def write(self, postings: list[bytes], pages, ends=()) -> Deferred:
+        """KeywordStore.write_batch of postings (each a JSON object), pages done (lease, page,
+        jobs, total_pages) and keyword ends (lease, kind, message); fires with its BatchResult
+        once committed."""
         if self.error is not None or self._closed:
             return fail(WriteLost(self.error or "the state writer was closed"))
         reply = Deferred()
         self._replies.append(reply)
-        self.transport.write(frame(postings, pages))
+        self.transport.write(frame(postings, pages, ends))
         return reply
 
     def close(self) -> Deferred:
@@ -69,9 +73,7 @@ class StateWriter(protocol.ProcessProtocol):
         for line in lines:
             kind, _, detail = line.partition(b" ")
             if kind == b"ok" and self._replies:
-                written, _, pages = detail.partition(b" ")
-                results = [PageWrite(*fields) for fields in orjson.loads(pages)]
-                self._replies.popleft().callback((int(written), results))
+                self._replies.popleft().callback(read_answer(detail))
             else:
                 self._fail(f"the state writer failed: {line.decode('utf-8', 'replace')}")
 

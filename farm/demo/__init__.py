@@ -36,9 +36,11 @@ def run_demo(store, db_url, log_dir: Path, echo=click.echo):
         echo(f"sandbox listening on {sandbox.url}")
         # the settings module by name, so the demo runs from any directory
         env = dict(os.environ, FARM_DB_URL=db_url, FARM_LOGSTATS_INTERVAL="5",
-                   SCRAPY_SETTINGS_MODULE="farm.settings")
+                   SCRAPY_SETTINGS_MODULE="farm.settings", FARM_CONCURRENT_REQUESTS="16")
         for source in SOURCES:
+            # the sandbox is local: no politeness needed (the defaults are for the real sites)
             env[f"FARM_{source.upper()}_BASE_URL"] = sandbox.url
+            env[f"FARM_{source.upper()}_RATE"] = "0"
         for source in SOURCES:
             if not left[source]:
                 echo(f"{source}: nothing left for today")

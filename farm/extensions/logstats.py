@@ -20,7 +20,7 @@ from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)
 
-ENDED = ("completed", "failed", "blocked")
+ENDED = ("completed", "failed", "blocked", "released")
 
 
 class FarmLogStats:
@@ -72,16 +72,17 @@ class FarmLogStats:
         done = sum(value(f"farm/keyword/{outcome}", 0) for outcome in ENDED)
         pages = value("farm/progress/pages", 0)
         elapsed = max(time.monotonic() - (self._started or time.monotonic()), 1e-6)
+        held = len(self.runtime.runs)
         parts = [
             f"farm {self.crawler.spider.name}: keywords {done} done, "
-            f"{len(self.runtime.leases)} in flight"
+            f"{held} in flight"
             + ("" if left is None else f", {left} left"),
             f"pages {pages} ({pages * 60 / elapsed:.0f}/min)",
             f"postings {value('item_scraped_count', 0)}",
             f"blocks {value('farm/block/count', 0)}",
         ]
         if left:
-            parts.append(self._eta(done, elapsed, left + len(self.runtime.leases)))
+            parts.append(self._eta(done, elapsed, left + held))
         return " | ".join(parts)
 
     def _eta(self, done, elapsed, remaining):

@@ -1,10 +1,17 @@
-"""Page progress on signals: the keyword table follows what is durably stored.
+"""Page progress and keyword ends on signals: the keyword table follows what is durably stored.
 
 A page counts as done only when every posting it yielded has been through the
 pipeline; then it goes to the outbox, which commits it with those postings or
 after them. So a kill at any moment may make the page be fetched again, but
-never loses its postings. The last page's write completes the keyword in the
-same transaction.
+never loses its postings. The write that brings the watermark to the last page
+completes the keyword in the same transaction.
+
+A keyword's end (failed, blocked, released, or completed with nothing left to
+fetch) is decided once and goes to the outbox only when no page it took from the
+queue is still on its way there: it is committed after their progress, so no
+fetched page is fenced by its own keyword's end. Every page asked for settles
+(recorded or given up), and a keyword that has nothing left queued is ended:
+the crawl always ends.
 """
 
 import logging
@@ -13,28 +20,28 @@ from dataclasses import dataclass
 from scrapy import signals as scrapy_signals
 
 from farm import signals
+from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
 from farm.state.lease import Lease
 
 logger = logging.getLogger(__name__)
 
+# The outcome a written end reports, by the status the store wrote.
+_OUTCOMES = {"completed": "completed", "failed": "failed"}
+
 
 @dataclass
 class _PageTally:
-    lease: Lease | None = None
     expected: int | None = None  # postings the page yielded, once parsed
-    handled: int = 0  # postings stored (or dropped as invalid)
-    last_page: int | None = None
+    handled: int = 0  # postings stored (or dropped)
 
 
 class PageProgress:
     def __init__(self, crawler, runtime: FarmRuntime):
         self.crawler = crawler
         self.runtime = runtime
-        self.store = runtime.store
         self.stats = crawler.stats
         self.tallies: dict[tuple[tuple[int, int], int], _PageTally] = {}
-        self.ended: set[tuple[int, int]] = set()
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -42,135 +49,205 @@ class PageProgress:
         ext.runtime.progress = ext
         connect = crawler.signals.connect
         connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
+        connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
         connect(ext.item_error, signal=scrapy_signals.item_error)
         connect(ext.spider_error, signal=scrapy_signals.spider_error)
         connect(ext.page_parsed, signal=signals.page_parsed)
-        connect(ext.keyword_failed, signal=signals.keyword_failed)
-        connect(ext.keyword_blocked, signal=signals.keyword_blocked)
-        connect(ext.keyword_exhausted, signal=signals.keyword_exhausted)
+        connect(ext.keyword_end, signal=signals.keyword_end)
         return ext
+
+    @property
+    def runs(self) -> dict[tuple[int, int], KeywordRun]:
+        return self.runtime.runs
 
     # --- postings through the pipeline -----------------------------------
 
     def spider_opened(self, spider):
         if self.runtime.postings is None:
-            # no farm pipeline: count postings off Scrapy's per-item signals instead
+            # no farm pipeline: count postings off Scrapy's per-item signal instead
             self.crawler.signals.connect(self.item_scraped, signal=scrapy_signals.item_scraped)
-            self.crawler.signals.connect(self.item_scraped, signal=scrapy_signals.item_dropped)
 
     def item_scraped(self, item, response, spider):
-        if getattr(item, "_farm_page", None) is not None:
-            self.posting_handled(*item._farm_page)
+        self._item_handled(item)
 
-    def posting_handled(self, lease, page):
-        """A posting of this page is stored, or dropped as invalid (it does not hold its page back).
+    def item_dropped(self, item, response, exception, spider):
+        # dropped before farm's pipeline saw it (an earlier pipeline's DropItem): it holds
+        # its page back no longer; farm's own drops and later ones were counted already
+        self._item_handled(item)
+
+    def _item_handled(self, item):
+        page = getattr(item, "_farm_page", None)
+        if page is not None and not getattr(item, "_farm_handled", False):
+            self.posting_handled(*page, item=item)
+
+    def posting_handled(self, lease: Lease, page: int, item=None):
+        """A posting of this page is stored, or dropped (it does not hold its page back).
 
         The pipeline calls this directly: a signal per posting costs the crawl a
         good part of its speed.
         """
-        if lease.key in self.ended:
+        if item is not None:
+            item._farm_handled = True
+        if lease.key not in self.runs:
             return
         tally = self.tallies.get((lease.key, page))
         if tally is None:
-            tally = self.tallies[(lease.key, page)] = _PageTally(lease=lease)
+            tally = self.tallies[(lease.key, page)] = _PageTally()
         tally.handled += 1
         self._check(lease, page, tally)
 
     def item_error(self, item, response, spider, failure):
         lease = response.meta.get("farm_lease") if response is not None else None
-        if lease is not None:
-            reason = f"a posting could not be stored: {failure.getErrorMessage()} (from {response.url})"
-            self._end(lease, "failed", self.store.fail, reason)
+        if lease is None:
+            return
+        if getattr(item, "_farm_handled", False):
+            return  # stored already: a later pipeline's error is not the keyword's
+        reason = f"a posting could not be stored: {failure.getErrorMessage()} (from {response.url})"
+        self.end_keyword(lease, "failed", reason, response.meta["farm_page"])
 
     def spider_error(self, failure, response, spider):
-        # a bug in a callback: the page would never be recorded, and its lease never end
+        # a bug in a callback: the page would never be recorded
         lease = response.meta.get("farm_lease") if response is not None else None
         if lease is not None:
             reason = f"{failure.type.__name__} in {spider.name}: {failure.getErrorMessage()} at {response.url}"
-            self._end(lease, "failed", self.store.fail, reason)
+            self.end_keyword(lease, "failed", reason, response.meta["farm_page"])
 
-
-    def page_parsed(self, lease, page, postings, last_page, spider):
-        if lease.key in self.ended:
+    def page_parsed(self, lease, page, postings, spider):
+        if lease.key not in self.runs:
             return
-        tally = self.tallies.setdefault((lease.key, page), _PageTally(lease=lease))
-        tally.expected, tally.last_page = postings, last_page
+        tally = self.tallies.setdefault((lease.key, page), _PageTally())
+        tally.expected = postings
         self._check(lease, page, tally)
 
     def _check(self, lease, page, tally):
         if tally.expected is None or tally.handled < tally.expected:
             return
         del self.tallies[(lease.key, page)]
-        written = self.runtime.outbox.page_done(lease, page, tally.expected, tally.last_page)
-        written.addCallbacks(
-            self._page_written, self._not_written, callbackArgs=(lease, page), errbackArgs=(lease, page)
-        )
+        run = self.runs.get(lease.key)
+        if run is None:
+            return
+        run.handed_over(page)
+        written = self.runtime.outbox.page_done(lease, page, tally.expected, run.total_pages)
+        written.addCallbacks(self._page_written, self._not_written, callbackArgs=(run, page), errbackArgs=(run, page))
+        self._send_end_when_due(run)
 
-    def _not_written(self, failure, lease, page):
+    def _not_written(self, failure, run, page):
         # the crawl is closing on the database error (the outbox saw to that);
         # the page is fetched again next time
         self.stats.inc_value("farm/progress/not_written")
-        self.runtime.window.leave(lease.key, page)
+        self.runtime.window.leave(run.key, page)
+        run.settled(page, recorded=False)
 
-    def _page_written(self, result, lease, page):
-        self.runtime.window.leave(lease.key, page)
-        if lease.key in self.ended:
+    def _page_written(self, result, run: KeywordRun, page):
+        self.runtime.window.leave(run.key, page)
+        run.settled(page, recorded=result.applied)
+        if run.ended:
             return
         if not result.applied:
             self.stats.inc_value("farm/progress/fenced")
-            self._ended(lease, "lost")
+            self._finish(run, "lost")
             return
         self.stats.inc_value("farm/progress/pages")
         if not result.counted:
             self.stats.inc_value("farm/progress/pages_repeated")
         if result.completed:
             self.stats.inc_value("farm/keyword/completed")
+            lease = run.lease
             logger.info("farm: completed %s/%s (#%s, %s pages)", lease.city, lease.job, lease.id, result.total_pages)
-            self._ended(lease, "completed")
+            self._finish(run, "completed")
+            return
+        self._nothing_queued(run, result.last_completed_page)
+
+    def _nothing_queued(self, run: KeywordRun, watermark: int):
+        """A keyword still live with no page on its way is never left crawling."""
+        if not run.live or run.pending:
+            return
+        missing = run.missing(watermark)
+        if missing:
+            self.stats.inc_value("farm/keyword/pages_requested_again", len(missing))
+            logger.warning("farm: %s/%s (#%s) had nothing queued; requesting pages %s",
+                           run.lease.city, run.lease.job, run.lease.id, missing)  # fmt: skip
+            self.request_again(run, missing)
+        else:
+            self.stats.inc_value("farm/keyword/exhausted")
+            self.end(run, "completed", "no page left to fetch")
+
+    def request_again(self, run: KeywordRun, pages) -> None:
+        """Ask again for pages that were asked for once and lost on the way."""
+        spider = self.crawler.spider
+        for page in pages:
+            run.requested.add(page)
+            run.pending.add(page)
+            self.crawler.engine.crawl(spider.page_request(run.lease, page))
 
     # --- keyword ends -----------------------------------------------------
 
-    def keyword_failed(self, lease, reason, spider):
-        self._end(lease, "failed", self.store.fail, reason)
+    def keyword_end(self, lease, kind, reason, page, spider):
+        self.end_keyword(lease, kind, reason, page)
 
-    def keyword_blocked(self, lease, reason, spider):
-        self._end(lease, "blocked", self.store.release, f"blocked: {reason}")
-
-    def keyword_exhausted(self, lease, spider):
-        self._end(lease, "completed", self.store.complete)
-
-    def _end(self, lease, outcome, write, *args):
-        if lease.key in self.ended:
+    def end_keyword(self, lease: Lease, kind: str, reason: str | None, page: int | None = None):
+        run = self.runs.get(lease.key)
+        if run is None:
             return
-        self.ended.add(lease.key)
-        if outcome != "completed":
-            logger.warning("farm: %s %s/%s (#%s): %s", outcome, lease.city, lease.job, lease.id, args[0])
-        d = self.runtime.run(write, lease, *args)
-        d.addCallback(self._end_written, lease, outcome)
-        d.addErrback(self._write_failed, f"keyword {outcome}")
+        if page is not None:
+            self._give_up(run, page)
+        self.end(run, kind, reason)
 
-    def _end_written(self, applied, lease, outcome):
-        if not applied:
+    def end(self, run: KeywordRun, kind: str, reason: str | None = None):
+        if not run.live:
+            return  # the first end decided wins
+        run.ending = (kind, reason)
+        lease = run.lease
+        if kind != "completed":
+            logger.warning("farm: %s %s/%s (#%s): %s", kind, lease.city, lease.job, lease.id, reason)
+        self._send_end_when_due(run)
+
+    def give_up(self, lease: Lease, page: int):
+        """A page request was dropped before it was fetched (its keyword ended)."""
+        run = self.runs.get(lease.key)
+        if run is not None:
+            self._give_up(run, page)
+
+    def _give_up(self, run: KeywordRun, page: int):
+        self.tallies.pop((run.key, page), None)
+        self.runtime.window.leave(run.key, page)
+        run.settled(page, recorded=False)
+        self._send_end_when_due(run)
+
+    def _send_end_when_due(self, run: KeywordRun):
+        if not run.end_due or run.ended:
+            return
+        run.end_sent = True
+        kind, reason = run.ending
+        written = self.runtime.outbox.end(run.lease, kind, reason)
+        written.addCallbacks(self._end_written, self._end_not_written, callbackArgs=(run, kind), errbackArgs=(run,))
+
+    def _end_written(self, status, run: KeywordRun, kind: str):
+        if run.ended:
+            return  # its last page completed it meanwhile
+        if status is None:
             self.stats.inc_value("farm/progress/fenced")
             outcome = "lost"
         else:
+            outcome = _OUTCOMES.get(status) or ("blocked" if kind == "blocked" else "released")
+            if kind == "blocked" and status == "failed":
+                self.stats.inc_value("farm/keyword/blocked_all_day")
+                logger.warning("farm: %s/%s (#%s) was blocked %s times today: failed for the day",
+                               run.lease.city, run.lease.job, run.lease.id, self.runtime.store.max_blocked_claims)
             self.stats.inc_value(f"farm/keyword/{outcome}")
-        self._send_ended(lease, outcome)
+        self._finish(run, outcome)
 
-    def _ended(self, lease, outcome):
-        if lease.key in self.ended:
+    def _end_not_written(self, failure, run: KeywordRun):
+        # the crawl closes on the database error; the lease middleware releases what is left
+        self.stats.inc_value("farm/progress/not_written")
+        run.end_sent = False
+
+    def _finish(self, run: KeywordRun, outcome: str):
+        if run.ended:
             return
-        self.ended.add(lease.key)
-        self._send_ended(lease, outcome)
-
-    def _send_ended(self, lease, outcome):
-        for key in [k for k in self.tallies if k[0] == lease.key]:
+        run.ended = True
+        for key in [k for k in self.tallies if k[0] == run.key]:
             del self.tallies[key]
         self.crawler.signals.send_catch_log(
-            signals.lease_ended, lease=lease, outcome=outcome, spider=self.crawler.spider
+            signals.lease_ended, lease=run.lease, outcome=outcome, spider=self.crawler.spider
         )
-
-    def _write_failed(self, failure, what):
-        self.stats.inc_value("farm/progress/db_error")
-        logger.error("farm: writing %s failed: %s", what, failure.getErrorMessage())
-        self.runtime.close_crawl("farm_db_error")

@@ -1,38 +1,55 @@
-"""Site blocks: recognise them, slow the site down, retry, and give up as partial.
+"""Site blocks and site trouble: recognise them, slow the site down, retry, give up without blame.
 
 Each site spider says what a block looks like (``block_reason``): Boss's JSON
 codes, 51job's WAF pages, Zhilian's verification and login walls, HTTP
-403/429/503. A blocked page is retried up to FARM_BLOCK_RETRIES times while
-the site's download slot backs off exponentially (honouring Retry-After);
-good responses ease the delay back. A page still blocked after that raises
-KeywordBlocked, which the spider turns into a ``partial`` keyword: a block is
-not the keyword's fault.
+403/429/503. Site trouble is a refused, reset or dropped connection, a timeout,
+a DNS failure (Scrapy's RETRY_EXCEPTIONS), or a server error (RETRY_HTTP_CODES).
+
+Either way the page is retried up to FARM_BLOCK_RETRIES times while the site's
+pace (farm.pace) backs off exponentially, honouring Retry-After; good answers
+ease it back. None of that spends the keyword's own retries:
+
+- a page still blocked ends its keyword ``blocked`` (partial, counted against
+  FARM_MAX_BLOCKED_CLAIMS for the day);
+- a page the site still cannot serve ends its keyword ``released`` (partial):
+  an outage is the site's trouble. A server error only the one keyword meets
+  (no other keyword met one in the last minute) is the keyword's: it fails,
+  and is retried after FARM_RETRY_DELAY.
+
+A page whose keyword has ended meanwhile is not retried.
 """
 
 import logging
+import time
+from collections import deque
 
 from scrapy.downloadermiddlewares.retry import get_retry_request
+from scrapy.utils.misc import load_object
 
 from farm.runtime import FarmRuntime
-from farm.spiders.base import KeywordBlocked
+from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, SiteUnavailable
 
 logger = logging.getLogger(__name__)
 
+# Seconds over which server errors of several keywords make a site's trouble, and how many others.
+TROUBLE_WINDOW = 60.0
+TROUBLE_KEYWORDS = 2
+
 
 class SiteBlockMiddleware:
-    def __init__(self, crawler, retries: int, base_delay: float, max_delay: float):
+    def __init__(self, crawler, runtime: FarmRuntime, retries: int, server_errors, transport_errors):
         self.crawler = crawler
+        self.runtime = runtime
+        self.pace = runtime.pace
         self.retries = retries
-        self.base_delay = base_delay
-        self.max_delay = max_delay
-        self.normal_delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
-        # transient server errors are Scrapy's RetryMiddleware's, then the keyword's: not blocks
-        self.error_statuses = {int(code) for code in crawler.settings.getlist("RETRY_HTTP_CODES")} | {404}
+        self.server_errors = server_errors
+        self.transport_errors = transport_errors
         self.stats = crawler.stats
+        self.trouble: deque[tuple[float, int]] = deque()  # (when, keyword id) of recent site errors
 
     @classmethod
     def from_crawler(cls, crawler):
-        FarmRuntime.of(crawler)  # NotConfigured for a spider not of farm's
+        runtime = FarmRuntime.of(crawler)  # NotConfigured for a spider not of farm's
         settings = crawler.settings
         retries = settings.getint("FARM_BLOCK_RETRIES")
         base_delay = settings.getfloat("FARM_BLOCK_BASE_DELAY")
@@ -41,41 +58,74 @@ class SiteBlockMiddleware:
             raise ValueError(
                 "FARM_BLOCK_RETRIES must be >= 0 and 0 <= FARM_BLOCK_BASE_DELAY <= FARM_BLOCK_MAX_DELAY"
             )
-        return cls(crawler, retries, base_delay, max_delay)
+        server_errors = {int(code) for code in settings.getlist("RETRY_HTTP_CODES")} - set(BLOCK_STATUSES)
+        transport_errors = tuple(
+            error if isinstance(error, type) else load_object(error) for error in settings.getlist("RETRY_EXCEPTIONS")
+        )
+        return cls(crawler, runtime, retries, server_errors, transport_errors)
 
     def process_response(self, request, response):
-        if "farm_lease" not in request.meta or response.status in self.error_statuses:
+        if "farm_lease" not in request.meta:
             return response
+        if response.status in self.server_errors:
+            return self._site_trouble(request, f"HTTP {response.status}", response)
         spider = self.crawler.spider
         reason = spider.block_reason(response)
-        slot = self._slot(request)
         if reason is None:
-            if slot is not None and slot.delay > self.normal_delay:
-                slot.delay = max(self.normal_delay, slot.delay / 2)
+            self.pace.eased()
             return response
+        kind = reason.split()[0]
         self.stats.inc_value("farm/block/count")
-        self.stats.inc_value(f"farm/block/{reason.split()[0]}")
-        if slot is not None:
-            slot.delay = self._backoff(slot.delay, response)
-        retry = get_retry_request(
-            request,
-            spider=spider,
-            reason=f"farm_block/{reason.split()[0]}",
-            max_retry_times=self.retries,
-            stats_base_key="farm/block/retry",
-        )
+        self.stats.inc_value(f"farm/block/{kind}")
+        self.pace.back_off(_retry_after(response))
+        retry = self._retry(request, f"farm_block/{kind}", "farm/block/retry")
         if retry is not None:
             return retry
         self.stats.inc_value("farm/block/gave_up")
         raise KeywordBlocked(f"{reason} at {request.url} (still blocked after {self.retries} retries)")
 
-    def _backoff(self, delay, response):
-        delay = min(self.max_delay, max(self.base_delay, delay * 2))
-        retry_after = response.headers.get(b"Retry-After")
-        if retry_after and retry_after.strip().isdigit():
-            delay = max(delay, min(self.max_delay, float(retry_after)))
-        return delay
+    def process_exception(self, request, exception):
+        if "farm_lease" not in request.meta or not isinstance(exception, self.transport_errors):
+            return None
+        return self._site_trouble(request, f"{type(exception).__name__}: {exception}")
 
-    def _slot(self, request):
-        downloader = self.crawler.engine.downloader
-        return downloader.slots.get(downloader.get_slot_key(request))
+    def _site_trouble(self, request, what, response=None):
+        """A server error (``response``) or a transport error: the site's trouble, unless one keyword alone meets it."""
+        lease = request.meta["farm_lease"]
+        now = time.monotonic()
+        self.trouble.append((now, lease.id))
+        while self.trouble and self.trouble[0][0] < now - TROUBLE_WINDOW:
+            self.trouble.popleft()
+        self.stats.inc_value("farm/site/errors")
+        self.pace.back_off(_retry_after(response) if response is not None else None)
+        retry = self._retry(request, f"farm_site/{what.split(':')[0].replace(' ', '_')}", "farm/site/retry")
+        if retry is not None:
+            return retry
+        others = {keyword for _, keyword in self.trouble if keyword != lease.id}
+        if response is not None and len(others) < TROUBLE_KEYWORDS:
+            return response  # the keyword's own trouble: HttpError fails it
+        self.stats.inc_value("farm/site/gave_up")
+        raise SiteUnavailable(f"{what} at {request.url} (still failing after {self.retries} retries)")
+
+    def _retry(self, request, reason, stats_key):
+        lease = request.meta["farm_lease"]
+        run = self.runtime.runs.get(lease.key)
+        if run is None or not run.live:
+            # its keyword ended meanwhile: nothing to retry it for
+            self.runtime.progress.give_up(lease, request.meta["farm_page"])
+            raise LeaseLost(f"keyword {lease.id} ended while its page was retried")
+        return get_retry_request(
+            request,
+            spider=self.crawler.spider,
+            reason=reason,
+            max_retry_times=self.retries,
+            stats_base_key=stats_key,
+            give_up_log_level="WARNING",
+        )
+
+
+def _retry_after(response) -> float | None:
+    value = response.headers.get(b"Retry-After") if response is not None else None
+    if value and value.strip().isdigit():
+        return float(value)
+    return None

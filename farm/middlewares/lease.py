@@ -1,12 +1,18 @@
 """The keyword-lease downloader middleware: which keywords this process crawls.
 
 It claims keywords from the store when the crawl opens and whenever a keyword
-ends, keeping up to FARM_LEASES_IN_FLIGHT of them in flight; it drops the
-requests of a lease this process no longer holds; it does not reclaim a
-keyword it gave up on for a site block (the next run, or another crawler, will); it keeps the spider open
-while there is work and lets it close when none is left; and when the crawl
-closes early (Ctrl+C, an error, CloseSpider) it releases what it holds as
-``partial``, so that the next claimer resumes at the next unfinished page.
+stops asking for pages, keeping up to FARM_LEASES_IN_FLIGHT of them live; it
+drops the requests of a keyword this process no longer crawls; it does not
+reclaim, in the same crawl, a keyword it gave up for a site block or an outage
+(the next run, or another crawler, will); and when the crawl closes early
+(Ctrl+C, an error, CloseSpider) it releases what it holds as ``partial``, after
+the progress of its fetched pages, so that the next claimer resumes at the next
+unfinished page.
+
+It keeps the spider open while there is work and closes it when there is none:
+an empty claim is not the end while the store still counts claimable rows
+(SKIP LOCKED hides rows other crawlers are claiming), and failed keywords
+waiting out FARM_RETRY_DELAY are waited for.
 """
 
 import logging
@@ -14,13 +20,20 @@ import logging
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 
 from farm import signals
 from farm.runtime import FarmRuntime
 from farm.spiders.base import LeaseLost
+from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)
+
+# Seconds before claiming again when rows are claimable but were all locked by other claimers.
+CLAIM_BUSY_DELAY = 0.5
+# Times a keyword's pages may be found lost inside the crawl (see spider_idle) before it fails.
+ORPHAN_ROUNDS = 3
 
 
 class KeywordLeaseMiddleware:
@@ -28,14 +41,14 @@ class KeywordLeaseMiddleware:
         self.crawler = crawler
         self.runtime = runtime
         self.store = runtime.store
-        self.held = runtime.leases
         self.window = runtime.window
         self.in_flight = in_flight
         self.stats = crawler.stats
         self._claim = None  # the Deferred of a claim under way
-        self._none_left = False  # the last claim found nothing
+        self._none_left = False  # the last claim found nothing, and nothing to wait for
+        self._later = None  # the timer of a claim put off (rows locked, or a retry not due)
         self._closing = False
-        self.blocked: set[int] = set()  # keywords released for a block: not reclaimed by this crawl
+        self.skip: set[int] = set()  # keywords given up for a block or an outage: not reclaimed by this crawl
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -47,87 +60,142 @@ class KeywordLeaseMiddleware:
         crawler.signals.connect(mw.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(mw.spider_idle, signal=scrapy_signals.spider_idle)
         crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)
+        crawler.signals.connect(mw.keyword_end, signal=signals.keyword_end)
         crawler.signals.connect(mw.lease_ended, signal=signals.lease_ended)
-        crawler.signals.connect(mw.keyword_blocked, signal=signals.keyword_blocked)
         return mw
 
-    async def process_request(self, request):
+    @property
+    def runs(self):
+        return self.runtime.runs
+
+    def process_request(self, request):
         lease = request.meta.get("farm_lease")
         if lease is None:
             return None
-        self._check_held(lease)
-        if len(self.window) >= self.window.size:
-            self.stats.inc_value("farm/window/full")
-        await self.window.enter(lease.key, request.meta["farm_page"])
-        self._check_held(lease)  # it may have ended while the request waited
-        return None
-
-    def _check_held(self, lease):
-        if lease.key not in self.held:
+        run = self.runs.get(lease.key)
+        if run is None or not run.live:  # the scheduler drops these; a request that came another way
             self.stats.inc_value("farm/lease/dropped_requests")
-            raise LeaseLost(f"keyword {lease.id} is no longer held by this crawler (token {lease.lease_token})")
+            self.runtime.progress.give_up(lease, request.meta["farm_page"])
+            raise LeaseLost(f"keyword {lease.id} is no longer crawled by this crawler (token {lease.lease_token})")
+        return None
 
     def spider_opened(self, spider):
         self._refill()
 
     def spider_idle(self, spider):
-        if self._claim is not None or self.held:
+        self._collect_orphans()
+        if self._claim is not None or self.runs or self._later is not None:
             raise DontCloseSpider
         if not self._none_left:
             self._refill()
             raise DontCloseSpider
 
-    def keyword_blocked(self, lease, reason, spider):
-        # Noted in the same signal dispatch that queues its release: a claim queued later
-        # skips it, and one queued earlier runs first (one FIFO DB thread) and finds it crawling.
-        self.blocked.add(lease.id)
+    def _collect_orphans(self):
+        """Nothing is queued, downloading or being parsed: every page a keyword still waits
+        for must be with the state writer. Any other was lost on the way (an earlier
+        pipeline that replaced an item, a request dropped elsewhere): ask for it again,
+        a bounded number of times, so that a keyword never waits for ever."""
+        progress = self.runtime.progress
+        for run in list(self.runs.values()):
+            orphans = sorted(run.pending - run.writing)
+            if not orphans or run.ended:
+                continue
+            self.stats.inc_value("farm/keyword/orphan_pages", len(orphans))
+            for page in orphans:
+                progress.give_up(run.lease, page)
+            if not run.live:
+                continue
+            run.orphan_rounds += 1
+            lease = run.lease
+            if run.orphan_rounds > ORPHAN_ROUNDS:
+                progress.end(run, "failed", f"pages {orphans} were lost inside the crawl {ORPHAN_ROUNDS} times "
+                                            "(does a pipeline before farm's replace items?)")  # fmt: skip
+            else:
+                logger.warning("farm: pages %s of %s/%s (#%s) were lost inside the crawl; asking again",
+                               orphans, lease.city, lease.job, lease.id)  # fmt: skip
+                progress.request_again(run, orphans)
+
+    def keyword_end(self, lease, kind, reason, page, spider):
+        if kind in ("blocked", "released"):
+            # noted when decided, before its release is written: no later claim of this crawl takes it
+            self.skip.add(lease.id)
+        self._refill()  # the keyword stops asking for pages: its place goes to another
 
     def lease_ended(self, lease, outcome, spider):
         self.window.leave_lease(lease.key)
-        if self.held.pop(lease.key, None) is None:
+        if self.runs.pop(lease.key, None) is None:
             return
-        self._none_left = False  # a failed keyword may be claimable again at once
+        self._none_left = False  # a failed keyword may be claimable again
         self._refill()
 
     def _refill(self):
-        wanted = self.in_flight - len(self.held)
+        live = sum(1 for run in self.runs.values() if run.live)
+        wanted = self.in_flight - live
         if self._claim is not None or self._closing or wanted <= 0:
             return
+        if self._later is not None:
+            if self._later.active():
+                self._later.cancel()
+            self._later = None
         spider = self.crawler.spider
-        self._claim = self.runtime.run(
-            self.store.claim, spider.name, self.runtime.crawler_id, wanted, skip_partial=frozenset(self.blocked)
-        )
+        self._claim = self.runtime.run(self._claim_or_outlook, spider.name, wanted, frozenset(self.skip))
         self._claim.addCallback(self._claimed, spider)
         self._claim.addErrback(self._claim_failed, spider)
 
-    def _claimed(self, leases, spider):
+    def _claim_or_outlook(self, source, wanted, skip):
+        leases = self.store.claim(source, self.runtime.crawler_id, wanted, skip_partial=skip)
+        return leases, (None if leases else self.store.outlook(source, skip_partial=skip))
+
+    def _claimed(self, result, spider):
         self._claim = None
+        leases, outlook = result
         self.stats.inc_value("farm/lease/claimed", len(leases))
         if not leases:
-            self._none_left = True
-            self.stats.inc_value("farm/lease/none_left")
-            if not self.held and not self._closing:
-                # every request belongs to a lease: with none held, the crawl is done now,
-                # not at Scrapy's next idle check (up to 5 s away)
-                logger.info("farm: no %s keyword left to claim for today", spider.name)
-                self.runtime.close_crawl("finished")
+            self._nothing_claimed(outlook, spider)
             return
         for lease in leases:
             self.stats.inc_value(f"farm/lease/claimed/{lease.from_status}")
-            if self._closing:
-                continue  # held until spider_closed releases it
             logger.info(
                 "farm: claimed %s %s/%s (#%s, %s, from page %s)",
                 spider.name, lease.city, lease.job, lease.id, lease.from_status, lease.start_page,
             )
-        for lease in leases:
-            self.held[lease.key] = lease
+        # every claimed lease becomes a run, even while closing: spider_closed releases it
+        requests = [request for lease in leases for request in spider.lease_requests(lease)]
         if self._closing:
             return
-        for lease in leases:
-            for request in spider.lease_requests(lease):
-                self.crawler.engine.crawl(request)
-        # leases that ended while this claim was under way left slots it did not ask for
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        # keywords that ended while this claim was under way left places it did not ask for
+        self._refill()
+
+    def _nothing_claimed(self, outlook, spider):
+        if self._closing:
+            return
+        if outlook.claimable:
+            # other crawlers hold those rows locked for a moment (SKIP LOCKED): not the end
+            self.stats.inc_value("farm/lease/claim_busy")
+            self._claim_later(CLAIM_BUSY_DELAY)
+            return
+        if outlook.next_retry_at is not None:
+            wait = max(0.0, (outlook.next_retry_at - utcnow()).total_seconds())
+            logger.info("farm: no %s keyword to claim now; the next failed one may be retried at %s (in %.0fs)",
+                        spider.name, outlook.next_retry_at.astimezone(self.store.tz).strftime("%H:%M:%S"), wait)
+            self.stats.inc_value("farm/lease/waiting_for_retry")
+            self._claim_later(wait + 0.01)
+            return
+        self._none_left = True
+        self.stats.inc_value("farm/lease/none_left")
+        if not self.runs:
+            # every request belongs to a lease: with none held, the crawl is done now,
+            # not at Scrapy's next idle check (up to 5 s away)
+            logger.info("farm: no %s keyword left to claim for today", spider.name)
+            self.runtime.close_crawl("finished")
+
+    def _claim_later(self, seconds):
+        self._later = reactor.callLater(seconds, self._claim_again)
+
+    def _claim_again(self):
+        self._later = None
         self._refill()
 
     def _claim_failed(self, failure, spider):
@@ -138,16 +206,29 @@ class KeywordLeaseMiddleware:
 
     async def spider_closed(self, spider, reason):
         self._closing = True
-        pending = [self._claim] if self._claim is not None else []
-        # page progress still on its way must land before its lease is released
-        pending.append(self.runtime.outbox.drain())
-        await maybe_deferred_to_future(DeferredList(pending, consumeErrors=True))
-        leases = list(self.held.values())
-        self.held.clear()
-        if not leases:
+        if self._later is not None and self._later.active():
+            self._later.cancel()
+        self._later = None
+        if self._claim is not None:
+            await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
+        outbox = self.runtime.outbox
+        # the progress of every page fetched goes before the releases
+        await maybe_deferred_to_future(outbox.drain())
+        runs = [run for run in self.runs.values() if not run.ended]
+        if not runs:
+            self.runs.clear()
             return
-        logger.info("farm: releasing %d keyword(s) as partial (crawl closed: %s)", len(leases), reason)
-        self.stats.inc_value("farm/lease/released", len(leases))
+        logger.info("farm: releasing %d keyword(s) as partial (crawl closed: %s)", len(runs), reason)
+        self.stats.inc_value("farm/lease/released", len(runs))
         why = f"crawl closed before the keyword was done ({reason})"
-        releases = [self.runtime.run(self.store.release, lease, why) for lease in leases]
-        await maybe_deferred_to_future(DeferredList(releases, consumeErrors=True))
+        ends = []
+        for run in runs:
+            kind, message = run.ending if run.ending and not run.end_sent else ("released", why)
+            if outbox.lost is None:
+                ends.append(outbox.end(run.lease, kind, message))
+            else:  # the state writer is gone: the database thread may still reach the database
+                ends.append(self.runtime.run(self.store.end, run.lease, kind, message))
+        await maybe_deferred_to_future(DeferredList(ends, consumeErrors=True))
+        for run in runs:
+            run.ended = True
+        self.runs.clear()

@@ -46,7 +46,7 @@ class SqlPostingsPipeline:
     def _handled(self, item):
         page = getattr(item, "_farm_page", None)
         if page is not None and self.runtime.progress is not None:
-            self.runtime.progress.posting_handled(*page)
+            self.runtime.progress.posting_handled(*page, item=item)
 
     async def close_spider(self):
         await maybe_deferred_to_future(self.outbox.drain())

@@ -5,9 +5,9 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
 - ``name`` (== the module name == the ``source`` in the keyword table);
 - ``page_size``, ``city_codes`` (city name -> site code) and ``code_pattern``
   (what a site code looks like, so that a code passes through as is);
-- ``paging``: ``"parallel"`` when a response tells the total (all remaining
-  pages are requested at once) or ``"sequential"`` when it only says whether
-  another page follows;
+- ``paging``: ``"parallel"`` when a response tells the total (all pages up to
+  it are requested at once, and more when a later page tells a larger total)
+  or ``"sequential"`` when it only says whether another page follows;
 - ``search_request(city_code, job, page)``: the site's search request, exactly
   as CONTRACTS.md gives it (no callback: the base adds it);
 - ``parse_page(response)``: a :class:`Page`, or :class:`ParseError`;
@@ -15,8 +15,9 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
   (call ``super()`` to keep the HTTP 403/429/503 rule).
 
 The base never touches the database. It is handed leases by the lease
-middleware (``lease_requests``), and reports what happened through farm's
-signals; the progress extension writes it.
+middleware (``lease_requests``), keeps what it asked for of each in ``runs``
+(farm.keywordrun), and reports what happened through farm's signals; the
+progress extension writes it.
 """
 
 import math
@@ -29,7 +30,9 @@ from scrapy.spidermiddlewares.httperror import HttpError
 
 from farm import signals
 from farm.items import JobPosting
+from farm.keywordrun import KeywordRun
 from farm.state.lease import Lease
+from farm.state.models import PAGES_AHEAD_MAX
 
 BLOCK_STATUSES = {403: "http_403", 429: "http_429", 503: "http_503"}
 
@@ -46,8 +49,22 @@ class KeywordBlocked(IgnoreRequest):
     """The site still blocked a page after FARM_BLOCK_RETRIES retries."""
 
 
+class SiteUnavailable(IgnoreRequest):
+    """The site kept failing (refused or dropped connections, timeouts, server errors
+    across keywords) after FARM_BLOCK_RETRIES retries: the site's trouble, not the keyword's."""
+
+
 class LeaseLost(IgnoreRequest):
-    """The request belongs to a lease this process no longer holds."""
+    """The request belongs to a keyword this process no longer crawls (ended or taken over)."""
+
+
+def max_pages_that_fit(limit: int = PAGES_AHEAD_MAX) -> int:
+    """The largest page cap whose pages done ahead of the watermark (2..N, comma-separated) fit the column."""
+    pages, length = 1, -1
+    while length + 1 + len(str(pages + 1)) <= limit:
+        pages += 1
+        length += 1 + len(str(pages))
+    return pages
 
 
 @dataclass
@@ -77,8 +94,14 @@ class LeaseSpider(scrapy.Spider):
         # One bound method for every page request: Scrapy caches its per-callback
         # source inspection weakly, and a fresh bound method each time re-parses it.
         spider._page_callback, spider._page_errback = spider.parse_search, spider.page_error
-        if spider.max_pages < 1:
-            raise ValueError(f"{prefix}_MAX_PAGES must be at least 1, got {spider.max_pages}")
+        most = max_pages_that_fit()
+        if not 1 <= spider.max_pages <= most:
+            raise ValueError(
+                f"{prefix}_MAX_PAGES must be between 1 and {most} (the pages a keyword may have done "
+                f"out of order must fit keyword.pages_ahead), got {spider.max_pages}"
+            )
+        # the keywords this crawl holds, by lease key: what each asked for and how it ends
+        spider.runs = {}
         return spider
 
     async def start(self):
@@ -113,23 +136,25 @@ class LeaseSpider(scrapy.Spider):
             ) from None
 
     def lease_requests(self, lease: Lease) -> list[scrapy.Request]:
-        """The first requests of a newly claimed keyword."""
+        """The first requests of a newly claimed keyword; from now on it is one of ``runs``."""
+        run = self.runs[lease.key] = KeywordRun(lease)
         try:
             self.city_code(lease.city)
         except UnknownCity as exc:
-            self._send(signals.keyword_failed, lease=lease, reason=str(exc))
+            self._end(lease, "failed", str(exc))
             return []
         if lease.total_pages is None:
             if lease.start_page > self.max_pages:  # resumed past a lowered FARM_*_MAX_PAGES
-                self._send(signals.keyword_exhausted, lease=lease)
+                self._end(lease, "completed", "no page left to fetch")
                 return []
-            return [self.page_request(lease, lease.start_page)]
-        pages = lease.pages_to_fetch(lease.total_pages)
+            pages = run.ask([lease.start_page])
+        else:
+            run.tell_last(min(lease.total_pages, self.max_pages))
+            pages = [page for page in range(lease.start_page, run.last + 1) if not run.done(page)]
+            pages = run.ask(pages[:1] if self.paging == "sequential" else pages)
         if not pages:
-            self._send(signals.keyword_exhausted, lease=lease)
+            self._end(lease, "completed", "no page left to fetch")
             return []
-        if self.paging == "sequential":
-            pages = pages[:1]
         return [self.page_request(lease, page) for page in pages]
 
     def page_request(self, lease: Lease, page: int) -> scrapy.Request:
@@ -140,41 +165,57 @@ class LeaseSpider(scrapy.Spider):
             # the keyword table, not the dupefilter, says what is done:
             # a retried keyword must be able to fetch its pages again
             dont_filter=True,
-            meta={**request.meta, "farm_lease": lease, "farm_page": page},
+            # retries are farm's (farm.middlewares.blocks): with the site's back-off, and
+            # an outage is not the keyword's fault; Scrapy's RetryMiddleware stays out
+            meta={**request.meta, "farm_lease": lease, "farm_page": page, "dont_retry": True},
         )
 
     def postings_from(self, entries, build, id_field: str, response) -> list[JobPosting]:
         """``build(entry)`` for each of the site's entries that has an id; the others are
-        skipped, counted (``farm/page/posting_without_id``) and logged."""
-        postings = [build(entry) for entry in entries if isinstance(entry, dict) and entry.get(id_field)]
-        skipped = len(entries) - len(postings)
+        skipped, counted (``farm/page/posting_without_id``, ``farm/page/posting_unreadable``)
+        and logged: one odd posting never costs its page."""
+        postings, unreadable = [], 0
+        for entry in entries:
+            if not (isinstance(entry, dict) and entry.get(id_field)):
+                continue
+            try:
+                postings.append(build(entry))
+            except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+                unreadable += 1
+                self.logger.warning("%s: posting %r skipped at %s: %s", self.name,
+                                    str(entry.get(id_field))[:64], response.url, exc)  # fmt: skip
+        skipped = len(entries) - len(postings) - unreadable
         if skipped:
             self.crawler.stats.inc_value("farm/page/posting_without_id", skipped)
             self.logger.warning("%s: %d entries without %s skipped at %s", self.name, skipped, id_field, response.url)
+        if unreadable:
+            self.crawler.stats.inc_value("farm/page/posting_unreadable", unreadable)
         return postings
 
     def last_page(self, page: Page, page_no: int) -> int | None:
-        """The keyword's last page, capped, when the response tells it."""
+        """The keyword's last page, capped, as this response tells it; None when it tells none."""
         if page.total_pages is not None:
-            return max(1, min(page.total_pages, self.max_pages))
-        if page.total_count is not None:
-            return max(1, min(math.ceil(page.total_count / self.page_size), self.max_pages))
-        if not page.has_more or not page.postings or page_no >= self.max_pages:
+            last = max(1, min(page.total_pages, self.max_pages))
+        elif page.total_count is not None:
+            last = max(1, min(math.ceil(page.total_count / self.page_size), self.max_pages))
+        elif not page.has_more or not page.postings or page_no >= self.max_pages:
             return page_no
-        return None
+        else:
+            return None
+        if not page.postings and page_no > 1:
+            # the site answers empty past its real end, whatever its (stale) totals say
+            last = min(last, page_no - 1)
+        return last
 
-    def follow_up_pages(self, lease: Lease, page_no: int, page: Page) -> tuple[int | None, list[int]]:
-        """(the keyword's last page if known, the pages to request next)."""
-        if self.paging == "sequential":
-            last = self.last_page(page, page_no)
-            return last, ([] if last is not None else [page_no + 1])
-        last = lease.total_pages or self.last_page(page, page_no)
-        if last is None:  # this response told no total: go on one page at a time
-            return None, [page_no + 1]
-        if lease.total_pages is None and page_no == lease.start_page:
-            # the first page of a keyword whose total was unknown: request the rest at once
-            return last, [p for p in lease.pages_to_fetch(last) if p != page_no]
-        return last, []
+    def next_pages(self, run: KeywordRun, page_no: int, page: Page) -> list[int]:
+        """The pages this response makes known that nobody asked for yet, now asked for."""
+        last = self.last_page(page, page_no)
+        run.tell_last(last)
+        if self.paging == "sequential" or last is None:
+            # one page at a time: the next, unless this one is the last
+            return run.ask([] if last is not None else [page_no + 1])
+        # the latest total decides: every page up to it, including those a growing total reveals
+        return run.ask(range(run.lease.start_page, last + 1))
 
     def parse_search(self, response):
         lease: Lease = response.meta["farm_lease"]
@@ -183,35 +224,41 @@ class LeaseSpider(scrapy.Spider):
             page = self.parse_page(response)
         except ParseError as exc:
             self.crawler.stats.inc_value("farm/page/unparsable")
-            self._send(signals.keyword_failed, lease=lease, reason=f"{exc} at {response.url}")
+            self._end(lease, "failed", f"{exc} at {response.url}", page_no)
             return
-        last, next_pages = self.follow_up_pages(lease, page_no, page)
+        run = self.runs.get(lease.key)
+        next_pages = self.next_pages(run, page_no, page) if run is not None else []
         for posting in page.postings:
             posting["source"] = self.name
             posting["keyword_id"] = lease.id
             posting._farm_page = (lease, page_no)
             yield posting
         self.crawler.stats.inc_value("farm/page/parsed")
-        self._send(
-            signals.page_parsed, lease=lease, page=page_no, postings=len(page.postings), last_page=last
-        )
+        self._send(signals.page_parsed, lease=lease, page=page_no, postings=len(page.postings))
         for next_page in next_pages:
             yield self.page_request(lease, next_page)
 
     def page_error(self, failure):
         request = failure.request
         lease: Lease = request.meta["farm_lease"]
+        page: int = request.meta["farm_page"]
         if failure.check(LeaseLost):
-            return
+            return  # given up where it was dropped
         if failure.check(KeywordBlocked):
-            self._send(signals.keyword_blocked, lease=lease, reason=str(failure.value))
+            self._end(lease, "blocked", str(failure.value), page)
+            return
+        if failure.check(SiteUnavailable):
+            self._end(lease, "released", f"site unavailable: {failure.value}", page)
             return
         if failure.check(HttpError):
             reason = f"HTTP {failure.value.response.status} at {request.url}"
         else:
             reason = f"{failure.type.__name__}: {failure.getErrorMessage()} at {request.url}"
         self.crawler.stats.inc_value("farm/page/error")
-        self._send(signals.keyword_failed, lease=lease, reason=reason)
+        self._end(lease, "failed", reason, page)
+
+    def _end(self, lease, kind, reason, page=None):
+        self._send(signals.keyword_end, lease=lease, kind=kind, reason=reason, page=page)
 
     def _send(self, signal, **kwargs):
         self.crawler.signals.send_catch_log(signal, spider=self, **kwargs)

@@ -52,3 +52,22 @@ class PageWrite:
     last_completed_page: int  # the watermark after the call
     total_pages: int | None
     completed: bool = False  # True when this page brought the watermark to total_pages
+
+
+# How a keyword can end, as the crawl asks the store to write it:
+ENDS = (
+    "completed",  # nothing left to fetch
+    "failed",  # the keyword's own fault; claimed again after FARM_RETRY_DELAY while retries are left
+    "blocked",  # the site kept blocking it: partial, counted against FARM_MAX_BLOCKED_CLAIMS
+    "released",  # given back unfinished (a stop, the site unreachable): partial
+)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """The answer to ``write_batch``, in the order things were asked."""
+
+    postings: int  # postings written
+    pages: list  # a PageWrite per page
+    ends: list  # per end: the status written ("completed", "failed", "partial"), or None when fenced
+    rejected: list = field(default_factory=list)  # (source, job_id, reason) of postings the database refused

@@ -26,6 +26,8 @@ STATUSES = ("idle", "crawling", "completed", "failed", "partial")
 # Field limits, shared by the models and by input validation.
 CITY_MAX = 64
 JOB_MAX = 128
+# characters of the comma-separated pages done beyond the watermark
+PAGES_AHEAD_MAX = 1024
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY.
 Id = BigInteger().with_variant(Integer(), "sqlite")
@@ -87,7 +89,11 @@ class Keyword(Base):
     lease_token: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     heartbeat_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     # pages done beyond the watermark, comma-separated, so out-of-order pages count once
-    pages_ahead: Mapped[str] = mapped_column(String(1024), default="", server_default="")
+    pages_ahead: Mapped[str] = mapped_column(String(PAGES_AHEAD_MAX), default="", server_default="")
+    # a failed row is not claimed again before this time (FARM_RETRY_DELAY after it failed)
+    retry_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # claims of today that ended in a site block (FARM_MAX_BLOCKED_CLAIMS ends the day as failed)
+    blocked_claims: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class JobPostingRow(Base):

@@ -76,8 +76,8 @@ def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
     ]  # fmt: skip
 
 
-def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> int:
-    """Insert or update ``rows`` in the connection's transaction; returns how many rows were written.
+def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[int, list]:
+    """Insert or update ``rows`` in the connection's transaction; returns (rows written, rejected).
 
     A batch holding one (source, job_id) twice keeps the later row. Rows are written
     in key order so that two concurrent batches lock in the same order.
@@ -89,7 +89,7 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> int:
             row = {**row, "job_id": str(job_id)}
         latest[(row["source"], row["job_id"])] = row
     if not latest:
-        return 0
+        return 0, []
     ordered = [latest[key] for key in sorted(latest)]
     dialect_name = conn.dialect.name
     sql = _sql(dialect_name)
@@ -103,4 +103,4 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> int:
         conn.execute(stmt, values)
     else:
         conn.exec_driver_sql(sql, _params(ordered, now, dialect_name))
-    return len(ordered)
+    return len(ordered), []

@@ -9,16 +9,18 @@ claim has bumped the token. Transactions are short and never span a callback.
 import logging
 import time
 from collections.abc import Callable, Iterable
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 from sqlalchemy import Integer, and_, bindparam, func, literal, or_, select, union_all, update
 from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 
+from dataclasses import dataclass
+
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine
-from farm.state.lease import Lease, PageWrite
+from farm.state.lease import ENDS, BatchResult, Lease, PageWrite
 from farm.state.models import SOURCES, Keyword
 from farm.state.postings import upsert_postings
 from farm.state.validation import validate_keyword
@@ -49,6 +51,19 @@ def _format_pages(pages: Iterable[int]) -> str:
     return ",".join(str(p) for p in sorted(pages))
 
 
+@dataclass(frozen=True)
+class Outlook:
+    claimable: int  # rows a claim could take now
+    next_retry_at: datetime | None  # when the first failed row waiting for FARM_RETRY_DELAY comes due
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    # a raw column read (no UtcDateTime) is naive UTC
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=timezone.utc)
+
+
 def _truncate(message, limit: int = ERROR_MAX) -> str | None:
     if message is None:
         return None
@@ -64,12 +79,17 @@ class KeywordStore:
         timezone: str = "Asia/Shanghai",
         lease_timeout: int = 1800,
         max_retries: int = 3,
+        retry_delay: float = 600,
+        max_blocked_claims: int = 5,
         clock: Callable[[], datetime] = utcnow,
     ):
         self.engine = engine
+        self.timezone = timezone
         self.tz = load_timezone(timezone)
         self.lease_timeout = int(lease_timeout)
         self.max_retries = int(max_retries)
+        self.retry_delay = timedelta(seconds=float(retry_delay))
+        self.max_blocked_claims = int(max_blocked_claims)
         self.clock = clock
         self._mysql = engine.dialect.name in ("mysql", "mariadb")
         self._build_claim_statements()
@@ -81,7 +101,20 @@ class KeywordStore:
             timezone=settings.get("FARM_TIMEZONE") or "Asia/Shanghai",
             lease_timeout=settings.getint("FARM_LEASE_TIMEOUT", 1800),
             max_retries=settings.getint("FARM_MAX_RETRIES", 3),
+            retry_delay=settings.getfloat("FARM_RETRY_DELAY", 600),
+            max_blocked_claims=settings.getint("FARM_MAX_BLOCKED_CLAIMS", 5),
         )
+
+    def options(self) -> dict:
+        """What this store was made with, but the engine and the clock: another process's
+        store made with ``KeywordStore(make_engine(url), **options)`` writes the same way."""
+        return {
+            "timezone": self.timezone,
+            "lease_timeout": self.lease_timeout,
+            "max_retries": self.max_retries,
+            "retry_delay": self.retry_delay.total_seconds(),
+            "max_blocked_claims": self.max_blocked_claims,
+        }
 
     def close(self) -> None:
         self.engine.dispose()
@@ -104,38 +137,61 @@ class KeywordStore:
         """
         if n < 1:
             return []
-        skip = sorted(skip_partial)
-        return self._retrying(lambda: self._claim(source, crawler_id, n, skip))
+        return self._retrying(lambda: self._claim(source, crawler_id, n, skip_partial))
 
-    def _candidates(self, kind: str, limit):
-        """The rows of one kind a claim may take, in claim order (bound: source, day, n)."""
-        stmt = select(literal(_KINDS.index(kind)).label("kind"), *_LEASE_COLUMNS)
+    @staticmethod
+    def _claimable(kind: str):
+        """Which rows of one kind a claim may take now (bound: source, day, now, cutoff, max_retries,
+        max_blocked, skip_partial)."""
         source, day = bindparam("source"), bindparam("day")
         if kind == "partial":  # ix_keyword_status: (source, 'partial', day) in id order
-            stmt = stmt.where(
+            return and_(
                 c.source == source,
                 c.crawl_status == "partial",
                 c.last_requested_date == day,
                 c.id.not_in(bindparam("skip_partial", expanding=True)),
-            ).order_by(c.id)
-        elif kind == "failed":  # ix_keyword_status: (source, 'failed', day) in id order
-            stmt = stmt.where(
+            )
+        if kind == "failed":  # ix_keyword_status: (source, 'failed', day) in id order
+            return and_(
                 c.source == source,
                 c.crawl_status == "failed",
                 c.last_requested_date == day,
                 c.retry_count < bindparam("max_retries"),
-            ).order_by(c.id)
-        else:  # fresh: walks ix_keyword_fresh (source, last_requested_date, id) in order, no sort
-            stmt = stmt.where(
-                c.source == source,
-                or_(c.last_requested_date.is_(None), c.last_requested_date != day),
-            ).order_by(c.last_requested_date, c.id)
+                c.blocked_claims < bindparam("max_blocked"),
+                or_(c.retry_at.is_(None), c.retry_at <= bindparam("now")),
+            )
+        # fresh: not requested today, and not held under a live heartbeat (a crawl running
+        # across midnight keeps yesterday's keyword until it ends it)
+        return and_(
+            c.source == source,
+            or_(c.last_requested_date.is_(None), c.last_requested_date != day),
+            or_(c.crawl_status != "crawling", c.heartbeat_at.is_(None), c.heartbeat_at < bindparam("cutoff")),
+        )
+
+    def _candidates(self, kind: str, limit):
+        """The rows of one kind a claim may take, in claim order."""
+        stmt = select(literal(_KINDS.index(kind)).label("kind"), *_LEASE_COLUMNS).where(self._claimable(kind))
+        if kind == "fresh":  # walks ix_keyword_fresh (source, last_requested_date, id) in order, no sort
+            stmt = stmt.order_by(c.last_requested_date, c.id)
+        else:
+            stmt = stmt.order_by(c.id)
         stmt = stmt.limit(limit)
         if self._mysql:
             # the optimizer may otherwise pick another index and sort; the claim order is the index order
             index = "ix_keyword_fresh" if kind == "fresh" else "ix_keyword_status"
             stmt = stmt.with_hint(K, f"FORCE INDEX ({index})").with_for_update(skip_locked=True)
         return stmt
+
+    def _params(self, source: str, now: datetime, skip_partial=()) -> dict:
+        return {
+            "source": source,
+            "day": today(now, self.tz),
+            "now": now,
+            "cutoff": now - timedelta(seconds=self.lease_timeout),
+            "max_retries": self.max_retries,
+            "max_blocked": self.max_blocked_claims,
+            "skip_partial": sorted(skip_partial),
+        }
 
     def _build_claim_statements(self) -> None:
         n = bindparam("n", type_=Integer)
@@ -166,16 +222,17 @@ class KeywordStore:
                 error_message=None,
                 retry_count=0,
                 pages_ahead="",
+                retry_at=None,
+                blocked_claims=0,
             ),
         }
         ids = bindparam("ids", expanding=True)
         self._take = {kind: update(K).where(c.id.in_(ids)).values(v) for kind, v in values.items()}
 
-    def _claim(self, source: str, crawler_id: str, n: int, skip_partial: list[int]) -> list[Lease]:
+    def _claim(self, source: str, crawler_id: str, n: int, skip_partial) -> list[Lease]:
         now = self.clock()
-        day = today(now, self.tz)
-        params = {"source": source, "day": day, "n": n, "max_retries": self.max_retries,
-                  "skip_partial": skip_partial}  # fmt: skip
+        params = {**self._params(source, now, skip_partial), "n": n}
+        day = params["day"]
         picked = []
         with self.engine.begin() as conn:
             for stmt in self._pick:
@@ -219,25 +276,31 @@ class KeywordStore:
             )
         return leases
 
-    def claimable(self, source: str) -> int:
-        """How many rows a claim could still hand out today."""
-        day = self.today()
-        stmt = select(func.count()).select_from(K).where(
-            c.source == source,
-            or_(
-                c.last_requested_date.is_(None),
-                c.last_requested_date != day,
-                and_(
-                    c.last_requested_date == day,
-                    or_(
-                        c.crawl_status == "partial",
-                        and_(c.crawl_status == "failed", c.retry_count < self.max_retries),
-                    ),
-                ),
-            ),
+    def outlook(self, source: str, skip_partial=()) -> "Outlook":
+        """What a claim could hand out now, and when the next failed row comes due for a retry.
+
+        SKIP LOCKED hides rows other claimers hold locked for a moment: an empty claim
+        is not the end while this still counts rows.
+        """
+        now = self.clock()
+        params = self._params(source, now, skip_partial)
+        count = select(func.count()).select_from(K).where(or_(*(self._claimable(kind) for kind in _KINDS)))
+        waiting = select(func.min(c.retry_at)).where(
+            c.source == bindparam("source"),
+            c.crawl_status == "failed",
+            c.last_requested_date == bindparam("day"),
+            c.retry_count < bindparam("max_retries"),
+            c.blocked_claims < bindparam("max_blocked"),
+            c.retry_at > bindparam("now"),
         )
         with self.engine.connect() as conn:
-            return int(conn.execute(stmt).scalar_one())
+            claimable = int(conn.execute(count, params).scalar_one())
+            retry_at = conn.execute(waiting, params).scalar_one()
+        return Outlook(claimable, _aware(retry_at))
+
+    def claimable(self, source: str) -> int:
+        """How many rows a claim could still hand out today."""
+        return self.outlook(source).claimable
 
     # --- fenced writes --------------------------------------------------------
 
@@ -260,19 +323,23 @@ class KeywordStore:
         them keeps the window between "fetched" and "recorded" short, and the pages
         of one lease cost one read and one write between them.
         """
-        return self.write_batch([], pages, self.clock())[1]
+        return self.write_batch([], pages, self.clock()).pages
 
-    def write_batch(self, postings: list[dict], pages, now: datetime) -> tuple[int, list[PageWrite]]:
-        """Postings upserted, then pages recorded done, in ONE transaction.
+    def write_batch(self, postings: list[dict], pages, now: datetime, ends=()) -> BatchResult:
+        """Postings upserted, then pages recorded done, then keywords ended, in ONE transaction.
 
-        A crawl sends a page's progress with its postings or after them, so a page
-        is never recorded done while its postings could still be lost.
+        A crawl sends a page's progress with its postings or after them, and a keyword's
+        end after the progress of every page it fetched: so a page is never recorded
+        done while its postings could still be lost, and an end never fences a page
+        fetched before it. ``ends`` are (lease, kind, message), kind one of ENDS.
         """
 
         def write():
             with self.engine.begin() as conn:
-                written = upsert_postings(conn, postings, now) if postings else 0
-                return written, self._pages_done(conn, now, pages)
+                written, rejected = upsert_postings(conn, postings, now) if postings else (0, [])
+                page_writes = self._pages_done(conn, now, pages)
+                ended = [self._end(conn, now, lease, kind, message) for lease, kind, message in ends]
+                return BatchResult(written, page_writes, ended, rejected)
 
         return self._retrying(write)
 
@@ -343,23 +410,54 @@ class KeywordStore:
 
         return self._retrying(write)
 
+    def _end(self, conn, now, lease: Lease, kind: str, message) -> str | None:
+        """End the lease's keyword; the status written, or None when the lease is no longer current."""
+        if kind not in ENDS:
+            raise ValueError(f"unknown end {kind!r} (one of {', '.join(ENDS)})")
+        stmt = select(c.lease_token, c.crawl_status, c.blocked_claims).where(c.id == lease.id)
+        if self._mysql:
+            stmt = stmt.with_for_update()
+        row = conn.execute(stmt).first()
+        if row is None or row.lease_token != lease.lease_token:
+            return None
+        if row.crawl_status != "crawling":
+            # the lease's last page already completed it
+            return "completed" if kind == "completed" and row.crawl_status == "completed" else None
+        values: dict = {"updated_at": now}
+        if kind == "completed":
+            values.update(crawl_status="completed", heartbeat_at=now)
+        elif kind == "failed":
+            values.update(crawl_status="failed", error_message=_truncate(message),
+                          retry_at=now + self.retry_delay)  # fmt: skip
+        elif kind == "blocked":
+            blocked = row.blocked_claims + 1
+            values["blocked_claims"] = blocked
+            if blocked >= self.max_blocked_claims:
+                # a keyword the site blocks all day is not claimed again today
+                values.update(crawl_status="failed", error_message=_truncate(
+                    f"blocked {blocked} times today; last: {message}"))  # fmt: skip
+            else:
+                values.update(crawl_status="partial", error_message=_truncate(f"blocked: {message}"))
+        else:  # released
+            values.update(crawl_status="partial", error_message=_truncate(message))
+        conn.execute(update(K).where(self._fence(lease)).values(values))
+        return values["crawl_status"]
+
+    def end(self, lease: Lease, kind: str, message=None) -> str | None:
+        """End the keyword (one of ENDS) in its own transaction; see ``_end``."""
+        return self.write_batch([], [], self.clock(), [(lease, kind, message)]).ends[0]
+
     def complete(self, lease: Lease) -> bool:
         """The keyword is done for today. True also when the lease's last page_done already completed it."""
-        if self._fenced_update(lease, crawl_status="completed", heartbeat_at=self.clock()):
-            return True
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                select(c.lease_token, c.crawl_status).where(c.id == lease.id)
-            ).first()
-        return row is not None and row.lease_token == lease.lease_token and row.crawl_status == "completed"
+        return self.end(lease, "completed") == "completed"
 
     def fail(self, lease: Lease, message) -> bool:
-        """The keyword failed; it may be claimed again today while retries are left."""
-        return self._fenced_update(lease, crawl_status="failed", error_message=_truncate(message))
+        """The keyword failed; it may be claimed again after FARM_RETRY_DELAY while retries are left."""
+        return self.end(lease, "failed", message) is not None
 
-    def release(self, lease: Lease, reason) -> bool:
-        """Give the keyword back unfinished (a block, a stop): the next claim resumes it."""
-        return self._fenced_update(lease, crawl_status="partial", error_message=_truncate(reason))
+    def release(self, lease: Lease, reason, blocked: bool = False) -> bool:
+        """Give the keyword back unfinished (a stop, a block): the next claim resumes it."""
+        return self.end(lease, "blocked" if blocked else "released", reason) is not None
 
     def heartbeat(self, lease: Lease) -> bool:
         """The holder is alive; keeps the reaper away."""
@@ -483,7 +581,7 @@ class KeywordStore:
 
     def upsert_postings(self, rows: list[dict], now: datetime) -> int:
         """Insert new postings, update known ones; see farm.state.postings."""
-        return self.write_batch(rows, [], now)[0]
+        return self.write_batch(rows, [], now).postings
 
     # --- helpers --------------------------------------------------------------
 

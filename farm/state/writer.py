@@ -3,15 +3,18 @@
 Scrapy runs a crawl on one core. A crawl that also encoded and wrote every
 posting and every page's progress on that core (a thread shares the GIL) spent
 a fifth of it there. So the crawl hands those writes, already JSON, to this
-process, which does them on another core: ``python -m farm.state.writer`` with
-``FARM_DB_URL`` set.
+process, which does them on another core: ``python -P -m farm.state.writer``
+with ``FARM_STATE_WRITER`` set to a JSON object: the database URL and the
+crawl's store options (KeywordStore.options).
 
 The protocol, over the child's stdin and stdout. In: frames of a 4-byte
 big-endian length and a JSON object, ``{"postings": [row, ...], "pages":
-[[lease, page, jobs, total_pages], ...]}`` with ``lease`` as
-:meth:`Lease.wire`; each frame is one transaction (KeywordStore.write_batch).
-Out: a line per frame once it is committed, ``ok <rows> <JSON array of
-PageWrite fields>``; or ``error <message>``, after which the writer exits.
+[[lease, page, jobs, total_pages], ...], "ends": [[lease, kind, message], ...]}``
+with ``lease`` as :meth:`Lease.wire`; each frame is one transaction
+(KeywordStore.write_batch). Out: a line per frame once it is committed,
+``ok <JSON>`` with the frame's BatchResult (``{"postings": n, "pages": [PageWrite
+fields, ...], "ends": [status or null, ...], "rejected": [[source, job_id,
+reason], ...]}``); or ``error <message>``, after which the writer exits.
 
 Frames are committed in the order they arrive. End of input (the crawl closed,
 or was killed) makes the writer exit once what it has read is committed;
@@ -30,22 +33,26 @@ import orjson
 
 from farm.state.clock import utcnow
 from farm.state.db import make_engine
-from farm.state.lease import Lease
+from farm.state.lease import BatchResult, Lease, PageWrite
 from farm.state.store import KeywordStore
 
 HEADER = 4  # bytes of a frame's length
+# the child's configuration, from its parent: not a setting, so not in farm.settings
+CONFIG_VARIABLE = "FARM_STATE_WRITER"
 
 
-def frame(postings: list[bytes], pages) -> bytes:
-    """A frame of postings (each already a JSON object) and pages done (lease, page, jobs, total_pages)."""
+def frame(postings: list[bytes], pages, ends=()) -> bytes:
+    """A frame of postings (each already a JSON object), pages done (lease, page, jobs, total_pages)
+    and keyword ends (lease, kind, message)."""
     payload = b"".join([
         b'{"postings":[', b",".join(postings), b'],"pages":',
-        orjson.dumps([[lease.wire(), page, jobs, total] for lease, page, jobs, total in pages]), b"}",
+        orjson.dumps([[lease.wire(), page, jobs, total] for lease, page, jobs, total in pages]), b',"ends":',
+        orjson.dumps([[lease.wire(), kind, message] for lease, kind, message in ends]), b"}",
     ])  # fmt: skip
     return len(payload).to_bytes(HEADER, "big") + payload
 
 
-def decode(payload: bytes) -> tuple[list[dict], list]:
+def decode(payload: bytes) -> tuple[list[dict], list, list]:
     batch = orjson.loads(payload)
     postings = batch["postings"]
     for row in postings:
@@ -53,7 +60,23 @@ def decode(payload: bytes) -> tuple[list[dict], list]:
         if isinstance(published, str):
             row["published_at"] = datetime.fromisoformat(published)
     pages = [(Lease.from_wire(lease), page, jobs, total) for lease, page, jobs, total in batch["pages"]]
-    return postings, pages
+    ends = [(Lease.from_wire(lease), kind, message) for lease, kind, message in batch.get("ends", ())]
+    return postings, pages, ends
+
+
+def answer(result: BatchResult) -> bytes:
+    """The ``ok`` line of a committed frame."""
+    return b"ok " + orjson.dumps({
+        "postings": result.postings, "pages": [dataclasses.astuple(r) for r in result.pages],
+        "ends": result.ends, "rejected": result.rejected,
+    }) + b"\n"  # fmt: skip
+
+
+def read_answer(payload: bytes) -> BatchResult:
+    """The BatchResult of an ``ok`` line (after ``ok ``)."""
+    data = orjson.loads(payload)
+    pages = [PageWrite(*fields) for fields in data["pages"]]
+    return BatchResult(data["postings"], pages, data["ends"], [tuple(r) for r in data["rejected"]])
 
 
 def _read_exactly(stream, size: int) -> bytes | None:
@@ -70,9 +93,8 @@ def _read_exactly(stream, size: int) -> bytes | None:
 
 def serve(store: KeywordStore, stdin, stdout) -> None:
     while (header := _read_exactly(stdin, HEADER)) is not None:
-        postings, pages = decode(_read_exactly(stdin, int.from_bytes(header, "big")))
-        written, results = store.write_batch(postings, pages, utcnow())
-        stdout.write(b"ok %d " % written + orjson.dumps([dataclasses.astuple(r) for r in results]) + b"\n")
+        postings, pages, ends = decode(_read_exactly(stdin, int.from_bytes(header, "big")))
+        stdout.write(answer(store.write_batch(postings, pages, utcnow(), ends)))
         stdout.flush()
 
 
@@ -82,7 +104,8 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     stdout = sys.stdout.buffer
     try:
-        store = KeywordStore(make_engine(os.environ["FARM_DB_URL"]))
+        config = orjson.loads(os.environ[CONFIG_VARIABLE])
+        store = KeywordStore(make_engine(config.pop("db_url")), **config)
         try:
             serve(store, sys.stdin.buffer, stdout)
         finally:

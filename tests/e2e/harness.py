@@ -25,6 +25,12 @@ BASE_URL_SETTING = {name: f"FARM_{name.upper()}_BASE_URL" for name in SPIDERS}
 CRAWL_SETTINGS = {
     "FARM_LEASES_IN_FLIGHT": 4,
     "CONCURRENT_REQUESTS": 8,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+    # the sandbox is local: no politeness pace (the defaults are for the real sites)
+    "FARM_BOSS_RATE": 0,
+    "FARM_QCWY_RATE": 0,
+    "FARM_ZHILIAN_RATE": 0,
+    "FARM_RETRY_DELAY": 0.2,
     "FARM_SQL_BATCH_SIZE": 100,
     "FARM_SQL_FLUSH_INTERVAL": 0.1,
     "FARM_BLOCK_BASE_DELAY": 0.05,

@@ -52,8 +52,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0002():
-    assert head_revision() == "0002" == HEAD
+def test_head_is_0003():
+    assert head_revision() == "0003" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
@@ -70,7 +70,7 @@ def test_upgrade_by_url(db_url, engine):
     upgrade(db_url, revision="0001")
     assert current_revision(engine) == "0001"
     upgrade(db_url)
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
 
 
 def test_schema_at_head_equals_models(engine):
@@ -82,8 +82,14 @@ def test_schema_at_0001_differs_from_models(engine):
     upgrade(engine, revision="0001")
     diffs = schema_differences(engine)
     added_columns = {d[3].name for d in diffs if d[0] == "add_column"}
-    assert added_columns == {"lease_token", "heartbeat_at", "pages_ahead"}
+    assert added_columns == {"lease_token", "heartbeat_at", "pages_ahead", "retry_at", "blocked_claims"}
     assert any(d[0] == "add_table" and d[1].name == "job_posting" for d in diffs)
+
+
+def test_schema_at_0002_lacks_the_retry_and_block_columns(engine):
+    upgrade(engine, revision="0002")
+    added_columns = {d[3].name for d in schema_differences(engine) if d[0] == "add_column"}
+    assert added_columns == {"retry_at", "blocked_claims"}
 
 
 SEED_ROWS = [
@@ -110,20 +116,20 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
                 dict(zip(("id", "source", "city", "job", "d", "status", "page", "total", "jobs", "started"), r), c=created),
             )
     upgrade(engine)
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
     k = Keyword.__table__.c
     with engine.connect() as conn:
         rows = conn.execute(
             select(
                 k.id, k.source, k.city, k.job, k.last_requested_date, k.crawl_status,
                 k.last_completed_page, k.total_pages, k.jobs_found, k.lease_token, k.pages_ahead,
-                k.heartbeat_at, k.crawl_started_at,
+                k.heartbeat_at, k.crawl_started_at, k.retry_at, k.blocked_claims,
             ).order_by(k.id)
         ).all()
     assert len(rows) == len(SEED_ROWS)
     for got, want in zip(rows, SEED_ROWS):
         assert tuple(got[:9]) == want[:9]
-        assert (got.lease_token, got.pages_ahead) == (0, "")
+        assert (got.lease_token, got.pages_ahead, got.retry_at, got.blocked_claims) == (0, "", None, 0)
         started = want[9].replace(tzinfo=timezone.utc) if want[9] else None
         assert got.crawl_started_at == started
         # a row crawling at upgrade time gets its start as its last heartbeat, so the reaper sees it

@@ -27,7 +27,7 @@ def store(db_url):
 
 @pytest.fixture
 def writer(store):
-    writer = StateWriter.spawn(store.engine.url.render_as_string(hide_password=False))
+    writer = StateWriter.spawn(store)
     yield writer
     if not writer.ended.called:
         writer.transport.signalProcess("KILL")
@@ -48,8 +48,9 @@ def stored(store):
 @pytest_twisted.ensureDeferred
 async def test_a_frame_stores_its_postings_and_records_its_pages_in_one_go(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
-    written, [page] = await (writer.write([posting("a", lease.id), posting("b", lease.id)], [(lease, 1, 2, 1)]))
-    assert written == 2
+    result = await (writer.write([posting("a", lease.id), posting("b", lease.id)], [(lease, 1, 2, 1)]))
+    [page] = result.pages
+    assert (result.postings, result.ends, result.rejected) == (2, [], [])
     assert (page.applied, page.counted, page.last_completed_page, page.completed) == (True, True, 1, True)
     assert stored(store)["a"][0] == "title a"
     row = next(k for k in store.list_keywords() if k["id"] == lease.id)
@@ -62,7 +63,7 @@ async def test_frames_are_committed_in_the_order_they_were_sent(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
     replies = [writer.write([posting("a", lease.id, title=f"v{n}")], [(lease, n, 1, 3)]) for n in (1, 2, 3)]
     results = [await (reply) for reply in replies]
-    assert [pages[0].last_completed_page for _, pages in results] == [1, 2, 3]
+    assert [result.pages[0].last_completed_page for result in results] == [1, 2, 3]
     assert stored(store)["a"][0] == "v3"  # the last frame's update is the one that stays
     await (writer.close())
 
@@ -71,8 +72,19 @@ async def test_frames_are_committed_in_the_order_they_were_sent(store, writer):
 async def test_a_fenced_page_is_answered_not_applied(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
     store.release(lease, "taken over")
-    _, [page] = await (writer.write([], [(lease, 1, 0, 2)]))
-    assert not page.applied
+    result = await (writer.write([], [(lease, 1, 0, 2)], [(lease, "failed", "too late")]))
+    assert not result.pages[0].applied and result.ends == [None]
+    await (writer.close())
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_end_is_committed_after_the_pages_of_its_frame(store, writer):
+    [lease] = store.claim("qcwy", "test", 1)
+    result = await (writer.write([posting("a", lease.id)], [(lease, 1, 1, 3)], [(lease, "blocked", "qcwy_waf")]))
+    assert result.pages[0].applied and result.ends == ["partial"]
+    row = next(k for k in store.list_keywords() if k["id"] == lease.id)
+    assert (row["crawl_status"], row["last_completed_page"], row["blocked_claims"]) == ("partial", 1, 1)
+    assert row["error_message"] == "blocked: qcwy_waf"
     await (writer.close())
 
 
@@ -109,7 +121,6 @@ async def test_ctrl_c_and_sigterm_do_not_stop_the_writer_only_the_end_of_its_inp
     await (writer.write([], []))  # its signal handlers are installed once it answers
     os.kill(writer.transport.pid, signal.SIGINT)
     os.kill(writer.transport.pid, signal.SIGTERM)
-    written, _ = await (writer.write([posting("a", lease.id)], []))
-    assert written == 1
+    assert (await (writer.write([posting("a", lease.id)], []))).postings == 1
     assert await (writer.close()) == 0
     assert "a" in stored(store)

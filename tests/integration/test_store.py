@@ -39,7 +39,9 @@ def clock():
 def store(db_url, clock):
     upgrade(db_url)
     engine = make_engine(db_url)
-    store = KeywordStore(engine, timezone="Asia/Shanghai", lease_timeout=600, max_retries=3, clock=clock)
+    # failed rows are due again at once unless a test says otherwise
+    store = KeywordStore(engine, timezone="Asia/Shanghai", lease_timeout=600, max_retries=3, retry_delay=0,
+                         max_blocked_claims=3, clock=clock)  # fmt: skip
     yield store
     engine.dispose()
 
@@ -486,6 +488,84 @@ def test_ids_and_keywords_differing_only_in_case_are_distinct(store, clock):
     store.upsert_postings([{**row, "job_id": "abcEVRW"}, {**row, "job_id": "abcevrw"}], clock())
     with store.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(JobPostingRow)).scalar() == 2
+
+
+def test_a_failed_keyword_is_not_claimed_again_before_the_retry_delay(db_url, clock):
+    upgrade(db_url)
+    store = KeywordStore(make_engine(db_url), lease_timeout=600, retry_delay=600, clock=clock)
+    add(store, "flaky")
+    [lease] = store.claim("boss", "w")
+    assert store.fail(lease, "timeout")
+    assert row(store, lease.id)["retry_at"] == clock.now + timedelta(seconds=600)
+    assert store.claim("boss", "w") == []
+    outlook = store.outlook("boss")
+    assert (outlook.claimable, outlook.next_retry_at) == (0, clock.now + timedelta(seconds=600))
+    clock.advance(seconds=599)
+    assert store.claim("boss", "w") == []
+    clock.advance(seconds=1)
+    [again] = store.claim("boss", "w")
+    assert (again.id, again.from_status, again.retry_count) == (lease.id, "failed", 1)
+    assert store.outlook("boss") == type(outlook)(0, None)
+    store.engine.dispose()
+
+
+def test_a_keyword_blocked_in_max_blocked_claims_claims_ends_failed_for_the_day(store):
+    add(store, "walled")
+    for claims in (1, 2, 3):
+        [lease] = store.claim("boss", "w")
+        assert lease.from_status == ("fresh" if claims == 1 else "partial")
+        assert store.release(lease, f"boss_37 #{claims}", blocked=True)
+    r = row(store, lease.id)
+    assert (r["crawl_status"], r["blocked_claims"]) == ("failed", 3)
+    assert r["error_message"] == "blocked 3 times today; last: boss_37 #3"
+    assert store.claim("boss", "w") == [] and store.claimable("boss") == 0  # failed, but not retried today
+
+
+def test_a_release_for_a_stop_is_not_counted_as_a_block(store):
+    add(store, "stopped")
+    for _ in range(5):
+        [lease] = store.claim("boss", "w")
+        assert store.release(lease, "crawl closed")
+    assert (row(store, lease.id)["crawl_status"], row(store, lease.id)["blocked_claims"]) == ("partial", 0)
+
+
+def test_a_keyword_held_under_a_live_heartbeat_is_not_claimed_fresh_after_midnight(store, clock):
+    add(store, "across-midnight", "stale-holder")
+    clock.set_local(2025, 3, 10, 23, 50)
+    live, dead = store.claim("boss", "night-crawler", n=2)
+    clock.set_local(2025, 3, 10, 23, 59, 50)
+    assert store.page_done(live, 1, 30).applied  # its holder heartbeats at 23:59:50
+    clock.set_local(2025, 3, 11, 0, 0, 30)
+    # another crawler at 00:00:30: yesterday's rows look fresh, but one is held and alive
+    [taken] = store.claim("boss", "morning-crawler", n=2)
+    assert taken.id == dead.id  # its holder has been silent since 23:50: past the lease timeout
+    assert store.outlook("boss").claimable == 0
+    assert store.page_done(live, 2, 30, total_pages=2).completed  # the night crawler finishes it
+    assert row(store, live.id)["last_requested_date"] == date(2025, 3, 10)  # yesterday's crawl
+    [today] = store.claim("boss", "morning-crawler")  # and today it is crawled again, once
+    assert (today.id, today.from_status, today.start_page) == (live.id, "fresh", 1)
+
+
+def test_ends_are_written_in_the_batch_after_its_pages(store):
+    add(store, "a")
+    [lease] = store.claim("boss", "w")
+    result = store.write_batch([], [(lease, 1, 5, None), (lease, 2, 5, None)], store.clock(),
+                               [(lease, "failed", "page 3: HTTP 404")])  # fmt: skip
+    assert [p.applied for p in result.pages] == [True, True] and result.ends == ["failed"]
+    r = row(store, lease.id)
+    assert (r["crawl_status"], r["last_completed_page"], r["jobs_found"]) == ("failed", 2, 10)
+
+
+def test_an_end_of_a_lease_no_longer_current_changes_nothing(store):
+    add(store, "a")
+    [lease] = store.claim("boss", "w")
+    assert store.release(lease, "stop")
+    [again] = store.claim("boss", "v")
+    assert store.end(lease, "failed", "late") is None
+    assert store.end(again, "completed") == "completed"
+    assert store.end(again, "completed") == "completed"  # completed already by this lease: still true
+    with pytest.raises(ValueError, match="unknown end"):
+        store.end(again, "vanished")
 
 
 def test_claim_can_skip_partial_rows_a_crawler_gave_up_on(store):

@@ -1,8 +1,10 @@
 """Running a site spider's parse against recorded responses, without a crawl.
 
 Each ``tests/fixtures/<site>/<name>.(json|html)`` page has a ``<name>.expected.json`` beside it:
-the lease and page it answers, the items it must yield (datetimes as ISO strings) and the next
-requests. ``tests/fixtures/<site>/blocks/blocks.json`` lists the block responses and their reasons.
+the lease and page it answers, the pages its keyword had asked for before it (``asked``, beside
+those its claim asked for), the items it must yield (datetimes as ISO strings), the keyword's last
+page as the page tells it, and the next requests. ``tests/fixtures/<site>/blocks/blocks.json``
+lists the block responses and their reasons.
 """
 
 import json
@@ -28,7 +30,7 @@ def make_spider(spidercls, clock=None, **overrides):
     if clock is not None:
         spider.clock = lambda: clock
     sent = []
-    names = {getattr(signals, name): name for name in ("page_parsed", "keyword_failed", "keyword_exhausted")}
+    names = {getattr(signals, name): name for name in ("page_parsed", "keyword_end")}
 
     def receiver(signal, sender, **kwargs):
         sent.append((names[signal], kwargs))
@@ -45,6 +47,16 @@ def make_lease(source, id=1, city="北京", job="python", start_page=1, total_pa
         from_status="fresh" if start_page == 1 else "partial", total_pages=total_pages,
         pages_ahead=frozenset(pages_ahead),
     )
+
+
+def request_for(spider, lease, page, asked=()):
+    """The request for ``page`` of a keyword the spider holds (claimed, with ``asked`` asked for too)."""
+    if lease.key not in spider.runs:
+        spider.lease_requests(lease)
+    run = spider.runs[lease.key]
+    run.ask([*asked, page])
+    run.taken(page)
+    return spider.page_request(lease, page)
 
 
 def response_for(request, path=None, body=b"", status=200, headers=None, url=None):
@@ -76,7 +88,8 @@ def check_recorded_page(spidercls, name):
     [path] = [p for p in (FIXTURES / site).glob(f"{name}.*") if not p.name.endswith(".expected.json")]
     spider, sent = make_spider(spidercls, clock=expected.get("clock"), **expected.get("settings", {}))
     lease = make_lease(site, **expected["lease"])
-    request = spider.page_request(lease, expected["page"])
+    request = request_for(spider, lease, expected["page"], expected.get("asked", ()))
+    sent.clear()
     for header, value in expected.get("request_headers", {}).items():
         assert request.headers.get(header).decode() == value
     response = response_for(request, path)
@@ -96,9 +109,9 @@ def check_recorded_page(spidercls, name):
         assert got.dont_filter
         for header, value in want.get("headers", {}).items():
             assert got.headers.get(header).decode() == value
-    assert sent == [
-        ("page_parsed", {"lease": lease, "page": expected["page"], "spider": spider, **expected["page_parsed"]})
-    ]
+    page_parsed = dict(expected["page_parsed"])
+    assert spider.runs[lease.key].last == page_parsed.pop("last_page")
+    assert sent == [("page_parsed", {"lease": lease, "page": expected["page"], "spider": spider, **page_parsed})]
     assert spider.crawler.stats.get_value("farm/page/parsed") == 1
 
 
@@ -120,11 +133,12 @@ def check_unparsable(spidercls, body, content_type, reason):
     """A body that is neither a page nor a block fails the keyword, naming the URL."""
     spider, sent = make_spider(spidercls, clock=1750000000)
     lease = make_lease(spidercls.name)
-    request = spider.page_request(lease, 1)
+    request = request_for(spider, lease, 1)
     response = response_for(request, body=body, headers={"Content-Type": content_type})
     assert spider.block_reason(response) is None
     assert list(spider.parse_search(response)) == []
-    assert sent == [("keyword_failed", {"lease": lease, "spider": spider, "reason": f"{reason} at {request.url}"})]
+    assert sent == [("keyword_end", {"lease": lease, "spider": spider, "kind": "failed",
+                                     "reason": f"{reason} at {request.url}", "page": 1})]
     assert spider.crawler.stats.get_value("farm/page/unparsable") == 1
 
 
@@ -133,6 +147,6 @@ def check_unknown_city(spidercls):
     lease = make_lease(spidercls.name, city="拉萨")
     assert spider.lease_requests(lease) == []
     [(name, kwargs)] = sent
-    assert name == "keyword_failed"
+    assert (name, kwargs["kind"]) == ("keyword_end", "failed")
     assert kwargs["lease"] is lease
     assert "拉萨" in kwargs["reason"] and spidercls.name in kwargs["reason"]

@@ -1,4 +1,4 @@
-"""The keyword-lease middleware: claims, keeps the spider open, drops lost leases' requests, releases."""
+"""The keyword-lease middleware: claims, keeps the spider open, drops ended keywords' requests, releases."""
 
 import asyncio
 from types import SimpleNamespace
@@ -53,7 +53,7 @@ def send(crawler, signal, **kwargs):
 async def test_claims_up_to_the_leases_in_flight_and_schedules_their_first_pages(crawler, middleware):
     send(crawler, scrapy_signals.spider_opened)
     await db_barrier(crawler)
-    assert len(middleware.held) == 2
+    assert len(middleware.runs) == 2
     scheduled = crawler.engine.scheduled
     assert [(r.meta["farm_lease"].id, r.meta["farm_page"]) for r in scheduled] == [(1, 1), (2, 1)]
     assert crawler.stats.get_value("farm/lease/claimed/fresh") == 2
@@ -64,11 +64,12 @@ async def test_the_requests_of_a_lease_no_longer_held_are_dropped(crawler, middl
     send(crawler, scrapy_signals.spider_opened)
     await db_barrier(crawler)
     first = crawler.engine.scheduled[0]
-    assert await middleware.process_request(first) is None
+    assert middleware.process_request(first) is None
     send(crawler, signals.lease_ended, lease=first.meta["farm_lease"], outcome="lost")
     with pytest.raises(LeaseLost):
-        await middleware.process_request(first)
-    assert await middleware.process_request(Request("http://other.invalid/")) is None  # not farm's
+        middleware.process_request(first)
+    assert middleware.process_request(Request("http://other.invalid/")) is None  # not farm's
+    assert crawler.stats.get_value("farm/lease/dropped_requests") == 1
 
 
 @pytest_twisted.ensureDeferred
@@ -80,7 +81,7 @@ async def test_keeps_the_spider_open_while_work_is_held_and_refills_when_a_keywo
     lease = crawler.engine.scheduled[0].meta["farm_lease"]
     send(crawler, signals.lease_ended, lease=lease, outcome="completed")
     await db_barrier(crawler)
-    assert len(middleware.held) == 2  # the third keyword took the freed slot
+    assert len(middleware.runs) == 2  # the third keyword took the freed slot
     assert crawler.engine.scheduled[-1].meta["farm_lease"].city == "广州"
 
 
@@ -98,7 +99,7 @@ async def test_slots_freed_while_a_claim_is_under_way_are_refilled_after_it(sqli
         send(crawler, signals.lease_ended, lease=second, outcome="completed")  # while that claim runs
         await db_barrier(crawler)
         await db_barrier(crawler)  # the claim for the second slot, queued when the first returned
-        assert len(middleware.held) == 3
+        assert len(middleware.runs) == 3
     finally:
         FarmRuntime.of(crawler).engine_stopped()
 
@@ -120,13 +121,14 @@ async def test_lets_the_spider_close_when_no_keyword_is_left(crawler, middleware
 async def test_an_early_close_releases_held_keywords_as_partial(crawler, middleware):
     send(crawler, scrapy_signals.spider_opened)
     await db_barrier(crawler)
-    held = list(middleware.held.values())
+    held = [run.lease for run in middleware.runs.values()]
     await deferred_from_coro(middleware.spider_closed(crawler.spider, "shutdown"))  # as Scrapy runs it
+    await db_barrier(crawler)
     for lease in held:
         row = keyword_row(crawler, lease.id)
         assert row["crawl_status"] == "partial"
         assert "shutdown" in row["error_message"]
-    assert middleware.held == {}
+    assert middleware.runs == {}
     assert keyword_row(crawler, 3)["crawl_status"] == "idle"
 
 
@@ -136,7 +138,7 @@ async def test_a_keyword_given_up_for_a_block_is_not_reclaimed_by_the_same_crawl
     await db_barrier(crawler)
     blocked = crawler.engine.scheduled[0].meta["farm_lease"]
     # the progress extension writes the release, then says the lease ended
-    send(crawler, signals.keyword_blocked, lease=blocked, reason="boss_37")
+    send(crawler, signals.keyword_end, lease=blocked, kind="blocked", reason="boss_37", page=1)
     await db_barrier(crawler)
     await db_barrier(crawler)
     claimed = [r.meta["farm_lease"] for r in crawler.engine.scheduled[2:]]

@@ -23,7 +23,7 @@ def test_the_line_names_keywords_pages_postings_blocks_and_an_eta(crawler):
         "farm/progress/pages": 120, "item_scraped_count": 2400, "farm/block/count": 3,
     }.items():  # fmt: skip
         crawler.stats.set_value(name, value)
-    FarmRuntime.of(crawler).leases.update({(1, 1): object(), (2, 1): object()})
+    crawler.spider.runs.update({(1, 1): object(), (2, 1): object()})
     line = ext.line(left=30)
     assert line.startswith("farm qcwy: keywords 10 done, 2 in flight, 30 left | pages 120 (")
     assert "| postings 2400 | blocks 3 |" in line

@@ -1,4 +1,5 @@
-"""The outbox: a page goes out with its postings or after them; two frames ahead; drain; losses."""
+"""The outbox: a page goes out with its postings or after them, an end after the pages before it;
+two frames ahead; drain; losses."""
 
 import pytest
 import pytest_twisted
@@ -9,7 +10,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
 from farm.outbox import Outbox
-from farm.state.lease import Lease, PageWrite
+from farm.state.lease import BatchResult, Lease, PageWrite
 from farm.writer import WriteLost
 
 LEASE = Lease(id=1, source="qcwy", city="北京", job="python", lease_token=1, start_page=1, from_status="fresh")
@@ -20,15 +21,19 @@ class RecordingWriter:
 
     def __init__(self):
         self.frames: list[tuple[list[bytes], list, Deferred]] = []
+        self.ends: list[list] = []
 
-    def write(self, postings, pages):
+    def write(self, postings, pages, ends=()):
         reply = Deferred()
         self.frames.append((postings, pages, reply))
+        self.ends.append(list(ends))
         return reply
 
-    def commit(self, index=-1):
+    def commit(self, index=-1, rejected=()):
         postings, pages, reply = self.frames[index]
-        reply.callback((len(postings), [PageWrite(True, True, page, None) for _, page, _, _ in pages]))
+        page_writes = [PageWrite(True, True, page, None) for _, page, _, _ in pages]
+        ends = ["failed" if kind == "failed" else "partial" for _, kind, _ in self.ends[index]]
+        reply.callback(BatchResult(len(postings), page_writes, ends, list(rejected)))
 
     def sent(self):
         return [([row.decode() for row in postings], [page for _, page, _, _ in pages]) for postings, pages, _ in self.frames]
@@ -132,3 +137,30 @@ def test_a_lost_frame_fails_every_page_queued_and_closes_the_crawl_once(writer, 
     later.addErrback(failures.append)
     assert len(failures) == 4 and len(writer.frames) == 2  # nothing more is sent
     assert box.drain().called
+
+
+def test_an_end_goes_out_at_once_after_the_pages_and_postings_queued_before_it(writer, lost):
+    box = outbox(writer, lost, batch_size=2)
+    box.page_done(LEASE, 1, 0, 3)  # frame 1
+    for row in (b"1", b"2", b"3"):
+        box.add_posting(row)
+    box.page_done(LEASE, 2, 3, 3)  # its postings overflow frame 2
+    ended = box.end(LEASE, "failed", "boom at page 3")
+    assert writer.sent()[1] == (["1", "2"], []) and writer.ends[1] == []
+    writer.commit(0)
+    # the end rides with page 2, after it: the writer applies pages before ends
+    assert writer.sent()[2] == (["3"], [2]) and writer.ends[2] == [(LEASE, "failed", "boom at page 3")]
+    results = []
+    ended.addCallback(results.append)
+    writer.commit(1)
+    writer.commit(2)
+    assert results == ["failed"]
+
+
+def test_postings_the_database_refused_are_counted_and_logged(writer, lost, caplog):
+    box = outbox(writer, lost)
+    box.add_posting(b'"a"')
+    box.page_done(LEASE, 1, 1, 1)
+    writer.commit(rejected=[("qcwy", "j9", "Data too long for column 'title'")])
+    assert box.stats.get_value("farm/posting/rejected") == 1
+    assert "qcwy j9" in caplog.text and "Data too long" in caplog.text

@@ -16,6 +16,7 @@ from tests.unit.spider_helpers import (
     make_lease,
     make_spider,
     page_fixtures,
+    request_for,
     response_for,
 )
 
@@ -69,10 +70,10 @@ def test_recorded_page(name):
 def test_max_page_stops_even_with_has_more():
     spider, sent = make_spider(BossSpider, FARM_BOSS_MAX_PAGES=3)
     lease = make_lease("boss")
-    request = spider.page_request(lease, 3)
+    request = request_for(spider, lease, 3, asked=(1, 2))
     results = list(spider.parse_search(response_for(request, FIXTURES / "boss" / "page2.json")))
     assert [r["job_id"] for r in results] == ["0c1d2e3f4a5b6c7d1Hd_0tu9FVY~"]  # items, no request for page 4
-    assert sent[-1][1]["last_page"] == 3
+    assert spider.runs[lease.key].last == 3
 
 
 def test_resumed_lease_asks_one_page_at_a_time():

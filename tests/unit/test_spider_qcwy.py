@@ -2,6 +2,7 @@
 
 import hashlib
 import hmac
+import json
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -18,6 +19,7 @@ from tests.unit.spider_helpers import (
     make_lease,
     make_spider,
     page_fixtures,
+    request_for,
     response_for,
 )
 
@@ -84,11 +86,53 @@ def test_recorded_page(name):
 def test_max_pages_caps_the_follow_up_requests():
     spider, sent = make_spider(QcwySpider, clock=1750000000, FARM_QCWY_MAX_PAGES=3)
     lease = make_lease("qcwy", city="南京", job="电工")
-    request = spider.page_request(lease, 1)
+    request = request_for(spider, lease, 1)
     results = list(spider.parse_search(response_for(request, FIXTURES / "qcwy" / "page1.json")))
     pages = [r.meta["farm_page"] for r in results if not hasattr(r, "fields")]
     assert pages == [2, 3]
-    assert sent[-1][1]["last_page"] == 3
+    assert spider.runs[lease.key].last == 3
+
+
+def _page1_saying(total_count, items=True):
+    body = json.loads((FIXTURES / "qcwy" / "page1.json").read_bytes())
+    body["resultbody"]["job"]["totalCount"] = total_count
+    if not items:
+        body["resultbody"]["job"]["items"] = []
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+def test_a_larger_total_on_a_later_page_requests_the_pages_it_reveals():
+    spider, _ = make_spider(QcwySpider, clock=1750000000)
+    lease = make_lease("qcwy", city="南京", job="电工")
+    first = request_for(spider, lease, 1)
+    later = [r.meta["farm_page"] for r in spider.parse_search(response_for(first, body=_page1_saying(50)))
+             if not hasattr(r, "fields")]
+    assert later == [2, 3]  # page 1 (stale) said 50 postings: 3 pages
+    second = request_for(spider, lease, 2)
+    revealed = [r.meta["farm_page"] for r in spider.parse_search(response_for(second, body=_page1_saying(130)))
+                if not hasattr(r, "fields")]
+    assert revealed == [4, 5, 6, 7]  # page 2 says 130: 7 pages; 3 was asked for already
+    assert spider.runs[lease.key].total_pages == 7
+
+
+def test_a_smaller_total_on_a_later_page_keeps_the_pages_asked_for():
+    spider, _ = make_spider(QcwySpider, clock=1750000000)
+    lease = make_lease("qcwy", city="南京", job="电工")
+    first = request_for(spider, lease, 1)
+    list(spider.parse_search(response_for(first, body=_page1_saying(100))))  # 5 pages
+    second = request_for(spider, lease, 2)
+    assert [r for r in spider.parse_search(response_for(second, body=_page1_saying(30))) if not hasattr(r, "fields")] == []
+    run = spider.runs[lease.key]
+    assert (run.last, run.total_pages) == (2, 5)  # completion still waits for pages 3..5
+
+
+def test_an_empty_page_past_the_real_end_ends_the_keyword_before_it_whatever_its_total_says():
+    spider, _ = make_spider(QcwySpider, clock=1750000000)
+    lease = make_lease("qcwy", city="南京", job="电工")
+    request_for(spider, lease, 1, asked=range(1, 6))
+    fourth = request_for(spider, lease, 4)
+    assert [r for r in spider.parse_search(response_for(fourth, body=_page1_saying(100, items=False)))] == []
+    assert spider.runs[lease.key].last == 3
 
 
 def test_resumed_lease_requests_every_unfinished_page():
@@ -105,7 +149,8 @@ def test_resumed_lease_with_nothing_left_is_exhausted():
     spider, sent = make_spider(QcwySpider)
     lease = make_lease("qcwy", start_page=4, total_pages=5, pages_ahead={4, 5})
     assert spider.lease_requests(lease) == []
-    assert sent == [("keyword_exhausted", {"lease": lease, "spider": spider})]
+    assert sent == [("keyword_end", {"lease": lease, "spider": spider, "kind": "completed",
+                                     "reason": "no page left to fetch", "page": None})]
 
 
 @pytest.mark.parametrize("case", block_cases("qcwy"), ids=lambda c: c["file"] or f"http_{c['status']}")

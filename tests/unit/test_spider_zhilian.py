@@ -17,6 +17,7 @@ from tests.unit.spider_helpers import (
     make_lease,
     make_spider,
     page_fixtures,
+    request_for,
     response_for,
 )
 
@@ -58,11 +59,12 @@ def test_recorded_page(name):
 
 def test_max_pages_caps_the_follow_up_requests():
     spider, sent = make_spider(ZhilianSpider, FARM_ZHILIAN_MAX_PAGES=3)
-    request = spider.page_request(make_lease("zhilian", city="深圳", job="Java"), 1)
+    lease = make_lease("zhilian", city="深圳", job="Java")
+    request = request_for(spider, lease, 1)
     results = list(spider.parse_search(response_for(request, FIXTURES / "zhilian" / "page1.html")))
     assert [r.url for r in results if not hasattr(r, "fields")] == [
         "https://www.zhaopin.com/sou/jl765?kw=Java&p=2", "https://www.zhaopin.com/sou/jl765?kw=Java&p=3"]
-    assert sent[-1][1]["last_page"] == 3
+    assert spider.runs[lease.key].last == 3
 
 
 def test_resumed_lease_requests_every_unfinished_page():
@@ -116,12 +118,28 @@ def _page_with_zero_totals(positions):
 ])  # fmt: skip
 def test_totals_that_read_zero_beside_postings_page_on_while_pages_are_full(positions, next_urls, last_page):
     spider, sent = make_spider(ZhilianSpider)
-    request = spider.page_request(make_lease("zhilian", city="深圳", job="Java"), 1)
+    lease = make_lease("zhilian", city="深圳", job="Java")
+    request = request_for(spider, lease, 1)
     body = _page_with_zero_totals(positions).encode()
     results = list(spider.parse_search(response_for(request, body=body)))
     assert len([r for r in results if hasattr(r, "fields")]) == positions
     assert [r.url for r in results if not hasattr(r, "fields")] == next_urls
-    assert sent[-1] == ("page_parsed", {**sent[-1][1], "postings": positions, "last_page": last_page})
+    assert sent[-1] == ("page_parsed", {**sent[-1][1], "postings": positions})
+    assert spider.runs[lease.key].last == last_page
+
+
+def test_a_total_told_on_page_2_after_page_1_read_zero_requests_the_pages_it_reveals():
+    # page 1 said pages=0 beside a full page of postings; page 2 tells the truth: 5 pages
+    spider, _ = make_spider(ZhilianSpider)
+    lease = make_lease("zhilian", city="深圳", job="Java")
+    first = request_for(spider, lease, 1)
+    [second] = [r for r in spider.parse_search(response_for(first, body=_page_with_zero_totals(20).encode()))
+                if not hasattr(r, "fields")]
+    spider.runs[lease.key].taken(2)
+    html = (FIXTURES / "zhilian" / "page1.html").read_text(encoding="utf-8")  # pages: 5
+    results = list(spider.parse_search(response_for(second, body=html.encode())))
+    assert [r.meta["farm_page"] for r in results if not hasattr(r, "fields")] == [3, 4, 5]
+    assert spider.runs[lease.key].total_pages == 5
 
 
 def test_the_page_state_is_decoded_once_for_the_block_check_and_the_parser(monkeypatch):

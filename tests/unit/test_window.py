@@ -1,36 +1,35 @@
 """The page window bounds the pages fetched but not yet recorded."""
 
-import pytest_twisted
-from scrapy.utils.defer import deferred_from_coro
-
 from farm.window import PageWindow
 
 LEASE_A, LEASE_B = (1, 1), (2, 1)
 
 
-@pytest_twisted.ensureDeferred
-async def test_a_full_window_holds_new_pages_until_one_is_recorded():
-    window = PageWindow(2)
-    await window.enter(LEASE_A, 1)
-    await window.enter(LEASE_A, 2)
-    third = deferred_from_coro(window.enter(LEASE_B, 1))
-    assert not third.called and len(window) == 2
-    await window.enter(LEASE_A, 2)  # a retried page keeps its place: no wait
+def test_a_full_window_has_room_only_for_pages_already_in_it():
+    woken = []
+    window = PageWindow(2, on_room=lambda: woken.append(True))
+    window.enter(LEASE_A, 1)
+    window.enter(LEASE_A, 2)
+    assert not window.has_room(LEASE_B, 1) and len(window) == 2
+    assert window.has_room(LEASE_A, 2)  # a retried page keeps its place
     window.leave(LEASE_A, 1)
-    await third
-    assert window.pages == {(LEASE_A, 2), (LEASE_B, 1)}
+    assert woken == [True] and window.has_room(LEASE_B, 1)
 
 
-@pytest_twisted.ensureDeferred
-async def test_an_ended_keyword_frees_all_its_pages():
-    window = PageWindow(2)
-    await window.enter(LEASE_A, 1)
-    await window.enter(LEASE_A, 2)
-    waiting = [deferred_from_coro(window.enter(LEASE_B, page)) for page in (1, 2, 3)]
+def test_an_ended_keyword_frees_all_its_pages_and_wakes_once():
+    woken = []
+    window = PageWindow(2, on_room=lambda: woken.append(True))
+    window.enter(LEASE_A, 1)
+    window.enter(LEASE_A, 2)
     window.leave_lease(LEASE_A)
-    await waiting[0]
-    await waiting[1]
-    assert not waiting[2].called and len(window) == 2
-    window.leave(LEASE_B, 1)
-    await waiting[2]
-    assert window.pages == {(LEASE_B, 2), (LEASE_B, 3)}
+    assert len(window) == 0 and woken == [True]
+    window.leave(LEASE_A, 3)  # not in it: nothing changes, nobody woken
+    assert woken == [True]
+
+
+def test_leaving_a_window_that_was_not_full_wakes_nobody():
+    woken = []
+    window = PageWindow(3, on_room=lambda: woken.append(True))
+    window.enter(LEASE_A, 1)
+    window.leave(LEASE_A, 1)
+    assert woken == []

@@ -1,0 +1,103 @@
+"""What this crawl knows of one keyword it holds: the pages it asked for, and how it ends.
+
+A keyword held by the crawl has one ``KeywordRun`` from its claim to its end. Its
+pages go through these sets, and leave each when they settle:
+
+    asked for ──► pending ──────────────────────────────────────────► recorded / given up
+                     └─ taken from the queue ──► fetching ──► handed to the outbox (writing)
+
+- ``last`` is the keyword's last page as the latest page that told one says it
+  (capped by FARM_<SITE>_MAX_PAGES); pages up to it that no one asked for yet are
+  asked for, so a total that grows on a later page is followed.
+- An end (completed, failed, blocked, released) is decided once, and written only
+  when no page the keyword took from the queue is still on its way to the outbox:
+  it is then ordered after their progress, and no fetched page is thrown away.
+- ``total_pages``, what a page write tells the store, is never below a page
+  asked for: the store completes the keyword only when every page asked for is
+  recorded, so nothing fetched is left behind by a total that shrank.
+"""
+
+from dataclasses import dataclass, field
+
+from farm.state.lease import Lease
+
+
+@dataclass(eq=False)
+class KeywordRun:
+    lease: Lease
+    last: int | None = None
+    requested: set[int] = field(default_factory=set)  # pages asked for under this lease
+    pending: set[int] = field(default_factory=set)  # asked for, not yet recorded nor given up
+    fetching: set[int] = field(default_factory=set)  # taken from the queue, not yet handed to the outbox
+    writing: set[int] = field(default_factory=set)  # handed to the outbox, not yet answered
+    recorded: set[int] = field(default_factory=set)  # recorded done under this lease
+    ending: tuple[str, str | None] | None = None  # (kind, message) once decided
+    end_sent: bool = False
+    ended: bool = False
+    orphan_rounds: int = 0  # times pages were found lost inside the crawl (see the lease middleware)
+
+    def __post_init__(self):
+        if self.last is None:
+            self.last = self.lease.total_pages
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.lease.key
+
+    @property
+    def live(self) -> bool:
+        """Still asking for pages: no end decided."""
+        return self.ending is None and not self.ended
+
+    def done(self, page: int) -> bool:
+        """Recorded done, by this lease or an earlier one."""
+        return page < self.lease.start_page or page in self.lease.pages_ahead or page in self.recorded
+
+    def tell_last(self, last: int | None) -> None:
+        if last is not None:
+            self.last = last
+
+    def ask(self, pages) -> list[int]:
+        """Of ``pages``, those neither asked for nor done, now asked for (none once an end is decided)."""
+        if not self.live:
+            return []
+        new = [page for page in pages if page not in self.requested and not self.done(page)]
+        self.requested.update(new)
+        self.pending.update(new)
+        return new
+
+    @property
+    def total_pages(self) -> int | None:
+        """The last page as far as this crawl knows: the latest told, or a page asked for beyond it."""
+        known = max(self.last or 0, max(self.requested, default=0))
+        return known or None
+
+    def taken(self, page: int) -> None:
+        """The page's request left the queue for the downloader."""
+        if page in self.pending:
+            self.fetching.add(page)
+
+    def handed_over(self, page: int) -> None:
+        """The page's progress is queued in the outbox, after its postings."""
+        self.fetching.discard(page)
+        self.writing.add(page)
+
+    def settled(self, page: int, recorded: bool) -> None:
+        """The page's write was answered (``recorded``), or the page was given up."""
+        self.pending.discard(page)
+        self.fetching.discard(page)
+        self.writing.discard(page)
+        if recorded:
+            self.recorded.add(page)
+
+    def missing(self, watermark: int) -> list[int]:
+        """Pages up to ``total_pages`` that are neither done nor on their way."""
+        return [
+            page for page in range(watermark + 1, (self.total_pages or 0) + 1)
+            if not self.done(page) and page not in self.pending
+        ]  # fmt: skip
+
+    @property
+    def end_due(self) -> bool:
+        """An end is decided and every page taken from the queue has been handed over or given up."""
+        return self.ending is not None and not self.end_sent and not self.fetching
