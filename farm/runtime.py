@@ -72,8 +72,11 @@ class FarmRuntime:
             if settings.getint("FARM_SQL_BATCH_SIZE") < 1 or settings.getfloat("FARM_SQL_FLUSH_INTERVAL") < 0:
                 raise ValueError("FARM_SQL_BATCH_SIZE must be >= 1 and FARM_SQL_FLUSH_INTERVAL >= 0")
             site = (crawler.spidercls.site or crawler.spidercls.name).upper()
+            rate = settings.getfloat(f"FARM_{site}_RATE")
+            if rate < 0:
+                raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
             pace = SitePace(
-                settings.getfloat(f"FARM_{site}_RATE"),
+                rate,
                 settings.getfloat("FARM_BLOCK_BASE_DELAY"),
                 settings.getfloat("FARM_BLOCK_MAX_DELAY"),
             )
@@ -95,7 +98,10 @@ class FarmRuntime:
 
     def wake(self) -> None:
         """Have the engine ask the scheduler again now (it would at its next 5 s heartbeat)."""
-        engine = getattr(self.crawler, "engine", None)
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # the crawl has not started: nothing to wake
+            return
         slot = getattr(engine, "_slot", None)  # Scrapy has no public way; the heartbeat is the fallback
         if slot is not None:
             slot.nextcall.schedule()

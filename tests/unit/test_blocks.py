@@ -1,0 +1,100 @@
+"""Blocks and site trouble: retried with the site's back-off; an outage is not the keyword's fault."""
+
+import pytest
+from scrapy.http import HtmlResponse, TextResponse
+from twisted.internet.error import ConnectionRefusedError, TimeoutError
+
+from farm.middlewares.blocks import SiteBlockMiddleware
+from farm.runtime import FarmRuntime
+from farm.spiders.base import KeywordBlocked, LeaseLost, SiteUnavailable
+from tests.unit.components import make_crawler
+
+ROWS = [("qcwy", city, "python") for city in ("北京", "上海", "广州", "深圳")]
+OK = b'{"status": "1", "resultbody": {"job": {"totalCount": 1, "items": []}}}'
+
+
+@pytest.fixture
+def crawler(sqlite_url):
+    crawler = make_crawler(sqlite_url, ROWS, FARM_BLOCK_RETRIES=2, FARM_BLOCK_BASE_DELAY=1, FARM_BLOCK_MAX_DELAY=8)
+    yield crawler
+    FarmRuntime.of(crawler).engine_stopped()
+
+
+@pytest.fixture
+def middleware(crawler):
+    return SiteBlockMiddleware.from_crawler(crawler)
+
+
+def page_requests(crawler, n=1):
+    """Page 1 of ``n`` keywords the crawl holds."""
+    leases = FarmRuntime.of(crawler).store.claim("qcwy", "test", n)
+    return [crawler.spider.lease_requests(lease)[0] for lease in leases]
+
+
+def answer(request, status=200, body=OK, content_type="application/json"):
+    cls = TextResponse if "json" in content_type else HtmlResponse
+    return cls(url=request.url, status=status, body=body, headers={"Content-Type": content_type},
+               request=request, encoding="utf-8")  # fmt: skip
+
+
+def test_a_refused_connection_is_retried_with_the_site_backed_off_then_the_keyword_released(crawler, middleware):
+    [request] = page_requests(crawler)
+    pace = FarmRuntime.of(crawler).pace
+    for attempt in (1, 2):
+        request = middleware.process_exception(request, ConnectionRefusedError())
+        assert request.meta["retry_times"] == attempt
+    assert pace.penalty == 2.0  # 1, then 2
+    with pytest.raises(SiteUnavailable, match="TimeoutError"):
+        middleware.process_exception(request, TimeoutError())
+    assert crawler.stats.get_value("farm/site/errors") == 3
+    assert crawler.stats.get_value("farm/site/gave_up") == 1
+
+
+def test_a_server_error_only_one_keyword_meets_is_the_keywords_fault(crawler, middleware):
+    [request] = page_requests(crawler)
+    for _ in range(2):
+        request = middleware.process_response(request, answer(request, 500, b"oops", "text/html"))
+    response = answer(request, 500, b"oops", "text/html")
+    assert middleware.process_response(request, response) is response  # HttpError fails the keyword
+
+
+def test_server_errors_across_keywords_are_the_sites_trouble(crawler, middleware):
+    first, second, third = page_requests(crawler, 3)
+    for other in (second, third):
+        middleware.process_response(other, answer(other, 502, b"bad gateway", "text/html"))
+    for _ in range(2):
+        first = middleware.process_response(first, answer(first, 502, b"bad gateway", "text/html"))
+    with pytest.raises(SiteUnavailable, match="HTTP 502"):
+        middleware.process_response(first, answer(first, 502, b"bad gateway", "text/html"))
+
+
+def test_a_block_is_retried_then_given_up(crawler, middleware):
+    [request] = page_requests(crawler)
+    waf = b"<html><script>var arg1='0123456789ABCDEF0123456789ABCDEF01234567';</script></html>"
+    for _ in range(2):
+        request = middleware.process_response(request, answer(request, 200, waf, "text/html"))
+    with pytest.raises(KeywordBlocked, match="qcwy_waf_challenge"):
+        middleware.process_response(request, answer(request, 200, waf, "text/html"))
+    assert crawler.stats.get_value("farm/block/count") == 3
+    assert crawler.stats.get_value("farm/block/retry/count") == 2
+
+
+def test_a_page_of_an_ended_keyword_is_not_retried(crawler, middleware):
+    [request] = page_requests(crawler)
+    lease = request.meta["farm_lease"]
+    run = crawler.spider.runs[lease.key]
+    run.taken(1)
+    run.ending = ("failed", "elsewhere")
+    with pytest.raises(LeaseLost):
+        middleware.process_exception(request, ConnectionRefusedError())
+    assert 1 not in run.pending and not run.fetching
+
+
+def test_a_good_answer_eases_the_back_off(crawler, middleware):
+    [request] = page_requests(crawler)
+    pace = FarmRuntime.of(crawler).pace
+    pace.back_off()
+    pace.back_off()
+    response = answer(request)
+    assert middleware.process_response(request, response) is response
+    assert pace.penalty == 1.0

@@ -1,0 +1,108 @@
+"""The farm scheduler: the page window, the site's pace, and ended keywords' requests dropped in the queue."""
+
+import pytest
+import pytest_twisted
+from scrapy import Request
+
+from farm import signals
+from farm.runtime import FarmRuntime
+from farm.scheduler import FarmScheduler
+from tests.unit.components import db_barrier, keyword_row, make_crawler
+
+ROWS = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]
+# Scrapy's default queue asks the engine's downloader for its slots: there is no engine here
+QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"}
+
+
+@pytest.fixture
+def crawler(sqlite_url):
+    crawler = make_crawler(sqlite_url, ROWS, FARM_PAGES_IN_FLIGHT=2, FARM_QCWY_RATE=0, **QUEUE)
+    yield crawler
+    FarmRuntime.of(crawler).engine_stopped()
+
+
+def scheduler_for(crawler):
+    scheduler = FarmScheduler.from_crawler(crawler)
+    scheduler.open(crawler.spider)
+    return scheduler
+
+
+def hold(crawler, scheduler, pages):
+    """A keyword claimed by the crawl, with requests for ``pages`` queued."""
+    [lease] = FarmRuntime.of(crawler).store.claim("qcwy", "test", 1)
+    spider = crawler.spider
+    spider.lease_requests(lease)  # the run; its page 1 request is queued below with the others
+    spider.runs[lease.key].ask(pages)
+    for page in pages:
+        scheduler.enqueue_request(spider.page_request(lease, page))
+    return lease
+
+
+def pages_out(scheduler):
+    out = []
+    while (request := scheduler.next_request()) is not None:
+        out.append((request.meta["farm_lease"].id, request.meta["farm_page"]))
+    return out
+
+
+def test_a_full_window_holds_requests_in_the_queue(crawler):
+    scheduler = scheduler_for(crawler)
+    hold(crawler, scheduler, [1, 2, 3])
+    assert len(pages_out(scheduler)) == 2  # the window: 2 pages
+    assert scheduler.has_pending_requests() and len(scheduler) == 1
+    assert crawler.stats.get_value("farm/window/full") >= 1
+    runtime = FarmRuntime.of(crawler)
+    runtime.window.leave(*next(iter(runtime.window.pages)))  # one page recorded
+    assert len(pages_out(scheduler)) == 1
+    assert not scheduler.has_pending_requests()
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_ended_keywords_requests_are_dropped_and_free_the_window_for_the_others(crawler):
+    # a window of 2; keyword A has 5 pages queued, B one; A fails while its pages wait
+    scheduler = scheduler_for(crawler)
+    b = hold(crawler, scheduler, [1])
+    a = hold(crawler, scheduler, [1, 2, 3, 4, 5])  # Scrapy's queue is last in, first out: A's come first
+    first_two = pages_out(scheduler)
+    assert [lease for lease, _ in first_two] == [a.id, a.id] and scheduler.has_pending_requests()
+    # page 2 of A failed: A ends, page 1 of A is still being fetched
+    failed_page = first_two[1][1]
+    crawler.signals.send_catch_log(signals.keyword_end, lease=a, kind="failed", reason="HTTP 404",
+                                   page=failed_page, spider=crawler.spider)  # fmt: skip
+    assert pages_out(scheduler) == [(b.id, 1)]  # A's waiting pages dropped; B goes on
+    assert not scheduler.has_pending_requests()
+    assert crawler.stats.get_value("farm/lease/dropped_requests") == 3
+    runtime = FarmRuntime.of(crawler)
+    assert runtime.window.pages == {(a.key, first_two[0][1]), (b.key, 1)}
+    # A's page still in flight arrives; its progress goes first, then A's end
+    crawler.signals.send_catch_log(signals.page_parsed, lease=a, page=first_two[0][1], postings=0,
+                                   spider=crawler.spider)  # fmt: skip
+    await db_barrier(crawler)
+    await db_barrier(crawler)
+    row = keyword_row(crawler, a.id)
+    assert (row["crawl_status"], row["error_message"]) == ("failed", "HTTP 404")
+    assert row["last_completed_page"] == 0  # page 5 is recorded ahead of the watermark
+    assert row["pages_ahead"] == str(first_two[0][1])
+    assert runtime.window.pages == {(b.key, 1)}
+
+
+def test_the_pace_holds_a_request_until_its_turn_and_sets_a_wake_up(sqlite_url):
+    crawler = make_crawler(sqlite_url, ROWS, FARM_QCWY_RATE=0.5, **QUEUE)  # one request every 2 s on average
+    try:
+        scheduler = scheduler_for(crawler)
+        hold(crawler, scheduler, [1, 2])
+        assert len(pages_out(scheduler)) == 1
+        runtime = FarmRuntime.of(crawler)
+        assert 0.5 <= runtime.pace.wait() <= 3.0
+        assert scheduler.has_pending_requests()
+        assert runtime._wake_call is not None and runtime._wake_call.active()
+        runtime.pace.next_at = 0.0  # its turn came
+        assert len(pages_out(scheduler)) == 1
+    finally:
+        FarmRuntime.of(crawler).engine_stopped()
+
+
+def test_requests_that_are_not_farm_pages_pass_as_scrapy_would(crawler):
+    scheduler = scheduler_for(crawler)
+    scheduler.enqueue_request(Request("http://other.invalid/robots.txt"))
+    assert scheduler.next_request().url == "http://other.invalid/robots.txt"
