@@ -47,7 +47,14 @@ def _kinds(ctx, param, value):
     return kinds
 
 
-EPILOG = "\b\nFault kinds:\n" + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS)
+EPILOG = ("\b\nFault kinds:\n" + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS) + """
+
+\b
+Stale totals (--stale-totals; chosen per keyword by a hash of fault seed, site, city, keyword):
+  under           page 1 says about half the results (still 2+ pages when there are); boss hasMore stays true
+  over            page 1 says about double (capped as the site caps); boss: the last real page says hasMore
+  zero            zhilian only: page 1 says pages 0, positionCount 0 beside its postings
+  Later pages tell the truth; /_sandbox/truth names each keyword's variant ("stale").""")
 
 
 @click.command(epilog=EPILOG)
@@ -69,13 +76,17 @@ EPILOG = "\b\nFault kinds:\n" + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in
               help="Delay of the 'slow' fault.")
 @click.option("--retry-after", default=1, show_default=True, type=click.IntRange(0),
               help="Retry-After seconds of the 'http429' fault.")
-def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fail_keywords, slow_ms, retry_after):
+@click.option("--stale-totals", default=0.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
+              help="Share of keywords whose page 1 reports stale totals (under, over, zhilian zero; see below); "
+                   "later pages tell the truth.")
+def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fail_keywords, slow_ms, retry_after,
+            stale_totals):
     """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
 
     Point FARM_BOSS_BASE_URL, FARM_QCWY_BASE_URL and FARM_ZHILIAN_BASE_URL at the printed URL.
     Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults).
     """
-    faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after)
+    faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after, stale_totals)
     asyncio.run(_serve(Sandbox(seed, postings, faults), host, port))
 
 

@@ -4,7 +4,8 @@ GET  /_sandbox/health                        → {"status": "ok", "seed", "posti
 GET  /_sandbox/counts                        → {"counts": [{"site","city","keyword","page","count"}, …]}
 POST /_sandbox/reset                         → counts back to zero
 GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
-GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config
+GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config (faults.FaultConfig: rate, seed,
+                                               kinds, keywords, slow_ms, retry_after, stale_totals)
 """
 
 import json
@@ -42,7 +43,7 @@ def add_routes(app, sandbox):
     async def faults_view(request):
         if request.method == "POST":
             try:
-                sandbox.faults.replace(FaultConfig.from_json(await request.json()))
+                sandbox.set_faults(FaultConfig.from_json(await request.json()))
             except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
                 return _error(str(exc))
         return web.json_response(sandbox.faults.config.to_json(), dumps=_dumps)
@@ -56,16 +57,17 @@ def add_routes(app, sandbox):
 
 def truth(sandbox, site, city, keyword, page_size=None):
     """total: postings the keyword has; pages: pages that hold postings (what the site lets a crawler reach);
-    ids: the postings on those pages, in page order. `city` may be the site code or a city name; the answer
-    names the site code."""
+    ids: the postings on those pages, in page order; stale: the keyword's stale-totals variant ('under',
+    'over', 'zero') or None, its page 1 lying about the totals given here. `city` may be the site code or a
+    city name; the answer names the site code."""
     mod = SITE_MODULES[site]
     named = city_for(site, city) or city_named(city)
     code = named.code(site) if named else city
     size = int_param(page_size, mod.PAGE_SIZE, high=mod.MAX_PAGE_SIZE)
-    page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES)
+    page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES, sandbox.faults.config)
     slots = sandbox.world.slots(site, found, keyword, page.reachable) if found else []
     return {"site": site, "city": code, "keyword": keyword, "total": page.total, "reachable": page.reachable,
-            "page_size": size, "pages": page.pages, "ids": [slot[0] for slot in slots]}
+            "page_size": size, "pages": page.pages, "ids": [slot[0] for slot in slots], "stale": page.stale}
 
 
 def _dumps(value):

@@ -3,7 +3,8 @@
 aiohttp (its C HTTP parser, keep-alive, no access log) serves cached pages several times faster than one Scrapy
 process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered pages are cached by
 (site, city, keyword, page, page size); a page is the same bytes every time, except 51job's per-search
-`req` hash, which is filled in per request.
+`req` hash, which is filled in per request. A page's bytes also depend on the fault config (stale totals),
+so a new config empties the cache.
 
 A request goes: parse → site rejection (bad qcwy sign, forged zhilian token) → fault draw → page. Only a
 normal page (or a slow one) counts in /_sandbox/counts.
@@ -31,6 +32,10 @@ class Sandbox:
         self.faults = Faults(fault_config)
         self.counts = Counter()
         self._cache = OrderedDict()
+
+    def set_faults(self, config):
+        self.faults.replace(config)
+        self._cache.clear()  # cached pages were rendered under the old config
 
     def app(self):
         app = web.Application()
@@ -71,7 +76,7 @@ class Sandbox:
         key = (query.site, query.city, query.keyword, query.page, query.page_size)
         body = self._cache.get(key)
         if body is None:
-            body = self._cache[key] = mod.render(self.world, query)
+            body = self._cache[key] = mod.render(self.world, query, self.faults.config)
             if len(self._cache) > CACHE_PAGES:
                 self._cache.popitem(last=False)
         return body

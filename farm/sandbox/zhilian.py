@@ -13,7 +13,7 @@ import functools
 import html
 import urllib.parse
 
-from . import vocab
+from . import stale, vocab
 from .results import Query, int_param, page_of, to_json
 
 SITE = "zhilian"
@@ -34,10 +34,11 @@ def reject(request, query):
     return None
 
 
-def render(world, query):
-    page, city = page_of(world, query, MAX_PAGES)
+def render(world, query, faults=None):
+    page, city = page_of(world, query, MAX_PAGES, faults)
     items = [_item(world.posting(SITE, city, query.keyword, slot)) for slot in page.slots]
-    state = _state(query, items, page.pages, page.total)
+    told = stale.told(page, query.page_size, MAX_PAGES)
+    state = _state(query, items, told.pages, told.total)  # the pager below stays true: only totals go stale
     cards = "".join(_card(i) for i in items) or _no_jobs("暂无符合条件的职位，换个关键词试试")
     return _document(query, state, cards + _pager(query, page.has_more))
 
