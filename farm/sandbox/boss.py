@@ -9,7 +9,7 @@ import functools
 import base64
 import hashlib
 
-from . import stale, vocab
+from . import hostile, stale, vocab
 from .results import Query, int_param, page_of, to_json
 
 SITE = "boss"
@@ -30,13 +30,14 @@ def render(world, query, faults=None):
     start = (query.page - 1) * query.page_size
     jobs = [_item(world.posting(SITE, city, query.keyword, slot), f"{lid}{i:04d}.search.{start + i + 1}")
             for i, slot in enumerate(page.slots)]
+    spoiled = hostile.spoil(SITE, jobs, faults)
     told = stale.told(page, query.page_size, MAX_PAGES)
     # boss pages by hasMore alone: a stale 'over' count shows as one more page promised by the last real one
     has_more = told.has_more or (page.stale == "over" and page.number == page.pages)
     body = {"code": 0, "message": "Success", "zpData": {
         "resCount": told.total, "totalCount": told.reachable, "hasMore": has_more,
         "lid": f"{lid}.search.{query.page}", "filterString": "", "brandCard": None, "jobList": jobs}}
-    return _json(body)
+    return to_json(body, spoiled)
 
 
 _EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]

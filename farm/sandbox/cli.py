@@ -54,7 +54,14 @@ Stale totals (--stale-totals; chosen per keyword by a hash of fault seed, site, 
   under           page 1 says about half the results (still 2+ pages when there are); boss hasMore stays true
   over            page 1 says about double (capped as the site caps); boss: the last real page says hasMore
   zero            zhilian only: page 1 says pages 0, positionCount 0 beside its postings
-  Later pages tell the truth; /_sandbox/truth names each keyword's variant ("stale").""")
+  Later pages tell the truth; /_sandbox/truth names each keyword's variant ("stale").
+
+\b
+Hostile postings (--hostile-rate; chosen per posting by a hash of fault seed, site, posting id):
+  publish times 0001-01-01 / 9999-12-31 / 2026-02-30 25:61:00 / "" / garbage (boss: ±2**70 ms and the like);
+  text fields of 300-3000 emoji, CJK Ext B and combining marks, or with NUL, ESC, U+202E, newline, tab;
+  tag lists of numbers, null, nested lists and objects; 2**70, -2**70, ±1e308 in raw-only numbers;
+  an object nested 120 deep. farm/sandbox/hostile.py lists the fields of each site.""")
 
 
 @click.command(epilog=EPILOG)
@@ -79,14 +86,17 @@ Stale totals (--stale-totals; chosen per keyword by a hash of fault seed, site, 
 @click.option("--stale-totals", default=0.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
               help="Share of keywords whose page 1 reports stale totals (under, over, zhilian zero; see below); "
                    "later pages tell the truth.")
+@click.option("--hostile-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
+              help="Share of postings whose fields carry hostile values (see below); ids stay the same.")
 def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fail_keywords, slow_ms, retry_after,
-            stale_totals):
+            stale_totals, hostile_rate):
     """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
 
     Point FARM_BOSS_BASE_URL, FARM_QCWY_BASE_URL and FARM_ZHILIAN_BASE_URL at the printed URL.
     Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults).
     """
-    faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after, stale_totals)
+    faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after, stale_totals,
+                         hostile_rate)
     asyncio.run(_serve(Sandbox(seed, postings, faults), host, port))
 
 

@@ -5,13 +5,14 @@ GET  /_sandbox/counts                        → {"counts": [{"site","city","key
 POST /_sandbox/reset                         → counts back to zero
 GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
 GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config (faults.FaultConfig: rate, seed,
-                                               kinds, keywords, slow_ms, retry_after, stale_totals)
+                                               kinds, keywords, slow_ms, retry_after, stale_totals, hostile_rate)
 """
 
 import json
 
 from aiohttp import web
 
+from . import hostile
 from .cities import SITES, city_for, city_named
 from .faults import FaultConfig
 from .results import Query, int_param, page_of
@@ -58,16 +59,19 @@ def add_routes(app, sandbox):
 def truth(sandbox, site, city, keyword, page_size=None):
     """total: postings the keyword has; pages: pages that hold postings (what the site lets a crawler reach);
     ids: the postings on those pages, in page order; stale: the keyword's stale-totals variant ('under',
-    'over', 'zero') or None, its page 1 lying about the totals given here. `city` may be the site code or a
+    'over', 'zero') or None, its page 1 lying about the totals given here; hostile: the ids among `ids` whose
+    other fields are hostile. `city` may be the site code or a
     city name; the answer names the site code."""
     mod = SITE_MODULES[site]
     named = city_for(site, city) or city_named(city)
     code = named.code(site) if named else city
     size = int_param(page_size, mod.PAGE_SIZE, high=mod.MAX_PAGE_SIZE)
-    page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES, sandbox.faults.config)
-    slots = sandbox.world.slots(site, found, keyword, page.reachable) if found else []
+    faults = sandbox.faults.config
+    page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES, faults)
+    ids = [slot[0] for slot in sandbox.world.slots(site, found, keyword, page.reachable)] if found else []
     return {"site": site, "city": code, "keyword": keyword, "total": page.total, "reachable": page.reachable,
-            "page_size": size, "pages": page.pages, "ids": [slot[0] for slot in slots], "stale": page.stale}
+            "page_size": size, "pages": page.pages, "ids": ids, "stale": page.stale,
+            "hostile": [i for i in ids if hostile.picked(faults, site, i) is not None]}
 
 
 def _dumps(value):

@@ -6,6 +6,9 @@ in a different order, and a retried page gets a fresh draw. A keyword in `keywor
 
 A drawn fault is one of the configured kinds that applies to the request's site (boss37 never hits qcwy);
 when none applies the request is served normally. `keywords` maps a keyword, or `site:keyword`, to one kind.
+
+Two faults change what a served page *says*, drawn per keyword and per posting rather than per request, from
+the same fault seed: `stale_totals` (stale.py) and `hostile_rate` (hostile.py).
 """
 
 import asyncio
@@ -47,16 +50,18 @@ class FaultConfig:
     slow_ms: int = 1500
     retry_after: int = 1
     stale_totals: float = 0.0  # share of keywords whose page 1 reports wrong totals
+    hostile_rate: float = 0.0  # share of postings whose fields carry hostile values
 
     @classmethod
     def from_json(cls, data):
         """Validate a control-endpoint or CLI config; ValueError names what is wrong."""
         if not isinstance(data, dict):
             raise ValueError("the fault config must be a JSON object")
-        unknown = set(data) - {"rate", "seed", "kinds", "keywords", "slow_ms", "retry_after", "stale_totals"}
+        unknown = set(data) - {"rate", "seed", "kinds", "keywords", "slow_ms", "retry_after", "stale_totals",
+                               "hostile_rate"}
         if unknown:
             raise ValueError(f"unknown fault config keys: {', '.join(sorted(unknown))}")
-        rate, stale_totals = (_share(data, name) for name in ("rate", "stale_totals"))
+        rate, stale_totals, hostile_rate = (_share(data, name) for name in ("rate", "stale_totals", "hostile_rate"))
         kinds = data.get("kinds") or ALL_KINDS
         if isinstance(kinds, str):
             kinds = [k.strip() for k in kinds.split(",") if k.strip()]
@@ -67,11 +72,13 @@ class FaultConfig:
         slow_ms, retry_after = int(data.get("slow_ms", cls.slow_ms)), int(data.get("retry_after", cls.retry_after))
         if slow_ms < 0 or retry_after < 0:
             raise ValueError("slow_ms and retry_after must not be negative")
-        return cls(rate, int(data.get("seed", 0)), tuple(kinds), keywords, slow_ms, retry_after, stale_totals)
+        return cls(rate, int(data.get("seed", 0)), tuple(kinds), keywords, slow_ms, retry_after, stale_totals,
+                   hostile_rate)
 
     def to_json(self):
         return {"rate": self.rate, "seed": self.seed, "kinds": list(self.kinds), "keywords": self.keywords,
-                "slow_ms": self.slow_ms, "retry_after": self.retry_after, "stale_totals": self.stale_totals}
+                "slow_ms": self.slow_ms, "retry_after": self.retry_after, "stale_totals": self.stale_totals,
+                "hostile_rate": self.hostile_rate}
 
 
 def _share(data, name):

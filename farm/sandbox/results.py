@@ -5,6 +5,7 @@ that, and past the last posting, are empty. The truth endpoint reads the same Pa
 and what the search endpoints serve cannot drift apart.
 """
 
+import json
 import math
 
 import orjson
@@ -70,5 +71,9 @@ def int_param(value, default, low=1, high=None):
 
 
 # The sites send compact UTF-8 JSON (non-ASCII as is, no \u escapes): orjson writes exactly that, as bytes,
-# several times faster than json.dumps(ensure_ascii=False, separators=(",", ":")).encode().
-to_json = orjson.dumps
+# several times faster than json.dumps(ensure_ascii=False, separators=(",", ":")).encode(). It refuses integers
+# beyond 64 bits, which hostile postings (hostile.py) carry: pages holding one take the slow way.
+def to_json(value, hostile=False):
+    if hostile:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return orjson.dumps(value)

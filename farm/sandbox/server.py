@@ -3,8 +3,8 @@
 aiohttp (its C HTTP parser, keep-alive, no access log) serves cached pages several times faster than one Scrapy
 process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered pages are cached by
 (site, city, keyword, page, page size); a page is the same bytes every time, except 51job's per-search
-`req` hash, which is filled in per request. A page's bytes also depend on the fault config (stale totals),
-so a new config empties the cache.
+`req` hash, which is filled in per request. A page's bytes also depend on the fault config (stale totals,
+hostile postings), so a new config empties the cache.
 
 A request goes: parse → site rejection (bad qcwy sign, forged zhilian token) → fault draw → page. Only a
 normal page (or a slow one) counts in /_sandbox/counts.

@@ -24,14 +24,14 @@ READY_PREFIX = "farm sandbox listening on "
 
 class SandboxProcess:
     def __init__(self, seed=0, postings=None, fault_rate=None, fault_kinds=None, fault_seed=None,
-                 fail_keywords=None, slow_ms=None, retry_after=None, stale_totals=None, host="127.0.0.1",
-                 python=sys.executable):
+                 fail_keywords=None, slow_ms=None, retry_after=None, stale_totals=None, hostile_rate=None,
+                 host="127.0.0.1", python=sys.executable):
         args = [python, "-m", "farm.sandbox", "--host", host, "--port", "0", "--seed", str(seed)]
         if postings is not None:
             args += ["--postings", f"{postings[0]}:{postings[1]}"]
         for flag, value in (("--fault-rate", fault_rate), ("--fault-seed", fault_seed),
                             ("--slow-ms", slow_ms), ("--retry-after", retry_after),
-                            ("--stale-totals", stale_totals)):
+                            ("--stale-totals", stale_totals), ("--hostile-rate", hostile_rate)):
             if value is not None:
                 args += [flag, str(value)]
         if fault_kinds:
@@ -112,7 +112,8 @@ class SandboxProcess:
         return self._call("/_sandbox/truth?" + urllib.parse.urlencode(query))
 
     def set_faults(self, **config):
-        """Replace the fault config: rate, seed, kinds, keywords, slow_ms, retry_after, stale_totals."""
+        """Replace the fault config: rate, seed, kinds, keywords, slow_ms, retry_after, stale_totals,
+        hostile_rate."""
         return self._call("/_sandbox/faults", config)
 
     def faults(self):
