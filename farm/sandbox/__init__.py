@@ -21,5 +21,6 @@ Choices where the contract is silent:
 
 Modules: cities (codes), vocab (word lists), data (the deterministic world), results (paging), boss / qcwy /
 zhilian (formats and own faults), faults (fault draws and generic faults), stale (stale page-1 totals), hostile
-(hostile postings), control (/_sandbox/), server, cli, testing (SandboxProcess for tests).
+(hostile postings), outage (dropping every connection), control (/_sandbox/), server, cli, testing
+(SandboxProcess for tests).
 """

@@ -10,6 +10,7 @@ import signal
 import click
 
 from .faults import ALL_KINDS, DESCRIPTIONS, FaultConfig
+from .outage import Outage
 from .server import Sandbox, start
 
 
@@ -88,16 +89,24 @@ Hostile postings (--hostile-rate; chosen per posting by a hash of fault seed, si
                    "later pages tell the truth.")
 @click.option("--hostile-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
               help="Share of postings whose fields carry hostile values (see below); ids stay the same.")
+@click.option("--outage-after-pages", type=click.IntRange(1), metavar="N",
+              help="Once N search pages have been served, drop every search connection for --outage-seconds.")
+@click.option("--outage-seconds", type=click.FloatRange(0, 86400, max_open=True), metavar="S",
+              help="Length of the --outage-after-pages outage.")
 def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fail_keywords, slow_ms, retry_after,
-            stale_totals, hostile_rate):
+            stale_totals, hostile_rate, outage_after_pages, outage_seconds):
     """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
 
     Point FARM_BOSS_BASE_URL, FARM_QCWY_BASE_URL and FARM_ZHILIAN_BASE_URL at the printed URL.
-    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults).
+    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults, outage).
+    POST /_sandbox/outage {"seconds": S} starts an outage now; GET /_sandbox/outage shows it.
     """
+    if (outage_after_pages is None) != (outage_seconds is None):
+        raise click.UsageError("--outage-after-pages and --outage-seconds go together")
     faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after, stale_totals,
                          hostile_rate)
-    asyncio.run(_serve(Sandbox(seed, postings, faults), host, port))
+    outage = Outage(outage_after_pages, outage_seconds or 0.0)
+    asyncio.run(_serve(Sandbox(seed, postings, faults, outage), host, port))
 
 
 async def _serve(box, host, port):

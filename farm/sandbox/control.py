@@ -6,6 +6,10 @@ POST /_sandbox/reset                         → counts back to zero
 GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
 GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config (faults.FaultConfig: rate, seed,
                                                kinds, keywords, slow_ms, retry_after, stale_totals, hostile_rate)
+GET  /_sandbox/outage                        → {"active", "until" (unix time), "remaining", "seconds", "dropped",
+                                                "after_pages", "pages_served"} (outage.py)
+POST /_sandbox/outage {"seconds": S}         → an outage from now for S seconds (0 ends one); with
+                     {"seconds": S, "after_pages": N} one that starts once N more pages are served
 """
 
 import json
@@ -15,6 +19,7 @@ from aiohttp import web
 from . import hostile
 from .cities import SITES, city_for, city_named
 from .faults import FaultConfig
+from .outage import Outage
 from .results import Query, int_param, page_of
 from .sites import SITE_MODULES
 
@@ -49,11 +54,24 @@ def add_routes(app, sandbox):
                 return _error(str(exc))
         return web.json_response(sandbox.faults.config.to_json(), dumps=_dumps)
 
+    async def outage_view(request):
+        if request.method == "POST":
+            try:
+                seconds, after_pages = Outage.parse(await request.json())
+            except (ValueError, TypeError) as exc:
+                return _error(str(exc))
+            if after_pages is None:
+                sandbox.outage.start(seconds)
+            else:
+                sandbox.outage.arm(after_pages, seconds)
+        return web.json_response(sandbox.outage.status())
+
     app.router.add_get("/_sandbox/health", health)
     app.router.add_get("/_sandbox/counts", counts)
     app.router.add_post("/_sandbox/reset", reset)
     app.router.add_get("/_sandbox/truth", truth_view)
     app.router.add_route("*", "/_sandbox/faults", faults_view)
+    app.router.add_route("*", "/_sandbox/outage", outage_view)
 
 
 def truth(sandbox, site, city, keyword, page_size=None):

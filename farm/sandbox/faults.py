@@ -116,11 +116,16 @@ class Faults:
         return options[stable_hash(h, "kind") % len(options)], h
 
 
+def drop(request):
+    """Close the connection without a response."""
+    request.transport.close()
+    return web.Response()  # never written: the transport is gone
+
+
 async def generic(kind, request, body, content_type, config):
     """Answer with a site-neutral fault; `body` is the page that should have been served."""
     if kind == "drop":
-        request.transport.close()
-        return web.Response()  # never written: the transport is gone
+        return drop(request)
     if kind == "truncate":
         response = web.StreamResponse(headers={"Content-Type": content_type})
         response.content_length = len(body)

@@ -25,13 +25,14 @@ READY_PREFIX = "farm sandbox listening on "
 class SandboxProcess:
     def __init__(self, seed=0, postings=None, fault_rate=None, fault_kinds=None, fault_seed=None,
                  fail_keywords=None, slow_ms=None, retry_after=None, stale_totals=None, hostile_rate=None,
-                 host="127.0.0.1", python=sys.executable):
+                 outage_after_pages=None, outage_seconds=None, host="127.0.0.1", python=sys.executable):
         args = [python, "-m", "farm.sandbox", "--host", host, "--port", "0", "--seed", str(seed)]
         if postings is not None:
             args += ["--postings", f"{postings[0]}:{postings[1]}"]
         for flag, value in (("--fault-rate", fault_rate), ("--fault-seed", fault_seed),
                             ("--slow-ms", slow_ms), ("--retry-after", retry_after),
-                            ("--stale-totals", stale_totals), ("--hostile-rate", hostile_rate)):
+                            ("--stale-totals", stale_totals), ("--hostile-rate", hostile_rate),
+                            ("--outage-after-pages", outage_after_pages), ("--outage-seconds", outage_seconds)):
             if value is not None:
                 args += [flag, str(value)]
         if fault_kinds:
@@ -118,3 +119,12 @@ class SandboxProcess:
 
     def faults(self):
         return self._call("/_sandbox/faults")
+
+    def start_outage(self, seconds, after_pages=None):
+        """Drop every search connection for `seconds`, from now or once `after_pages` more pages are served."""
+        body = {"seconds": seconds} if after_pages is None else {"seconds": seconds, "after_pages": after_pages}
+        return self._call("/_sandbox/outage", body)
+
+    def outage(self):
+        """{"active", "until", "remaining", "seconds", "dropped", "after_pages", "pages_served"}."""
+        return self._call("/_sandbox/outage")
