@@ -78,8 +78,7 @@ def truth(sandbox, site, city, keyword, page_size=None):
     """total: postings the keyword has; pages: pages that hold postings (what the site lets a crawler reach);
     ids: the postings on those pages, in page order; stale: the keyword's stale-totals variant ('under',
     'over', 'zero') or None, its page 1 lying about the totals given here; hostile: the ids among `ids` whose
-    other fields are hostile. `city` may be the site code or a
-    city name; the answer names the site code."""
+    other fields are hostile. `city` may be the site code or a city name; the answer names the site code."""
     mod = SITE_MODULES[site]
     named = city_for(site, city) or city_named(city)
     code = named.code(site) if named else city

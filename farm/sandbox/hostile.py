@@ -73,7 +73,7 @@ FIELDS = {
 }
 
 TIMES = ("0001-01-01 00:00:00", "9999-12-31 23:59:59", "2026-02-30 25:61:00", "", "昨天 ??:?? 发布")
-EPOCH_MS = (2**70, -(2**70), -1, 253_402_300_800_000, -62_135_596_800_000)  # year 10000, year 1
+EPOCH_MS = (2**70, -(2**70), -1, 253_402_300_800_000, -62_135_596_800_000)  # …, year 10000, year 1; as many as TIMES
 NUMBERS = (2**70, -(2**70), 1e308, -1e308)
 # 4-byte characters, combining marks (é as e + U+0301, a strike-through, an enclosing circle), a ZWJ emoji and
 # ordinary CJK; a long value is a slice of it, so the slice may start or end inside a combining sequence.
@@ -118,7 +118,7 @@ def hostile(item, fields, h):
     """A copy of a site's item (dict) with every field of `fields` but the id made hostile, by hash `h`."""
     item = dict(item)
     for i, name in enumerate(fields.times):
-        _set(item, name, lambda value, i=i: (EPOCH_MS if isinstance(value, int) else TIMES)[(h + i) % 5])
+        _set(item, name, lambda value, i=i: (EPOCH_MS if isinstance(value, int) else TIMES)[(h + i) % len(TIMES)])
     for i, name in enumerate(fields.texts + fields.urls):
         url = name in fields.urls
         if (h + i) % 2:

@@ -42,7 +42,10 @@ def told(page, page_size, max_pages):
     """The Page as its totals say it: page 1 of a stale keyword with its wrong totals, any other unchanged."""
     if page.stale is None or page.number != 1:
         return page
-    total = {"under": _under, "over": lambda t, _: 2 * t, "zero": lambda t, _: 0}[page.stale](page.total, page_size)
+    if page.stale == "under":
+        total = _under(page.total, page_size)
+    else:
+        total = 2 * page.total if page.stale == "over" else 0
     reachable = min(total, max_pages * page_size)
     return replace(page, total=total, reachable=reachable, pages=math.ceil(reachable / page_size))
 
