@@ -132,12 +132,24 @@ def stale_share(sb, site):
     return sum(v is not None for v in variants), set(variants) - {None}
 
 
-def test_a_third_of_keywords_stale_with_every_variant(sb):
-    sb.set_faults(stale_totals=0.33, seed=2)
+def assert_a_third_stale_with_every_variant(sandbox):
     for site, variants in (("qcwy", {"under", "over"}), ("boss", {"under", "over"}),
                            ("zhilian", {"under", "over", "zero"})):
-        stale, seen = stale_share(sb, site)
-        assert 12 <= stale <= 28 and seen == variants, (site, stale, seen)
+        stale, seen = stale_share(sandbox, site)
+        assert 12 <= stale <= 28 and seen == variants, (site, stale, seen)  # about 20 of 60
+
+
+def test_the_stale_totals_flag_makes_a_third_stale_with_every_variant():
+    with SandboxProcess(seed=3, postings=(60, 60), stale_totals=0.33, fault_seed=9) as sandbox:
+        assert sandbox.faults()["stale_totals"] == 0.33
+        assert_a_third_stale_with_every_variant(sandbox)
+    with SandboxProcess(seed=3, postings=(60, 60)) as sandbox:
+        assert sandbox.faults()["stale_totals"] == 0.0 and stale_share(sandbox, "boss") == (0, set())
+
+
+def test_the_fault_endpoint_sets_the_share_and_the_seed_picks_the_keywords(sb):
+    sb.set_faults(stale_totals=0.33, seed=2)
+    assert_a_third_stale_with_every_variant(sb)
     chosen = [sb.truth("qcwy", "010000", k)["stale"] for k in KEYWORDS]
     sb.set_faults(stale_totals=0.33, seed=5)  # another fault seed, other keywords
     assert [sb.truth("qcwy", "010000", k)["stale"] for k in KEYWORDS] != chosen
@@ -145,10 +157,11 @@ def test_a_third_of_keywords_stale_with_every_variant(sb):
     assert stale_share(sb, "zhilian") == (0, set())
 
 
-def test_the_stale_totals_flag_and_config():
-    with SandboxProcess(seed=3, postings=(60, 60), stale_totals=0.5, fault_seed=9) as sandbox:
-        assert sandbox.faults()["stale_totals"] == 0.5
-        stale, _ = stale_share(sandbox, "qcwy")
-        assert 15 <= stale <= 45
-    with SandboxProcess(seed=3, postings=(60, 60)) as sandbox:
-        assert sandbox.faults()["stale_totals"] == 0.0 and stale_share(sandbox, "boss") == (0, set())
+def test_keywords_of_fewer_than_two_postings_are_never_stale():
+    with SandboxProcess(seed=3, postings=(0, 3), stale_totals=1.0) as sandbox:
+        truths = [sandbox.truth("zhilian", "530", k) for k in KEYWORDS[:30]]
+        assert {t["total"] for t in truths} == {0, 1, 2, 3}
+        assert all((t["stale"] is None) == (t["total"] < 2) for t in truths)
+        tiny = next(t["keyword"] for t in truths if t["total"] == 1)
+        state = initial_state(get(sandbox.url, zhilian_path(tiny))[2])
+        assert (state["positionCount"], state["pages"]) == (1, 1)
