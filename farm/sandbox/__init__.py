@@ -20,6 +20,7 @@ Choices where the contract is silent:
 - Publish times count back up to 30 days from today's midnight (UTC+8), so they hold for the day.
 
 Modules: cities (codes), vocab (word lists), data (the deterministic world), results (paging), boss / qcwy /
-zhilian (formats and own faults), faults (fault draws and generic faults), control (/_sandbox/), server,
-cli, testing (SandboxProcess for tests).
+zhilian (formats and own faults), faults (fault draws and generic faults), stale (stale page-1 totals), hostile
+(hostile postings), outage (dropping every connection), control (/_sandbox/), server, cli, testing
+(SandboxProcess for tests).
 """

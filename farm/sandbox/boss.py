@@ -9,7 +9,7 @@ import functools
 import base64
 import hashlib
 
-from . import vocab
+from . import hostile, stale, vocab
 from .results import Query, int_param, page_of, to_json
 
 SITE = "boss"
@@ -24,16 +24,20 @@ def parse(request):
                  int_param(q.get("pageSize"), PAGE_SIZE, high=MAX_PAGE_SIZE))
 
 
-def render(world, query):
-    page, city = page_of(world, query, MAX_PAGES)
+def render(world, query, faults=None):
+    page, city = page_of(world, query, MAX_PAGES, faults)
     lid = _token("lid", query.city, query.keyword)[:10]
     start = (query.page - 1) * query.page_size
     jobs = [_item(world.posting(SITE, city, query.keyword, slot), f"{lid}{i:04d}.search.{start + i + 1}")
             for i, slot in enumerate(page.slots)]
+    spoiled = hostile.spoil(SITE, jobs, faults)
+    told = stale.told(page, query.page_size, MAX_PAGES)
+    # boss pages by hasMore alone: a stale 'over' count shows as one more page promised by the last real one
+    has_more = told.has_more or (page.stale == "over" and page.number == page.pages)
     body = {"code": 0, "message": "Success", "zpData": {
-        "resCount": page.total, "totalCount": page.reachable, "hasMore": page.has_more,
+        "resCount": told.total, "totalCount": told.reachable, "hasMore": has_more,
         "lid": f"{lid}.search.{query.page}", "filterString": "", "brandCard": None, "jobList": jobs}}
-    return _json(body)
+    return to_json(body, spoiled)
 
 
 _EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]

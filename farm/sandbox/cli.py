@@ -10,6 +10,7 @@ import signal
 import click
 
 from .faults import ALL_KINDS, DESCRIPTIONS, FaultConfig
+from .outage import Outage
 from .server import Sandbox, start
 
 
@@ -47,7 +48,21 @@ def _kinds(ctx, param, value):
     return kinds
 
 
-EPILOG = "\b\nFault kinds:\n" + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS)
+EPILOG = ("\b\nFault kinds:\n" + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS) + """
+
+\b
+Stale totals (--stale-totals; chosen per keyword by a hash of fault seed, site, city, keyword):
+  under           page 1 says about half the results (still 2+ pages when there are); boss hasMore stays true
+  over            page 1 says about double (capped as the site caps); boss: the last real page says hasMore
+  zero            zhilian only: page 1 says pages 0, positionCount 0 beside its postings
+  Later pages tell the truth; /_sandbox/truth names each keyword's variant ("stale").
+
+\b
+Hostile postings (--hostile-rate; chosen per posting by a hash of fault seed, site, posting id):
+  publish times 0001-01-01 / 9999-12-31 / 2026-02-30 25:61:00 / "" / garbage (boss: ±2**70 ms and the like);
+  text fields of 300-3000 emoji, CJK Ext B and combining marks, or with NUL, ESC, U+202E, newline, tab;
+  tag lists of numbers, null, nested lists and objects; 2**70, -2**70, ±1e308 in raw-only numbers;
+  an object nested 120 deep. farm/sandbox/hostile.py lists the fields of each site.""")
 
 
 @click.command(epilog=EPILOG)
@@ -69,14 +84,29 @@ EPILOG = "\b\nFault kinds:\n" + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in
               help="Delay of the 'slow' fault.")
 @click.option("--retry-after", default=1, show_default=True, type=click.IntRange(0),
               help="Retry-After seconds of the 'http429' fault.")
-def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fail_keywords, slow_ms, retry_after):
+@click.option("--stale-totals", default=0.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
+              help="Share of keywords whose page 1 reports stale totals (under, over, zhilian zero; see below); "
+                   "later pages tell the truth.")
+@click.option("--hostile-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
+              help="Share of postings whose fields carry hostile values (see below); ids stay the same.")
+@click.option("--outage-after-pages", type=click.IntRange(1), metavar="N",
+              help="Once N search pages have been served, drop every search connection for --outage-seconds.")
+@click.option("--outage-seconds", type=click.FloatRange(0, 86400, max_open=True), metavar="S",
+              help="Length of the --outage-after-pages outage.")
+def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fail_keywords, slow_ms, retry_after,
+            stale_totals, hostile_rate, outage_after_pages, outage_seconds):
     """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
 
     Point FARM_BOSS_BASE_URL, FARM_QCWY_BASE_URL and FARM_ZHILIAN_BASE_URL at the printed URL.
-    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults).
+    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults, outage).
+    POST /_sandbox/outage {"seconds": S} starts an outage now; GET /_sandbox/outage shows it.
     """
-    faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after)
-    asyncio.run(_serve(Sandbox(seed, postings, faults), host, port))
+    if (outage_after_pages is None) != (outage_seconds is None):
+        raise click.UsageError("--outage-after-pages and --outage-seconds go together")
+    faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after, stale_totals,
+                         hostile_rate)
+    outage = Outage(outage_after_pages, outage_seconds or 0.0)
+    asyncio.run(_serve(Sandbox(seed, postings, faults, outage), host, port))
 
 
 async def _serve(box, host, port):

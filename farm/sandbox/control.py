@@ -4,15 +4,22 @@ GET  /_sandbox/health                        → {"status": "ok", "seed", "posti
 GET  /_sandbox/counts                        → {"counts": [{"site","city","keyword","page","count"}, …]}
 POST /_sandbox/reset                         → counts back to zero
 GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
-GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config
+GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config (faults.FaultConfig: rate, seed,
+                                               kinds, keywords, slow_ms, retry_after, stale_totals, hostile_rate)
+GET  /_sandbox/outage                        → {"active", "until" (unix time), "remaining", "seconds", "dropped",
+                                                "after_pages", "pages_served"} (outage.py)
+POST /_sandbox/outage {"seconds": S}         → an outage from now for S seconds (0 ends one); with
+                     {"seconds": S, "after_pages": N} one that starts once N more pages are served
 """
 
 import json
 
 from aiohttp import web
 
+from . import hostile
 from .cities import SITES, city_for, city_named
 from .faults import FaultConfig
+from .outage import Outage
 from .results import Query, int_param, page_of
 from .sites import SITE_MODULES
 
@@ -42,30 +49,46 @@ def add_routes(app, sandbox):
     async def faults_view(request):
         if request.method == "POST":
             try:
-                sandbox.faults.replace(FaultConfig.from_json(await request.json()))
+                sandbox.set_faults(FaultConfig.from_json(await request.json()))
             except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
                 return _error(str(exc))
         return web.json_response(sandbox.faults.config.to_json(), dumps=_dumps)
+
+    async def outage_view(request):
+        if request.method == "POST":
+            try:
+                seconds, after_pages = Outage.parse(await request.json())
+            except (ValueError, TypeError) as exc:
+                return _error(str(exc))
+            if after_pages is None:
+                sandbox.outage.start(seconds)
+            else:
+                sandbox.outage.arm(after_pages, seconds)
+        return web.json_response(sandbox.outage.status())
 
     app.router.add_get("/_sandbox/health", health)
     app.router.add_get("/_sandbox/counts", counts)
     app.router.add_post("/_sandbox/reset", reset)
     app.router.add_get("/_sandbox/truth", truth_view)
     app.router.add_route("*", "/_sandbox/faults", faults_view)
+    app.router.add_route("*", "/_sandbox/outage", outage_view)
 
 
 def truth(sandbox, site, city, keyword, page_size=None):
     """total: postings the keyword has; pages: pages that hold postings (what the site lets a crawler reach);
-    ids: the postings on those pages, in page order. `city` may be the site code or a city name; the answer
-    names the site code."""
+    ids: the postings on those pages, in page order; stale: the keyword's stale-totals variant ('under',
+    'over', 'zero') or None, its page 1 lying about the totals given here; hostile: the ids among `ids` whose
+    other fields are hostile. `city` may be the site code or a city name; the answer names the site code."""
     mod = SITE_MODULES[site]
     named = city_for(site, city) or city_named(city)
     code = named.code(site) if named else city
     size = int_param(page_size, mod.PAGE_SIZE, high=mod.MAX_PAGE_SIZE)
-    page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES)
-    slots = sandbox.world.slots(site, found, keyword, page.reachable) if found else []
+    faults = sandbox.faults.config
+    page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES, faults)
+    ids = [slot[0] for slot in sandbox.world.slots(site, found, keyword, page.reachable)] if found else []
     return {"site": site, "city": code, "keyword": keyword, "total": page.total, "reachable": page.reachable,
-            "page_size": size, "pages": page.pages, "ids": [slot[0] for slot in slots]}
+            "page_size": size, "pages": page.pages, "ids": ids, "stale": page.stale,
+            "hostile": [i for i in ids if hostile.picked(faults, site, i) is not None]}
 
 
 def _dumps(value):

@@ -72,6 +72,11 @@ def stable_hash(*parts):
     return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big")
 
 
+def fraction(h):
+    """A 64-bit hash as a float in [0, 1): `fraction(h) < rate` draws with probability `rate`."""
+    return (h >> 11) / float(1 << 53)
+
+
 def rng_for(*parts):
     return random.Random(stable_hash(*parts))
 

@@ -6,6 +6,9 @@ in a different order, and a retried page gets a fresh draw. A keyword in `keywor
 
 A drawn fault is one of the configured kinds that applies to the request's site (boss37 never hits qcwy);
 when none applies the request is served normally. `keywords` maps a keyword, or `site:keyword`, to one kind.
+
+Two faults change what a served page *says*, drawn per keyword and per posting rather than per request, from
+the same fault seed: `stale_totals` (stale.py) and `hostile_rate` (hostile.py).
 """
 
 import asyncio
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from .data import stable_hash
+from .data import fraction, stable_hash
 from .sites import SITE_MODULES
 
 SITE_KINDS = {site: tuple(mod.FAULTS) for site, mod in SITE_MODULES.items()}
@@ -46,18 +49,19 @@ class FaultConfig:
     keywords: dict = field(default_factory=dict)
     slow_ms: int = 1500
     retry_after: int = 1
+    stale_totals: float = 0.0  # share of keywords whose page 1 reports wrong totals
+    hostile_rate: float = 0.0  # share of postings whose fields carry hostile values
 
     @classmethod
     def from_json(cls, data):
         """Validate a control-endpoint or CLI config; ValueError names what is wrong."""
         if not isinstance(data, dict):
             raise ValueError("the fault config must be a JSON object")
-        unknown = set(data) - {"rate", "seed", "kinds", "keywords", "slow_ms", "retry_after"}
+        unknown = set(data) - {"rate", "seed", "kinds", "keywords", "slow_ms", "retry_after", "stale_totals",
+                               "hostile_rate"}
         if unknown:
             raise ValueError(f"unknown fault config keys: {', '.join(sorted(unknown))}")
-        rate = float(data.get("rate", 0.0))
-        if not 0.0 <= rate <= 1.0:
-            raise ValueError(f"rate must be between 0 and 1, not {rate}")
+        rate, stale_totals, hostile_rate = (_share(data, name) for name in ("rate", "stale_totals", "hostile_rate"))
         kinds = data.get("kinds") or ALL_KINDS
         if isinstance(kinds, str):
             kinds = [k.strip() for k in kinds.split(",") if k.strip()]
@@ -68,11 +72,20 @@ class FaultConfig:
         slow_ms, retry_after = int(data.get("slow_ms", cls.slow_ms)), int(data.get("retry_after", cls.retry_after))
         if slow_ms < 0 or retry_after < 0:
             raise ValueError("slow_ms and retry_after must not be negative")
-        return cls(rate, int(data.get("seed", 0)), tuple(kinds), keywords, slow_ms, retry_after)
+        return cls(rate, int(data.get("seed", 0)), tuple(kinds), keywords, slow_ms, retry_after, stale_totals,
+                   hostile_rate)
 
     def to_json(self):
         return {"rate": self.rate, "seed": self.seed, "kinds": list(self.kinds), "keywords": self.keywords,
-                "slow_ms": self.slow_ms, "retry_after": self.retry_after}
+                "slow_ms": self.slow_ms, "retry_after": self.retry_after, "stale_totals": self.stale_totals,
+                "hostile_rate": self.hostile_rate}
+
+
+def _share(data, name):
+    value = float(data.get(name, 0.0))
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be between 0 and 1, not {value}")
+    return value
 
 
 class Faults:
@@ -95,7 +108,7 @@ class Faults:
         n = self._attempts[query.key]
         self._attempts[query.key] = n + 1
         h = stable_hash(c.seed, *query.key, n)
-        if (h >> 11) / float(1 << 53) >= c.rate:
+        if fraction(h) >= c.rate:
             return None, 0
         options = [k for k in c.kinds if applies(k, query.site)]
         if not options:
@@ -103,11 +116,16 @@ class Faults:
         return options[stable_hash(h, "kind") % len(options)], h
 
 
+def drop(request):
+    """Close the connection without a response."""
+    request.transport.close()
+    return web.Response()  # never written: the transport is gone
+
+
 async def generic(kind, request, body, content_type, config):
     """Answer with a site-neutral fault; `body` is the page that should have been served."""
     if kind == "drop":
-        request.transport.close()
-        return web.Response()  # never written: the transport is gone
+        return drop(request)
     if kind == "truncate":
         response = web.StreamResponse(headers={"Content-Type": content_type})
         response.content_length = len(body)

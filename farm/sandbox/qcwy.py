@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import urllib.parse
 
-from . import vocab
+from . import hostile, stale, vocab
 from .results import Query, int_param, page_of, to_json
 
 SITE = "qcwy"
@@ -56,13 +56,15 @@ def finish(request, body):
     return body.replace(REQ_PLACEHOLDER, req.encode())
 
 
-def render(world, query):
-    page, city = page_of(world, query, MAX_PAGES)
+def render(world, query, faults=None):
+    page, city = page_of(world, query, MAX_PAGES, faults)
     items = [_item(world.posting(SITE, city, query.keyword, slot)) for slot in page.slots]
+    spoiled = hostile.spoil(SITE, items, faults)
+    told = stale.told(page, query.page_size, MAX_PAGES)
     body = {"status": "1", "message": "", "resultbody": {
         "searchType": "2", "requestId": "",
-        "job": {"totalCount": page.total, "items": items}}}
-    return _json(body)
+        "job": {"totalCount": told.total, "items": items}}}
+    return to_json(body, spoiled)
 
 
 # Parts of an item that depend on one thing of a posting (its place, company, pay, welfare), made once each.

@@ -5,11 +5,13 @@ that, and past the last posting, are empty. The truth endpoint reads the same Pa
 and what the search endpoints serve cannot drift apart.
 """
 
+import json
 import math
 
 import orjson
 from dataclasses import dataclass
 
+from . import stale as stale_totals
 from .cities import city_for
 
 
@@ -34,14 +36,16 @@ class Page:
     total: int  # postings the keyword has
     reachable: int  # postings the site lets a crawler reach
     pages: int  # pages holding postings
+    stale: str | None = None  # the keyword's stale-totals variant (stale.py); its totals here are the truth
 
     @property
     def has_more(self):
         return self.number < self.pages
 
 
-def page_of(world, query, max_pages):
-    """(Page, City) for the query; an unknown city has no postings (a successful, empty search)."""
+def page_of(world, query, max_pages, faults=None):
+    """(Page, City) for the query; an unknown city has no postings (a successful, empty search). With a
+    FaultConfig, the Page names the keyword's stale-totals variant; `stale.told` gives the totals it reports."""
     city = city_for(query.site, query.city)
     if city is None:
         return Page(query.page, [], 0, 0, 0), None
@@ -50,7 +54,9 @@ def page_of(world, query, max_pages):
     start = (query.page - 1) * query.page_size
     end = min(start + query.page_size, reachable)
     slots = found.upto(end)[start:end] if end > start else []
-    return Page(query.page, slots, found.total, reachable, math.ceil(reachable / query.page_size)), city
+    stale = stale_totals.variant(faults.stale_totals, faults.seed, query.site, city.name, query.keyword, found.total,
+                                 query.page_size) if faults else None
+    return Page(query.page, slots, found.total, reachable, math.ceil(reachable / query.page_size), stale), city
 
 
 def int_param(value, default, low=1, high=None):
@@ -65,5 +71,9 @@ def int_param(value, default, low=1, high=None):
 
 
 # The sites send compact UTF-8 JSON (non-ASCII as is, no \u escapes): orjson writes exactly that, as bytes,
-# several times faster than json.dumps(ensure_ascii=False, separators=(",", ":")).encode().
-to_json = orjson.dumps
+# several times faster than json.dumps(ensure_ascii=False, separators=(",", ":")).encode(). It refuses integers
+# beyond 64 bits, which hostile postings (hostile.py) carry: pages holding one take the slow way.
+def to_json(value, hostile=False):
+    if hostile:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return orjson.dumps(value)

@@ -3,10 +3,11 @@
 aiohttp (its C HTTP parser, keep-alive, no access log) serves cached pages several times faster than one Scrapy
 process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered pages are cached by
 (site, city, keyword, page, page size); a page is the same bytes every time, except 51job's per-search
-`req` hash, which is filled in per request.
+`req` hash, which is filled in per request. A page's bytes also depend on the fault config (stale totals,
+hostile postings), so a new config empties the cache.
 
-A request goes: parse → site rejection (bad qcwy sign, forged zhilian token) → fault draw → page. Only a
-normal page (or a slow one) counts in /_sandbox/counts.
+A request goes: outage (outage.py: the connection closed) → parse → site rejection (bad qcwy sign, forged
+zhilian token) → fault draw → page. Only a normal page (or a slow one) counts in /_sandbox/counts.
 """
 
 import asyncio
@@ -16,7 +17,8 @@ from aiohttp import web
 
 from . import control
 from .data import World
-from .faults import Faults, generic
+from .faults import Faults, drop, generic
+from .outage import Outage
 from .sites import SITE_MODULES
 
 CACHE_PAGES = 4096
@@ -26,11 +28,16 @@ JSON_TYPE = "application/json;charset=UTF-8"
 class Sandbox:
     """One seed's world, its fault config and its counts. `app()` gives the aiohttp application."""
 
-    def __init__(self, seed=0, postings=None, fault_config=None):
+    def __init__(self, seed=0, postings=None, fault_config=None, outage=None):
         self.world = World(seed, postings)
         self.faults = Faults(fault_config)
+        self.outage = outage or Outage()
         self.counts = Counter()
         self._cache = OrderedDict()
+
+    def set_faults(self, config):
+        self.faults.replace(config)
+        self._cache.clear()  # cached pages were rendered under the old config
 
     def app(self):
         app = web.Application()
@@ -47,6 +54,8 @@ class Sandbox:
         finish = getattr(mod, "finish", None)
 
         async def search(request):
+            if self.outage.drops():
+                return drop(request)
             query = mod.parse(request)
             refused = reject(request, query) if reject else None
             if refused:
@@ -63,6 +72,7 @@ class Sandbox:
             if kind:
                 return await generic(kind, request, body, content_type, self.faults.config)
             self.counts[query.key] += 1
+            self.outage.page_served()
             return web.Response(body=body, headers={"Content-Type": content_type})
 
         return search
@@ -71,7 +81,7 @@ class Sandbox:
         key = (query.site, query.city, query.keyword, query.page, query.page_size)
         body = self._cache.get(key)
         if body is None:
-            body = self._cache[key] = mod.render(self.world, query)
+            body = self._cache[key] = mod.render(self.world, query, self.faults.config)
             if len(self._cache) > CACHE_PAGES:
                 self._cache.popitem(last=False)
         return body

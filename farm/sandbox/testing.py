@@ -24,12 +24,15 @@ READY_PREFIX = "farm sandbox listening on "
 
 class SandboxProcess:
     def __init__(self, seed=0, postings=None, fault_rate=None, fault_kinds=None, fault_seed=None,
-                 fail_keywords=None, slow_ms=None, retry_after=None, host="127.0.0.1", python=sys.executable):
+                 fail_keywords=None, slow_ms=None, retry_after=None, stale_totals=None, hostile_rate=None,
+                 outage_after_pages=None, outage_seconds=None, host="127.0.0.1", python=sys.executable):
         args = [python, "-m", "farm.sandbox", "--host", host, "--port", "0", "--seed", str(seed)]
         if postings is not None:
             args += ["--postings", f"{postings[0]}:{postings[1]}"]
         for flag, value in (("--fault-rate", fault_rate), ("--fault-seed", fault_seed),
-                            ("--slow-ms", slow_ms), ("--retry-after", retry_after)):
+                            ("--slow-ms", slow_ms), ("--retry-after", retry_after),
+                            ("--stale-totals", stale_totals), ("--hostile-rate", hostile_rate),
+                            ("--outage-after-pages", outage_after_pages), ("--outage-seconds", outage_seconds)):
             if value is not None:
                 args += [flag, str(value)]
         if fault_kinds:
@@ -110,8 +113,18 @@ class SandboxProcess:
         return self._call("/_sandbox/truth?" + urllib.parse.urlencode(query))
 
     def set_faults(self, **config):
-        """Replace the fault config: rate, seed, kinds, keywords, slow_ms, retry_after."""
+        """Replace the fault config: rate, seed, kinds, keywords, slow_ms, retry_after, stale_totals,
+        hostile_rate."""
         return self._call("/_sandbox/faults", config)
 
     def faults(self):
         return self._call("/_sandbox/faults")
+
+    def start_outage(self, seconds, after_pages=None):
+        """Drop every search connection for `seconds`, from now or once `after_pages` more pages are served."""
+        body = {"seconds": seconds} if after_pages is None else {"seconds": seconds, "after_pages": after_pages}
+        return self._call("/_sandbox/outage", body)
+
+    def outage(self):
+        """{"active", "until", "remaining", "seconds", "dropped", "after_pages", "pages_served"}."""
+        return self._call("/_sandbox/outage")

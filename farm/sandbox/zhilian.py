@@ -13,7 +13,7 @@ import functools
 import html
 import urllib.parse
 
-from . import vocab
+from . import hostile, stale, vocab
 from .results import Query, int_param, page_of, to_json
 
 SITE = "zhilian"
@@ -34,12 +34,14 @@ def reject(request, query):
     return None
 
 
-def render(world, query):
-    page, city = page_of(world, query, MAX_PAGES)
+def render(world, query, faults=None):
+    page, city = page_of(world, query, MAX_PAGES, faults)
     items = [_item(world.posting(SITE, city, query.keyword, slot)) for slot in page.slots]
-    state = _state(query, items, page.pages, page.total)
+    spoiled = hostile.spoil(SITE, items, faults)
+    told = stale.told(page, query.page_size, MAX_PAGES)
+    state = _state(query, items, told.pages, told.total)  # the pager below stays true: only totals go stale
     cards = "".join(_card(i) for i in items) or _no_jobs("暂无符合条件的职位，换个关键词试试")
-    return _document(query, state, cards + _pager(query, page.has_more))
+    return _document(query, state, cards + _pager(query, page.has_more), spoiled)
 
 
 _EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
@@ -113,8 +115,8 @@ def _no_jobs(text):
     return f'<div class="noJobTip"><img class="noJobTip__img" src="//img.zhaopin.cn/nojob.png"><p>{text}</p></div>'
 
 
-def _document(query, state, body):
-    data = to_json(state).decode().replace("</", "<\\/")
+def _document(query, state, body, spoiled=False):
+    data = to_json(state, spoiled).decode().replace("</", "<\\/")
     title = html.escape(f"{query.keyword}招聘_{query.keyword}最新招聘信息 - 智联招聘")
     return (f'<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>{title}</title></head>'
             f'<body><div id="root"><div class="joblist-box">{body}</div></div>'

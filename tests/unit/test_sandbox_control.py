@@ -68,7 +68,8 @@ def test_wrong_sign_is_not_counted(sb):
 
 def test_truth_shape_and_city_names(sb):
     truth = sb.truth("boss", "北京", "python")
-    assert set(truth) == {"site", "city", "keyword", "total", "reachable", "page_size", "pages", "ids"}
+    assert set(truth) == {"site", "city", "keyword", "total", "reachable", "page_size", "pages", "ids", "stale",
+                          "hostile"}
     assert (truth["site"], truth["city"], truth["keyword"]) == ("boss", "101010100", "python")
     assert (truth["total"], truth["page_size"], truth["pages"], len(truth["ids"])) == (50, 30, 2, 50)
     assert sb.truth("boss", "101010100", "python") == truth

@@ -207,7 +207,7 @@ def test_unknown_city_is_a_successful_empty_search(big):
     assert state["positionList"] == [] and state["positionCount"] == 0 and "登录" not in body.decode()
     assert big.truth("qcwy", "999999", "python") | {"ids": None} == {
         "site": "qcwy", "city": "999999", "keyword": "python", "total": 0, "reachable": 0, "page_size": 20,
-        "pages": 0, "ids": None}
+        "pages": 0, "ids": None, "stale": None, "hostile": []}
 
 
 def test_nationwide_postings_name_real_cities(big):
