@@ -464,24 +464,31 @@ class KeywordStore:
         return self._fenced_update(lease, heartbeat_at=self.clock())
 
     def reap(self) -> int:
-        """Crawling rows without a heartbeat for lease_timeout seconds become partial."""
+        """Crawling rows without a heartbeat for lease_timeout seconds become partial.
+
+        On MySQL/MariaDB the stale rows are picked with SKIP LOCKED, like claims: a row
+        another crawler holds locked is being claimed or written right now, and a reap
+        must not wait behind it (nor hold a crawler's database thread while it waits).
+        """
         now = self.clock()
         cutoff = now - timedelta(seconds=self.lease_timeout)
         message = (
             f"reaped at {now.isoformat(timespec='seconds')}: "
             f"no heartbeat for {self.lease_timeout}s"
         )
-        stmt = (
-            update(K)
-            .where(
-                c.crawl_status == "crawling",
-                or_(c.heartbeat_at.is_(None), c.heartbeat_at < cutoff),
-            )
-            .values(crawl_status="partial", error_message=message, updated_at=now)
-        )
+        stale = and_(c.crawl_status == "crawling", or_(c.heartbeat_at.is_(None), c.heartbeat_at < cutoff))
 
         def write():
             with self.engine.begin() as conn:
+                if self._mysql:
+                    pick = select(c.id).where(stale).with_for_update(skip_locked=True)
+                    ids = conn.execute(pick).scalars().all()
+                    if not ids:
+                        return 0
+                    where = and_(c.id.in_(ids), stale)
+                else:
+                    where = stale
+                stmt = update(K).where(where).values(crawl_status="partial", error_message=message, updated_at=now)
                 return conn.execute(stmt).rowcount
 
         reaped = self._retrying(write)

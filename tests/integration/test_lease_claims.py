@@ -1,0 +1,125 @@
+"""The lease middleware against real databases: when an empty claim is the end, and when it is not."""
+
+import asyncio
+import time
+from types import SimpleNamespace
+
+import pytest_twisted
+from scrapy import signals as scrapy_signals
+from sqlalchemy import create_engine, text
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
+
+from farm.middlewares.lease import KeywordLeaseMiddleware
+from farm.runtime import FarmRuntime
+from tests.unit.components import db_barrier, make_crawler
+
+
+def recording_engine():
+    engine = SimpleNamespace(scheduled=[], closed=[])
+    engine.crawl = engine.scheduled.append
+
+    def close_spider_async(*, reason):
+        engine.closed.append(reason)
+        return asyncio.sleep(0)
+
+    engine.close_spider_async = close_spider_async
+    return engine
+
+
+async def until(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await deferLater(reactor, 0.02, lambda: None)
+
+
+def crawler_for(db_url, rows, **settings):
+    crawler = make_crawler(db_url, rows, **settings)
+    crawler.engine = recording_engine()
+    middleware = KeywordLeaseMiddleware.from_crawler(crawler)
+    return crawler, middleware
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_empty_claim_while_other_claimers_hold_rows_locked_is_not_the_end(mariadb_url):
+    rows = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]
+    crawler, middleware = crawler_for(mariadb_url, rows, FARM_LEASES_IN_FLIGHT=2)
+    other = create_engine(mariadb_url, isolation_level="READ COMMITTED")
+    try:
+        with other.connect() as conn:
+            # another crawler's claim transaction, holding both rows locked (SKIP LOCKED hides them)
+            conn.execute(text("SELECT id FROM keyword FOR UPDATE")).all()
+            crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
+            await until(lambda: crawler.stats.get_value("farm/lease/claim_busy"), 10, "an empty claim")
+            assert crawler.engine.closed == [] and middleware.runs == {}
+            conn.rollback()  # that claim took nothing after all
+        await until(lambda: len(middleware.runs) == 2, 10, "the rows to be claimed")
+        assert crawler.engine.closed == []
+        assert len(crawler.engine.scheduled) == 2
+    finally:
+        other.dispose()
+        FarmRuntime.of(crawler).engine_stopped()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_failed_keyword_is_waited_for_until_its_retry_is_due(sqlite_url):
+    crawler, middleware = crawler_for(sqlite_url, [("qcwy", "北京", "python")], FARM_RETRY_DELAY=0.5)
+    try:
+        crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
+        await db_barrier(crawler)
+        [run] = middleware.runs.values()
+        runtime = FarmRuntime.of(crawler)
+        runtime.progress.end(run, "failed", "HTTP 404 at http://x")
+        failed_at = time.monotonic()
+        await until(lambda: crawler.stats.get_value("farm/lease/waiting_for_retry"), 10, "the wait")
+        assert crawler.engine.closed == []
+        await until(lambda: middleware.runs, 10, "the retry")
+        assert time.monotonic() - failed_at >= 0.45
+        [again] = middleware.runs.values()
+        assert (again.lease.id, again.lease.from_status, again.lease.retry_count) == (run.lease.id, "failed", 1)
+    finally:
+        FarmRuntime.of(crawler).engine_stopped()
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_nothing_claimable_and_nothing_to_wait_for_the_crawl_closes(sqlite_url):
+    crawler, middleware = crawler_for(sqlite_url, [("qcwy", "北京", "python")], FARM_MAX_RETRIES=0)
+    try:
+        crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
+        await db_barrier(crawler)
+        [run] = middleware.runs.values()
+        FarmRuntime.of(crawler).progress.end(run, "failed", "HTTP 404 at http://x")
+        await until(lambda: crawler.engine.closed, 10, "the crawl to close")
+        assert crawler.engine.closed == ["finished"]
+        assert crawler.stats.get_value("farm/lease/waiting_for_retry") is None
+    finally:
+        FarmRuntime.of(crawler).engine_stopped()
+
+
+def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting(mariadb_url):
+    from datetime import timedelta
+
+    from farm.state.clock import utcnow
+    from farm.state.db import make_engine
+    from farm.state.migrate import upgrade
+    from farm.state.store import KeywordStore
+
+    upgrade(mariadb_url)
+    store = KeywordStore(make_engine(mariadb_url), lease_timeout=60)
+    store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
+    store.claim("qcwy", "dead crawler", 2)
+    later = KeywordStore(store.engine, lease_timeout=60, clock=lambda: utcnow() + timedelta(hours=1))
+    other = create_engine(mariadb_url, isolation_level="READ COMMITTED")
+    try:
+        with other.connect() as conn:
+            conn.execute(text("SELECT id FROM keyword WHERE city = '北京' FOR UPDATE")).all()
+            started = time.monotonic()
+            assert later.reap() == 1  # 上海's row; 北京's is skipped, not waited for
+            assert time.monotonic() - started < 5
+            conn.rollback()
+        assert later.reap() == 1
+    finally:
+        other.dispose()
+        store.close()
