@@ -7,7 +7,7 @@ import scrapy
 
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import response_json, response_text, to_int, unique_tags
+from farm.spiders.parsing import json_kind, response_json, response_text, to_int, unique_tags
 
 SITE = "https://www.zhipin.com"  # stored posting URLs name the real site, whatever base_url is
 
@@ -90,9 +90,10 @@ class BossSpider(LeaseSpider):
         if data.get("code") not in (0, "0") or not isinstance(zp, dict):
             raise ParseError(f"boss: code {data.get('code')!r} without zpData, not a page")
         jobs = zp.get("jobList")
-        jobs = [] if jobs is None else jobs
-        if not isinstance(jobs, list):
-            raise ParseError("boss: zpData.jobList is not a list")
+        if jobs is None:  # absent or null: a page without postings
+            jobs = []
+        elif not isinstance(jobs, list):
+            raise ParseError(f"boss: zpData.jobList is {json_kind(jobs)}, not a list")
         postings = self.postings_from(jobs, _posting, "encryptJobId", response)
         return Page(postings=postings, has_more=bool(zp.get("hasMore")) and bool(jobs))
 

@@ -10,7 +10,7 @@ import scrapy
 
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import response_text, site_time, to_int, unique_tags
+from farm.spiders.parsing import json_kind, response_text, site_time, to_int, unique_tags
 
 SITE = "https://www.zhaopin.com"  # stored posting URLs name the real site, whatever base_url is
 STATE_MARKER = "__INITIAL_STATE__"
@@ -58,8 +58,10 @@ class ZhilianSpider(LeaseSpider):
         if state is None:
             raise ParseError("zhilian: no __INITIAL_STATE__ object")
         positions = state.get("positionList")
-        if not isinstance(positions, list):
+        if positions is None:  # the search page always has one, if only empty
             raise ParseError("zhilian: no __INITIAL_STATE__.positionList")
+        if not isinstance(positions, list):
+            raise ParseError(f"zhilian: __INITIAL_STATE__.positionList is {json_kind(positions)}, not a list")
         postings = self.postings_from(positions, _posting, "number", response)
         pages = to_int(state.get("pages"))
         count = to_int(state.get("positionCount"))
