@@ -92,6 +92,7 @@ def test_block(case):
 @pytest.mark.parametrize("body, content_type, reason", [
     (b"<html><body>Bad gateway of some proxy</body></html>", "text/html", "boss: response is not JSON"),
     (b'{"code": 0, "message": "Success"}', "application/json", "boss: code 0 without zpData, not a page"),
+    (b'{"message": "Success", "zpData": {"jobList": []}}', "application/json", "boss: no code in the answer, not a page"),
     (b'{"code": 0, "zpData": {"jobList": {}}}', "application/json", "boss: zpData.jobList is an object, not a list"),
 ])
 def test_unparsable_body_fails_the_keyword(body, content_type, reason):
