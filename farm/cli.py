@@ -14,13 +14,13 @@ from pathlib import Path
 
 import click
 from scrapy.utils.project import get_project_settings
-from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state.clock import load_timezone
-from farm.state.db import DatabaseUrlError, make_engine
+from farm.state.db import DatabaseUrlError, make_engine, mask_url
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
 from farm.state.models import SOURCES, STATUSES
 from farm.state.store import KeywordStore
@@ -29,7 +29,6 @@ from farm.state.validation import KeywordError, validate_keyword
 
 # Keywords written per transaction by `farm keywords import`.
 IMPORT_CHUNK = 5000
-URL_EXAMPLES = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
 
 
 class DatabaseUnreachable(Exception):
@@ -47,24 +46,15 @@ class Farm:
 
     @property
     def masked_url(self) -> str:
-        try:
-            return make_url(self.db_url).render_as_string(hide_password=True)
-        except ArgumentError:
-            return self.db_url
+        return mask_url(self.db_url)
 
     def engine(self) -> Engine:
         """The engine, after one connection proves the database is reachable."""
         if self._engine is None:
             try:
-                engine = make_engine(self.db_url)
-            except DatabaseUrlError:
-                raise click.ClickException(
-                    f"{self.url_origin}={self.db_url!r} is not a database URL ({URL_EXAMPLES})"
-                ) from None
-            except (ArgumentError, ImportError) as exc:  # unknown dialect, missing driver
-                raise click.ClickException(
-                    f"{self.url_origin}={self.masked_url!r} cannot be used: {exc} ({URL_EXAMPLES})"
-                ) from None
+                engine = make_engine(self.db_url, setting=self.url_origin)
+            except DatabaseUrlError as exc:  # its message masks the password
+                raise click.ClickException(str(exc)) from None
             try:
                 with engine.connect():
                     pass

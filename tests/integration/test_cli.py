@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 
 import farm.cli
 from farm.cli import farm as farm_command
-from farm.state.db import make_engine
+from farm.state.db import URL_EXAMPLES, make_engine
 from farm.state.migrate import head_revision, require_current
 from farm.state.models import Keyword
 from farm.state.store import KeywordStore
@@ -495,6 +495,37 @@ def test_unknown_dialect_is_one_line():
     assert result.exit_code == 1
     assert result.output.startswith("Error: --db-url='nosuchdb://host/x' cannot be used: ")
     assert result.output.count("\n") == 1
+
+
+MALFORMED_URLS = [
+    ("mysql+pymysql://u:s3cret@host:notaport/db", "'mysql+pymysql://u:***@host:notaport/db' has a port that is not a number"),
+    ("mysql+pymysql://u:s3cret@127.0.0.1:99999/db", "'mysql+pymysql://u:***@127.0.0.1:99999/db' has port 99999, outside 1 to 65535"),
+    ("mysql+pymysql://u:s3cret@host:/db", "'mysql+pymysql://u:***@host:/db' has a port that is not a number"),
+    ("mysql+pymysql://root:s3cret/farm", "'mysql+pymysql://root:***/farm' has a port that is not a number"),
+    ("root:s3cret@host/farm", "'root:***@host/farm' is not a database URL"),
+    ("nosuchdb://u:s3cret@host/db", "'nosuchdb://u:***@host/db' cannot be used: Can't load plugin"),
+]  # fmt: skip
+EVERY_DATABASE_COMMAND = [
+    ["db", "upgrade"], ["keywords", "list"], ["keywords", "add", "boss", "北京", "python"],
+    ["keywords", "import", str(DEMO_KEYWORDS)], ["stats"], ["stats", "--json"], ["reap"], ["demo"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("url, problem", MALFORMED_URLS)
+def test_a_malformed_url_is_one_line_naming_the_problem_without_the_password(url, problem, tmp_path):
+    for args in EVERY_DATABASE_COMMAND:
+        result = run(url, *args)
+        assert (result.exit_code, result.output.count("\n")) == (1, 1), (args, result.output)
+        assert result.output.startswith(f"Error: --db-url={problem}"), (args, result.output)
+        assert "s3cret" not in result.output
+
+
+def test_a_malformed_farm_db_url_from_the_environment_is_named(tmp_path):
+    url, problem = MALFORMED_URLS[0]
+    done = run_module(["stats"], cwd=tmp_path, FARM_DB_URL=url)
+    assert done.returncode == 1
+    assert done.stderr == f"Error: FARM_DB_URL={problem} (1 to 65535) ({URL_EXAMPLES})\n"
+    assert "s3cret" not in done.stdout + done.stderr
 
 
 def run_module(args, cwd, **env):
