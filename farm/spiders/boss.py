@@ -1,10 +1,10 @@
 """Boss直聘: the web search XHR, ``/wapi/zpgeek/search/joblist.json`` (CONTRACTS.md §1)."""
 
-import re
 from urllib.parse import quote, urlencode
 
 import scrapy
 
+from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import json_kind, response_json, response_text, to_int, unique_tags
@@ -45,24 +45,8 @@ class BossSpider(LeaseSpider):
     # 10 pages (300 results) per search (a 2024 blog: "boss最多请求10页数据", and a sample
     # with totalCount 300 / resCount 450). FARM_BOSS_MAX_PAGES defaults to 3; above 10 it gains nothing.
     paging = "sequential"
-    code_pattern = re.compile(r"\d{9}")
-    city_codes = {
-        "全国": "100010000",
-        "北京": "101010100",
-        "上海": "101020100",
-        "广州": "101280100",
-        "深圳": "101280600",
-        "杭州": "101210100",
-        "成都": "101270100",
-        "武汉": "101200100",
-        "南京": "101190100",
-        # not in CONTRACTS.md: Boss' usual codes for the cities the other two sites list
-        "天津": "101030100",
-        "重庆": "101040100",
-        "西安": "101110100",
-        "苏州": "101190400",
-        "佛山": "101280800",
-    }
+    code_pattern = CODE_PATTERNS["boss"]  # farm/cities.py: keyword validation uses the same
+    city_codes = CITY_CODES["boss"]
 
     def search_request(self, city_code, job, page):
         query = urlencode(

@@ -2,12 +2,12 @@
 
 import hashlib
 import hmac
-import re
 import time
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import scrapy
 
+from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import json_kind, response_json, response_text, site_time, unique_tags
@@ -32,30 +32,8 @@ class QcwySpider(LeaseSpider):
     name = "qcwy"
     page_size = 20
     paging = "parallel"  # resultbody.job.totalCount on every page
-    code_pattern = re.compile(r"\d{6}")
-    city_codes = {
-        "全国": "000000",
-        "北京": "010000",
-        "上海": "020000",
-        "广州": "030200",
-        "深圳": "040000",
-        "杭州": "080200",
-        "天津": "050000",
-        "重庆": "060000",
-        "成都": "090200",
-        "南京": "070200",  # the contract's sample posting (南京·江宁区, jobAreaCode 070200)
-        "广东": "030000",
-        "广东省": "030000",
-        "江苏": "070000",
-        "江苏省": "070000",
-        "浙江": "080000",
-        "浙江省": "080000",
-        # sources disagree (§2.4); these are 51job's area_array_c.js codes
-        "苏州": "070300",
-        "武汉": "180200",
-        "西安": "200200",
-        "佛山": "030600",  # not in CONTRACTS.md
-    }
+    code_pattern = CODE_PATTERNS["qcwy"]  # farm/cities.py: keyword validation uses the same
+    city_codes = CITY_CODES["qcwy"]
     clock = staticmethod(time.time)  # the sign covers the timestamp: tests pin it
 
     def search_request(self, city_code, job, page):

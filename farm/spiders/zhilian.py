@@ -2,12 +2,12 @@
 
 import json
 import math
-import re
 from urllib.parse import quote
 from weakref import WeakKeyDictionary
 
 import scrapy
 
+from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import json_kind, response_text, site_time, to_int, unique_tags
@@ -32,23 +32,8 @@ class ZhilianSpider(LeaseSpider):
     name = "zhilian"
     page_size = 20
     paging = "parallel"  # __INITIAL_STATE__.pages on every page
-    code_pattern = re.compile(r"\d{3,6}")
-    city_codes = {
-        "全国": "489",
-        "北京": "530",
-        "上海": "538",
-        "广州": "763",
-        "深圳": "765",
-        "杭州": "653",
-        "成都": "801",
-        "武汉": "736",
-        "南京": "635",
-        "苏州": "639",
-        "天津": "531",
-        "重庆": "551",
-        "西安": "854",
-        "佛山": "768",
-    }
+    code_pattern = CODE_PATTERNS["zhilian"]  # farm/cities.py: keyword validation uses the same
+    city_codes = CITY_CODES["zhilian"]
 
     def search_request(self, city_code, job, page):
         return scrapy.Request(f"{self.base_url}/sou/jl{city_code}?kw={quote(job, safe='')}&p={page}")

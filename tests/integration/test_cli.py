@@ -210,7 +210,7 @@ BAD_FILES = [
         id="column-count",
     ),
     pytest.param(
-        "source,city,job\nboss,shanghai,go\nboss,北京,go\n".encode("gbk"),
+        "source,city,job\nboss,101020100,go\nboss,北京,go\n".encode("gbk"),
         "line 3: not UTF-8 text (byte 0xb1 at byte 6); save the file as UTF-8",
         id="gbk",
     ),
@@ -230,6 +230,36 @@ BAD_FILES = [
         id="wrong-header",
     ),
     pytest.param("", "line 1: the file is empty (expected the header source,city,job)", id="empty"),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nzhilian,拉萨,go\n",
+        "line 3: unknown city '拉萨' for zhilian: use one of 全国, 北京, 上海, 广州, 深圳, 杭州, 成都, 武汉, 南京, "
+        "苏州, 天津, 重庆, 西安, 佛山 or a zhilian city code (3 to 6 digits, e.g. 530)",
+        id="unknown-city",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nqcwy,101010100,go\n",
+        "line 3: unknown city '101010100' for qcwy: use one of 全国, 北京, 上海, 广州, 深圳, 杭州, 天津, 重庆, "
+        "成都, 南京, 广东, 广东省, 江苏, 江苏省, 浙江, 浙江省, 苏州, 武汉, 西安, 佛山 or a qcwy city code "
+        "(6 digits, e.g. 010000)",
+        id="another-sites-code",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nboss,北京,java\x1b[2J\n",
+        "line 3: job 'java\\x1b[2J' has a control character, U+001B, at character 5: remove it",
+        id="escape",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nboss,北京,\u202etsetnoc\n",
+        "line 3: job '\\u202etsetnoc' has a format character (invisible, or reordering the text), "
+        "U+202E RIGHT-TO-LEFT OVERRIDE, at character 1: remove it",
+        id="bidi-override",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nboss,北\u200b京,go\n",
+        "line 3: city '北\\u200b京' has a format character (invisible, or reordering the text), "
+        "U+200B ZERO WIDTH SPACE, at character 2: remove it",
+        id="zero-width",
+    ),
 ]
 
 
@@ -282,12 +312,22 @@ def test_add_says_added_or_already_present(db_url):
         (["lagou", "北京", "python"], "unknown source 'lagou' (expected one of: boss, qcwy, zhilian)"),
         (["boss", "", "python"], "empty city"),
         (["boss", "北京", "x" * 129], "job is 129 characters long (at most 128)"),
+        (["boss", "火星", "python"], "unknown city '火星' for boss: use one of 全国, 北京, 上海, 广州, 深圳, 杭州, "
+                                     "成都, 武汉, 南京, 天津, 重庆, 西安, 苏州, 佛山 or a boss city code "
+                                     "(9 digits, e.g. 101010100)"),
+        (["zhilian", "101010100", "python"], "unknown city '101010100' for zhilian: use one of "),
+        (["boss", "北京", "py\tthon"], "job 'py\\tthon' has a control character, U+0009, at character 3: remove it"),
+        (["boss", "北京", "py\nthon"], "job 'py\\nthon' has a control character, U+000A, at character 3: remove it"),
+        (["boss", "北京", "java\x00"], "job 'java\\x00' has a control character, U+0000, at character 5: remove it"),
+        (["qcwy", "北京\u2069", "go"], "city '北京\\u2069' has a format character (invisible, or reordering the "
+                                       "text), U+2069 POP DIRECTIONAL ISOLATE, at character 3: remove it"),
     ],
-)
+)  # fmt: skip
 def test_add_refuses_a_bad_keyword(sqlite_url, args, message):
     upgraded(sqlite_url)
     result = run(sqlite_url, "keywords", "add", *args)
-    assert (result.exit_code, result.output) == (1, f"Error: {message}\n")
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {message}") and result.output.count("\n") == 1
     assert keyword_rows(sqlite_url) == []
 
 
