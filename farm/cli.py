@@ -20,7 +20,7 @@ from sqlalchemy.exc import DBAPIError
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state.clock import load_timezone
-from farm.state.db import DatabaseUrlError, make_engine, mask_url
+from farm.state.db import DatabaseUrlError, make_engine, mask_url, reader
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
 from farm.state.models import SOURCES, STATUSES
 from farm.state.store import KeywordStore
@@ -64,9 +64,13 @@ class Farm:
             self._engine = engine
         return self._engine
 
-    def store(self) -> KeywordStore:
-        """The keyword store, on a database at the current schema (else SchemaNotCurrent)."""
-        engine = self.engine()
+    def store(self, read_only: bool = False) -> KeywordStore:
+        """The keyword store, on a database at the current schema (else SchemaNotCurrent).
+
+        ``read_only``: for commands that only read (stats, list), whose reads then do
+        not wait behind a crawl's writers on SQLite (farm.state.db.reader).
+        """
+        engine = reader(self.engine()) if read_only else self.engine()
         require_current(engine)
         tz_name = self.settings.get("FARM_TIMEZONE")
         try:
@@ -218,7 +222,7 @@ def keywords_add(farm_ctx: Farm, source: str, city: str, job: str):
 @database_command
 def keywords_list(farm_ctx: Farm, source: str | None, status: str | None, limit: int | None):
     """Show keywords and where each one's crawl stands."""
-    rows = farm_ctx.store().list_keywords(source=source, status=status, limit=limit)
+    rows = farm_ctx.store(read_only=True).list_keywords(source=source, status=status, limit=limit)
     if not rows:
         click.echo("no keywords")
         return
@@ -266,7 +270,7 @@ STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "p
 @database_command
 def stats(farm_ctx: Farm, source: str | None, day: date | None, as_json: bool):
     """Keywords used, unused and in each state for one day, per source."""
-    store = farm_ctx.store()
+    store = farm_ctx.store(read_only=True)
     rows = store.stats(source=source, day=day)
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))

@@ -7,6 +7,8 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
 URL_EXAMPLES = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
+# the execution option of reader(engine): its SQLite transactions begin deferred
+READ_OPTION = "farm_read"
 # query parameters that may carry a password to the driver (?password=, ?passwd=, ...)
 _SECRET_PARAM = re.compile(r"([?&][^=&]*(?:pass|pwd|secret|token)[^=&]*=)[^&]*", re.IGNORECASE)
 
@@ -65,6 +67,21 @@ def make_engine(url: str, setting: str = "FARM_DB_URL") -> Engine:
         raise _url_error(url, setting, f"cannot be used: {reason}") from None
 
 
+def reader(engine: Engine) -> Engine:
+    """``engine`` for reads that must not wait behind writers, sharing its pool.
+
+    On SQLite every transaction of ``engine`` begins IMMEDIATE (it takes the write lock
+    at BEGIN, so claims never deadlock), and a read would wait for a crawl's writers up
+    to the 30 s busy timeout. A transaction of ``reader(engine)`` begins deferred, a
+    plain BEGIN: in WAL mode it reads the last committed state at once, whatever is
+    being written. On MySQL/MariaDB it changes nothing.
+
+    Only read through it: on SQLite a deferred transaction that then writes fails at
+    once ("database is locked") while another holds the write lock, instead of waiting.
+    """
+    return engine.execution_options(**{READ_OPTION: True})
+
+
 def _url_error(url, setting: str, problem: str) -> DatabaseUrlError:
     return DatabaseUrlError(f"{setting}={mask_url(url)!r} {problem} ({URL_EXAMPLES})")
 
@@ -74,8 +91,7 @@ def _engine(parsed) -> Engine:
     if backend == "sqlite":
         engine = create_engine(parsed, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
-        # pysqlite's own BEGIN handling defers the write lock; take it at BEGIN instead
-        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     if backend == "mysql":
         query = dict(parsed.query)
@@ -88,6 +104,12 @@ def _engine(parsed) -> Engine:
             isolation_level="READ COMMITTED",
         )
     return create_engine(parsed, pool_pre_ping=True)
+
+
+def _sqlite_begin(conn):
+    # pysqlite's own BEGIN handling defers the write lock; take it at BEGIN instead,
+    # except in a reader's transaction (see reader)
+    conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_OPTION) else "BEGIN IMMEDIATE")
 
 
 def _sqlite_pragmas(dbapi_connection, connection_record):

@@ -1,8 +1,10 @@
 """The `farm` command, run through click's CliRunner on SQLite and on the real MariaDB."""
 
 import json
+import sqlite3
 import subprocess
 import sys
+import time
 import unicodedata
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -481,6 +483,30 @@ def test_stats_bad_date_is_a_clear_error(sqlite_url, bad):
     assert f"'{bad}' is not a date: use YYYY-MM-DD" in result.output
 
 
+@pytest.mark.parametrize("args", [["stats"], ["stats", "--json"], ["keywords", "list"]])
+def test_stats_and_list_answer_at_once_while_a_crawl_writes_to_sqlite(sqlite_url, tmp_path, args):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "add", "boss", "北京", "python")
+    writer = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # a crawl's writer, in the middle of a transaction
+    writer.execute("UPDATE keyword SET jobs_found = 99")
+    try:
+        started = time.monotonic()
+        # a read behind the writer would wait for SQLite's 30 s busy timeout: the timeout fails the test
+        done = run_module(["--db-url", sqlite_url, *args], cwd=tmp_path, timeout=25)
+        assert done.returncode == 0, done.stderr
+        assert time.monotonic() - started < 20
+        if "--json" in args:
+            assert json.loads(done.stdout)[0]["total"] == 1
+        elif args == ["stats"]:
+            assert parse_table(done.stdout)[0]["total"] == "1"
+        else:  # the last committed state, not the writer's uncommitted one
+            assert [(r["job"], r["jobs"]) for r in parse_table(done.stdout)] == [("python", "0")]
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
 # --- farm reap --------------------------------------------------------------
 
 
@@ -568,7 +594,7 @@ def test_a_malformed_farm_db_url_from_the_environment_is_named(tmp_path):
     assert "s3cret" not in done.stdout + done.stderr
 
 
-def run_module(args, cwd, **env):
+def run_module(args, cwd, timeout=120, **env):
     import os
 
     return subprocess.run(
@@ -577,7 +603,7 @@ def run_module(args, cwd, **env):
         env={**os.environ, **env},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
 
 

@@ -1,8 +1,16 @@
-"""Database URLs: masked wherever they are shown, and a malformed one is one clear error."""
+"""Database URLs (masked wherever they are shown; a malformed one is one clear error), and SQLite reads."""
+
+import sqlite3
+import threading
+import time
 
 import pytest
+from sqlalchemy import select
 
-from farm.state.db import DatabaseUrlError, make_engine, mask_url
+from farm.state.db import DatabaseUrlError, make_engine, mask_url, reader
+from farm.state.migrate import upgrade
+from farm.state.models import Keyword
+from farm.state.store import KeywordStore
 
 
 @pytest.mark.parametrize("url, masked", [
@@ -59,5 +67,90 @@ def test_a_good_url_still_makes_an_engine(tmp_path):
     try:
         with engine.connect() as conn:
             assert conn.exec_driver_sql("select 1").scalar() == 1
+    finally:
+        engine.dispose()
+
+
+# --- reads on SQLite ----------------------------------------------------------
+
+
+class InThread:
+    """Run ``fn`` in a thread, so that a read that blocks fails the test instead of hanging it."""
+
+    def __init__(self, fn):
+        self.result, self.error = None, None
+        self.thread = threading.Thread(target=self._run, args=(fn,), daemon=True)
+        self.started = time.monotonic()
+        self.thread.start()
+
+    def _run(self, fn):
+        try:
+            self.result = fn()
+        except Exception as exc:  # reported by the test
+            self.error = exc
+
+    def done_within(self, seconds):
+        self.thread.join(seconds)
+        return not self.thread.is_alive()
+
+
+@pytest.fixture
+def held_write_lock(tmp_path):
+    """A farm SQLite database with one keyword, and another connection in the middle of a
+    write transaction on it (BEGIN IMMEDIATE and an UPDATE, not committed), as a crawl's writer."""
+    path = tmp_path / "farm.db"
+    url = f"sqlite:///{path}"
+    upgrade(url)
+    engine = make_engine(url)
+    KeywordStore(engine).add_keywords([("boss", "北京", "python")])
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE keyword SET job = 'uncommitted', jobs_found = 99")
+    try:
+        yield engine, writer
+    finally:
+        writer.execute("ROLLBACK")  # frees a read still waiting, if the test failed
+        writer.close()
+        engine.dispose()
+
+
+def keyword_jobs(engine):
+    with engine.begin() as conn:
+        return conn.execute(select(Keyword.job, Keyword.jobs_found)).all()
+
+
+def test_a_read_through_reader_does_not_wait_behind_a_writer(held_write_lock):
+    engine, writer = held_write_lock
+    read = InThread(lambda: keyword_jobs(reader(engine)))
+    assert read.done_within(5), "the read waited behind the writer"
+    assert read.error is None
+    assert time.monotonic() - read.started < 1  # well under the 30 s busy timeout
+    assert read.result == [("python", 0)]  # the last committed state
+
+    # the engine itself still takes the write lock at BEGIN: its reads wait, as writes must
+    blocked = InThread(lambda: keyword_jobs(engine))
+    assert not blocked.done_within(0.5)
+    writer.execute("COMMIT")
+    assert blocked.done_within(5) and blocked.error is None
+    assert blocked.result == [("uncommitted", 99)]
+    writer.execute("BEGIN")  # for the fixture's ROLLBACK
+
+
+def test_the_stores_reads_on_a_reader_answer_while_a_crawl_writes(held_write_lock):
+    engine, _ = held_write_lock
+    store = KeywordStore(reader(engine))
+    read = InThread(lambda: (store.stats("boss"), store.list_keywords(), store.claimable("boss")))
+    assert read.done_within(5), "the store's reads waited behind the writer"
+    assert read.error is None
+    stats, rows, claimable = read.result
+    assert (stats[0]["total"], [r["job"] for r in rows], claimable) == (1, ["python"], 1)
+
+
+def test_reader_shares_the_engines_pool(tmp_path):
+    engine = make_engine(f"sqlite:///{tmp_path / 'farm.db'}")
+    try:
+        assert reader(engine).pool is engine.pool
+        assert reader(engine).get_execution_options()["farm_read"] is True
+        assert "farm_read" not in engine.get_execution_options()
     finally:
         engine.dispose()
