@@ -7,10 +7,12 @@ timestamp and signature, built like ``Request.replace`` builds one. This
 middleware calls it for every request on its way to the downloader; it is off
 (NotConfigured) for a spider that defines no such hook.
 
-It sits after the lease middleware (50), which may hold a request back while the
-page window is full, and before Scrapy's RetryMiddleware (550), whose retries
-come back through it. A request still waits in its download slot after this (the
-slot's delay): that wait is not covered.
+The farm scheduler holds a page request back until the page window has room and
+the site's pace allows it (back-offs after blocks included), so a request reaches
+this middleware as it goes to the site. It sits after the lease middleware (50),
+which drops the requests of ended keywords unsigned, and before Scrapy's
+RetryMiddleware (550); every retry (Scrapy's, or farm.middlewares.blocks') goes
+back through the scheduler and comes through here again.
 """
 
 from scrapy.exceptions import NotConfigured
