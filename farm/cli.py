@@ -14,13 +14,13 @@ from pathlib import Path
 
 import click
 from scrapy.utils.project import get_project_settings
-from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state.clock import load_timezone
-from farm.state.db import DatabaseUrlError, make_engine
+from farm.state.db import DatabaseUrlError, make_engine, mask_url, reader
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
 from farm.state.models import SOURCES, STATUSES
 from farm.state.store import KeywordStore
@@ -29,7 +29,6 @@ from farm.state.validation import KeywordError, validate_keyword
 
 # Keywords written per transaction by `farm keywords import`.
 IMPORT_CHUNK = 5000
-URL_EXAMPLES = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
 
 
 class DatabaseUnreachable(Exception):
@@ -47,24 +46,15 @@ class Farm:
 
     @property
     def masked_url(self) -> str:
-        try:
-            return make_url(self.db_url).render_as_string(hide_password=True)
-        except ArgumentError:
-            return self.db_url
+        return mask_url(self.db_url)
 
     def engine(self) -> Engine:
         """The engine, after one connection proves the database is reachable."""
         if self._engine is None:
             try:
-                engine = make_engine(self.db_url)
-            except DatabaseUrlError:
-                raise click.ClickException(
-                    f"{self.url_origin}={self.db_url!r} is not a database URL ({URL_EXAMPLES})"
-                ) from None
-            except (ArgumentError, ImportError) as exc:  # unknown dialect, missing driver
-                raise click.ClickException(
-                    f"{self.url_origin}={self.masked_url!r} cannot be used: {exc} ({URL_EXAMPLES})"
-                ) from None
+                engine = make_engine(self.db_url, setting=self.url_origin)
+            except DatabaseUrlError as exc:  # its message masks the password
+                raise click.ClickException(str(exc)) from None
             try:
                 with engine.connect():
                     pass
@@ -74,9 +64,13 @@ class Farm:
             self._engine = engine
         return self._engine
 
-    def store(self) -> KeywordStore:
-        """The keyword store, on a database at the current schema (else SchemaNotCurrent)."""
-        engine = self.engine()
+    def store(self, read_only: bool = False) -> KeywordStore:
+        """The keyword store, on a database at the current schema (else SchemaNotCurrent).
+
+        ``read_only``: for commands that only read (stats, list), whose reads then do
+        not wait behind a crawl's writers on SQLite (farm.state.db.reader).
+        """
+        engine = reader(self.engine()) if read_only else self.engine()
         require_current(engine)
         tz_name = self.settings.get("FARM_TIMEZONE")
         try:
@@ -228,7 +222,7 @@ def keywords_add(farm_ctx: Farm, source: str, city: str, job: str):
 @database_command
 def keywords_list(farm_ctx: Farm, source: str | None, status: str | None, limit: int | None):
     """Show keywords and where each one's crawl stands."""
-    rows = farm_ctx.store().list_keywords(source=source, status=status, limit=limit)
+    rows = farm_ctx.store(read_only=True).list_keywords(source=source, status=status, limit=limit)
     if not rows:
         click.echo("no keywords")
         return
@@ -276,7 +270,7 @@ STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "p
 @database_command
 def stats(farm_ctx: Farm, source: str | None, day: date | None, as_json: bool):
     """Keywords used, unused and in each state for one day, per source."""
-    store = farm_ctx.store()
+    store = farm_ctx.store(read_only=True)
     rows = store.stats(source=source, day=day)
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))

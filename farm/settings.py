@@ -93,6 +93,8 @@ RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 
 DOWNLOADER_MIDDLEWARES = {
     "farm.middlewares.lease.KeywordLeaseMiddleware": 50,
+    # after the lease middleware, before RetryMiddleware (550): every attempt, retries too, is signed anew
+    "farm.middlewares.signing.RequestSigningMiddleware": 540,
     "farm.middlewares.blocks.SiteBlockMiddleware": 560,
 }
 ITEM_PIPELINES = {

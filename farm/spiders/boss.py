@@ -1,23 +1,31 @@
 """Boss直聘: the web search XHR, ``/wapi/zpgeek/search/joblist.json`` (CONTRACTS.md §1)."""
 
-import re
 from urllib.parse import quote, urlencode
 
 import scrapy
 
+from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import response_json, response_text, to_int, unique_tags
+from farm.spiders.parsing import json_kind, response_json, response_text, to_int, unique_tags
 
 SITE = "https://www.zhipin.com"  # stored posting URLs name the real site, whatever base_url is
 
-# Non-zero ``code`` values of an HTTP 200 answer (§1.3); any other non-zero code is a block too.
+# Non-zero ``code`` values of an HTTP 200 answer that are blocks (§1.3). Another non-zero
+# code is a block only when its message has one of BLOCK_WORDS; else it is an error of
+# the keyword (a parse error naming the code and the message), not retried as a block all day.
 BLOCK_CODES = {
     37: "access abnormal (stoken)",
     35: "captcha",
     36: "account risk",
     7: "session expired",
+    # [U] one design note groups 31 with 37 as a risk code. Taken as a block: a block
+    # wrongly assumed costs a few backed-off retries and a partial keyword, resumed later;
+    # a block taken for an error would fail every keyword the site is blocking, for the day.
+    31: "risk control",
 }
+# The contract's fallback words (§1.3): a message with one of them is a block, whatever its code.
+BLOCK_WORDS = ("环境存在异常", "访问频繁", "安全校验", "滑块", "验证")
 # Where Boss' security JS sends a browser, as a redirect target or inside an HTML body,
 # and the walls' texts (§1.3).
 BLOCK_MARKERS = [
@@ -37,24 +45,8 @@ class BossSpider(LeaseSpider):
     # 10 pages (300 results) per search (a 2024 blog: "boss最多请求10页数据", and a sample
     # with totalCount 300 / resCount 450). FARM_BOSS_MAX_PAGES defaults to 3; above 10 it gains nothing.
     paging = "sequential"
-    code_pattern = re.compile(r"\d{9}")
-    city_codes = {
-        "全国": "100010000",
-        "北京": "101010100",
-        "上海": "101020100",
-        "广州": "101280100",
-        "深圳": "101280600",
-        "杭州": "101210100",
-        "成都": "101270100",
-        "武汉": "101200100",
-        "南京": "101190100",
-        # not in CONTRACTS.md: Boss' usual codes for the cities the other two sites list
-        "天津": "101030100",
-        "重庆": "101040100",
-        "西安": "101110100",
-        "苏州": "101190400",
-        "佛山": "101280800",
-    }
+    code_pattern = CODE_PATTERNS["boss"]  # farm/cities.py: keyword validation uses the same
+    city_codes = CITY_CODES["boss"]
 
     def search_request(self, city_code, job, page):
         query = urlencode(
@@ -86,13 +78,18 @@ class BossSpider(LeaseSpider):
         data = response_json(response)
         if not isinstance(data, dict):
             raise ParseError("boss: response is not JSON")
-        zp = data.get("zpData")
-        if data.get("code") not in (0, "0") or not isinstance(zp, dict):
-            raise ParseError(f"boss: code {data.get('code')!r} without zpData, not a page")
+        if "code" not in data:
+            raise ParseError("boss: no code in the answer, not a page")
+        code, zp = data["code"], data.get("zpData")
+        if code not in (0, "0"):  # block_reason let it through: not a block
+            raise ParseError(f"boss: unknown code {code!r}, message {data.get('message')!r}: not a page")
+        if not isinstance(zp, dict):
+            raise ParseError(f"boss: code {code!r} without zpData, not a page")
         jobs = zp.get("jobList")
-        jobs = [] if jobs is None else jobs
-        if not isinstance(jobs, list):
-            raise ParseError("boss: zpData.jobList is not a list")
+        if jobs is None:  # absent or null: a page without postings
+            jobs = []
+        elif not isinstance(jobs, list):
+            raise ParseError(f"boss: zpData.jobList is {json_kind(jobs)}, not a list")
         postings = self.postings_from(jobs, _posting, "encryptJobId", response)
         return Page(postings=postings, has_more=bool(zp.get("hasMore")) and bool(jobs))
 
@@ -105,8 +102,12 @@ class BossSpider(LeaseSpider):
             code = data["code"]
             if code in (0, "0"):
                 return None
-            tail = BLOCK_CODES.get(code) or BLOCK_CODES.get(to_int(code)) or data.get("message") or "non-zero code"
-            return f"boss_{code} {tail}"
+            if to_int(code) in BLOCK_CODES:
+                return f"boss_{code} {BLOCK_CODES[to_int(code)]}"
+            message = str(data.get("message") or "")
+            if any(word in message for word in BLOCK_WORDS):
+                return f"boss_{code} {message}"
+            return None  # another code: parse_page fails the keyword with it
         location = response.headers.get(b"Location", b"").decode("latin-1")
         haystack = (response.url, location, response_text(response))
         for marker, reason in BLOCK_MARKERS:

@@ -27,6 +27,16 @@ def response_json(response):
         return None
 
 
+def json_kind(value) -> str:
+    """What a decoded JSON value is, for an error message: "an object", "a string", "true"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    kinds = {dict: "an object", list: "a list", str: "a string", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
 def site_time(value) -> datetime | None:
     """A site's publish time (text in China time, or epoch ms) as an aware datetime."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):

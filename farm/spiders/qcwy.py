@@ -2,15 +2,15 @@
 
 import hashlib
 import hmac
-import re
 import time
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import scrapy
 
+from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import response_json, response_text, site_time, unique_tags
+from farm.spiders.parsing import json_kind, response_json, response_text, site_time, unique_tags
 
 SEARCH_PATH = "/api/job/search-pc"
 SIGN_KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"
@@ -32,36 +32,14 @@ class QcwySpider(LeaseSpider):
     name = "qcwy"
     page_size = 20
     paging = "parallel"  # resultbody.job.totalCount on every page
-    code_pattern = re.compile(r"\d{6}")
-    city_codes = {
-        "全国": "000000",
-        "北京": "010000",
-        "上海": "020000",
-        "广州": "030200",
-        "深圳": "040000",
-        "杭州": "080200",
-        "天津": "050000",
-        "重庆": "060000",
-        "成都": "090200",
-        "南京": "070200",  # the contract's sample posting (南京·江宁区, jobAreaCode 070200)
-        "广东": "030000",
-        "广东省": "030000",
-        "江苏": "070000",
-        "江苏省": "070000",
-        "浙江": "080000",
-        "浙江省": "080000",
-        # sources disagree (§2.4); these are 51job's area_array_c.js codes
-        "苏州": "070300",
-        "武汉": "180200",
-        "西安": "200200",
-        "佛山": "030600",  # not in CONTRACTS.md
-    }
+    code_pattern = CODE_PATTERNS["qcwy"]  # farm/cities.py: keyword validation uses the same
+    city_codes = CITY_CODES["qcwy"]
     clock = staticmethod(time.time)  # the sign covers the timestamp: tests pin it
 
     def search_request(self, city_code, job, page):
         params = {
             "api_key": "51job",
-            "timestamp": int(self.clock()),
+            "timestamp": "",  # sign_request puts in the time of sending
             "keyword": job,
             "searchType": "2",
             **dict.fromkeys(["function", "industry"], ""),
@@ -84,17 +62,33 @@ class QcwySpider(LeaseSpider):
         # quote (not quote_plus) with safe="": every reserved character is %-escaped, so
         # Scrapy's safe_url_string leaves the query as is and the sign matches what is sent
         query = urlencode(params, quote_via=quote)
-        sign = hmac.new(SIGN_KEY, f"{SEARCH_PATH}?{query}".encode(), hashlib.sha256).hexdigest()
-        return scrapy.Request(
+        request = scrapy.Request(
             f"{self.base_url}{SEARCH_PATH}?{query}",
             headers={
                 "From-Domain": "51job_web",
                 "Origin": self.base_url,
                 "Referer": f"{self.base_url}/",
                 "Accept": "application/json, text/plain, */*",
-                "sign": sign,
             },
         )
+        return self.sign_request(request)
+
+    def sign_request(self, request):
+        """``request`` with the current ``timestamp`` and a ``sign`` over the path and query it
+        sends (§2.1). farm.middlewares.signing calls it again as each attempt, retries
+        included, goes out: a retry minutes later is not sent with a stale timestamp."""
+        parts = urlsplit(request.url)
+        if not parts.path.endswith(SEARCH_PATH):
+            return request
+        # only the timestamp's text changes: the rest of the query, quoted as search_request
+        # quoted it, is exactly what was sent before and what the sign covers
+        stamp = f"timestamp={int(self.clock())}"
+        query = "&".join(stamp if pair.startswith("timestamp=") else pair for pair in parts.query.split("&"))
+        # the site signs its own path (a base URL's path prefix is a proxy's, not 51job's)
+        sign = hmac.new(SIGN_KEY, f"{SEARCH_PATH}?{query}".encode(), hashlib.sha256).hexdigest()
+        signed = request.replace(url=urlunsplit(parts._replace(query=query)))
+        signed.headers["sign"] = sign
+        return signed
 
     def parse_page(self, response):
         data = response_json(response)
@@ -111,7 +105,11 @@ class QcwySpider(LeaseSpider):
             total = int(total)
         except (TypeError, ValueError):
             raise ParseError(f"qcwy: resultbody.job.totalCount is {total!r}") from None
-        items = job.get("items") or []
+        items = job.get("items")
+        if items is None:  # absent or null: a page without postings
+            items = []
+        elif not isinstance(items, list):
+            raise ParseError(f"qcwy: resultbody.job.items is {json_kind(items)}, not a list")
         postings = self.postings_from(items, _posting, "jobId", response)
         return Page(postings=postings, total_count=total)
 

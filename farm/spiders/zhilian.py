@@ -2,15 +2,15 @@
 
 import json
 import math
-import re
 from urllib.parse import quote
 from weakref import WeakKeyDictionary
 
 import scrapy
 
+from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import response_text, site_time, to_int, unique_tags
+from farm.spiders.parsing import json_kind, response_text, site_time, to_int, unique_tags
 
 SITE = "https://www.zhaopin.com"  # stored posting URLs name the real site, whatever base_url is
 STATE_MARKER = "__INITIAL_STATE__"
@@ -32,23 +32,8 @@ class ZhilianSpider(LeaseSpider):
     name = "zhilian"
     page_size = 20
     paging = "parallel"  # __INITIAL_STATE__.pages on every page
-    code_pattern = re.compile(r"\d{3,6}")
-    city_codes = {
-        "全国": "489",
-        "北京": "530",
-        "上海": "538",
-        "广州": "763",
-        "深圳": "765",
-        "杭州": "653",
-        "成都": "801",
-        "武汉": "736",
-        "南京": "635",
-        "苏州": "639",
-        "天津": "531",
-        "重庆": "551",
-        "西安": "854",
-        "佛山": "768",
-    }
+    code_pattern = CODE_PATTERNS["zhilian"]  # farm/cities.py: keyword validation uses the same
+    city_codes = CITY_CODES["zhilian"]
 
     def search_request(self, city_code, job, page):
         return scrapy.Request(f"{self.base_url}/sou/jl{city_code}?kw={quote(job, safe='')}&p={page}")
@@ -58,8 +43,10 @@ class ZhilianSpider(LeaseSpider):
         if state is None:
             raise ParseError("zhilian: no __INITIAL_STATE__ object")
         positions = state.get("positionList")
-        if not isinstance(positions, list):
+        if positions is None:  # the search page always has one, if only empty
             raise ParseError("zhilian: no __INITIAL_STATE__.positionList")
+        if not isinstance(positions, list):
+            raise ParseError(f"zhilian: __INITIAL_STATE__.positionList is {json_kind(positions)}, not a list")
         postings = self.postings_from(positions, _posting, "number", response)
         pages = to_int(state.get("pages"))
         count = to_int(state.get("positionCount"))

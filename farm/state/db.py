@@ -1,29 +1,97 @@
 """Engines for the state database: SQLite (embedded default) or MySQL/MariaDB."""
 
+import re
+
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
+URL_EXAMPLES = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
+# the execution option of reader(engine): its SQLite transactions begin deferred
+READ_OPTION = "farm_read"
+# query parameters that may carry a password to the driver (?password=, ?passwd=, ...)
+_SECRET_PARAM = re.compile(r"([?&][^=&]*(?:pass|pwd|secret|token)[^=&]*=)[^&]*", re.IGNORECASE)
+
 
 class DatabaseUrlError(ValueError):
-    pass
+    """A database URL that cannot be used. The message names the setting, shows the URL
+    with its password masked, and says what is wrong: it is safe to print and to log."""
 
 
-def make_engine(url: str) -> Engine:
-    """An engine tuned for farm's short transactions, for ``FARM_DB_URL``."""
+def mask_url(url) -> str:
+    """``url`` as written, with its password and password-like query values shown as ``***``.
+
+    Works on any text, URL or not (it never raises), so that an error about a malformed
+    URL can still show it: everything between ``user:`` and the last ``@`` is masked,
+    and without an ``@``, a ``user:word`` whose word is not a port number.
+    """
+    text = str(url)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    else:
+        scheme += sep
+    user, colon, after = rest.partition(":")
+    if colon and not any(ch in user for ch in "/?@["):  # user:... (not a path, not an IPv6 host)
+        if "@" in after:
+            rest = f"{user}:***@{after.rpartition('@')[2]}"
+        else:
+            port = re.match(r"[^/?#]*", after).group()
+            if user and port and not port.isdigit():  # no @host: the word may be a password
+                rest = f"{user}:***{after[len(port):]}"
+    masked = f"{scheme}{rest}"
+    return _SECRET_PARAM.sub(r"\1***", masked)
+
+
+def make_engine(url: str, setting: str = "FARM_DB_URL") -> Engine:
+    """An engine tuned for farm's short transactions, for ``FARM_DB_URL``.
+
+    Every problem with the URL itself is a DatabaseUrlError naming ``setting``, with
+    the password masked (and no chained exception that could repeat it).
+    """
     try:
         parsed = make_url(url)
-    except ArgumentError as exc:
-        raise DatabaseUrlError(
-            f"FARM_DB_URL={url!r} is not a database URL "
-            "(e.g. sqlite:///farm.db or mysql+pymysql://user@host:3306/farm)"
-        ) from exc
+    except ArgumentError:
+        raise _url_error(url, setting, "is not a database URL") from None
+    except ValueError:  # SQLAlchemy reads the port with int()
+        raise _url_error(url, setting, "has a port that is not a number (1 to 65535)") from None
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        raise _url_error(url, setting, f"has port {parsed.port}, outside 1 to 65535")
+    try:
+        return _engine(parsed)
+    except (ArgumentError, ImportError) as exc:  # an unknown dialect, a missing driver, a bad SQLite form
+        # SQLAlchemy's own rendering masks only what it took for the password: show ours
+        reason = " ".join(str(exc).split()).replace(parsed.render_as_string(), mask_url(url))
+        if parsed.password:
+            reason = reason.replace(parsed.password, "***")
+        raise _url_error(url, setting, f"cannot be used: {reason}") from None
+
+
+def reader(engine: Engine) -> Engine:
+    """``engine`` for reads that must not wait behind writers, sharing its pool.
+
+    On SQLite every transaction of ``engine`` begins IMMEDIATE (it takes the write lock
+    at BEGIN, so claims never deadlock), and a read would wait for a crawl's writers up
+    to the 30 s busy timeout. A transaction of ``reader(engine)`` begins deferred, a
+    plain BEGIN: in WAL mode it reads the last committed state at once, whatever is
+    being written. On MySQL/MariaDB it changes nothing.
+
+    Only read through it: on SQLite a deferred transaction that then writes fails at
+    once ("database is locked") while another holds the write lock, instead of waiting.
+    """
+    return engine.execution_options(**{READ_OPTION: True})
+
+
+def _url_error(url, setting: str, problem: str) -> DatabaseUrlError:
+    return DatabaseUrlError(f"{setting}={mask_url(url)!r} {problem} ({URL_EXAMPLES})")
+
+
+def _engine(parsed) -> Engine:
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         engine = create_engine(parsed, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
-        # pysqlite's own BEGIN handling defers the write lock; take it at BEGIN instead
-        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     if backend == "mysql":
         query = dict(parsed.query)
@@ -36,6 +104,12 @@ def make_engine(url: str) -> Engine:
             isolation_level="READ COMMITTED",
         )
     return create_engine(parsed, pool_pre_ping=True)
+
+
+def _sqlite_begin(conn):
+    # pysqlite's own BEGIN handling defers the write lock; take it at BEGIN instead,
+    # except in a reader's transaction (see reader)
+    conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_OPTION) else "BEGIN IMMEDIATE")
 
 
 def _sqlite_pragmas(dbapi_connection, connection_record):

@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 
-from farm.state.db import make_engine
+from farm.state.db import make_engine, reader
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 HEAD = "0003"  # the newest migration's revision (a test holds it to the scripts)
@@ -65,7 +65,7 @@ def current_revision(engine) -> str | None:
     """The revision the database is at, or None when it has never been migrated."""
     engine, owned = _engine(engine)
     try:
-        with engine.connect() as connection:
+        with reader(engine).connect() as connection:  # a read: not behind a crawl's writers
             if not inspect(connection).has_table("alembic_version"):
                 return None
             return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()

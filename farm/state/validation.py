@@ -1,6 +1,30 @@
-"""What a keyword row may hold; the store and the `farm` command both check it here."""
+"""What a keyword row may hold; the store and the `farm` command both check it here.
 
+A keyword no crawl could use is refused at input, not found out at crawl time
+(where it would spend its retries in a moment): a city its source's spider does
+not know, or a city or job with characters that are invisible or control the
+display (a tab, ESC, a bidi override, a zero-width space), which make it
+unreadable or look like another keyword.
+"""
+
+import unicodedata
+
+from farm.cities import accepted_cities, city_code
 from farm.state.models import CITY_MAX, JOB_MAX, SOURCES
+
+# Unicode categories refused inside a city or job: controls (C0, DEL, C1), format
+# characters (bidi overrides and isolates, zero-width spaces and joiners, BOM, soft
+# hyphen), line and paragraph separators, surrogates and private use.
+_REFUSED = {
+    "Cc": "a control character",
+    "Cf": "a format character (invisible, or reordering the text)",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+    "Cs": "a lone surrogate",
+    "Co": "a private-use character",
+}
+# letters (category Lo) that display as nothing at all, like a zero-width space
+_FILLERS = {"\u115f", "\u1160", "\u3164", "\uffa0"}
 
 
 class KeywordError(ValueError):
@@ -17,4 +41,18 @@ def validate_keyword(source: str, city: str, job: str) -> tuple[str, str, str]:
             raise KeywordError(f"empty {name}")
         if len(value) > limit:
             raise KeywordError(f"{name} is {len(value)} characters long (at most {limit})")
+        _check_characters(name, value)
+    if city_code(source, city) is None:
+        raise KeywordError(f"unknown city {city!r} for {source}: use {accepted_cities(source)}")
     return source, city, job
+
+
+def _check_characters(name: str, value: str) -> None:
+    for at, ch in enumerate(value, 1):
+        kind = "an invisible filler" if ch in _FILLERS else _REFUSED.get(unicodedata.category(ch))
+        if kind:
+            label = unicodedata.name(ch, "")
+            raise KeywordError(
+                f"{name} {value!r} has {kind}, U+{ord(ch):04X}{' ' + label if label else ''}, "
+                f"at character {at}: remove it"
+            )

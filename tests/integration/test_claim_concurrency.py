@@ -42,7 +42,7 @@ def run_claimers(url, processes, keywords):
     upgrade(url)
     engine = make_engine(url)
     store = KeywordStore(engine)
-    store.add_keywords(("boss", f"city{i % 97}", f"job{i}") for i in range(keywords))
+    store.add_keywords(("boss", f"{101000000 + i % 97}", f"job{i}") for i in range(keywords))
     all_ids = {r["id"] for r in store.list_keywords()}
     assert len(all_ids) == keywords
 

@@ -1,8 +1,10 @@
 """The `farm` command, run through click's CliRunner on SQLite and on the real MariaDB."""
 
 import json
+import sqlite3
 import subprocess
 import sys
+import time
 import unicodedata
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -13,7 +15,7 @@ from sqlalchemy import select, update
 
 import farm.cli
 from farm.cli import farm as farm_command
-from farm.state.db import make_engine
+from farm.state.db import URL_EXAMPLES, make_engine
 from farm.state.migrate import head_revision, require_current
 from farm.state.models import Keyword
 from farm.state.store import KeywordStore
@@ -210,7 +212,7 @@ BAD_FILES = [
         id="column-count",
     ),
     pytest.param(
-        "source,city,job\nboss,shanghai,go\nboss,北京,go\n".encode("gbk"),
+        "source,city,job\nboss,101020100,go\nboss,北京,go\n".encode("gbk"),
         "line 3: not UTF-8 text (byte 0xb1 at byte 6); save the file as UTF-8",
         id="gbk",
     ),
@@ -230,6 +232,36 @@ BAD_FILES = [
         id="wrong-header",
     ),
     pytest.param("", "line 1: the file is empty (expected the header source,city,job)", id="empty"),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nzhilian,拉萨,go\n",
+        "line 3: unknown city '拉萨' for zhilian: use one of 全国, 北京, 上海, 广州, 深圳, 杭州, 成都, 武汉, 南京, "
+        "苏州, 天津, 重庆, 西安, 佛山 or a zhilian city code (3 to 6 digits, e.g. 530)",
+        id="unknown-city",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nqcwy,101010100,go\n",
+        "line 3: unknown city '101010100' for qcwy: use one of 全国, 北京, 上海, 广州, 深圳, 杭州, 天津, 重庆, "
+        "成都, 南京, 广东, 广东省, 江苏, 江苏省, 浙江, 浙江省, 苏州, 武汉, 西安, 佛山 or a qcwy city code "
+        "(6 digits, e.g. 010000)",
+        id="another-sites-code",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nboss,北京,java\x1b[2J\n",
+        "line 3: job 'java\\x1b[2J' has a control character, U+001B, at character 5: remove it",
+        id="escape",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nboss,北京,\u202etsetnoc\n",
+        "line 3: job '\\u202etsetnoc' has a format character (invisible, or reordering the text), "
+        "U+202E RIGHT-TO-LEFT OVERRIDE, at character 1: remove it",
+        id="bidi-override",
+    ),
+    pytest.param(
+        "source,city,job\nboss,北京,go\nboss,北\u200b京,go\n",
+        "line 3: city '北\\u200b京' has a format character (invisible, or reordering the text), "
+        "U+200B ZERO WIDTH SPACE, at character 2: remove it",
+        id="zero-width",
+    ),
 ]
 
 
@@ -282,12 +314,22 @@ def test_add_says_added_or_already_present(db_url):
         (["lagou", "北京", "python"], "unknown source 'lagou' (expected one of: boss, qcwy, zhilian)"),
         (["boss", "", "python"], "empty city"),
         (["boss", "北京", "x" * 129], "job is 129 characters long (at most 128)"),
+        (["boss", "火星", "python"], "unknown city '火星' for boss: use one of 全国, 北京, 上海, 广州, 深圳, 杭州, "
+                                     "成都, 武汉, 南京, 天津, 重庆, 西安, 苏州, 佛山 or a boss city code "
+                                     "(9 digits, e.g. 101010100)"),
+        (["zhilian", "101010100", "python"], "unknown city '101010100' for zhilian: use one of "),
+        (["boss", "北京", "py\tthon"], "job 'py\\tthon' has a control character, U+0009, at character 3: remove it"),
+        (["boss", "北京", "py\nthon"], "job 'py\\nthon' has a control character, U+000A, at character 3: remove it"),
+        (["boss", "北京", "java\x00"], "job 'java\\x00' has a control character, U+0000, at character 5: remove it"),
+        (["qcwy", "北京\u2069", "go"], "city '北京\\u2069' has a format character (invisible, or reordering the "
+                                       "text), U+2069 POP DIRECTIONAL ISOLATE, at character 3: remove it"),
     ],
-)
+)  # fmt: skip
 def test_add_refuses_a_bad_keyword(sqlite_url, args, message):
     upgraded(sqlite_url)
     result = run(sqlite_url, "keywords", "add", *args)
-    assert (result.exit_code, result.output) == (1, f"Error: {message}\n")
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {message}") and result.output.count("\n") == 1
     assert keyword_rows(sqlite_url) == []
 
 
@@ -441,6 +483,30 @@ def test_stats_bad_date_is_a_clear_error(sqlite_url, bad):
     assert f"'{bad}' is not a date: use YYYY-MM-DD" in result.output
 
 
+@pytest.mark.parametrize("args", [["stats"], ["stats", "--json"], ["keywords", "list"]])
+def test_stats_and_list_answer_at_once_while_a_crawl_writes_to_sqlite(sqlite_url, tmp_path, args):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "add", "boss", "北京", "python")
+    writer = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # a crawl's writer, in the middle of a transaction
+    writer.execute("UPDATE keyword SET jobs_found = 99")
+    try:
+        started = time.monotonic()
+        # a read behind the writer would wait for SQLite's 30 s busy timeout: the timeout fails the test
+        done = run_module(["--db-url", sqlite_url, *args], cwd=tmp_path, timeout=25)
+        assert done.returncode == 0, done.stderr
+        assert time.monotonic() - started < 20
+        if "--json" in args:
+            assert json.loads(done.stdout)[0]["total"] == 1
+        elif args == ["stats"]:
+            assert parse_table(done.stdout)[0]["total"] == "1"
+        else:  # the last committed state, not the writer's uncommitted one
+            assert [(r["job"], r["jobs"]) for r in parse_table(done.stdout)] == [("python", "0")]
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
 # --- farm reap --------------------------------------------------------------
 
 
@@ -497,7 +563,38 @@ def test_unknown_dialect_is_one_line():
     assert result.output.count("\n") == 1
 
 
-def run_module(args, cwd, **env):
+MALFORMED_URLS = [
+    ("mysql+pymysql://u:s3cret@host:notaport/db", "'mysql+pymysql://u:***@host:notaport/db' has a port that is not a number"),
+    ("mysql+pymysql://u:s3cret@127.0.0.1:99999/db", "'mysql+pymysql://u:***@127.0.0.1:99999/db' has port 99999, outside 1 to 65535"),
+    ("mysql+pymysql://u:s3cret@host:/db", "'mysql+pymysql://u:***@host:/db' has a port that is not a number"),
+    ("mysql+pymysql://root:s3cret/farm", "'mysql+pymysql://root:***/farm' has a port that is not a number"),
+    ("root:s3cret@host/farm", "'root:***@host/farm' is not a database URL"),
+    ("nosuchdb://u:s3cret@host/db", "'nosuchdb://u:***@host/db' cannot be used: Can't load plugin"),
+]  # fmt: skip
+EVERY_DATABASE_COMMAND = [
+    ["db", "upgrade"], ["keywords", "list"], ["keywords", "add", "boss", "北京", "python"],
+    ["keywords", "import", str(DEMO_KEYWORDS)], ["stats"], ["stats", "--json"], ["reap"], ["demo"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("url, problem", MALFORMED_URLS)
+def test_a_malformed_url_is_one_line_naming_the_problem_without_the_password(url, problem, tmp_path):
+    for args in EVERY_DATABASE_COMMAND:
+        result = run(url, *args)
+        assert (result.exit_code, result.output.count("\n")) == (1, 1), (args, result.output)
+        assert result.output.startswith(f"Error: --db-url={problem}"), (args, result.output)
+        assert "s3cret" not in result.output
+
+
+def test_a_malformed_farm_db_url_from_the_environment_is_named(tmp_path):
+    url, problem = MALFORMED_URLS[0]
+    done = run_module(["stats"], cwd=tmp_path, FARM_DB_URL=url)
+    assert done.returncode == 1
+    assert done.stderr == f"Error: FARM_DB_URL={problem} (1 to 65535) ({URL_EXAMPLES})\n"
+    assert "s3cret" not in done.stdout + done.stderr
+
+
+def run_module(args, cwd, timeout=120, **env):
     import os
 
     return subprocess.run(
@@ -506,7 +603,7 @@ def run_module(args, cwd, **env):
         env={**os.environ, **env},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
 
 

@@ -4,7 +4,8 @@ Each ``tests/fixtures/<site>/<name>.(json|html)`` page has a ``<name>.expected.j
 the lease and page it answers, the pages its keyword had asked for before it (``asked``, beside
 those its claim asked for), the items it must yield (datetimes as ISO strings), the keyword's last
 page as the page tells it, and the next requests. ``tests/fixtures/<site>/blocks/blocks.json``
-lists the block responses and their reasons.
+lists the block responses and their reasons; ``tests/fixtures/<site>/malformed/malformed.json``
+the responses that are neither a page nor a block, and the parse error each must fail its keyword with.
 """
 
 import json
@@ -140,6 +141,16 @@ def check_unparsable(spidercls, body, content_type, reason):
     assert sent == [("keyword_end", {"lease": lease, "spider": spider, "kind": "failed",
                                      "reason": f"{reason} at {request.url}", "page": 1})]
     assert spider.crawler.stats.get_value("farm/page/unparsable") == 1
+
+
+def malformed_cases(site):
+    return json.loads((FIXTURES / site / "malformed" / "malformed.json").read_text())
+
+
+def check_malformed(spidercls, case):
+    """A recorded response that is not a page fails the keyword with the case's parse error."""
+    path = FIXTURES / spidercls.name / "malformed" / case["file"]
+    check_unparsable(spidercls, path.read_bytes(), CONTENT_TYPES[path.suffix], case["reason"])
 
 
 def check_unknown_city(spidercls):

@@ -36,13 +36,13 @@ def test_bom_blanks_crlf_quotes_and_blank_lines_are_fine(tmp_path):
         "\r\n"
         '"zhilian","杭州","java, senior"\r\n'
         "   \r\n"
-        "qcwy,101010100,go"  # no final newline
+        "qcwy,010000,go"  # no final newline
     )
     path = write(tmp_path, content)
     assert list(read_keywords(path)) == [
         (2, "boss", "北京", "python"),
         (4, "zhilian", "杭州", "java, senior"),
-        (6, "qcwy", "101010100", "go"),
+        (6, "qcwy", "010000", "go"),
     ]
 
 
@@ -108,7 +108,7 @@ def test_quoted_field_over_two_lines_is_refused(tmp_path):
 
 
 def test_gbk_file_is_refused_at_the_first_non_utf8_line(tmp_path):
-    content = "source,city,job\nboss,shanghai,go\nboss,北京,python\n".encode("gbk")
+    content = "source,city,job\nboss,101020100,go\nboss,北京,python\n".encode("gbk")
     error = refusal(write(tmp_path, content))
     assert error.line == 3
     assert error.message.startswith("not UTF-8 text (byte 0xb1 at byte 6)")
@@ -165,3 +165,73 @@ def test_demo_keywords_file_is_valid_and_complete():
         for c in ("北京", "上海", "深圳", "杭州")
         for j in ("python", "java", "前端")
     }
+
+
+BOSS_CITIES = "全国, 北京, 上海, 广州, 深圳, 杭州, 成都, 武汉, 南京, 天津, 重庆, 西安, 苏州, 佛山"
+
+
+@pytest.mark.parametrize(
+    "bad_line, message",
+    [
+        ("boss,拉萨,python", f"unknown city '拉萨' for boss: use one of {BOSS_CITIES} or a boss city code "
+                            "(9 digits, e.g. 101010100)"),
+        ("boss,Beijing,python", "unknown city 'Beijing' for boss: use one of "),
+        ("qcwy,101010100,python", "unknown city '101010100' for qcwy: use one of 全国, 北京, "),  # a boss code
+        ("zhilian,010000x,python", "unknown city '010000x' for zhilian: use one of "),
+        ("zhilian,北 京,python", "unknown city '北 京' for zhilian: "),
+    ],
+)  # fmt: skip
+def test_a_city_its_spider_does_not_know_is_refused(tmp_path, bad_line, message):
+    error = refusal(write(tmp_path, f"source,city,job\nboss,上海,go\n{bad_line}\n"))
+    assert error.line == 3
+    assert error.message.startswith(message)
+
+
+@pytest.mark.parametrize("source, city", [
+    ("boss", "北京"), ("boss", "101230200"), ("qcwy", "广东省"), ("qcwy", "070300"), ("zhilian", "佛山"),
+    ("zhilian", "2013"), ("zhilian", "530"),
+])  # fmt: skip
+def test_a_city_name_of_the_map_or_a_site_code_is_accepted(tmp_path, source, city):
+    assert list(read_keywords(write(tmp_path, f"source,city,job\n{source},{city},go\n"))) == [(2, source, city, "go")]
+
+
+@pytest.mark.parametrize(
+    "field, value, problem",
+    [
+        ("job", "py\tthon", "has a control character, U+0009, at character 3"),  # tab
+        ("job", "java\x1b[31m", "has a control character, U+001B, at character 5"),  # ESC
+        ("job", "java\x7f", "has a control character, U+007F, at character 5"),  # DEL
+        ("job", "java\x85dev", "has a control character, U+0085, at character 5"),  # C1 (NEL)
+        ("job", "java\x9b31m", "has a control character, U+009B, at character 5"),  # C1 (CSI)
+        ("job", "\u202etsetnoc", "has a format character (invisible, or reordering the text), "
+                                "U+202E RIGHT-TO-LEFT OVERRIDE, at character 1"),
+        ("job", "java\u2066x\u2069", "U+2066 LEFT-TO-RIGHT ISOLATE, at character 5"),
+        ("job", "ja\u200bva", "U+200B ZERO WIDTH SPACE, at character 3"),
+        ("job", "java\u200d", "U+200D ZERO WIDTH JOINER, at character 5"),
+        ("job", "ja\u00adva", "U+00AD SOFT HYPHEN, at character 3"),
+        ("job", "ja\u2060va", "U+2060 WORD JOINER, at character 3"),
+        ("job", "ja\u3164va", "has an invisible filler, U+3164 HANGUL FILLER, at character 3"),
+        ("job", "ja\u2028va", "has a line separator, U+2028 LINE SEPARATOR, at character 3"),
+        ("city", "北\u200c京", "U+200C ZERO WIDTH NON-JOINER, at character 2"),
+        ("city", "北京\ufeff", "U+FEFF ZERO WIDTH NO-BREAK SPACE, at character 3"),
+        ("city", "北\u202a京", "U+202A LEFT-TO-RIGHT EMBEDDING, at character 2"),
+        ("city", "北\x01京", "has a control character, U+0001, at character 2"),
+    ],
+)  # fmt: skip
+def test_a_control_or_invisible_character_is_refused_naming_it(tmp_path, field, value, problem):
+    city, job = (value, "go") if field == "city" else ("北京", value)
+    error = refusal(write(tmp_path, f'source,city,job\nboss,上海,go\nboss,"{city}","{job}"\n'))
+    assert error.line == 3
+    assert error.message.startswith(f"{field} {value!r} has ")  # shown escaped: \t, \x1b, \u202e
+    assert error.message.endswith(f"{problem}: remove it")
+
+
+def test_a_newline_inside_a_field_is_refused(tmp_path):
+    error = refusal(write(tmp_path, 'source,city,job\nboss,北京,"py\nthon"\n'))
+    assert error.line == 2
+    assert "spans several lines" in error.message
+
+
+def test_surrounding_blanks_are_not_characters_of_the_keyword(tmp_path):
+    path = write(tmp_path, "source,city,job\nboss,\t北京 ,\u3000python\t\n")
+    assert list(read_keywords(path)) == [(2, "boss", "北京", "python")]

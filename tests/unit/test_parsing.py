@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from farm.spiders.parsing import SITE_TZ, site_time, unique_tags
+from farm.spiders.parsing import SITE_TZ, json_kind, site_time, unique_tags
 
 
 @pytest.mark.parametrize(
@@ -30,3 +30,11 @@ def test_site_time_reads_epoch_milliseconds():
 
 def test_unique_tags_keeps_the_first_of_each_and_drops_empties():
     assert unique_tags(["Python", "", None, "五险一金", "Python", 3]) == ["Python", "五险一金", "3"]
+
+
+@pytest.mark.parametrize("value, kind", [
+    ({}, "an object"), ("[]", "a string"), (0, "a number"), (1.5, "a number"), (True, "true"),
+    (False, "false"), (None, "null"), ([], "a list"),
+])  # fmt: skip
+def test_json_kind_names_a_decoded_value_as_json_does(value, kind):
+    assert json_kind(value) == kind

@@ -10,11 +10,13 @@ from tests.unit.spider_helpers import (
     FIXTURES,
     block_cases,
     check_block,
+    check_malformed,
     check_recorded_page,
     check_unknown_city,
     check_unparsable,
     make_lease,
     make_spider,
+    malformed_cases,
     page_fixtures,
     request_for,
     response_for,
@@ -90,7 +92,13 @@ def test_block(case):
 @pytest.mark.parametrize("body, content_type, reason", [
     (b"<html><body>Bad gateway of some proxy</body></html>", "text/html", "boss: response is not JSON"),
     (b'{"code": 0, "message": "Success"}', "application/json", "boss: code 0 without zpData, not a page"),
-    (b'{"code": 0, "zpData": {"jobList": {}}}', "application/json", "boss: zpData.jobList is not a list"),
+    (b'{"message": "Success", "zpData": {"jobList": []}}', "application/json", "boss: no code in the answer, not a page"),
+    (b'{"code": 0, "zpData": {"jobList": {}}}', "application/json", "boss: zpData.jobList is an object, not a list"),
 ])
 def test_unparsable_body_fails_the_keyword(body, content_type, reason):
     check_unparsable(BossSpider, body, content_type, reason)
+
+
+@pytest.mark.parametrize("case", malformed_cases("boss"), ids=lambda c: c["file"])
+def test_malformed_page_fails_the_keyword_naming_the_field(case):
+    check_malformed(BossSpider, case)

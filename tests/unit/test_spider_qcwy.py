@@ -13,11 +13,13 @@ from tests.unit.spider_helpers import (
     FIXTURES,
     block_cases,
     check_block,
+    check_malformed,
     check_recorded_page,
     check_unknown_city,
     check_unparsable,
     make_lease,
     make_spider,
+    malformed_cases,
     page_fixtures,
     request_for,
     response_for,
@@ -166,3 +168,8 @@ def test_block(case):
 ])
 def test_unparsable_body_fails_the_keyword(body, content_type, reason):
     check_unparsable(QcwySpider, body, content_type, reason)
+
+
+@pytest.mark.parametrize("case", malformed_cases("qcwy"), ids=lambda c: c["file"])
+def test_malformed_page_fails_the_keyword_naming_the_field(case):
+    check_malformed(QcwySpider, case)

@@ -11,11 +11,13 @@ from tests.unit.spider_helpers import (
     FIXTURES,
     block_cases,
     check_block,
+    check_malformed,
     check_recorded_page,
     check_unknown_city,
     check_unparsable,
     make_lease,
     make_spider,
+    malformed_cases,
     page_fixtures,
     request_for,
     response_for,
@@ -153,3 +155,8 @@ def test_the_page_state_is_decoded_once_for_the_block_check_and_the_parser(monke
     assert spider.block_reason(response) is None
     assert spider.parse_page(response).postings
     assert len(decoded) == 1
+
+
+@pytest.mark.parametrize("case", malformed_cases("zhilian"), ids=lambda c: c["file"])
+def test_malformed_page_fails_the_keyword_naming_the_field(case):
+    check_malformed(ZhilianSpider, case)

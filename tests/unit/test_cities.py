@@ -1,0 +1,46 @@
+"""Each site's cities, in one Scrapy-free module that the spiders and keyword validation share."""
+
+import subprocess
+import sys
+
+import pytest
+
+from farm.cities import CITY_CODES, CODE_PATTERNS, accepted_cities, city_code
+from farm.spiders.boss import BossSpider
+from farm.spiders.qcwy import QcwySpider
+from farm.spiders.zhilian import ZhilianSpider
+
+SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
+
+
+@pytest.mark.parametrize("source", SPIDERS)
+def test_the_spiders_take_their_cities_from_farm_cities(source):
+    assert SPIDERS[source].city_codes is CITY_CODES[source]
+    assert SPIDERS[source].code_pattern is CODE_PATTERNS[source]
+
+
+@pytest.mark.parametrize("source", SPIDERS)
+def test_every_mapped_code_has_its_sites_code_form(source):
+    assert all(CODE_PATTERNS[source].fullmatch(code) for code in CITY_CODES[source].values())
+
+
+@pytest.mark.parametrize("source, city, code", [
+    ("boss", "北京", "101010100"), ("boss", "101230200", "101230200"), ("boss", "530", None), ("boss", "拉萨", None),
+    ("qcwy", "浙江省", "080000"), ("qcwy", "070300", "070300"), ("qcwy", "101010100", None),
+    ("zhilian", "西安", "854"), ("zhilian", "2013", "2013"), ("zhilian", "12", None), ("zhilian", "Beijing", None),
+])  # fmt: skip
+def test_city_code_is_a_mapped_name_or_a_code_of_the_site(source, city, code):
+    assert city_code(source, city) == code
+
+
+def test_accepted_cities_says_what_a_city_may_be():
+    assert accepted_cities("zhilian") == (
+        "one of 全国, 北京, 上海, 广州, 深圳, 杭州, 成都, 武汉, 南京, 苏州, 天津, 重庆, 西安, 佛山 "
+        "or a zhilian city code (3 to 6 digits, e.g. 530)"
+    )
+
+
+def test_farm_cities_does_not_import_scrapy():
+    code = "import sys, farm.cities, farm.state.validation; print('scrapy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr

@@ -1,0 +1,104 @@
+"""Request signing at send time: each attempt of a qcwy request, retries included, carries a fresh sign."""
+
+import hashlib
+import hmac
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from scrapy.downloadermiddlewares.retry import get_retry_request
+from scrapy.exceptions import NotConfigured
+from scrapy.settings.default_settings import DOWNLOADER_MIDDLEWARES_BASE
+from scrapy.utils.misc import build_from_crawler
+
+from farm import settings as farm_settings
+from farm.middlewares.signing import RequestSigningMiddleware
+from farm.sandbox.qcwy import sign as sandbox_sign
+from farm.spiders.boss import BossSpider
+from farm.spiders.qcwy import QcwySpider
+from tests.unit.spider_helpers import make_lease, make_spider
+
+KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"  # CONTRACTS.md §2.1
+
+
+class Clock:
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+def signing(spidercls, clock=None):
+    spider, _ = make_spider(spidercls)
+    if clock is not None:
+        spider.clock = clock
+    spider.crawler.spider = spider
+    return spider, build_from_crawler(RequestSigningMiddleware, spider.crawler)
+
+
+def timestamp_of(request):
+    return dict(parse_qsl(urlsplit(request.url).query, keep_blank_values=True))["timestamp"]
+
+
+def assert_signed(request):
+    """The sign header is the contract's HMAC over exactly the path and query sent."""
+    parts = urlsplit(request.url)
+    target = f"{parts.path}?{parts.query}"
+    sent = request.headers["sign"].decode()
+    assert sent == hmac.new(KEY, target.encode(), hashlib.sha256).hexdigest()
+    assert sent == sandbox_sign(target)
+
+
+def test_a_retry_minutes_later_carries_a_new_timestamp_and_a_valid_sign():
+    clock = Clock(1750000000.4)
+    spider, middleware = signing(QcwySpider, clock)
+    request = spider.page_request(make_lease("qcwy", city="上海", job="C++ 开发/测试"), 2)
+    assert middleware.process_request(request) is None
+    assert timestamp_of(request) == "1750000000"
+    assert_signed(request)
+    first_url, first_sign = request.url, request.headers["sign"]
+
+    clock.now += 600  # the site blocked it; the back-off took ten minutes
+    retry = get_retry_request(request, spider=spider, reason="farm_block/qcwy_throttled", max_retry_times=5)
+    assert retry.meta["retry_times"] == 1
+    assert timestamp_of(retry) == "1750000000"  # the copy Scrapy made is stale...
+    assert middleware.process_request(retry) is None
+    assert timestamp_of(retry) == "1750000600"  # ...until it goes out
+    assert_signed(retry)
+    assert retry.headers["sign"] != first_sign
+    # only the timestamp changed; the rest of the query and what the request carries are the same
+    assert retry.url == first_url.replace("timestamp=1750000000", "timestamp=1750000600")
+    assert retry.meta["farm_page"] == 2 and retry.callback == spider.parse_search and retry.dont_filter
+    assert retry.headers["From-Domain"] == b"51job_web"
+    assert spider.crawler.stats.get_value("farm/sign/signed") == 2
+
+
+def test_the_attempt_in_hand_is_signed_not_a_new_request_scheduled():
+    # a Request returned by process_request would be rescheduled, to wait in the queue again
+    clock = Clock(1750000000)
+    spider, middleware = signing(QcwySpider, clock)
+    request = spider.page_request(make_lease("qcwy"), 1)
+    clock.now = 1750000042
+    assert middleware.process_request(request) is None
+    assert timestamp_of(request) == "1750000042"
+    assert_signed(request)
+
+
+def test_requests_the_hook_does_not_sign_pass_unchanged():
+    spider, middleware = signing(QcwySpider, Clock(1750000000))
+    other = spider.page_request(make_lease("qcwy"), 1).replace(url="https://we.51job.com/robots.txt", headers={})
+    assert middleware.process_request(other) is None
+    assert other.url == "https://we.51job.com/robots.txt" and "sign" not in other.headers
+
+
+def test_off_for_a_spider_without_a_sign_hook():
+    spider, _ = make_spider(BossSpider)
+    with pytest.raises(NotConfigured):
+        RequestSigningMiddleware.from_crawler(spider.crawler)
+
+
+def test_sits_after_the_lease_middleware_and_before_scrapys_retry():
+    priorities = farm_settings.DOWNLOADER_MIDDLEWARES
+    signing_at = priorities["farm.middlewares.signing.RequestSigningMiddleware"]
+    retry_at = DOWNLOADER_MIDDLEWARES_BASE["scrapy.downloadermiddlewares.retry.RetryMiddleware"]
+    assert priorities["farm.middlewares.lease.KeywordLeaseMiddleware"] < signing_at < retry_at
