@@ -19,7 +19,7 @@ from sqlalchemy.exc import OperationalError
 from dataclasses import dataclass
 
 from farm.state.clock import load_timezone, today, utcnow
-from farm.state.db import make_engine
+from farm.state.db import make_engine, reader
 from farm.state.lease import ENDS, BatchResult, Lease, PageWrite
 from farm.state.models import SOURCES, Keyword
 from farm.state.postings import upsert_postings
@@ -84,6 +84,8 @@ class KeywordStore:
         clock: Callable[[], datetime] = utcnow,
     ):
         self.engine = engine
+        # reads that must not wait behind writers (SQLite's write lock); never for claims or writes
+        self.reader = reader(engine)
         self.timezone = timezone
         self.tz = load_timezone(timezone)
         self.lease_timeout = int(lease_timeout)
@@ -293,7 +295,7 @@ class KeywordStore:
             c.blocked_claims < bindparam("max_blocked"),
             c.retry_at > bindparam("now"),
         )
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             claimable = int(conn.execute(count, params).scalar_one())
             retry_at = conn.execute(waiting, params).scalar_one()
         return Outlook(claimable, _aware(retry_at))
@@ -513,7 +515,7 @@ class KeywordStore:
             .where(c.source.in_(sources), c.last_requested_date == day)
             .group_by(c.source, c.crawl_status)
         )
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             totals = dict(conn.execute(totals_q).all())
             used_rows = conn.execute(used_q).all()
         out = {
@@ -546,7 +548,7 @@ class KeywordStore:
             stmt = stmt.where(c.crawl_status == status)
         if limit is not None:
             stmt = stmt.limit(int(limit))
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(stmt)]
 
     # --- writes outside leases ------------------------------------------------
