@@ -14,7 +14,7 @@ import logging
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import reactor, threads
 from twisted.internet.threads import deferToThreadPool
 from twisted.python.threadpool import ThreadPool
@@ -123,14 +123,22 @@ class FarmRuntime:
         """Run ``function`` on the DB thread; a Deferred of its result."""
         return deferToThreadPool(reactor, self._pool, function, *args, **kwargs)
 
-    def engine_stopped(self):
+    async def engine_stopped(self):
+        self._stop_sending()
+        # stopping the pool joins its thread, which may still be in a database call: not on the reactor
+        await maybe_deferred_to_future(threads.deferToThread(self._close_database))
+
+    def close(self) -> None:
+        """``engine_stopped``, blocking: for tests and tools that built a runtime without a crawl."""
+        self._stop_sending()
+        self._close_database()
+
+    def _stop_sending(self):
         # every write the crawl waits for has been answered by now: the writer exits at once
         self.outbox.close()
         self.writer.close()
         if self._wake_call is not None and self._wake_call.active():
             self._wake_call.cancel()
-        # stopping the pool joins its thread, which may still be in a database call: not on the reactor
-        return threads.deferToThread(self._close_database)
 
     def _close_database(self):
         self._pool.stop()

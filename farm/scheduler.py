@@ -12,10 +12,16 @@ A page request leaves the queue only when
 
 So back-pressure never holds a request inside the downloader, where an ended
 keyword's requests could not be taken back and would keep the crawl from ending.
-Requests of other spiders, and other requests, pass as Scrapy's would.
+
+A request for a page already in the window (a retry after a block or an error,
+a redirect) goes out before anything else, the window notwithstanding: its page
+leaves the window only once it has gone through, and behind a request waiting
+for the window it would wait for ever. Requests of other spiders, and other
+requests, pass as Scrapy's would.
 """
 
 import logging
+from collections import deque
 
 from scrapy.core.scheduler import Scheduler
 from scrapy.exceptions import NotConfigured
@@ -34,18 +40,42 @@ class FarmScheduler(Scheduler):
         except NotConfigured:  # not a farm spider: Scrapy's scheduler as is
             scheduler.farm = None
         scheduler._parked = None  # a request taken from the queue that must wait for its turn
+        scheduler._again = deque()  # requests for pages already in the window: first out
         return scheduler
 
     def has_pending_requests(self) -> bool:
-        return self._parked is not None or super().has_pending_requests()
+        return self._parked is not None or bool(self._again) or super().has_pending_requests()
 
     def __len__(self) -> int:
-        return super().__len__() + (self._parked is not None)
+        return super().__len__() + (self._parked is not None) + len(self._again)
+
+    def enqueue_request(self, request) -> bool:
+        lease = request.meta.get("farm_lease") if self.farm is not None else None
+        if lease is not None and (lease.key, request.meta["farm_page"]) in self.farm.window.pages:
+            self._again.append(request)
+            self.stats.inc_value("scheduler/enqueued/farm_again")
+            return True
+        return super().enqueue_request(request)
 
     def next_request(self):
         farm = self.farm
         if farm is None:
             return super().next_request()
+        while self._again:
+            request = self._again.popleft()
+            lease, page = request.meta["farm_lease"], request.meta["farm_page"]
+            run = farm.runs.get(lease.key)
+            if run is None or not run.live:
+                farm.stats.inc_value("farm/lease/dropped_requests")
+                farm.progress.give_up(lease, page)
+                continue
+            wait = farm.pace.wait()
+            if wait > 0:
+                self._again.appendleft(request)
+                farm.wake_in(wait)
+                return None
+            farm.pace.taken()
+            return request
         while True:
             request, self._parked = self._parked, None
             if request is None:

@@ -60,7 +60,7 @@ async def test_an_empty_claim_while_other_claimers_hold_rows_locked_is_not_the_e
         assert len(crawler.engine.scheduled) == 2
     finally:
         other.dispose()
-        FarmRuntime.of(crawler).engine_stopped()
+        FarmRuntime.of(crawler).close()
 
 
 @pytest_twisted.ensureDeferred
@@ -80,7 +80,7 @@ async def test_a_failed_keyword_is_waited_for_until_its_retry_is_due(sqlite_url)
         [again] = middleware.runs.values()
         assert (again.lease.id, again.lease.from_status, again.lease.retry_count) == (run.lease.id, "failed", 1)
     finally:
-        FarmRuntime.of(crawler).engine_stopped()
+        FarmRuntime.of(crawler).close()
 
 
 @pytest_twisted.ensureDeferred
@@ -95,7 +95,7 @@ async def test_with_nothing_claimable_and_nothing_to_wait_for_the_crawl_closes(s
         assert crawler.engine.closed == ["finished"]
         assert crawler.stats.get_value("farm/lease/waiting_for_retry") is None
     finally:
-        FarmRuntime.of(crawler).engine_stopped()
+        FarmRuntime.of(crawler).close()
 
 
 def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_them(mariadb_url):

@@ -17,7 +17,7 @@ OK = b'{"status": "1", "resultbody": {"job": {"totalCount": 1, "items": []}}}'
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, ROWS, FARM_BLOCK_RETRIES=2, FARM_BLOCK_BASE_DELAY=1, FARM_BLOCK_MAX_DELAY=8)
     yield crawler
-    FarmRuntime.of(crawler).engine_stopped()
+    FarmRuntime.of(crawler).close()
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, ROWS, FARM_LEASES_IN_FLIGHT=2)
     crawler.engine = recording_engine()
     yield crawler
-    FarmRuntime.of(crawler).engine_stopped()
+    FarmRuntime.of(crawler).close()
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ async def test_slots_freed_while_a_claim_is_under_way_are_refilled_after_it(sqli
         await db_barrier(crawler)  # the claim for the second slot, queued when the first returned
         assert len(middleware.runs) == 3
     finally:
-        FarmRuntime.of(crawler).engine_stopped()
+        FarmRuntime.of(crawler).close()
 
 
 @pytest_twisted.ensureDeferred

@@ -17,7 +17,7 @@ def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     component(crawler, PageProgress)
     yield crawler
-    FarmRuntime.of(crawler).engine_stopped()
+    FarmRuntime.of(crawler).close()
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"}
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, ROWS, FARM_PAGES_IN_FLIGHT=2, FARM_QCWY_RATE=0, **QUEUE)
     yield crawler
-    FarmRuntime.of(crawler).engine_stopped()
+    FarmRuntime.of(crawler).close()
 
 
 def scheduler_for(crawler):
@@ -99,10 +99,39 @@ def test_the_pace_holds_a_request_until_its_turn_and_sets_a_wake_up(sqlite_url):
         runtime.pace.next_at = 0.0  # its turn came
         assert len(pages_out(scheduler)) == 1
     finally:
-        FarmRuntime.of(crawler).engine_stopped()
+        FarmRuntime.of(crawler).close()
 
 
 def test_requests_that_are_not_farm_pages_pass_as_scrapy_would(crawler):
     scheduler = scheduler_for(crawler)
     scheduler.enqueue_request(Request("http://other.invalid/robots.txt"))
     assert scheduler.next_request().url == "http://other.invalid/robots.txt"
+
+
+def test_a_retry_of_a_page_in_a_full_window_goes_out_before_requests_waiting_for_room(crawler):
+    scheduler = scheduler_for(crawler)
+    hold(crawler, scheduler, [1, 2, 3, 4])
+    taken = [scheduler.next_request(), scheduler.next_request()]
+    assert scheduler.next_request() is None  # the window is full; a request is parked
+    # the site failed one of the two pages: its retry comes back to the scheduler
+    retry = taken[0].replace(priority=-1)
+    assert scheduler.enqueue_request(retry)
+    assert scheduler.next_request() is retry  # not behind the parked request, which waits for room
+    assert scheduler.next_request() is None and len(scheduler) == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_engine_stopped_never_blocks_the_reactor_while_a_database_call_runs(sqlite_url):
+    import time
+
+    from scrapy.utils.defer import deferred_from_coro
+
+    crawler = make_crawler(sqlite_url, ROWS, **QUEUE)
+    runtime = FarmRuntime.of(crawler)
+    busy = runtime.run(time.sleep, 1.0)  # a slow query on the database thread
+    started = time.monotonic()
+    stopped = deferred_from_coro(runtime.engine_stopped())
+    assert time.monotonic() - started < 0.3  # the reactor got control back at once
+    await busy
+    await stopped
+    assert time.monotonic() - started >= 0.9
