@@ -10,7 +10,7 @@ No Scrapy here: the ``farm`` command and the store import it.
 import re
 
 CITY_CODES: dict[str, dict[str, str]] = {
-    "boss": {  # CONTRACTS.md §1.4
+    "boss": {  # docs/sites.md §1.4
         "全国": "100010000",
         "北京": "101010100",
         "上海": "101020100",
@@ -20,14 +20,14 @@ CITY_CODES: dict[str, dict[str, str]] = {
         "成都": "101270100",
         "武汉": "101200100",
         "南京": "101190100",
-        # not in CONTRACTS.md: Boss' usual codes for the cities the other two sites list
+        # not in docs/sites.md: Boss' usual codes for the cities the other two sites list
         "天津": "101030100",
         "重庆": "101040100",
         "西安": "101110100",
         "苏州": "101190400",
         "佛山": "101280800",
     },
-    "qcwy": {  # CONTRACTS.md §2.4
+    "qcwy": {  # docs/sites.md §2.4
         "全国": "000000",
         "北京": "010000",
         "上海": "020000",
@@ -48,9 +48,9 @@ CITY_CODES: dict[str, dict[str, str]] = {
         "苏州": "070300",
         "武汉": "180200",
         "西安": "200200",
-        "佛山": "030600",  # not in CONTRACTS.md
+        "佛山": "030600",  # not in docs/sites.md
     },
-    "zhilian": {  # CONTRACTS.md §3.5
+    "zhilian": {  # docs/sites.md §3.5
         "全国": "489",
         "北京": "530",
         "上海": "538",

@@ -1,6 +1,6 @@
 """Request signing at send time: each attempt of a request, retries included, is signed anew.
 
-A site whose requests carry a timestamp and a signature over it (51job, CONTRACTS.md
+A site whose requests carry a timestamp and a signature over it (51job, docs/sites.md
 §2.1) must not send a retry minutes later with the first attempt's timestamp. Such a
 spider defines ``sign_request(request) -> request``: the request with a fresh
 timestamp and signature, built like ``Request.replace`` builds one. This

@@ -1,7 +1,7 @@
 """A local imitation of Boss直聘, 51job and 智联招聘's search interfaces, for the demo, tests and benchmarks.
 
 One HTTP server (``farm sandbox``) serves all three sites at their real paths and in their real formats
-(sites/CONTRACTS.md), from postings generated deterministically out of a seed, so a spider pointed at it by
+(sites/docs/sites.md), from postings generated deterministically out of a seed, so a spider pointed at it by
 its base URL runs unchanged.
 
 Choices where the contract is silent:

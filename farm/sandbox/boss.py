@@ -1,6 +1,6 @@
 """Boss直聘: GET /wapi/zpgeek/search/joblist.json, the zpData JSON envelope, and its anti-bot codes.
 
-Per CONTRACTS.md §1: 30 postings a page (pageSize honoured up to 100), at most 10 reachable pages, so
+Per docs/sites.md §1: 30 postings a page (pageSize honoured up to 100), at most 10 reachable pages, so
 `totalCount` is capped at 10 pages' worth while `resCount` says how many postings the keyword really has.
 Blocks are HTTP 200 with a non-zero `code` (37 carries the seed/ts/name a crawler needs to rebuild its token).
 """

@@ -1,6 +1,6 @@
 """The cities the sandbox knows, with each site's own code for them.
 
-Codes follow sites/CONTRACTS.md (boss 9 digits, qcwy 6 digits, zhilian 3 digits). Where the contract lists
+Codes follow sites/docs/sites.md (boss 9 digits, qcwy 6 digits, zhilian 3 digits). Where the contract lists
 disagreeing codes for a second-tier city we take the first one it gives (苏州 070300, 武汉 180200, 西安 200200);
 boss codes it does not list (苏州, 天津, 重庆, 西安, 佛山) follow the pattern of the ones it does.
 

@@ -1,7 +1,7 @@
 """前程无忧 / 51job: GET /api/job/search-pc (and the 2023-era /open/noauth/search-pc), its resultbody JSON,
 the `sign` header check, and its Aliyun WAF pages.
 
-Per CONTRACTS.md §2: 20 postings a page (pageSize honoured up to 100), `totalCount` is the keyword's real
+Per docs/sites.md §2: 20 postings a page (pageSize honoured up to 100), `totalCount` is the keyword's real
 total, but only 50 pages carry items. `jobHref` carries a per-search `?req=` hash: pages are cached with a
 placeholder and the hash (from the request's timestamp, requestId, keyword and area) is put in per request.
 

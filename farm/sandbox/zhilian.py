@@ -1,7 +1,7 @@
 """智联招聘: the server-rendered search page GET /sou/jl{city}?kw=&p= (and /sou/jl{city}/p{N}?kw=), whose
 `<script>__INITIAL_STATE__={...}</script>` carries positionList, plus a little of the real DOM.
 
-Per CONTRACTS.md §3.1: 20 postings a page, at most 15 reachable pages; `positionCount` is the keyword's real
+Per docs/sites.md §3.1: 20 postings a page, at most 15 reachable pages; `positionCount` is the keyword's real
 total, `pages` what can be reached. The path's /p{N} overrides ?p=. A hand-made /kw{token}/ path gets the
 zero-result 登录之后再搜索 page, as the contract says the live site does.
 

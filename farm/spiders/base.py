@@ -9,7 +9,7 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
   it are requested at once, and more when a later page tells a larger total)
   or ``"sequential"`` when it only says whether another page follows;
 - ``search_request(city_code, job, page)``: the site's search request, exactly
-  as CONTRACTS.md gives it (no callback: the base adds it);
+  as docs/sites.md gives it (no callback: the base adds it);
 - ``parse_page(response)``: a :class:`Page`, or :class:`ParseError`;
 - ``block_reason(response)``: why the response is a block, or None
   (call ``super()`` to keep the HTTP 403/429/503 rule).

@@ -1,4 +1,4 @@
-"""Boss直聘: the web search XHR, ``/wapi/zpgeek/search/joblist.json`` (CONTRACTS.md §1)."""
+"""Boss直聘: the web search XHR, ``/wapi/zpgeek/search/joblist.json`` (docs/sites.md §1)."""
 
 from urllib.parse import quote, urlencode
 

@@ -1,4 +1,4 @@
-"""前程无忧 / 51job: the signed search API, ``/api/job/search-pc`` (CONTRACTS.md §2)."""
+"""前程无忧 / 51job: the signed search API, ``/api/job/search-pc`` (docs/sites.md §2)."""
 
 import hashlib
 import hmac

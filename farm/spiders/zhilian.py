@@ -1,4 +1,4 @@
-"""智联招聘: the server-rendered search page and its ``__INITIAL_STATE__`` (CONTRACTS.md §3.1, generation A)."""
+"""智联招聘: the server-rendered search page and its ``__INITIAL_STATE__`` (docs/sites.md §3.1, generation A)."""
 
 import json
 import math

@@ -80,7 +80,9 @@ def test_blocks_are_retried_and_everything_completes(sqlite_url):
     assert crawl_stat(proc.output, "farm/block/retry/count") == blocks
 
 
-def test_a_failing_keyword_ends_failed_after_three_retries_and_a_blocked_one_partial(mariadb_url):
+def test_a_failing_keyword_ends_failed_after_three_retries_and_a_blocked_one_partial_then_failed_for_the_day(
+    mariadb_url,
+):
     rows = [
         ("zhilian", "北京", "python"),
         ("zhilian", "上海", "java"),
@@ -90,9 +92,22 @@ def test_a_failing_keyword_ends_failed_after_three_retries_and_a_blocked_one_par
     prepare_db(mariadb_url, rows)
     failing = {"坏关键词": "http500", "被封锁": "zhilian_verify"}
     with SandboxProcess(seed=5, postings=(30, 90), fail_keywords=failing) as sandbox:
-        proc = run_crawl("zhilian", mariadb_url, sandbox.url, FARM_BLOCK_RETRIES=2)
+        proc = run_crawl("zhilian", mariadb_url, sandbox.url, FARM_BLOCK_RETRIES=2, FARM_MAX_BLOCKED_CLAIMS=2)
         assert proc.returncode == 0, proc.output[-3000:]
-    by_job = {k["job"]: k for k in keywords(mariadb_url)}
+        by_job = {k["job"]: k for k in keywords(mariadb_url)}
+        check_first_run(by_job, proc)
+        # the next run claims the blocked keyword first; blocked again, it is done for the day
+        again = run_crawl("zhilian", mariadb_url, sandbox.url, FARM_BLOCK_RETRIES=2, FARM_MAX_BLOCKED_CLAIMS=2)
+        assert again.returncode == 0, again.output[-3000:]
+    blocked = next(k for k in keywords(mariadb_url) if k["job"] == "被封锁")
+    assert (blocked["crawl_status"], blocked["blocked_claims"]) == ("failed", 2)
+    assert blocked["error_message"].startswith("blocked 2 times today; last: zhilian_")
+    assert crawl_stat(again.output, "farm/keyword/blocked_all_day") == 1
+    third = run_crawl("zhilian", mariadb_url, "http://127.0.0.1:9")  # nothing left to claim: no request made
+    assert third.returncode == 0 and "no zhilian keyword left to claim for today" in third.output
+
+
+def check_first_run(by_job, proc):
     bad, blocked = by_job.pop("坏关键词"), by_job.pop("被封锁")
     assert (bad["crawl_status"], bad["retry_count"]) == ("failed", 3)
     assert "HTTP 500" in bad["error_message"] and "/sou/jl530" in bad["error_message"]
@@ -103,6 +118,7 @@ def test_a_failing_keyword_ends_failed_after_three_retries_and_a_blocked_one_par
     assert crawl_stat(proc.output, "farm/keyword/failed") == 4
     assert crawl_stat(proc.output, "farm/keyword/blocked") == 1
     assert crawl_stat(proc.output, "farm/block/gave_up") == 1
+    assert crawl_stat(proc.output, "farm/site/gave_up") == 0  # one keyword's 500s are its own fault
 
 
 def test_unknown_city_fails_that_keyword_and_others_go_on(sqlite_url):

@@ -124,3 +124,23 @@ async def test_ctrl_c_and_sigterm_do_not_stop_the_writer_only_the_end_of_its_inp
     assert (await (writer.write([posting("a", lease.id)], []))).postings == 1
     assert await (writer.close()) == 0
     assert "a" in stored(store)
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_writer_imports_the_crawls_own_farm_whatever_the_working_directory_holds(store, tmp_path, monkeypatch):
+    # scrapyd runs a crawl from its own directory, which may hold anything, a `farm` folder included
+    impostor = tmp_path / "farm" / "state"
+    impostor.mkdir(parents=True)
+    (tmp_path / "farm" / "__init__.py").write_text("raise ImportError('the wrong farm')\n")
+    (impostor / "__init__.py").write_text("")
+    (impostor / "writer.py").write_text("import sys\nsys.exit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    writer = StateWriter.spawn(store)
+    try:
+        [lease] = store.claim("qcwy", "test", 1)
+        result = await (writer.write([posting("a", lease.id)], [(lease, 1, 1, 1)]))
+        assert result.postings == 1 and result.pages[0].completed
+        assert await (writer.close()) == 0
+    finally:
+        if not writer.ended.called:
+            writer.transport.signalProcess("KILL")

@@ -1,4 +1,4 @@
-"""Each fault looks the way CONTRACTS.md says the real site shows it, and faults fire when and where told."""
+"""Each fault looks the way docs/sites.md says the real site shows it, and faults fire when and where told."""
 
 import http.client
 import json

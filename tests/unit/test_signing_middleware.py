@@ -17,7 +17,7 @@ from farm.spiders.boss import BossSpider
 from farm.spiders.qcwy import QcwySpider
 from tests.unit.spider_helpers import make_lease, make_spider
 
-KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"  # CONTRACTS.md §2.1
+KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"  # docs/sites.md §2.1
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""The boss spider against recorded Boss直聘 answers (CONTRACTS.md §1)."""
+"""The boss spider against recorded Boss直聘 answers (docs/sites.md §1)."""
 
 from urllib.parse import parse_qsl, urlsplit
 

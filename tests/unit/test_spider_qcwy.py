@@ -1,4 +1,4 @@
-"""The qcwy spider against recorded 51job answers (CONTRACTS.md §2)."""
+"""The qcwy spider against recorded 51job answers (docs/sites.md §2)."""
 
 import hashlib
 import hmac

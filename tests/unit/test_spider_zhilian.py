@@ -1,4 +1,4 @@
-"""The zhilian spider against recorded 智联招聘 search pages (CONTRACTS.md §3.1)."""
+"""The zhilian spider against recorded 智联招聘 search pages (docs/sites.md §3.1)."""
 
 import json
 from urllib.parse import parse_qsl, urlsplit
@@ -105,7 +105,7 @@ def test_unparsable_body_fails_the_keyword(body, reason):
 
 
 def _page_with_zero_totals(positions):
-    """page1.html with its totals reading 0 (CONTRACTS §3.1: positionCount "can read 0") and
+    """page1.html with its totals reading 0 (docs/sites.md §3.1: positionCount "can read 0") and
     ``positions`` copies of its posting."""
     html = (FIXTURES / "zhilian" / "page1.html").read_text(encoding="utf-8")
     state = initial_state(html)
