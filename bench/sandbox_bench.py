@@ -109,7 +109,8 @@ def _scrapy(base, seconds, prefix):
 
     process = CrawlerProcess(settings={
         "REMOTE_CONTROL_ENABLED": False, "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "WARNING",
-        "CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16, "ROBOTSTXT_OBEY": False,
+        "CONCURRENT_REQUESTS": SCRAPY_CONCURRENCY, "CONCURRENT_REQUESTS_PER_DOMAIN": SCRAPY_CONCURRENCY,
+        "ROBOTSTXT_OBEY": False,
         "CLOSESPIDER_TIMEOUT": seconds + 1, "COOKIES_ENABLED": False,
     })
     process.crawl(QcwyBench)
@@ -131,13 +132,23 @@ def _median(values):
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
+LOAD_CONCURRENCY = 64  # the load client's requests at once
+SCRAPY_CONCURRENCY = 16  # the Scrapy process's CONCURRENT_REQUESTS (and per domain)
+
+
 def run(seconds=5.0, rounds=2, verbose=False):
     """[(name, value, unit)]: fresh-page serve rate, Scrapy fetch rate and their ratio (the headline), then
-    the cached-page serve rate and its ratio. Medians over `rounds` alternating fresh / Scrapy rounds."""
+    the cached-page serve rate and its ratio, each side's concurrency, and how many of the pages served to
+    the fresh load the sandbox generated on request (its own count). Medians over `rounds` alternating
+    fresh / Scrapy rounds."""
     fresh_rates, fetch_rates = [], []
+    fresh_served = fresh_rendered = 0
     with SandboxProcess(seed=1, postings=(1000, 1000)) as sandbox:
         for r in range(rounds):
+            before = sandbox.health()["pages_rendered"]
             fresh = _child("load", sandbox.url, seconds, "--fresh", f"fresh{r}-")
+            fresh_rendered += sandbox.health()["pages_rendered"] - before
+            fresh_served += fresh["pages"]
             fetched = _child("scrapy", sandbox.url, seconds, "--prefix", f"scrapy{r}-")
             if fresh["errors"]:
                 raise RuntimeError(f"the fresh load got {fresh['errors']} non-200 answers")
@@ -155,9 +166,11 @@ def run(seconds=5.0, rounds=2, verbose=False):
         return round(rate / fetch_rate, 2) if fetch_rate else float("inf")
 
     return [
-        ("sandbox_fresh_serve_rate", round(fresh_rate, 1), "pages/s"),
-        ("scrapy_fetch_rate", round(fetch_rate, 1), "pages/s"),
+        (f"sandbox_fresh_serve_rate ({LOAD_CONCURRENCY} requests at once)", round(fresh_rate, 1), "pages/s"),
+        (f"scrapy_fetch_rate ({SCRAPY_CONCURRENCY} requests at once)", round(fetch_rate, 1), "pages/s"),
         ("fresh_serve_to_fetch_ratio", ratio(fresh_rate), "x"),
+        ("fresh load: pages served", fresh_served, "pages"),
+        ("fresh load: of them generated on request (sandbox's count)", fresh_rendered, "pages"),
         ("sandbox_cached_serve_rate", round(serve_rate, 1), "pages/s"),
         ("cached_serve_to_fetch_ratio", ratio(serve_rate), "x"),
     ]
@@ -166,7 +179,7 @@ def run(seconds=5.0, rounds=2, verbose=False):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--concurrency", type=int, default=LOAD_CONCURRENCY)
     parser.add_argument("--load", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--scrapy", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=2, help="alternating fresh / Scrapy rounds (median)")

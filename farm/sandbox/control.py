@@ -1,6 +1,6 @@
 """The /_sandbox/ control endpoints (JSON) that tests and benchmarks drive the sandbox with.
 
-GET  /_sandbox/health                        → {"status": "ok", "seed", "postings", "sites"}
+GET  /_sandbox/health                        → {"status": "ok", "seed", "postings", "sites", "pages_rendered"}
 GET  /_sandbox/counts                        → {"counts": [{"site","city","keyword","page","count"}, …]}
 POST /_sandbox/reset                         → counts back to zero
 GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
@@ -28,7 +28,7 @@ def add_routes(app, sandbox):
     async def health(request):
         postings = list(sandbox.world.postings) if sandbox.world.postings else None
         return web.json_response({"status": "ok", "seed": sandbox.world.seed, "postings": postings,
-                                  "sites": list(SITES)})
+                                  "sites": list(SITES), "pages_rendered": sandbox.rendered})
 
     async def counts(request):
         rows = [{"site": s, "city": c, "keyword": k, "page": p, "count": n}

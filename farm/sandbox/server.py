@@ -33,6 +33,7 @@ class Sandbox:
         self.faults = Faults(fault_config)
         self.outage = outage or Outage()
         self.counts = Counter()
+        self.rendered = 0  # pages generated on request (not served from the page cache)
         self._cache = OrderedDict()
 
     def set_faults(self, config):
@@ -82,6 +83,7 @@ class Sandbox:
         body = self._cache.get(key)
         if body is None:
             body = self._cache[key] = mod.render(self.world, query, self.faults.config)
+            self.rendered += 1
             if len(self._cache) > CACHE_PAGES:
                 self._cache.popitem(last=False)
         return body

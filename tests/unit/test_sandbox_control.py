@@ -26,7 +26,13 @@ def clean(sb):
 
 
 def test_health(sb):
-    assert sb.health() == {"status": "ok", "seed": 5, "postings": [50, 50], "sites": ["boss", "qcwy", "zhilian"]}
+    health = sb.health()
+    assert health == {"status": "ok", "seed": 5, "postings": [50, 50], "sites": ["boss", "qcwy", "zhilian"],
+                      "pages_rendered": health["pages_rendered"]}  # fmt: skip
+    rendered = health["pages_rendered"]
+    get(sb.url, qcwy_path("health-check-keyword"))
+    get(sb.url, qcwy_path("health-check-keyword"))  # the second time from the page cache
+    assert sb.health()["pages_rendered"] == rendered + 1
 
 
 def test_counts_count_successful_pages_per_site_city_keyword_page(sb):
