@@ -11,7 +11,7 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.defer import deferred_from_coro
 
 from farm import signals
-from farm.middlewares.lease import KeywordLeaseMiddleware
+from farm.middlewares.lease import ORPHAN_ROUNDS, KeywordLeaseMiddleware
 from farm.runtime import FarmRuntime
 from farm.spiders.base import LeaseLost
 from tests.unit.components import db_barrier, keyword_row, make_crawler
@@ -144,3 +144,28 @@ async def test_a_keyword_given_up_for_a_block_is_not_reclaimed_by_the_same_crawl
     claimed = [r.meta["farm_lease"] for r in crawler.engine.scheduled[2:]]
     assert [lease.city for lease in claimed] == ["广州"]  # the fresh keyword, not the blocked one again
     assert keyword_row(crawler, blocked.id)["crawl_status"] == "partial"
+
+
+@pytest_twisted.ensureDeferred
+async def test_pages_lost_inside_the_crawl_are_asked_for_again_a_bounded_number_of_times(crawler, middleware):
+    send(crawler, scrapy_signals.spider_opened)
+    await db_barrier(crawler)
+    run = next(iter(middleware.runs.values()))
+
+    def asked():
+        return [r.meta["farm_page"] for r in crawler.engine.scheduled if r.meta["farm_lease"] is run.lease]
+
+    # the engine is idle, yet the keywords' page 1 never reached the outbox (a pipeline before
+    # farm's replaced their items, say): without help they would wait for ever
+    for round_no in range(1, ORPHAN_ROUNDS + 1):
+        with pytest.raises(DontCloseSpider):
+            middleware.spider_idle(crawler.spider)
+        assert asked() == [1] * (1 + round_no) and run.live  # asked for again
+    with pytest.raises(DontCloseSpider):
+        middleware.spider_idle(crawler.spider)
+    assert not run.live and run.ending[0] == "failed"
+    await db_barrier(crawler)
+    await db_barrier(crawler)
+    row = keyword_row(crawler, run.lease.id)
+    assert row["crawl_status"] == "failed" and "lost inside the crawl" in row["error_message"]
+    assert crawler.stats.get_value("farm/keyword/orphan_pages") == 2 * (ORPHAN_ROUNDS + 1)  # both keywords
