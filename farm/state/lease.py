@@ -38,9 +38,40 @@ class Lease:
             start_page=start_page, from_status="", total_pages=total_pages,
         )
 
+    def to_json(self) -> list:
+        """The whole lease as plain JSON data (for a request shared through Redis)."""
+        return [self.id, self.source, self.city, self.job, self.lease_token, self.start_page, self.from_status,
+                self.total_pages, sorted(self.pages_ahead), self.retry_count]  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data) -> "Lease":
+        """``to_json``'s inverse; ValueError for anything else."""
+        try:
+            keyword_id, source, city, job, token, start, status, total, ahead, retries = data
+            lease = cls(
+                id=_integer(keyword_id), source=str(source), city=str(city), job=str(job),
+                lease_token=_integer(token), start_page=_integer(start), from_status=str(status),
+                total_pages=None if total is None else _integer(total),
+                pages_ahead=frozenset(_integer(page) for page in ahead), retry_count=_integer(retries),
+            )  # fmt: skip
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not a lease: {data!r:.200}") from exc
+        return lease
+
+    @property
+    def name(self) -> str:
+        """``id:token``: the lease as a key of shared state."""
+        return f"{self.id}:{self.lease_token}"
+
     def pages_to_fetch(self, last_page: int) -> list[int]:
         """Pages start_page..last_page that no holder has finished yet."""
         return [p for p in range(self.start_page, last_page + 1) if p not in self.pages_ahead]
+
+
+def _integer(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{value!r} is not an integer")
+    return value
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,16 @@
+"""Work shared through Redis (FARM_REDIS_URL): one request queue, one dupefilter and one pace per site.
+
+scrapy-redis gives the shape (a per-spider ZSET queue, a fingerprint SET) but loses
+work in the ways farm must not (destructive pops, a close that deletes everyone's
+state, pickled payloads, a dupefilter that never expires). farm keeps its shape and
+its settings' meaning, and subclasses its queue and dupefilter to fix each gap:
+
+- queue.py      a reliable queue: a taken request stays in its worker's in-flight set
+                until its page is recorded; a worker whose heartbeat stops has its
+                in-flight requests put back and its keywords adopted by a survivor
+- codec.py      requests as JSON data (Request.to_dict), never pickle; anything else is refused
+- dupefilter.py page fingerprints that belong to a day and expire with it
+- scripts/      the Lua scripts: every move between keys is one atomic script
+
+Redis is a cache of work the keyword table can always rebuild (see the scheduler).
+"""

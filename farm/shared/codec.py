@@ -1,0 +1,99 @@
+"""Requests as JSON data, never pickle: whoever can write to Redis cannot run code on a worker.
+
+scrapy-redis pickles ``Request.to_dict()``; unpickling a payload someone wrote into
+Redis by hand runs whatever it says. farm writes the same dict as JSON (bytes as
+latin-1 text, the lease as plain data) and reads back only what a farm page
+request can hold: its own callbacks, no request class to import, a lease that
+parses. Anything else is refused with the reason (``BadPayload``).
+"""
+
+import orjson
+from scrapy import Request
+from scrapy.utils.request import request_from_dict
+
+from farm.state.lease import Lease
+
+VERSION = 1
+# the names Request.to_dict finds for LeaseSpider's page callbacks (it keeps one bound method of each)
+CALLBACKS = {"parse_search", "_page_callback"}
+ERRBACKS = {"page_error", "_page_errback", None}
+METHODS = {"GET", "POST"}
+
+
+class BadPayload(ValueError):
+    """A queued payload that is not a farm request."""
+
+
+class JsonRequestSerializer:
+    """scrapy-redis's serializer interface (``dumps``/``loads`` of ``Request.to_dict``), as JSON."""
+
+    @staticmethod
+    def dumps(data: dict) -> bytes:
+        return _dumps(data)
+
+    @staticmethod
+    def loads(payload: bytes) -> dict:
+        return _loads(payload)
+
+
+def encode(request: Request, spider) -> bytes:
+    return _dumps(request.to_dict(spider=spider))
+
+
+def decode(payload: bytes, spider) -> Request:
+    data = _loads(payload)
+    try:
+        return request_from_dict(data, spider=spider)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise BadPayload(f"cannot be made a request: {exc}") from None
+
+
+def _dumps(data: dict) -> bytes:
+    data = dict(data)
+    data["headers"] = {_text(name): [_text(value) for value in values] for name, values in data["headers"].items()}
+    data["body"] = _text(data["body"])
+    meta = dict(data["meta"])
+    lease = meta.get("farm_lease")
+    if lease is not None:
+        meta["farm_lease"] = lease.to_json()
+    data["meta"] = meta
+    data["farm"] = VERSION
+    return orjson.dumps(data)
+
+
+def _loads(payload: bytes) -> dict:
+    try:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        raise BadPayload(f"not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("farm") != VERSION:
+        raise BadPayload(f"not a farm request (version {VERSION})")
+    if "_class" in data:
+        raise BadPayload("names a request class: refused (it would be imported)")
+    if data.get("callback") not in CALLBACKS or data.get("errback") not in ERRBACKS:
+        raise BadPayload(f"callback {data.get('callback')!r} / errback {data.get('errback')!r} is not farm's")
+    if data.get("method") not in METHODS or not isinstance(data.get("url"), str):
+        raise BadPayload("no URL, or a method farm does not send")
+    meta, headers, body = data.get("meta"), data.get("headers"), data.get("body")
+    if not isinstance(meta, dict) or not isinstance(headers, dict) or not isinstance(body, str):
+        raise BadPayload("meta, headers or body of the wrong type")
+    try:
+        meta["farm_lease"] = Lease.from_json(meta["farm_lease"])
+        if not isinstance(meta["farm_page"], int) or meta["farm_page"] < 1:
+            raise ValueError(f"page {meta['farm_page']!r}")
+        data["headers"] = {_bytes(name): [_bytes(value) for value in values] for name, values in headers.items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BadPayload(f"not a farm page request: {exc}") from None
+    data["body"] = _bytes(body)
+    del data["farm"]
+    return data
+
+
+def _text(value: bytes) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+
+
+def _bytes(value) -> bytes:
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r:.50} is not text")
+    return value.encode("latin-1")

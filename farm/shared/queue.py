@@ -1,0 +1,186 @@
+"""The shared request queue: scrapy-redis's priority queue, made reliable.
+
+scrapy-redis pops with ZRANGE + ZREMRANGEBYRANK: the request leaves Redis at that
+moment, so a worker killed before finishing it loses it for good (its fingerprint
+keeps it from ever being queued again: scrapy-redis #177). Here, as in dramatiq's
+Redis broker, a taken request moves into its worker's in-flight set and stays
+there, under that worker's heartbeat, until its page is recorded (or given up);
+any worker's maintenance step puts the in-flight requests of a worker whose
+heartbeat stopped back in the queue, with their priority, and adopts its keywords.
+A long download is never taken for a dead worker: the heartbeat does not wait for it.
+
+Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
+
+    queue        zset  id -> score (priority, then first in first out)
+    req          hash  id -> the request as JSON (farm.shared.codec)
+    lease        hash  id -> its keyword's lease, ``id:token``
+    open         hash  lease -> its requests not yet settled (queued or in flight)
+    ended        set   leases that ended: their queued requests are dropped at the pop
+    seen:<day>   set   the day's fingerprints (farm.shared.dupefilter)
+    taken:<w>    zset  worker w's in-flight requests, id -> the score they had
+    leases:<w>   set   the leases worker w claimed (a survivor adopts them)
+    inbox:<w>    list  ends of w's leases, written by whichever worker ended them
+    live         zset  worker -> last heartbeat (Redis' own clock, ms)
+    pace         hash  next_at, interval, penalty (ms): the site's shared pace
+    epoch        str   set once; missing means Redis lost everything (farm rebuilds)
+
+Every move between keys is one Lua script (farm/shared/scripts). All methods block:
+call them off the reactor (the scheduler runs them on its Redis thread).
+"""
+
+import random
+import uuid
+from dataclasses import dataclass
+from importlib.resources import files
+
+from scrapy_redis.queue import PriorityQueue
+
+from farm.shared.codec import BadPayload, JsonRequestSerializer
+
+SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace")
+
+
+@dataclass
+class Taken:
+    id: str
+    request: object  # a Request, or the BadPayload that refused it
+    lease: str  # "id:token", or "" for a request without a keyword
+
+
+class SharedQueue(PriorityQueue):
+    def __init__(self, server, spider, key, worker: str, dupefilter):
+        super().__init__(server, spider, key, serializer=JsonRequestSerializer)
+        self.worker = worker
+        self.dupefilter = dupefilter
+        source = files("farm.shared") / "scripts"
+        self.scripts = {name: server.register_script((source / f"{name}.lua").read_text()) for name in SCRIPTS}
+
+    def k(self, name: str) -> str:
+        return f"{self.key}:{name}"
+
+    # --- requests -----------------------------------------------------------
+
+    def push_many(self, requests) -> list[bool]:
+        """Queue the requests whose page was not queued today; True for each queued.
+
+        Every page request goes through the day's fingerprints (its own dont_filter only keeps
+        it from a local dupefilter), unless it asks for a page again (``farm_again`` in its
+        meta: a page lost on the way, asked for anew).
+        """
+        if not requests:
+            return []
+        args = [self.dupefilter.ttl()]
+        for request in requests:
+            lease = request.meta.get("farm_lease")
+            filtered = lease is not None or not request.dont_filter
+            args += [
+                self.dupefilter.request_fingerprint(request) if filtered and not request.meta.get("farm_again") else "",
+                lease.name if lease is not None else "",
+                request.priority,
+                self._encode_request(request),
+            ]
+        keys = [self.k("queue"), self.k("req"), self.k("seq"), self.dupefilter.key, self.k("open"), self.k("lease"),
+                self.k("ended")]  # fmt: skip
+        return [bool(ok) for ok in self.scripts["push"](keys=keys, args=args)]
+
+    def push(self, request):
+        self.push_many([request])
+
+    def pop_many(self, n: int) -> tuple[float, list[Taken]]:
+        """(seconds to wait for the site's pace, requests taken: at most n, one when paced)."""
+        keys = [self.k("queue"), self.k("req"), self.k("taken:" + self.worker), self.k("pace"), self.k("lease"),
+                self.k("ended"), self.k("open")]  # fmt: skip
+        out = self.scripts["pop"](keys=keys, args=[n, random.random()])
+        if out[0]:
+            return out[0] / 1000, []
+        taken = []
+        for i in range(1, len(out), 3):
+            rid, payload, lease = out[i].decode(), out[i + 1], out[i + 2].decode()
+            try:
+                request = self._decode_request(payload)
+            except BadPayload as exc:
+                request = exc
+            taken.append(Taken(rid, request, lease))
+        return 0.0, taken
+
+    def pop(self, timeout=0):
+        raise NotImplementedError("pop_many: a taken request must be acknowledged")
+
+    def ack(self, ids) -> list[tuple[str, int]]:
+        """These requests' pages are settled; (lease, its requests still open) for each."""
+        if not ids:
+            return []
+        keys = [self.k("taken:" + self.worker), self.k("req"), self.k("lease"), self.k("open")]
+        out = self.scripts["ack"](keys=keys, args=list(ids))
+        return [(out[i].decode(), int(out[i + 1])) for i in range(0, len(out), 2)]
+
+    def open_requests(self, lease: str) -> int:
+        return int(self.server.hget(self.k("open"), lease) or 0)
+
+    def __len__(self) -> int:
+        return self.server.zcard(self.k("queue"))
+
+    def busy(self) -> bool:
+        """Whether the queue, or any live worker's in-flight set, holds requests."""
+        if self.server.zcard(self.k("queue")):
+            return True
+        return any(self.server.zcard(self.k("taken:" + w.decode())) for w in self.server.zrange(self.k("live"), 0, -1))
+
+    # --- workers and keywords ------------------------------------------------
+
+    def heartbeat(self) -> tuple[int, str]:
+        """(Redis' time in ms, the shared epoch, '' when Redis lost everything)."""
+        now, epoch = self.scripts["heartbeat"](keys=[self.k("live"), self.k("epoch")], args=[self.worker])
+        return int(now), epoch.decode() if isinstance(epoch, bytes) else epoch
+
+    def start_epoch(self) -> str:
+        """The shared epoch, made now if there is none."""
+        self.server.set(self.k("epoch"), uuid.uuid4().hex, nx=True)
+        return self.server.get(self.k("epoch")).decode()
+
+    def requeue_dead(self, timeout: float) -> tuple[int, list[str]]:
+        """Put back the in-flight requests of workers silent for ``timeout`` s; (how many, leases adopted)."""
+        out = self.scripts["requeue_dead"](keys=[self.k("live"), self.k("queue")],
+                                           args=[int(timeout * 1000), self.worker, self.key])  # fmt: skip
+        return int(out[0]), [lease.decode() for lease in out[1:]]
+
+    def hold(self, lease: str) -> None:
+        self.server.sadd(self.k("leases:" + self.worker), lease)
+
+    def ended(self, lease: str, owner: str | None, outcome: str) -> None:
+        """The lease's keyword ended: drop its queued requests, tell its owner."""
+        pipe = self.server.pipeline()
+        pipe.sadd(self.k("ended"), lease)
+        pipe.expire(self.k("ended"), self.dupefilter.ttl())
+        pipe.srem(self.k("leases:" + self.worker), lease)
+        if owner and owner != self.worker:
+            pipe.rpush(self.k("inbox:" + owner), f"{lease} {outcome}")
+        pipe.execute()
+
+    def inbox(self, most: int = 100) -> list[tuple[str, str]]:
+        """(lease, outcome) of this worker's leases that other workers ended."""
+        items = self.server.lpop(self.k("inbox:" + self.worker), most) or []
+        return [tuple(item.decode().split(" ", 1)) for item in items]
+
+    def leave(self) -> None:
+        """A clean close: this worker is no longer live. Its in-flight set is empty by now, and
+        nothing shared is deleted (scrapy-redis' close without SCHEDULER_PERSIST deletes everyone's)."""
+        pipe = self.server.pipeline()
+        pipe.zrem(self.k("live"), self.worker)
+        pipe.delete(self.k("inbox:" + self.worker))
+        pipe.execute()
+
+    # --- the site's pace -------------------------------------------------------
+
+    def set_rate(self, rate: float) -> None:
+        self.server.hset(self.k("pace"), "interval", int(1000 / rate) if rate > 0 else 0)
+
+    def back_off(self, base: float, most: float, retry_after: float | None = None) -> int:
+        args = ["back_off", int(base * 1000), int(most * 1000), int((retry_after or 0) * 1000)]
+        return self.scripts["pace"](keys=[self.k("pace")], args=args)
+
+    def ease(self, base: float, most: float) -> int:
+        return self.scripts["pace"](keys=[self.k("pace")], args=["ease", int(base * 1000), int(most * 1000), 0])
+
+    def clear(self):
+        raise RuntimeError("the shared queue is never cleared by a worker")

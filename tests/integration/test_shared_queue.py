@@ -1,0 +1,145 @@
+"""The shared queue on the machine's real Redis, each test under its own key prefix."""
+
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import orjson
+import pytest
+import redis
+
+from farm.shared.codec import BadPayload
+from farm.shared.dupefilter import DayDupeFilter
+from farm.shared.queue import SharedQueue
+from farm.spiders.qcwy import QcwySpider
+from tests.conftest import REDIS_URL
+from tests.unit.spider_helpers import make_lease, make_spider
+
+pytestmark = pytest.mark.redis
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+
+
+@pytest.fixture
+def server():
+    client = redis.Redis.from_url(REDIS_URL)
+    prefix = f"farm-test-{uuid.uuid4().hex[:10]}"
+    client.prefix = prefix
+    yield client
+    keys = list(client.scan_iter(f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+@pytest.fixture
+def spider():
+    spider, _ = make_spider(QcwySpider, clock=1750000000)
+    return spider
+
+
+def queue_for(server, spider, worker, clock=lambda: datetime.now(timezone.utc)):
+    key = f"{server.prefix}:qcwy"
+    return SharedQueue(server, spider, key, worker, DayDupeFilter(server, f"{key}:seen", SHANGHAI, clock))
+
+
+def pages(spider, lease, *numbers, **replace):
+    return [spider.page_request(lease, n).replace(**replace) for n in numbers]
+
+
+def taken_pages(taken):
+    return [t.request.meta["farm_page"] for t in taken]
+
+
+def test_a_request_goes_round_as_data_and_its_page_is_queued_once_a_day(server, spider):
+    queue = queue_for(server, spider, "w1")
+    lease = make_lease("qcwy")
+    assert queue.push_many(pages(spider, lease, 1, 2, 2)) == [True, True, False]
+    assert queue.push_many(pages(spider, lease, 1)) == [False]  # another worker learnt of it too
+    [again] = pages(spider, lease, 1)
+    again.meta["farm_again"] = True
+    assert queue.push_many([again]) == [True]  # a page lost on the way, asked for anew
+    wait, taken = queue.pop_many(10)
+    assert wait == 0 and taken_pages(taken) == [1, 2, 1]
+    first = taken[0].request
+    assert first.meta["farm_lease"] == lease and first.callback == spider.parse_search
+    assert taken[0].lease == lease.name == "1:1"
+    assert queue.open_requests("1:1") == 3
+
+
+def test_a_taken_request_stays_in_flight_until_acknowledged(server, spider):
+    queue = queue_for(server, spider, "w1")
+    lease = make_lease("qcwy")
+    queue.push_many(pages(spider, lease, 1, 2))
+    queue.heartbeat()
+    _, taken = queue.pop_many(10)
+    assert len(queue) == 0 and server.zcard(queue.k("taken:w1")) == 2 and queue.busy()
+    assert queue.ack([taken[0].id]) == [("1:1", 1)]
+    assert queue.ack([taken[0].id]) == []  # once
+    assert queue.ack([taken[1].id]) == [("1:1", 0)]
+    assert not queue.busy() and server.hlen(queue.k("req")) == 0 and queue.open_requests("1:1") == 0
+
+
+def test_a_dead_workers_in_flight_requests_go_back_with_their_priority_and_its_keywords_to_a_survivor(server, spider):
+    dead, alive = queue_for(server, spider, "dead"), queue_for(server, spider, "alive")
+    lease = make_lease("qcwy")
+    dead.push_many(pages(spider, lease, 1) + pages(spider, lease, 2, priority=5))
+    dead.heartbeat()
+    dead.hold(lease.name)
+    _, taken = dead.pop_many(10)
+    assert taken_pages(taken) == [2, 1]  # priority first
+    alive.heartbeat()
+    assert alive.requeue_dead(timeout=5) == (0, [])  # not silent long enough
+    time.sleep(0.05)
+    assert alive.requeue_dead(timeout=0.01) == (2, ["1:1"])
+    assert server.smembers(alive.k("leases:alive")) == {b"1:1"}
+    _, again = alive.pop_many(10)
+    assert taken_pages(again) == [2, 1] and {t.id for t in again} == {t.id for t in taken}
+    assert dead.ack([t.id for t in taken]) == []  # the dead worker's late acks change nothing
+    assert server.zcard(alive.k("taken:alive")) == 2
+    assert server.zscore(alive.k("live"), "dead") is None
+
+
+def test_an_ended_keywords_queued_requests_are_dropped_at_the_pop_and_its_owner_told(server, spider):
+    owner, other = queue_for(server, spider, "owner"), queue_for(server, spider, "other")
+    lease, another = make_lease("qcwy"), make_lease("qcwy", id=2)
+    owner.push_many(pages(spider, lease, 1, 2, 3) + pages(spider, another, 1))
+    other.ended(lease.name, "owner", "failed")
+    _, taken = other.pop_many(10)
+    assert [t.lease for t in taken] == ["2:1"] and owner.open_requests("1:1") == 0
+    assert owner.inbox() == [("1:1", "failed")] and owner.inbox() == []
+    assert other.push_many(pages(spider, lease, 4)) == [False]  # nor are new ones queued
+
+
+def test_the_shared_pace_spaces_pops_across_workers_and_backs_off_for_all(server, spider):
+    one, two = queue_for(server, spider, "one"), queue_for(server, spider, "two")
+    one.set_rate(2)  # one request every 500 ms, jittered to 250-750 ms
+    one.push_many(pages(spider, make_lease("qcwy"), *range(1, 6)))
+    wait, taken = one.pop_many(10)
+    assert wait == 0 and len(taken) == 1  # paced: one per turn
+    wait, taken = two.pop_many(10)
+    assert 0.2 <= wait <= 0.75 and taken == []
+    one.back_off(base=2, most=60)
+    wait, _ = two.pop_many(10)
+    assert 1.9 <= wait <= 2.0
+    assert one.ease(base=2, most=60) == 1000
+
+
+def test_a_payload_that_is_not_farms_json_is_refused_never_run(server, spider):
+    queue = queue_for(server, spider, "w1")
+    for rid, payload in (("66", b"\x80\x04\x95pickle"), ("67", orjson.dumps({"url": "http://x", "farm": 1,
+                         "callback": "parse_search", "_class": "os.system"}))):  # fmt: skip
+        server.zadd(queue.k("queue"), {rid: 0})
+        server.hset(queue.k("req"), rid, payload)
+    _, taken = queue.pop_many(10)
+    assert [type(t.request) for t in taken] == [BadPayload, BadPayload]
+    assert "not JSON" in str(taken[0].request) and "class" in str(taken[1].request)
+
+
+def test_the_days_fingerprints_expire_after_the_day_ends(server, spider):
+    clock = lambda: datetime(2026, 11, 30, 23, 0, tzinfo=SHANGHAI)  # noqa: E731
+    queue = queue_for(server, spider, "w1", clock)
+    queue.push_many(pages(spider, make_lease("qcwy"), 1))
+    key = f"{server.prefix}:qcwy:seen:2026-11-30"
+    assert server.smembers(key) == {b"1:1:1"}
+    assert timedelta(minutes=119) <= timedelta(seconds=server.ttl(key)) <= timedelta(hours=2)
