@@ -19,6 +19,7 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
     seen:<day>   set   the day's fingerprints (farm.shared.dupefilter)
     taken:<w>    zset  worker w's in-flight requests, id -> the score they had
     leases:<w>   set   the leases worker w claimed (a survivor adopts them)
+    owner        hash  lease -> the worker that claimed or adopted it
     inbox:<w>    list  ends of w's leases, written by whichever worker ended them
     live         zset  worker -> last heartbeat (Redis' own clock, ms)
     pace         hash  next_at, interval, penalty (ms): the site's shared pace
@@ -37,7 +38,7 @@ from scrapy_redis.queue import PriorityQueue
 
 from farm.shared.codec import BadPayload, JsonRequestSerializer
 
-SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace")
+SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace", "end", "leave")
 
 
 @dataclass
@@ -144,31 +145,31 @@ class SharedQueue(PriorityQueue):
                                            args=[int(timeout * 1000), self.worker, self.key])  # fmt: skip
         return int(out[0]), [lease.decode() for lease in out[1:]]
 
-    def hold(self, lease: str) -> None:
-        self.server.sadd(self.k("leases:" + self.worker), lease)
-
-    def ended(self, lease: str, owner: str | None, outcome: str) -> None:
-        """The lease's keyword ended: drop its queued requests, tell its owner."""
+    def hold(self, leases) -> None:
+        """This worker claimed (or adopted) these leases: a survivor adopts them if it dies."""
+        if not leases:
+            return
         pipe = self.server.pipeline()
-        pipe.sadd(self.k("ended"), lease)
-        pipe.expire(self.k("ended"), self.dupefilter.ttl())
-        pipe.srem(self.k("leases:" + self.worker), lease)
-        if owner and owner != self.worker:
-            pipe.rpush(self.k("inbox:" + owner), f"{lease} {outcome}")
+        pipe.sadd(self.k("leases:" + self.worker), *leases)
+        pipe.hset(self.k("owner"), mapping={lease: self.worker for lease in leases})
         pipe.execute()
+
+    def ended(self, lease: str, outcome: str) -> str:
+        """The lease's keyword ended: its queued requests are dropped, its owner told. Returns the owner."""
+        args = [lease, outcome, self.dupefilter.ttl(), self.worker, self.key]
+        owner = self.scripts["end"](keys=[self.k("ended"), self.k("owner")], args=args)
+        return owner.decode() if isinstance(owner, bytes) else owner
 
     def inbox(self, most: int = 100) -> list[tuple[str, str]]:
         """(lease, outcome) of this worker's leases that other workers ended."""
         items = self.server.lpop(self.k("inbox:" + self.worker), most) or []
         return [tuple(item.decode().split(" ", 1)) for item in items]
 
-    def leave(self) -> None:
-        """A clean close: this worker is no longer live. Its in-flight set is empty by now, and
-        nothing shared is deleted (scrapy-redis' close without SCHEDULER_PERSIST deletes everyone's)."""
-        pipe = self.server.pipeline()
-        pipe.zrem(self.k("live"), self.worker)
-        pipe.delete(self.k("inbox:" + self.worker))
-        pipe.execute()
+    def leave(self) -> int:
+        """A clean close: what this worker took and did not settle goes back in the queue, and it is no
+        longer live. Nothing shared is deleted. Returns how many requests went back."""
+        keys = [self.k("live"), self.k("queue"), self.k("taken:" + self.worker), self.k("inbox:" + self.worker)]
+        return int(self.scripts["leave"](keys=keys, args=[self.worker]))
 
     # --- the site's pace -------------------------------------------------------
 

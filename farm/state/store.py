@@ -52,6 +52,18 @@ def _format_pages(pages: Iterable[int]) -> str:
 
 
 @dataclass(frozen=True)
+class LeaseProgress:
+    watermark: int  # last_completed_page
+    total_pages: int | None
+    pages_ahead: frozenset[int]
+
+    def missing(self) -> list[int]:
+        """Pages not done up to the known total; the next one when no total is known."""
+        last = self.total_pages if self.total_pages is not None else self.watermark + 1
+        return [page for page in range(self.watermark + 1, last + 1) if page not in self.pages_ahead]
+
+
+@dataclass(frozen=True)
 class Outlook:
     claimable: int  # rows a claim could take now
     next_retry_at: datetime | None  # when the first failed row waiting for FARM_RETRY_DELAY comes due
@@ -550,6 +562,42 @@ class KeywordStore:
             stmt = stmt.limit(int(limit))
         with self.reader.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(stmt)]
+
+    # --- leases shared between workers (FARM_REDIS_URL) -------------------------
+
+    def lease_progress(self, lease: Lease) -> "LeaseProgress | None":
+        """Where the lease's keyword stands, or None when the lease is no longer current."""
+        stmt = select(c.crawl_status, c.last_completed_page, c.total_pages, c.pages_ahead).where(
+            c.id == lease.id, c.lease_token == lease.lease_token
+        )
+        with self.reader.connect() as conn:
+            row = conn.execute(stmt).first()
+        if row is None or row.crawl_status != "crawling":
+            return None
+        return LeaseProgress(row.last_completed_page, row.total_pages, frozenset(_parse_pages(row.pages_ahead)))
+
+    def held_leases(self, source: str) -> list[tuple[Lease, str, "LeaseProgress"]]:
+        """Every keyword of ``source`` being crawled: (its lease, its holder, where it stands)."""
+        stmt = select(*_LEASE_COLUMNS, c.crawler_id).where(c.source == source, c.crawl_status == "crawling")
+        with self.reader.connect() as conn:
+            rows = conn.execute(stmt).all()
+        return [(self._lease_of(source, r), r.crawler_id, LeaseProgress(
+            r.last_completed_page, r.total_pages, frozenset(_parse_pages(r.pages_ahead)))) for r in rows]  # fmt: skip
+
+    def lease(self, source: str, keyword_id: int, lease_token: int) -> Lease | None:
+        """The lease (id, token) while it is current: for a worker that takes over a dead one's keywords."""
+        stmt = select(*_LEASE_COLUMNS).where(
+            c.id == keyword_id, c.lease_token == lease_token, c.crawl_status == "crawling"
+        )
+        with self.reader.connect() as conn:
+            row = conn.execute(stmt).first()
+        return None if row is None else self._lease_of(source, row)
+
+    @staticmethod
+    def _lease_of(source: str, r) -> Lease:
+        return Lease(id=r.id, source=source, city=r.city, job=r.job, lease_token=r.lease_token,
+                     start_page=r.last_completed_page + 1, from_status="adopted", total_pages=r.total_pages,
+                     pages_ahead=frozenset(_parse_pages(r.pages_ahead)), retry_count=r.retry_count)  # fmt: skip
 
     # --- writes outside leases ------------------------------------------------
 

@@ -85,7 +85,7 @@ def test_a_dead_workers_in_flight_requests_go_back_with_their_priority_and_its_k
     lease = make_lease("qcwy")
     dead.push_many(pages(spider, lease, 1) + pages(spider, lease, 2, priority=5))
     dead.heartbeat()
-    dead.hold(lease.name)
+    dead.hold([lease.name])
     _, taken = dead.pop_many(10)
     assert taken_pages(taken) == [2, 1]  # priority first
     alive.heartbeat()
@@ -93,6 +93,7 @@ def test_a_dead_workers_in_flight_requests_go_back_with_their_priority_and_its_k
     time.sleep(0.05)
     assert alive.requeue_dead(timeout=0.01) == (2, ["1:1"])
     assert server.smembers(alive.k("leases:alive")) == {b"1:1"}
+    assert server.hget(alive.k("owner"), "1:1") == b"alive"
     _, again = alive.pop_many(10)
     assert taken_pages(again) == [2, 1] and {t.id for t in again} == {t.id for t in taken}
     assert dead.ack([t.id for t in taken]) == []  # the dead worker's late acks change nothing
@@ -104,7 +105,8 @@ def test_an_ended_keywords_queued_requests_are_dropped_at_the_pop_and_its_owner_
     owner, other = queue_for(server, spider, "owner"), queue_for(server, spider, "other")
     lease, another = make_lease("qcwy"), make_lease("qcwy", id=2)
     owner.push_many(pages(spider, lease, 1, 2, 3) + pages(spider, another, 1))
-    other.ended(lease.name, "owner", "failed")
+    owner.hold([lease.name, another.name])
+    assert other.ended(lease.name, "failed") == "owner"
     _, taken = other.pop_many(10)
     assert [t.lease for t in taken] == ["2:1"] and owner.open_requests("1:1") == 0
     assert owner.inbox() == [("1:1", "failed")] and owner.inbox() == []
@@ -143,3 +145,19 @@ def test_the_days_fingerprints_expire_after_the_day_ends(server, spider):
     key = f"{server.prefix}:qcwy:seen:2026-11-30"
     assert server.smembers(key) == {b"1:1:1"}
     assert timedelta(minutes=119) <= timedelta(seconds=server.ttl(key)) <= timedelta(hours=2)
+
+
+def test_a_clean_leave_puts_back_what_it_took_and_deletes_nothing_shared(server, spider):
+    leaving, staying = queue_for(server, spider, "leaving"), queue_for(server, spider, "staying")
+    lease = make_lease("qcwy")
+    leaving.push_many(pages(spider, lease, 1, 2, 3))
+    leaving.heartbeat()
+    staying.heartbeat()
+    _, mine = leaving.pop_many(1)
+    _, theirs = staying.pop_many(1)
+    assert leaving.leave() == 1
+    assert server.zscore(leaving.k("live"), "leaving") is None
+    assert server.zcard(staying.k("taken:staying")) == 1  # another worker's in-flight set is intact
+    _, again = staying.pop_many(10)
+    assert sorted(t.id for t in again) == sorted([mine[0].id, "3"])  # what it took, back in the queue
+    assert server.scard(leaving.dupefilter.key) == 3  # the day's fingerprints stay

@@ -20,6 +20,7 @@ for _, worker in ipairs(dead) do
     local held = prefix .. ':leases:' .. worker
     for _, lease in ipairs(redis.call('SMEMBERS', held)) do
       redis.call('SADD', prefix .. ':leases:' .. me, lease)
+      redis.call('HSET', prefix .. ':owner', lease, me)
       out[#out + 1] = lease
     end
     redis.call('DEL', held, prefix .. ':inbox:' .. worker)
