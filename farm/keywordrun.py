@@ -25,6 +25,12 @@ from farm.state.lease import Lease
 @dataclass(eq=False)
 class KeywordRun:
     lease: Lease
+    # shared through Redis (FARM_REDIS_URL): pages asked for go to the shared queue and any worker
+    # may take them; ``pending`` then holds the pages this worker took, not those it asked for
+    shared: bool = False
+    # this worker claimed (or adopted) the keyword: it keeps its lease alive and counts it as its own;
+    # a shared keyword another worker claimed has a run here only while this worker handles its pages
+    owned: bool = True
     last: int | None = None
     requested: set[int] = field(default_factory=set)  # pages asked for under this lease
     pending: set[int] = field(default_factory=set)  # asked for, not yet recorded nor given up
@@ -63,7 +69,8 @@ class KeywordRun:
             return []
         new = [page for page in pages if page not in self.requested and not self.done(page)]
         self.requested.update(new)
-        self.pending.update(new)
+        if not self.shared:
+            self.pending.update(new)
         return new
 
     @property
@@ -74,6 +81,8 @@ class KeywordRun:
 
     def taken(self, page: int) -> None:
         """The page's request left the queue for the downloader."""
+        if self.shared:
+            self.pending.add(page)
         if page in self.pending:
             self.fetching.add(page)
 
@@ -96,6 +105,11 @@ class KeywordRun:
             page for page in range(watermark + 1, (self.total_pages or 0) + 1)
             if not self.done(page) and page not in self.pending
         ]  # fmt: skip
+
+    @property
+    def idle(self) -> bool:
+        """No page of it is in this worker's hands."""
+        return not (self.pending or self.fetching or self.writing)
 
     @property
     def end_due(self) -> bool:

@@ -21,7 +21,7 @@ from twisted.python.threadpool import ThreadPool
 
 from farm.keywordrun import KeywordRun
 from farm.outbox import Outbox
-from farm.pace import SitePace
+from farm.pace import SharedPace, SitePace
 from farm.spiders.base import LeaseSpider
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
@@ -32,13 +32,16 @@ logger = logging.getLogger(__name__)
 
 
 class FarmRuntime:
-    def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int, pace: SitePace):
+    def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int, pace: SitePace,
+                 shared=None):  # fmt: skip
         self.crawler = crawler
         self.store = store
         self.stats = crawler.stats
         self.crawler_id = crawler_id
         self.window = PageWindow(pages_in_flight, on_room=self.wake)
         self.pace = pace
+        # FARM_REDIS_URL: this worker's part in the work shared through Redis (farm.shared.work), else None
+        self.shared = shared
         # the postings pipeline, and the progress extension it tells of each posting handled
         self.postings = None
         self.progress = None
@@ -75,21 +78,40 @@ class FarmRuntime:
             rate = settings.getfloat(f"FARM_{site}_RATE")
             if rate < 0:
                 raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
-            pace = SitePace(
-                rate,
-                settings.getfloat("FARM_BLOCK_BASE_DELAY"),
-                settings.getfloat("FARM_BLOCK_MAX_DELAY"),
-            )
-            runtime = cls(crawler, store, settings.get("FARM_CRAWLER_ID"), pages_in_flight, pace)
+            delays = (settings.getfloat("FARM_BLOCK_BASE_DELAY"), settings.getfloat("FARM_BLOCK_MAX_DELAY"))
+            crawler_id = settings.get("FARM_CRAWLER_ID")
+            shared = None
             if settings.get("FARM_REDIS_URL"):
-                logger.warning(
-                    "farm: FARM_REDIS_URL is set, but this version shares work between crawlers "
-                    "through the keyword table alone (each keyword is claimed by one crawler); "
-                    "the shared Redis request queue is not built yet, so it is not used"
-                )
+                shared = cls._shared_work(crawler, store, crawler_id, site.lower())
+                pace = SharedPace(rate, *delays, shared.link, shared.queue)
+            else:
+                pace = SitePace(rate, *delays)
+            runtime = cls(crawler, store, crawler_id, pages_in_flight, pace, shared)
+            if shared is not None:
+                shared.run_db = runtime.run
+                shared.on_lost = lambda reason: runtime.close_crawl("farm_redis_error")
             crawler._farm_runtime = runtime
             crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
         return runtime
+
+    @staticmethod
+    def _shared_work(crawler, store, crawler_id, site):
+        from farm.shared.dupefilter import DayDupeFilter
+        from farm.shared.link import RedisLink
+        from farm.shared.queue import SharedQueue
+        from farm.shared.work import SharedWork
+        from farm.state.clock import utcnow
+
+        settings = crawler.settings
+        grace = settings.getfloat("FARM_OUTAGE_GRACE")
+        link = RedisLink(settings.get("FARM_REDIS_URL"), grace)
+        key = f"{settings.get('FARM_REDIS_PREFIX')}:{site}"
+        dupefilter = DayDupeFilter(link.server, f"{key}:seen", store.tz, utcnow)
+        queue = SharedQueue(link.server, crawler.spider, key, crawler_id, dupefilter)
+        timeout = settings.getfloat("FARM_WORKER_TIMEOUT")
+        if timeout <= 0:
+            raise ValueError(f"FARM_WORKER_TIMEOUT must be positive, got {timeout}")
+        return SharedWork(crawler, link, queue, store, None, crawler.spider.runs, timeout)
 
     @property
     def runs(self) -> dict[tuple[int, int], KeywordRun]:
@@ -125,12 +147,21 @@ class FarmRuntime:
 
     async def engine_stopped(self):
         self._stop_sending()
+        if self.shared is not None:
+            try:
+                await maybe_deferred_to_future(self.shared.leave())
+            except Exception as exc:  # noqa: BLE001 - Redis gone: what it held is put back by survivors
+                logger.warning("farm: leaving the shared work failed: %s", exc)
+            await maybe_deferred_to_future(threads.deferToThread(self.shared.link.close))
         # stopping the pool joins its thread, which may still be in a database call: not on the reactor
         await maybe_deferred_to_future(threads.deferToThread(self._close_database))
 
     def close(self) -> None:
         """``engine_stopped``, blocking: for tests and tools that built a runtime without a crawl."""
         self._stop_sending()
+        if self.shared is not None:
+            self.shared.stop()
+            self.shared.link.close()
         self._close_database()
 
     def _stop_sending(self):

@@ -18,6 +18,9 @@ a redirect) goes out before anything else, the window notwithstanding: its page
 leaves the window only once it has gone through, and behind a request waiting
 for the window it would wait for ever. Requests of other spiders, and other
 requests, pass as Scrapy's would.
+
+With FARM_REDIS_URL set, the scheduler is farm.shared.scheduler.SharedScheduler
+(the same gates, on the queue every worker shares).
 """
 
 import logging
@@ -32,13 +35,18 @@ logger = logging.getLogger(__name__)
 class FarmScheduler(Scheduler):
     @classmethod
     def from_crawler(cls, crawler):
-        scheduler = super().from_crawler(crawler)
         from farm.runtime import FarmRuntime  # the runtime imports the spiders, which import this module's users
 
         try:
-            scheduler.farm = FarmRuntime.of(crawler)
+            runtime = FarmRuntime.of(crawler)
         except NotConfigured:  # not a farm spider: Scrapy's scheduler as is
-            scheduler.farm = None
+            runtime = None
+        if runtime is not None and runtime.shared is not None:
+            from farm.shared.scheduler import SharedScheduler
+
+            return SharedScheduler(runtime)  # FARM_REDIS_URL: the shared queue
+        scheduler = super().from_crawler(crawler)
+        scheduler.farm = runtime
         scheduler._parked = None  # a request taken from the queue that must wait for its turn
         scheduler._again = deque()  # requests for pages already in the window: first out
         return scheduler

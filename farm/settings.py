@@ -21,7 +21,16 @@ NEWSPIDER_MODULE = "farm.spiders"
 # --- farm -------------------------------------------------------------------
 
 FARM_DB_URL = _env("FARM_DB_URL", "sqlite:///farm.db")
+# Set: every process of a spider, on any machine, shares one request queue, one dupefilter
+# and one pace per site through this Redis (farm.shared); unset: each process queues its own.
 FARM_REDIS_URL = _env("FARM_REDIS_URL", "")
+# The prefix of every Redis key farm writes (one Redis may serve several farms).
+FARM_REDIS_PREFIX = _env("FARM_REDIS_PREFIX", "farm")
+# Seconds without a heartbeat in Redis after which a worker is taken for dead: its in-flight
+# requests go back in the queue and its keywords to a survivor.
+FARM_WORKER_TIMEOUT = float(_env("FARM_WORKER_TIMEOUT", 30))
+# Seconds a worker rides out a lost Redis (or database) before it closes, leases left partial.
+FARM_OUTAGE_GRACE = float(_env("FARM_OUTAGE_GRACE", 60))
 FARM_TIMEZONE = _env("FARM_TIMEZONE", "Asia/Shanghai")
 FARM_LEASE_TIMEOUT = int(_env("FARM_LEASE_TIMEOUT", 1800))
 # Claims of a failed keyword per day, each at least FARM_RETRY_DELAY seconds after it failed.

@@ -135,12 +135,20 @@ class PageProgress:
         # the crawl is closing on the database error (the outbox saw to that);
         # the page is fetched again next time
         self.stats.inc_value("farm/progress/not_written")
+        self._settled(run, page, recorded=False)
+
+    def _settled(self, run: KeywordRun, page: int, recorded: bool):
+        """The page is recorded, or given up: it leaves the window (and, shared, the worker's hands)."""
         self.runtime.window.leave(run.key, page)
-        run.settled(page, recorded=False)
+        run.settled(page, recorded)
+        shared = self.runtime.shared
+        if shared is not None:
+            shared.settled(run.key, page)
+            if not run.owned and run.idle and self.runs.get(run.key) is run:
+                del self.runs[run.key]  # another worker's keyword: nothing of it left here
 
     def _page_written(self, result, run: KeywordRun, page):
-        self.runtime.window.leave(run.key, page)
-        run.settled(page, recorded=result.applied)
+        self._settled(run, page, recorded=result.applied)
         if run.ended:
             return
         if not result.applied:
@@ -159,8 +167,11 @@ class PageProgress:
         self._nothing_queued(run, result.last_completed_page)
 
     def _nothing_queued(self, run: KeywordRun, watermark: int):
-        """A keyword still live with no page on its way is never left crawling."""
-        if not run.live or run.pending:
+        """A keyword still live with no page on its way is never left crawling.
+
+        Shared through Redis, other workers may hold its pages: the shared queue's
+        count of its open requests decides instead (farm.shared.work.check_stall)."""
+        if not run.live or run.pending or run.shared:
             return
         missing = run.missing(watermark)
         if missing:
@@ -177,8 +188,11 @@ class PageProgress:
         spider = self.crawler.spider
         for page in pages:
             run.requested.add(page)
-            run.pending.add(page)
-            self.crawler.engine.crawl(spider.page_request(run.lease, page))
+            if not run.shared:
+                run.pending.add(page)
+            request = spider.page_request(run.lease, page)
+            request.meta["farm_again"] = True  # shared: past the day's fingerprints, which have seen it
+            self.crawler.engine.crawl(request)
 
     # --- keyword ends -----------------------------------------------------
 
@@ -210,8 +224,7 @@ class PageProgress:
 
     def _give_up(self, run: KeywordRun, page: int):
         self.tallies.pop((run.key, page), None)
-        self.runtime.window.leave(run.key, page)
-        run.settled(page, recorded=False)
+        self._settled(run, page, recorded=False)
         self._send_end_when_due(run)
 
     def _send_end_when_due(self, run: KeywordRun):
@@ -242,12 +255,31 @@ class PageProgress:
         self.stats.inc_value("farm/progress/not_written")
         run.end_sent = False
 
-    def _finish(self, run: KeywordRun, outcome: str):
+    def _finish(self, run: KeywordRun, outcome: str, shared_already: bool = False):
         if run.ended:
             return
         run.ended = True
         for key in [k for k in self.tallies if k[0] == run.key]:
             del self.tallies[key]
+        if self.runtime.shared is not None and not shared_already:
+            self.runtime.shared.ended(run.lease, outcome)  # its queued requests dropped, its owner told
         self.crawler.signals.send_catch_log(
             signals.lease_ended, lease=run.lease, outcome=outcome, spider=self.crawler.spider
         )
+
+    # --- shared keywords (FARM_REDIS_URL) -----------------------------------
+
+    def ended_elsewhere(self, run: KeywordRun, outcome: str):
+        """Another worker ended a keyword this one owns (and wrote it): nothing to write here."""
+        self.stats.inc_value("farm/shared/ended_elsewhere")
+        self._finish(run, outcome, shared_already=True)
+
+    def complete_elsewhere(self, lease: Lease):
+        """Nothing is open for the lease anywhere and nothing is missing: complete it."""
+        run = self.runs.get(lease.key)
+        if run is not None:
+            self.end(run, "completed", "no page left to fetch")
+            return
+        written = self.runtime.outbox.end(lease, "completed", None)
+        written.addCallback(lambda status: status and self.runtime.shared.ended(lease, "completed"))
+        written.addErrback(lambda failure: self.stats.inc_value("farm/progress/not_written"))

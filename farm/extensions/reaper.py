@@ -53,7 +53,8 @@ class LeaseReaper:
     def tick(self):
         if self._running is not None:
             return  # the last tick is still on the DB thread
-        leases = [run.lease for run in self.runtime.runs.values() if not run.ended]
+        # its own keywords only: another worker's, shared through Redis, are that worker's to keep alive
+        leases = [run.lease for run in self.runtime.runs.values() if run.owned and not run.ended]
         self._running = self.runtime.run(self._heartbeat_and_reap, leases)
         self._running.addCallbacks(self._done, self._failed)
 

@@ -24,6 +24,7 @@ from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 
 from farm import signals
+from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
 from farm.spiders.base import LeaseLost
 from farm.state.clock import utcnow
@@ -89,6 +90,11 @@ class KeywordLeaseMiddleware:
         if not self._none_left:
             self._refill()
             raise DontCloseSpider
+        shared = self.runtime.shared
+        if shared is not None and shared.busy:
+            # other workers still hold requests of this site: should one of them stop, this
+            # worker takes its requests and keywords over
+            raise DontCloseSpider
 
     def _collect_orphans(self):
         """Nothing is queued, downloading or being parsed: every page a keyword still waits
@@ -129,7 +135,7 @@ class KeywordLeaseMiddleware:
         self._refill()
 
     def _refill(self):
-        live = sum(1 for run in self.runs.values() if run.live)
+        live = sum(1 for run in self.runs.values() if run.live and run.owned)
         wanted = self.in_flight - live
         if self._claim is not None or self._closing or wanted <= 0:
             return
@@ -160,6 +166,11 @@ class KeywordLeaseMiddleware:
                 spider.name, lease.city, lease.job, lease.id, lease.from_status, lease.start_page,
             )
         # every claimed lease becomes a run, even while closing: spider_closed releases it
+        shared = self.runtime.shared
+        for lease in leases:
+            spider.runs[lease.key] = KeywordRun(lease, shared=shared is not None)
+        if shared is not None:
+            shared.hold(leases)  # before their first requests are queued: a survivor adopts them
         requests = [request for lease in leases for request in spider.lease_requests(lease)]
         if self._closing:
             return
@@ -185,7 +196,7 @@ class KeywordLeaseMiddleware:
             return
         self._none_left = True
         self.stats.inc_value("farm/lease/none_left")
-        if not self.runs:
+        if not self.runs and self.runtime.shared is None:
             # every request belongs to a lease: with none held, the crawl is done now,
             # not at Scrapy's next idle check (up to 5 s away)
             logger.info("farm: no %s keyword left to claim for today", spider.name)
@@ -214,7 +225,8 @@ class KeywordLeaseMiddleware:
         outbox = self.runtime.outbox
         # the progress of every page fetched goes before the releases
         await maybe_deferred_to_future(outbox.drain())
-        runs = [run for run in self.runs.values() if not run.ended]
+        # this worker's keywords, and the ends it decided for others' (their pages go back to the queue)
+        runs = [run for run in self.runs.values() if not run.ended and (run.owned or run.ending)]
         if not runs:
             self.runs.clear()
             return
@@ -228,7 +240,10 @@ class KeywordLeaseMiddleware:
                 ends.append(outbox.end(run.lease, kind, message))
             else:  # the state writer is gone: the database thread may still reach the database
                 ends.append(self.runtime.run(self.store.end, run.lease, kind, message))
-        await maybe_deferred_to_future(DeferredList(ends, consumeErrors=True))
-        for run in runs:
+        results = await maybe_deferred_to_future(DeferredList(ends, consumeErrors=True))
+        shared = self.runtime.shared
+        for run, (ok, status) in zip(runs, results):
             run.ended = True
+            if shared is not None and ok:
+                shared.ended(run.lease, "released" if status == "partial" else status or "lost")
         self.runs.clear()

@@ -137,7 +137,7 @@ class LeaseSpider(scrapy.Spider):
 
     def lease_requests(self, lease: Lease) -> list[scrapy.Request]:
         """The first requests of a newly claimed keyword; from now on it is one of ``runs``."""
-        run = self.runs[lease.key] = KeywordRun(lease)
+        run = self.runs.get(lease.key) or self.runs.setdefault(lease.key, KeywordRun(lease))
         try:
             self.city_code(lease.city)
         except UnknownCity as exc:

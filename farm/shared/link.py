@@ -1,0 +1,70 @@
+"""The crawl's link to Redis: one client, one thread, first in first out.
+
+Scrapy's scheduler methods are synchronous and run on the reactor; a Redis round
+trip there stalls the whole crawl (scrapy-redis does exactly that, and with
+SCHEDULER_IDLE_BEFORE_CLOSE it blocks in BRPOP). Every Redis call of a crawl goes
+through ``run`` instead, on this link's own thread, in the order it was asked:
+a page's follow-up requests are queued before its acknowledgement.
+
+A call that cannot reach Redis is retried with a growing pause for up to
+FARM_OUTAGE_GRACE seconds; after that ``on_lost`` closes the crawl (its keywords
+are released ``partial`` in the keyword table; Redis is a cache of work the table
+can rebuild).
+"""
+
+import logging
+import time
+
+import redis
+from twisted.internet import reactor
+from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
+
+from farm.state.db import mask_url
+
+logger = logging.getLogger(__name__)
+
+
+class RedisUnreachable(RuntimeError):
+    """Redis did not answer within the outage grace."""
+
+
+class RedisLink:
+    def __init__(self, url: str, grace: float, setting: str = "FARM_REDIS_URL"):
+        self.url = url
+        self.grace = grace
+        try:
+            self.server = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5,
+                                               health_check_interval=30)  # fmt: skip
+        except ValueError as exc:
+            raise RedisUnreachable(f"{setting}={mask_url(url)!r} is not a Redis URL ({exc})") from None
+        try:
+            self.server.ping()
+        except redis.RedisError as exc:
+            raise RedisUnreachable(f"cannot reach Redis at {setting}={mask_url(url)!r}: {exc}") from None
+        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-redis")
+        self._pool.start()
+
+    def run(self, function, *args, **kwargs):
+        """``function(*args)`` on the link's thread, riding out a Redis outage; a Deferred of its result."""
+        return deferToThreadPool(reactor, self._pool, self._patiently, function, args, kwargs)
+
+    def _patiently(self, function, args, kwargs):
+        deadline = time.monotonic() + self.grace
+        pause = 0.1
+        while True:
+            try:
+                return function(*args, **kwargs)
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                if time.monotonic() >= deadline:
+                    raise RedisUnreachable(
+                        f"Redis at {mask_url(self.url)} unreachable for FARM_OUTAGE_GRACE ({self.grace:.0f}s): {exc}"
+                    ) from None
+                logger.warning("farm: Redis unreachable (%s); trying again in %.1fs", exc, pause)
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
+    def close(self) -> None:
+        """Blocking: waits for the calls queued so far (call it off the reactor)."""
+        self._pool.stop()
+        self.server.close()

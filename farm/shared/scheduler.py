@@ -1,0 +1,171 @@
+"""The farm scheduler with FARM_REDIS_URL: scrapy-redis's scheduler, extended where it loses work.
+
+What scrapy-redis's Scheduler does, and what this one does instead:
+
+- ``close()`` deletes the queue and the dupefilter unless SCHEDULER_PERSIST: here
+  nothing shared is ever deleted by a worker; a clean close puts back what this
+  worker took and did not settle (farm.shared.work.leave).
+- ``next_request()`` pops on the reactor (a Redis round trip per request; with
+  SCHEDULER_IDLE_BEFORE_CLOSE, a blocking BRPOP): here a pump takes requests on the
+  Redis link's thread, as many as the page window has room for (their places are
+  reserved at once), at the site's shared pace, into a local buffer that
+  ``next_request`` serves without touching Redis. The engine is woken when they come.
+- ``enqueue_request()`` checks the dupefilter and pushes on the reactor: here the
+  request joins the worker's ordered outgoing batch; the dupefilter check happens
+  in the same Lua script that queues it.
+- ``has_pending_requests()`` is "the queue is not empty": here it is what this
+  worker holds; whether others still hold work is the lease middleware's to weigh
+  (farm.shared.work.SharedWork.busy) before the worker ends.
+
+A request for a page already in this worker's window (a retry, a redirect) stays
+with this worker and goes out first, as in local mode.
+"""
+
+import logging
+from collections import deque
+
+from scrapy_redis.scheduler import Scheduler as RedisScheduler
+from twisted.internet import reactor
+
+from farm.keywordrun import KeywordRun
+from farm.shared.codec import BadPayload
+
+logger = logging.getLogger(__name__)
+
+# Seconds between looks at an empty shared queue, growing to the last while it stays empty.
+IDLE_POLLS = (0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+class SharedScheduler(RedisScheduler):
+    def __init__(self, runtime):
+        work = runtime.shared
+        super().__init__(server=work.link.server, persist=True, dupefilter=work.queue.dupefilter)
+        self.runtime = runtime
+        self.work = work
+        self.stats = runtime.stats
+        self._buffer = deque()  # taken from the shared queue for this worker, places in the window reserved
+        self._again = deque()  # requests for pages already in the window
+        self._popping = False
+        self._pump_call = None
+        self._idle_poll = 0
+        self._closing = False
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        from farm.runtime import FarmRuntime
+
+        return cls(FarmRuntime.of(crawler))
+
+    def open(self, spider):
+        self.spider = spider
+        self.queue = self.work.queue
+        return self.work.start()
+
+    def close(self, reason):
+        self._closing = True
+        if self._pump_call is not None and self._pump_call.active():
+            self._pump_call.cancel()
+
+    def __len__(self) -> int:
+        return len(self._buffer) + len(self._again)
+
+    def has_pending_requests(self) -> bool:
+        return bool(self._buffer or self._again or self._popping)
+
+    def enqueue_request(self, request) -> bool:
+        lease = request.meta.get("farm_lease")
+        if lease is not None and (lease.key, request.meta["farm_page"]) in self.runtime.window.pages:
+            self._again.append(request)
+            self.stats.inc_value("scheduler/enqueued/farm_again")
+            return True
+        self.work.push(request)
+        self.stats.inc_value("scheduler/enqueued/redis")
+        return True
+
+    def next_request(self):
+        runtime = self.runtime
+        while self._again:
+            request = self._again.popleft()
+            if not self._still_wanted(request):
+                continue
+            wait = runtime.pace.wait()
+            if wait > 0:
+                self._again.appendleft(request)
+                runtime.wake_in(wait)
+                return None
+            runtime.pace.taken()
+            return request
+        while self._buffer:
+            request = self._buffer.popleft()
+            if self._still_wanted(request):
+                self.stats.inc_value("scheduler/dequeued/redis")
+                return request
+        self._pump()
+        return None
+
+    def _still_wanted(self, request) -> bool:
+        lease, page = request.meta["farm_lease"], request.meta["farm_page"]
+        run = self.runtime.runs.get(lease.key)
+        if run is not None and run.live:
+            return True
+        self.stats.inc_value("farm/lease/dropped_requests")
+        self.runtime.progress.give_up(lease, page)
+        return False
+
+    # --- the pump ------------------------------------------------------------------------
+
+    def _pump(self):
+        window = self.runtime.window
+        room = window.size - len(window)
+        if self._popping or self._closing or room <= 0:
+            return
+        if self._pump_call is not None and self._pump_call.active():
+            self._pump_call.cancel()
+        self._pump_call = None
+        self._popping = True
+        d = self.work.link.run(self.work.queue.pop_many, room)
+        d.addCallback(self._popped)
+        d.addErrback(self.work._failed, "taking requests from the shared queue")
+        d.addBoth(self._pumped)
+
+    def _pumped(self, _):
+        self._popping = False
+
+    def _popped(self, result):
+        wait, taken = result
+        runtime = self.runtime
+        for item in taken:
+            request = item.request
+            if isinstance(request, BadPayload):
+                self.stats.inc_value("farm/shared/bad_payload")
+                logger.error("farm: refused a queued payload that is not a farm request (id %s): %s", item.id, request)
+                self.work.ack(item.id)
+                continue
+            lease, page = request.meta["farm_lease"], request.meta["farm_page"]
+            run = runtime.runs.get(lease.key)
+            if run is None:  # another worker's keyword: handled here page by page
+                run = runtime.runs[lease.key] = KeywordRun(lease, shared=True, owned=False)
+            runtime.window.enter(lease.key, page)
+            run.taken(page)
+            self.work.taken[(lease.key, page)] = item.id
+            self._buffer.append(request)
+        if taken:
+            self._idle_poll = 0
+            runtime.wake()
+            self._later(0)
+        elif wait > 0:
+            self._later(wait)
+        else:
+            self._later(IDLE_POLLS[min(self._idle_poll, len(IDLE_POLLS) - 1)])
+            self._idle_poll += 1
+
+    def _later(self, seconds):
+        if self._closing:
+            return
+        if self._pump_call is not None and self._pump_call.active():
+            return
+        self._pump_call = reactor.callLater(seconds, self._pump_now)
+
+    def _pump_now(self):
+        self._pump_call = None
+        self._pump()

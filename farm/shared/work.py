@@ -1,0 +1,310 @@
+"""One worker's part in work shared through Redis: what it sends, what it learns, whom it replaces.
+
+- **Out, in order.** Requests to queue and acknowledgements of settled pages leave in
+  the order the crawl made them (a page's follow-ups before its acknowledgement), in
+  batches, on the Redis link's thread.
+- **Stalls.** An acknowledgement that leaves a keyword with no request open anywhere
+  (queued or in any worker's hands) makes this worker look at the keyword table: the
+  pages still missing are queued again, or the keyword is completed. The owner of a
+  keyword looks too, now and then: a keyword is never left crawling with nothing on
+  its way, whichever worker held what.
+- **Heartbeat.** Every few seconds: this worker is alive; keywords it owns that other
+  workers ended (its inbox); workers silent for FARM_WORKER_TIMEOUT have their
+  in-flight requests put back and their keywords adopted by this one, at once,
+  without waiting for FARM_LEASE_TIMEOUT.
+- **Redis is a cache.** A missing epoch means Redis lost everything (FLUSHALL, a
+  restart without persistence): one worker, under a lock, queues again the missing
+  pages of every keyword being crawled, from the keyword table; the others wait for
+  the new epoch.
+"""
+
+import logging
+import uuid
+
+from twisted.internet.task import LoopingCall
+
+from farm.keywordrun import KeywordRun
+
+logger = logging.getLogger(__name__)
+
+REBUILD_LOCK_SECONDS = 120
+OWNER_CHECK_TICKS = 5  # heartbeats between the owner's look at its keywords' open requests
+
+
+class SharedWork:
+    def __init__(self, crawler, link, queue, store, run_db, runs, worker_timeout: float):
+        self.crawler = crawler
+        self.link = link
+        self.queue = queue
+        self.store = store
+        self.run_db = run_db  # the crawl's database thread
+        self.runs = runs
+        self.worker_timeout = worker_timeout
+        self.stats = crawler.stats
+        self.progress = None  # the progress extension, once built
+        self.on_lost = None
+        self.busy = True  # whether the shared queue or any worker's in-flight set holds requests (last look)
+        self.epoch = None
+        self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue
+        self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
+        self._flush_call = None
+        self._beat = LoopingCall(self._heartbeat)
+        self._beating = None
+        self._ticks = 0
+        self._rebuilding = False
+
+    # --- out, in order -----------------------------------------------------------------
+
+    def push(self, request) -> None:
+        self._ops.append(("push", request))
+        self._soon()
+
+    def ack(self, request_id: str) -> None:
+        self._ops.append(("ack", request_id))
+        self._soon()
+
+    def settled(self, lease_key, page) -> None:
+        """The page taken from the shared queue is recorded, or given up: acknowledge it."""
+        request_id = self.taken.pop((lease_key, page), None)
+        if request_id is not None:
+            self.ack(request_id)
+
+    def _soon(self):
+        if self._flush_call is None:
+            from twisted.internet import reactor
+
+            self._flush_call = reactor.callLater(0, self.flush)
+
+    def flush(self):
+        """Send what is waiting; a Deferred that fires once it is in Redis."""
+        self._flush_call = None
+        ops, self._ops = self._ops, []
+        if not ops:
+            return self.link.run(lambda: None)
+        batches, kind, batch = [], None, []
+        for op, value in ops:
+            if op != kind and batch:
+                batches.append((kind, batch))
+                batch = []
+            kind = op
+            batch.append(value)
+        batches.append((kind, batch))
+        done = self.link.run(self._send, batches)
+        done.addCallback(self._sent)
+        done.addErrback(self._failed, "sending requests and acknowledgements")
+        return done
+
+    def _send(self, batches):
+        acked = []
+        for kind, batch in batches:
+            if kind == "push":
+                queued = self.queue.push_many(batch)
+                self.stats.inc_value("farm/shared/queued", sum(queued))
+                self.stats.inc_value("farm/shared/seen", len(queued) - sum(queued))
+            else:
+                acked += self.queue.ack(batch)
+        return acked
+
+    def _sent(self, acked):
+        for lease, left in acked:
+            if left <= 0:
+                self.check_stall(lease)
+
+    # --- stalls --------------------------------------------------------------------------
+
+    def check_stall(self, lease_name: str, lease=None) -> None:
+        """Nothing is open for the lease anywhere: queue its missing pages, or complete it."""
+        run = self._run_named(lease_name)
+        lease = lease or (run.lease if run is not None else None)
+        if lease is None:
+            return  # not known here: its owner looks after it
+        d = self.run_db(self.store.lease_progress, lease)
+        d.addCallback(self._stalled, lease)
+        d.addErrback(self._failed, "reading a keyword's progress")
+
+    def _stalled(self, progress, lease):
+        if progress is None:
+            return  # ended, or taken over
+        missing = progress.missing()
+        spider = self.crawler.spider
+        if missing:
+            self.stats.inc_value("farm/shared/pages_requested_again", len(missing))
+            logger.info("farm: %s/%s (#%s) had nothing queued anywhere; queueing pages %s",
+                        lease.city, lease.job, lease.id, missing)  # fmt: skip
+            for page in missing:
+                request = spider.page_request(lease, page)
+                request.meta["farm_again"] = True
+                self.push(request)
+            return
+        self.stats.inc_value("farm/keyword/exhausted")
+        self.progress.complete_elsewhere(lease)
+
+    def _run_named(self, lease_name):
+        keyword_id, _, token = lease_name.partition(":")
+        return self.runs.get((int(keyword_id), int(token)))
+
+    # --- ends ------------------------------------------------------------------------------
+
+    def ended(self, lease, outcome: str) -> None:
+        """The lease's keyword ended here: drop its queued requests, tell its owner."""
+        d = self.link.run(self.queue.ended, lease.name, outcome)
+        d.addErrback(self._failed, "sharing a keyword's end")
+
+    def hold(self, leases) -> None:
+        d = self.link.run(self.queue.hold, [lease.name for lease in leases])
+        d.addErrback(self._failed, "sharing the keywords claimed")
+
+    # --- heartbeat ---------------------------------------------------------------------------
+
+    def start(self):
+        self.epoch = None
+        d = self.link.run(self.queue.start_epoch)
+        d.addCallback(self._started)
+        d.addErrback(self._failed, "joining the shared work")
+        return d
+
+    def _started(self, epoch):
+        self.epoch = epoch
+        self._beat.start(max(0.2, self.worker_timeout / 6), now=True)
+
+    def stop(self):
+        if self._beat.running:
+            self._beat.stop()
+
+    def _heartbeat(self):
+        if self._beating is not None:
+            return
+        self._ticks += 1
+        maintain = self._ticks % 3 == 1
+        self._beating = self.link.run(self._beat_once, maintain)
+        self._beating.addCallback(self._beaten)
+        self._beating.addErrback(self._failed, "the heartbeat")
+        self._beating.addBoth(self._beat_done)
+
+    def _beat_done(self, result):
+        self._beating = None
+        return result
+
+    def _beat_once(self, maintain: bool):
+        _, epoch = self.queue.heartbeat()
+        inbox = self.queue.inbox()
+        requeued, adopted = self.queue.requeue_dead(self.worker_timeout) if maintain else (0, [])
+        busy = self.queue.busy()
+        owned = [run.lease.name for run in list(self.runs.values()) if run.owned and run.live]
+        open_counts = {}
+        if owned and self._ticks % OWNER_CHECK_TICKS == 0:
+            open_counts = {name: self.queue.open_requests(name) for name in owned}
+        return epoch, inbox, requeued, adopted, busy, open_counts
+
+    def _beaten(self, result):
+        epoch, inbox, requeued, adopted, busy, open_counts = result
+        self.busy = busy
+        if epoch != self.epoch:
+            self._lost_everything(epoch)
+            return
+        for lease_name, outcome in inbox:
+            run = self._run_named(lease_name)
+            if run is not None and run.owned and not run.ended:
+                self.progress.ended_elsewhere(run, outcome)
+        if requeued or adopted:
+            self.stats.inc_value("farm/shared/requeued", requeued)
+            logger.warning("farm: a worker stopped: %d of its requests back in the queue, %d keyword(s) adopted",
+                           requeued, len(adopted))  # fmt: skip
+        for lease_name in adopted:
+            self._adopt(lease_name)
+        for lease_name, count in open_counts.items():
+            if count <= 0:
+                self.check_stall(lease_name)
+
+    def _adopt(self, lease_name):
+        keyword_id, _, token = lease_name.partition(":")
+        d = self.run_db(self.store.lease, self.crawler.spider.name, int(keyword_id), int(token))
+        d.addCallback(self._adopted)
+        d.addErrback(self._failed, "adopting a keyword")
+
+    def _adopted(self, lease):
+        if lease is None or lease.key in self.runs:
+            return  # ended meanwhile
+        self.stats.inc_value("farm/shared/adopted")
+        self.runs[lease.key] = KeywordRun(lease, shared=True, owned=True)
+        logger.info("farm: adopted %s/%s (#%s) from a stopped worker", lease.city, lease.job, lease.id)
+        self.check_stall(lease.name, lease)
+
+    # --- Redis lost everything ----------------------------------------------------------------
+
+    def _lost_everything(self, epoch):
+        if self._rebuilding:
+            return
+        self._rebuilding = True
+        self.stats.inc_value("farm/shared/epoch_lost")
+        logger.warning("farm: the shared state in Redis is gone (flushed or restarted): rebuilding the queue "
+                       "from the keyword table")  # fmt: skip
+        d = self.link.run(self._take_rebuild_lock, epoch)
+        d.addCallback(self._rebuild)
+        d.addErrback(self._failed, "rebuilding the shared queue")
+
+    def _take_rebuild_lock(self, epoch):
+        if epoch:  # another worker rebuilt it already: its epoch is the one now
+            return None
+        lock = self.queue.k("rebuild")
+        return self.queue.server.set(lock, self.queue.worker, nx=True, ex=REBUILD_LOCK_SECONDS)
+
+    def _rebuild(self, locked):
+        if not locked:
+            d = self.link.run(self.queue.server.get, self.queue.k("epoch"))
+            d.addCallback(self._rebuilt_elsewhere)
+            return d
+        d = self.run_db(self.store.held_leases, self.crawler.spider.name)
+        d.addCallback(self._requeue_held)
+        return d
+
+    def _rebuilt_elsewhere(self, epoch):
+        self._rebuilding = False
+        if epoch:  # else: the rebuilder is at work; the next heartbeat looks again
+            self.epoch = epoch.decode()
+            self.hold([run.lease for run in self.runs.values() if run.owned and not run.ended])
+
+    def _requeue_held(self, held):
+        spider = self.crawler.spider
+        by_holder = {}
+        for lease, holder, progress in held:
+            by_holder.setdefault(holder, []).append(lease)
+            for page in progress.missing():
+                request = spider.page_request(lease, page)
+                request.meta["farm_again"] = True  # whatever fingerprints survived
+                self.push(request)
+        self.stats.inc_value("farm/shared/rebuilt_keywords", len(held))
+        done = self.flush()
+        done.addCallback(lambda _: self.link.run(self._new_epoch, by_holder))
+        done.addCallback(self._rebuilt)
+        return done
+
+    def _new_epoch(self, by_holder):
+        server = self.queue.server
+        for holder, leases in by_holder.items():
+            server.sadd(self.queue.k("leases:" + holder), *(lease.name for lease in leases))
+            server.hset(self.queue.k("owner"), mapping={lease.name: holder for lease in leases})
+        epoch = uuid.uuid4().hex
+        server.set(self.queue.k("epoch"), epoch)
+        server.delete(self.queue.k("rebuild"))
+        return epoch
+
+    def _rebuilt(self, epoch):
+        self._rebuilding = False
+        self.epoch = epoch
+        logger.info("farm: shared queue rebuilt from the keyword table")
+
+    # --- ending -----------------------------------------------------------------------------
+
+    def leave(self):
+        """A clean close: flush, then put back what this worker took and did not settle."""
+        self.stop()
+        d = self.flush()
+        d.addCallback(lambda _: self.link.run(self.queue.leave))
+        return d
+
+    def _failed(self, failure, what):
+        self.stats.inc_value("farm/shared/error")
+        logger.error("farm: %s failed: %s", what, failure.getErrorMessage())
+        if self.on_lost is not None:
+            self.on_lost(failure.getErrorMessage())
