@@ -5,30 +5,26 @@ SQLAlchemy's per-row bind processing: the statement is written once per
 dialect and the rows go to the driver's ``executemany`` as plain tuples.
 """
 
-import orjson
 from datetime import datetime, timezone
+from functools import cache
 
+import orjson
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
 from farm.state.models import JobPostingRow
+from farm.state.posting_fields import BY_NAME, JSON, POSTING_FIELDS, STORE_FIELDS, TIME, UPDATED
 
 TABLE = JobPostingRow.__table__
 
 # What a posting row carries; id, first_seen_at and last_seen_at are the store's.
-FIELDS = tuple(c.name for c in TABLE.columns if c.name not in ("id", "first_seen_at", "last_seen_at"))
-COLUMNS = (
-    "source", "job_id", "title", "salary", "company", "city", "area", "experience", "degree",
-    "tags", "published_at", "url", "keyword_id", "raw", "first_seen_at", "last_seen_at",
-)  # fmt: skip
-assert set(COLUMNS) == set(FIELDS) | {"first_seen_at", "last_seen_at"}
-# What a later sighting overwrites; first_seen_at and keyword_id stay as first found.
-UPDATED = (
-    "title", "salary", "company", "city", "area", "experience", "degree",
-    "tags", "published_at", "url", "raw", "last_seen_at",
-)
+FIELDS = POSTING_FIELDS
+COLUMNS = FIELDS + STORE_FIELDS  # the INSERT's order
+_JSON_AT = tuple(at for at, name in enumerate(FIELDS) if BY_NAME[name].kind == JSON)
+_TIME_AT = tuple(at for at, name in enumerate(FIELDS) if BY_NAME[name].kind == TIME)
 
 
+@cache
 def _sql(dialect_name: str) -> str | None:
     names = ", ".join(COLUMNS)
     if dialect_name in ("mysql", "mariadb"):
@@ -46,8 +42,9 @@ def _sql(dialect_name: str) -> str | None:
     return None
 
 
-def _json(value) -> str:
-    return orjson.dumps(value).decode()  # compact UTF-8, like json.dumps(ensure_ascii=False)
+def _json(value):
+    # compact UTF-8, like json.dumps(ensure_ascii=False)
+    return None if value is None else orjson.dumps(value).decode()
 
 
 def _naive_utc(value):
@@ -60,20 +57,18 @@ def _sqlite_time(value):
 
 
 def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
-    """The driver's parameters, in COLUMNS order: one tuple a row, times as naive UTC."""
+    """The driver's parameters, in COLUMNS order: one tuple a row, JSON as text, times as naive UTC."""
     to_time = _sqlite_time if dialect_name == "sqlite" else _naive_utc
     seen = to_time(now)
-    return [
-        (
-            row["source"], row["job_id"], row.get("title"), row.get("salary"), row.get("company"),
-            row.get("city"), row.get("area"), row.get("experience"), row.get("degree"),
-            None if row.get("tags") is None else _json(row["tags"]),
-            to_time(row.get("published_at")), row.get("url"), row.get("keyword_id"),
-            None if row.get("raw") is None else _json(row["raw"]),
-            seen, seen,
-        )
-        for row in rows
-    ]  # fmt: skip
+    params = []
+    for row in rows:
+        values = [*map(row.get, FIELDS), seen, seen]
+        for at in _JSON_AT:
+            values[at] = _json(values[at])
+        for at in _TIME_AT:
+            values[at] = to_time(values[at])
+        params.append(tuple(values))
+    return params
 
 
 def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[int, list]:
@@ -91,6 +86,11 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[
     if not latest:
         return 0, []
     ordered = [latest[key] for key in sorted(latest)]
+    _execute(conn, ordered, now)
+    return len(ordered), []
+
+
+def _execute(conn: Connection, rows: list[dict], now: datetime) -> None:
     dialect_name = conn.dialect.name
     sql = _sql(dialect_name)
     if sql is None:  # another dialect: SQLAlchemy's own ON CONFLICT
@@ -99,8 +99,7 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[
             index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in UPDATED}
         )
         values = [{**{name: row.get(name) for name in FIELDS}, "first_seen_at": now, "last_seen_at": now}
-                  for row in ordered]  # fmt: skip
+                  for row in rows]  # fmt: skip
         conn.execute(stmt, values)
     else:
-        conn.exec_driver_sql(sql, _params(ordered, now, dialect_name))
-    return len(ordered), []
+        conn.exec_driver_sql(sql, _params(rows, now, dialect_name))
