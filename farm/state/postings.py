@@ -3,6 +3,13 @@
 This is the crawl's hottest write (every posting of every page), so it skips
 SQLAlchemy's per-row bind processing: the statement is written once per
 dialect and the rows go to the driver's ``executemany`` as plain tuples.
+
+The rows come fitted to their columns (farm.state.normalise). Should the
+database still refuse a batch because of one row's data, the batch is written
+again a row at a time, each in a SAVEPOINT: every row the database takes is
+stored, the others are reported. Any other error (a lost connection, a deadlock,
+a missing table) is raised: the transaction is lost whole, and the store retries
+it or the crawl closes.
 """
 
 from datetime import datetime, timezone
@@ -11,6 +18,7 @@ from functools import cache
 import orjson
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from farm.state.models import JobPostingRow
 from farm.state.posting_fields import BY_NAME, JSON, POSTING_FIELDS, STORE_FIELDS, TIME, UPDATED
@@ -20,8 +28,13 @@ TABLE = JobPostingRow.__table__
 # What a posting row carries; id, first_seen_at and last_seen_at are the store's.
 FIELDS = POSTING_FIELDS
 COLUMNS = FIELDS + STORE_FIELDS  # the INSERT's order
+# MySQL/MariaDB errors about one row's data: a column cannot be null, out of range, data
+# truncated, incorrect datetime, incorrect string value, data too long, invalid JSON text
+# (MySQL), a CHECK constraint (MariaDB's JSON_VALID)
+ROW_DATA_MYSQL = frozenset((1048, 1264, 1265, 1292, 1366, 1406, 3140, 4025))
 _JSON_AT = tuple(at for at, name in enumerate(FIELDS) if BY_NAME[name].kind == JSON)
 _TIME_AT = tuple(at for at, name in enumerate(FIELDS) if BY_NAME[name].kind == TIME)
+REASON_MAX = 300  # characters of a database's refusal kept in a rejection
 
 
 @cache
@@ -72,7 +85,8 @@ def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
 
 
 def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[int, list]:
-    """Insert or update ``rows`` in the connection's transaction; returns (rows written, rejected).
+    """Insert or update ``rows`` in the connection's transaction; returns (rows written,
+    rejected), rejected as (source, job_id, reason) of the rows the database refused.
 
     A batch holding one (source, job_id) twice keeps the later row. Rows are written
     in key order so that two concurrent batches lock in the same order.
@@ -86,8 +100,33 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[
     if not latest:
         return 0, []
     ordered = [latest[key] for key in sorted(latest)]
-    _execute(conn, ordered, now)
-    return len(ordered), []
+    if _refusal(conn, ordered, now) is None:
+        return len(ordered), []
+    written, rejected = 0, []
+    for row in ordered:
+        reason = _refusal(conn, [row], now)
+        if reason is None:
+            written += 1
+        else:
+            rejected.append((row["source"], row["job_id"], reason))
+    return written, rejected
+
+
+def _refusal(conn: Connection, rows: list[dict], now: datetime) -> str | None:
+    """Write ``rows`` in a SAVEPOINT: None once written, or the database's reason when it
+    refused them for a row's data (the savepoint rolled back, the transaction goes on)."""
+    savepoint = conn.begin_nested()
+    try:
+        _execute(conn, rows, now)
+    except DBAPIError as exc:
+        if not _about_row_data(conn.dialect.name, exc):
+            # the transaction is lost whole (its rollback ends the savepoint): a deadlock
+            # has already ended it on the server, and must reach the store's retry as it is
+            raise
+        savepoint.rollback()
+        return _reason(exc)
+    savepoint.commit()
+    return None
 
 
 def _execute(conn: Connection, rows: list[dict], now: datetime) -> None:
@@ -103,3 +142,24 @@ def _execute(conn: Connection, rows: list[dict], now: datetime) -> None:
         conn.execute(stmt, values)
     else:
         conn.exec_driver_sql(sql, _params(rows, now, dialect_name))
+
+
+def _mysql_code(exc: DBAPIError) -> int | None:
+    args = getattr(exc.orig, "args", None)
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _about_row_data(dialect_name: str, exc: DBAPIError) -> bool:
+    """Whether the database refused a row's data (not the connection, the schema or a lock)."""
+    if dialect_name in ("mysql", "mariadb"):
+        # by code: PyMySQL's classes mix them (DataError holds "field has no default", a
+        # schema fault; OperationalError holds 4025, a row's)
+        return _mysql_code(exc) in ROW_DATA_MYSQL
+    return isinstance(exc, (DataError, IntegrityError))
+
+
+def _reason(exc: DBAPIError) -> str:
+    orig = exc.orig
+    args = getattr(orig, "args", ())
+    text = f"{args[0]} {args[1]}" if len(args) == 2 else str(orig)
+    return text if len(text) <= REASON_MAX else text[: REASON_MAX - 1] + "…"
