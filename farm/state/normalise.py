@@ -122,11 +122,16 @@ def fit_rows(rows: list[dict], nul: bool = True) -> tuple[list[dict], list[tuple
     for row in rows:
         problem = key_problem(row)
         if problem is not None:
-            rejected.append((row.get("source"), row.get("job_id"), problem))
+            rejected.append((row.get("source"), _shown(row.get("job_id")), problem))
             continue
         changed.update(fit_row(row, nul))
         kept.append(row)
     return kept, rejected, changed
+
+
+def _shown(key):
+    # what a log line shows of a key: a hostile one may be any length
+    return key[:_SHOWN] if type(key) is str else key
 
 
 def fit_row(row: dict, nul: bool = True) -> list[str]:

@@ -57,7 +57,9 @@ def frame(postings: list[bytes], pages, ends=()) -> bytes:
 
 
 @dataclasses.dataclass
-class Frame:
+class Decoded:
+    """A frame, decoded."""
+
     postings: list[dict]  # fitted to their columns
     pages: list
     ends: list
@@ -65,13 +67,13 @@ class Frame:
     normalised: Counter  # fields changed to fit, by name
 
 
-def decode(payload: bytes) -> Frame:
+def decode(payload: bytes) -> Decoded:
     batch = orjson.loads(payload)
     # a NUL can only come as orjson's \u0000: a frame without those bytes has none to remove
     postings, rejected, normalised = fit_rows(batch["postings"], nul=b"\\u0000" in payload)
     pages = [(Lease.from_wire(lease), page, jobs, total) for lease, page, jobs, total in batch["pages"]]
     ends = [(Lease.from_wire(lease), kind, message) for lease, kind, message in batch.get("ends", ())]
-    return Frame(postings, pages, ends, rejected, normalised)
+    return Decoded(postings, pages, ends, rejected, normalised)
 
 
 def answer(result: BatchResult) -> bytes:

@@ -212,3 +212,8 @@ def test_fit_rows_counts_the_rows_each_field_was_changed_in():
     rows = [ordinary(title="t" * 300), ordinary(title="t" * 300, published_at="昨天"), ordinary()]
     kept, rejected, changed = fit_rows(rows, nul=False)
     assert (len(kept), rejected, dict(changed)) == (3, [], {"title": 2, "published_at": 1})
+
+
+def test_a_rejection_shows_a_hostile_key_cut_short():
+    _, [(_, job_id, reason)], _ = fit_rows([ordinary(job_id="j" * 100_000)])
+    assert job_id == "j" * 80 and len(reason) < 200
