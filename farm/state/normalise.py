@@ -184,6 +184,8 @@ def to_time(value) -> datetime | None:
             return None
     if not isinstance(value, datetime) or value.utcoffset() is None:
         return None
+    if TIME_MIN.year < value.year < TIME_MAX.year - 1:
+        return value  # inside the range whatever its offset (less than a day): the common case, cheap
     # comparing aware datetimes does not convert them, so year 1 or 9999 in any zone cannot overflow
     return value if TIME_MIN <= value < TIME_MAX else None
 

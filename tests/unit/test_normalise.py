@@ -101,6 +101,8 @@ def test_text_that_is_not_a_string_is_stored_as_its_json_text():
         datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-8))),  # to UTC: year 10000
         "0001-01-01T00:00:00+08:06",  # how orjson writes site_time's year 1 for the writer
         "1989-12-31T23:59:59+00:00",
+        "1990-01-01T03:00:00+08:00",  # 1989 in UTC
+        "2099-12-31T23:00:00-14:00",  # 2100 in UTC
         TIME_MAX,
         datetime(2026, 11, 30, 9, 30),  # no zone: which instant is unknown
         "2026-11-30 09:30:00",
@@ -122,6 +124,8 @@ def test_an_impossible_or_unparsable_time_is_none(value):
         (site_time("2026-11-30 09:30:00"), datetime(2026, 11, 30, 1, 30, tzinfo=timezone.utc)),
         (TIME_MIN, TIME_MIN),
         ("2099-12-31T23:59:59+00:00", datetime(2099, 12, 31, 23, 59, 59, tzinfo=timezone.utc)),
+        ("1990-01-01T09:00:00+08:00", TIME_MIN + timedelta(hours=1)),
+        ("2099-12-31T23:00:00+08:00", datetime(2099, 12, 31, 15, 0, tzinfo=timezone.utc)),
     ],
 )
 def test_a_time_in_range_is_kept(value, expected):
