@@ -12,6 +12,8 @@ class PlainQcwySpider(QcwySpider):
     name = "qcwy_plain"
     site = "qcwy"
     custom_settings = {
+        # Scrapy's own scheduler: farm's needs the keyword table (FarmRuntime)
+        "SCHEDULER": "scrapy.core.scheduler.Scheduler",
         "DOWNLOADER_MIDDLEWARES": {},
         "ITEM_PIPELINES": {},
         "EXTENSIONS": {},

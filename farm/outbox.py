@@ -133,6 +133,7 @@ class Outbox:
             self.stats.inc_value("farm/sql/batches")
             self.stats.inc_value("farm/sql/upserted", result.postings)
             self._rejected(result.rejected)
+            self._normalised(result.normalised)
             for reply, page_write in zip(page_replies, result.pages):
                 reply.callback(page_write)
             for reply, status in zip(end_replies, result.ends):
@@ -148,6 +149,11 @@ class Outbox:
         for source, job_id, reason in rejected:
             self.stats.inc_value("farm/posting/rejected")
             logger.warning("farm: the database refused posting %s %s: %s", source, job_id, reason)
+
+    def _normalised(self, normalised: dict) -> None:
+        # fields the writer changed to fit their columns (cut, NUL removed, an impossible time)
+        for name, count in normalised.items():
+            self.stats.inc_value(f"farm/posting/normalised/{name}", count)
 
     def _lose(self, failure: Failure, sent: int, replies: list[Deferred]) -> None:
         self.lost = failure.getErrorMessage()

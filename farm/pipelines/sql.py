@@ -1,13 +1,15 @@
 """Postings into SQL: each JobPosting becomes a row, encoded once, for the outbox.
 
 The outbox (farm.outbox) batches the rows with the page progress that depends
-on them and hands both to the state writer process, which upserts them on
-another core. A posting that cannot be stored (no source or job_id, a
-published_at that is not a datetime) is dropped with the reason, and does not
-hold its page back.
+on them and hands both to the state writer process, which fits them to their
+columns and upserts them on another core (farm.state.normalise says what runs
+where). A posting that cannot be stored under its own key (no source or job_id,
+or one longer than its column) is dropped with the reason, and does not hold its
+page back; one that orjson cannot encode as it is (an integer beyond 64 bits, a
+non-string key, nesting too deep) is encoded from a copy that it can.
 """
 
-from datetime import datetime
+import logging
 
 import orjson
 import scrapy
@@ -15,9 +17,10 @@ from scrapy.exceptions import DropItem
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from farm.runtime import FarmRuntime
-from farm.state.postings import FIELDS
+from farm.state.normalise import encodable, key_problem
+from farm.state.posting_fields import POSTING_FIELDS
 
-REQUIRED = ("source", "job_id")
+logger = logging.getLogger(__name__)
 
 
 class SqlPostingsPipeline:
@@ -33,15 +36,30 @@ class SqlPostingsPipeline:
 
     def process_item(self, item):
         # an Item's mapping protocol costs three times its own field dict
-        row = item._values if isinstance(item, scrapy.Item) else {name: item.get(name) for name in FIELDS}
-        problem = _problem(row)
-        if problem:
+        row = item._values if isinstance(item, scrapy.Item) else {name: item.get(name) for name in POSTING_FIELDS}
+        problem = key_problem(row)
+        if problem is None:
+            try:
+                encoded = orjson.dumps(row)
+            except orjson.JSONEncodeError:
+                encoded, problem = self._encode_copy(row)
+        if problem is not None:
             self.stats.inc_value("farm/sql/dropped")
             self._handled(item)
             raise DropItem(f"{problem}: {row.get('url')}")
-        self.outbox.add_posting(orjson.dumps(row))
+        self.outbox.add_posting(encoded)
         self._handled(item)  # after the posting is queued: its page may now go out with it
         return item
+
+    def _encode_copy(self, row) -> tuple[bytes | None, str | None]:
+        """The row as a copy orjson encodes, or the reason it cannot be."""
+        try:
+            encoded = orjson.dumps(encodable(row))
+        except orjson.JSONEncodeError as exc:  # encodable missed a case: drop, and say which
+            return None, f"posting {row['job_id']!r} cannot be encoded as JSON: {exc}"
+        self.stats.inc_value("farm/posting/normalised/encoding")
+        logger.debug("farm: posting %s %s encoded from a copy", row["source"], row["job_id"])
+        return encoded, None
 
     def _handled(self, item):
         page = getattr(item, "_farm_page", None)
@@ -50,14 +68,3 @@ class SqlPostingsPipeline:
 
     async def close_spider(self):
         await maybe_deferred_to_future(self.outbox.drain())
-
-
-def _problem(row) -> str | None:
-    """Why a posting cannot be stored, or None."""
-    missing = [name for name in REQUIRED if not row.get(name)]
-    if missing:
-        return f"posting without {', '.join(missing)}"
-    published = row.get("published_at")
-    if published is not None and not isinstance(published, datetime):
-        return f"posting {row['job_id']!r} has published_at {published!r}, not a datetime"
-    return None

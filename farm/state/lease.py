@@ -102,3 +102,5 @@ class BatchResult:
     pages: list  # a PageWrite per page
     ends: list  # per end: the status written ("completed", "failed", "partial"), or None when fenced
     rejected: list = field(default_factory=list)  # (source, job_id, reason) of postings the database refused
+    # fields changed to fit their columns (farm.state.normalise): name -> postings changed
+    normalised: dict = field(default_factory=dict)

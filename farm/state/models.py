@@ -7,18 +7,21 @@ The tables are created and changed only by the Alembic migrations in
 from datetime import date, datetime, timezone
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
+    Column,
     Date,
     DateTime,
     Index,
     Integer,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
+
+from farm.state.posting_fields import posting_columns
 
 SOURCES = ("boss", "qcwy", "zhilian")
 STATUSES = ("idle", "crawling", "completed", "failed", "partial")
@@ -97,27 +100,15 @@ class Keyword(Base):
 
 
 class JobPostingRow(Base):
-    __tablename__ = "job_posting"
-    __table_args__ = (
+    # its columns are farm.state.posting_fields.COLUMNS, the list the whole posting path reads
+    __table__ = Table(
+        "job_posting",
+        Base.metadata,
+        Column("id", Id, primary_key=True, autoincrement=True),
+        *posting_columns(UtcDateTime),
         UniqueConstraint("source", "job_id", name="uq_job_posting_source_job_id"),
         Index("ix_job_posting_keyword", "keyword_id"),
-        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
+        mysql_charset="utf8mb4",
+        mysql_collate="utf8mb4_bin",
+        mysql_engine="InnoDB",
     )
-
-    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
-    source: Mapped[str] = mapped_column(String(16))
-    job_id: Mapped[str] = mapped_column(String(64))
-    title: Mapped[str | None] = mapped_column(String(255))
-    salary: Mapped[str | None] = mapped_column(String(64))
-    company: Mapped[str | None] = mapped_column(String(255))
-    city: Mapped[str | None] = mapped_column(String(64))
-    area: Mapped[str | None] = mapped_column(String(128))
-    experience: Mapped[str | None] = mapped_column(String(64))
-    degree: Mapped[str | None] = mapped_column(String(64))
-    tags: Mapped[list | None] = mapped_column(JSON)
-    published_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
-    url: Mapped[str | None] = mapped_column(String(512))
-    keyword_id: Mapped[int | None] = mapped_column(BigInteger)
-    first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
-    last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
-    raw: Mapped[dict | None] = mapped_column(JSON)

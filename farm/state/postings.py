@@ -3,32 +3,41 @@
 This is the crawl's hottest write (every posting of every page), so it skips
 SQLAlchemy's per-row bind processing: the statement is written once per
 dialect and the rows go to the driver's ``executemany`` as plain tuples.
+
+The rows come fitted to their columns (farm.state.normalise). Should the
+database still refuse a batch because of one row's data, the batch is written
+again a row at a time, each in a SAVEPOINT: every row the database takes is
+stored, the others are reported. Any other error (a lost connection, a deadlock,
+a missing table) is raised: the transaction is lost whole, and the store retries
+it or the crawl closes.
 """
 
-import orjson
 from datetime import datetime, timezone
+from functools import cache
 
+import orjson
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from farm.state.models import JobPostingRow
+from farm.state.posting_fields import BY_NAME, JSON, POSTING_FIELDS, STORE_FIELDS, TIME, UPDATED
 
 TABLE = JobPostingRow.__table__
 
 # What a posting row carries; id, first_seen_at and last_seen_at are the store's.
-FIELDS = tuple(c.name for c in TABLE.columns if c.name not in ("id", "first_seen_at", "last_seen_at"))
-COLUMNS = (
-    "source", "job_id", "title", "salary", "company", "city", "area", "experience", "degree",
-    "tags", "published_at", "url", "keyword_id", "raw", "first_seen_at", "last_seen_at",
-)  # fmt: skip
-assert set(COLUMNS) == set(FIELDS) | {"first_seen_at", "last_seen_at"}
-# What a later sighting overwrites; first_seen_at and keyword_id stay as first found.
-UPDATED = (
-    "title", "salary", "company", "city", "area", "experience", "degree",
-    "tags", "published_at", "url", "raw", "last_seen_at",
-)
+FIELDS = POSTING_FIELDS
+COLUMNS = FIELDS + STORE_FIELDS  # the INSERT's order
+# MySQL/MariaDB errors about one row's data: a column cannot be null, out of range, data
+# truncated, incorrect datetime, incorrect string value, data too long, invalid JSON text
+# (MySQL), a CHECK constraint (MariaDB's JSON_VALID)
+ROW_DATA_MYSQL = frozenset((1048, 1264, 1265, 1292, 1366, 1406, 3140, 4025))
+_JSON_AT = tuple(at for at, name in enumerate(FIELDS) if BY_NAME[name].kind == JSON)
+_TIME_AT = tuple(at for at, name in enumerate(FIELDS) if BY_NAME[name].kind == TIME)
+REASON_MAX = 300  # characters of a database's refusal kept in a rejection
 
 
+@cache
 def _sql(dialect_name: str) -> str | None:
     names = ", ".join(COLUMNS)
     if dialect_name in ("mysql", "mariadb"):
@@ -46,8 +55,9 @@ def _sql(dialect_name: str) -> str | None:
     return None
 
 
-def _json(value) -> str:
-    return orjson.dumps(value).decode()  # compact UTF-8, like json.dumps(ensure_ascii=False)
+def _json(value):
+    # compact UTF-8, like json.dumps(ensure_ascii=False)
+    return None if value is None else orjson.dumps(value).decode()
 
 
 def _naive_utc(value):
@@ -60,24 +70,23 @@ def _sqlite_time(value):
 
 
 def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
-    """The driver's parameters, in COLUMNS order: one tuple a row, times as naive UTC."""
+    """The driver's parameters, in COLUMNS order: one tuple a row, JSON as text, times as naive UTC."""
     to_time = _sqlite_time if dialect_name == "sqlite" else _naive_utc
     seen = to_time(now)
-    return [
-        (
-            row["source"], row["job_id"], row.get("title"), row.get("salary"), row.get("company"),
-            row.get("city"), row.get("area"), row.get("experience"), row.get("degree"),
-            None if row.get("tags") is None else _json(row["tags"]),
-            to_time(row.get("published_at")), row.get("url"), row.get("keyword_id"),
-            None if row.get("raw") is None else _json(row["raw"]),
-            seen, seen,
-        )
-        for row in rows
-    ]  # fmt: skip
+    params = []
+    for row in rows:
+        values = [*map(row.get, FIELDS), seen, seen]
+        for at in _JSON_AT:
+            values[at] = _json(values[at])
+        for at in _TIME_AT:
+            values[at] = to_time(values[at])
+        params.append(tuple(values))
+    return params
 
 
 def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[int, list]:
-    """Insert or update ``rows`` in the connection's transaction; returns (rows written, rejected).
+    """Insert or update ``rows`` in the connection's transaction; returns (rows written,
+    rejected), rejected as (source, job_id, reason) of the rows the database refused.
 
     A batch holding one (source, job_id) twice keeps the later row. Rows are written
     in key order so that two concurrent batches lock in the same order.
@@ -91,6 +100,36 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[
     if not latest:
         return 0, []
     ordered = [latest[key] for key in sorted(latest)]
+    if _refusal(conn, ordered, now) is None:
+        return len(ordered), []
+    written, rejected = 0, []
+    for row in ordered:
+        reason = _refusal(conn, [row], now)
+        if reason is None:
+            written += 1
+        else:
+            rejected.append((row["source"], row["job_id"], reason))
+    return written, rejected
+
+
+def _refusal(conn: Connection, rows: list[dict], now: datetime) -> str | None:
+    """Write ``rows`` in a SAVEPOINT: None once written, or the database's reason when it
+    refused them for a row's data (the savepoint rolled back, the transaction goes on)."""
+    savepoint = conn.begin_nested()
+    try:
+        _execute(conn, rows, now)
+    except DBAPIError as exc:
+        if not _about_row_data(conn.dialect.name, exc):
+            # the transaction is lost whole (its rollback ends the savepoint): a deadlock
+            # has already ended it on the server, and must reach the store's retry as it is
+            raise
+        savepoint.rollback()
+        return _reason(exc)
+    savepoint.commit()
+    return None
+
+
+def _execute(conn: Connection, rows: list[dict], now: datetime) -> None:
     dialect_name = conn.dialect.name
     sql = _sql(dialect_name)
     if sql is None:  # another dialect: SQLAlchemy's own ON CONFLICT
@@ -99,8 +138,28 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[
             index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in UPDATED}
         )
         values = [{**{name: row.get(name) for name in FIELDS}, "first_seen_at": now, "last_seen_at": now}
-                  for row in ordered]  # fmt: skip
+                  for row in rows]  # fmt: skip
         conn.execute(stmt, values)
     else:
-        conn.exec_driver_sql(sql, _params(ordered, now, dialect_name))
-    return len(ordered), []
+        conn.exec_driver_sql(sql, _params(rows, now, dialect_name))
+
+
+def _mysql_code(exc: DBAPIError) -> int | None:
+    args = getattr(exc.orig, "args", None)
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _about_row_data(dialect_name: str, exc: DBAPIError) -> bool:
+    """Whether the database refused a row's data (not the connection, the schema or a lock)."""
+    if dialect_name in ("mysql", "mariadb"):
+        # by code: PyMySQL's classes mix them (DataError holds "field has no default", a
+        # schema fault; OperationalError holds 4025, a row's)
+        return _mysql_code(exc) in ROW_DATA_MYSQL
+    return isinstance(exc, (DataError, IntegrityError))
+
+
+def _reason(exc: DBAPIError) -> str:
+    orig = exc.orig
+    args = getattr(orig, "args", ())
+    text = f"{args[0]} {args[1]}" if len(args) == 2 else str(orig)
+    return text if len(text) <= REASON_MAX else text[: REASON_MAX - 1] + "…"

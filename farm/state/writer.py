@@ -11,10 +11,13 @@ The protocol, over the child's stdin and stdout. In: frames of a 4-byte
 big-endian length and a JSON object, ``{"postings": [row, ...], "pages":
 [[lease, page, jobs, total_pages], ...], "ends": [[lease, kind, message], ...]}``
 with ``lease`` as :meth:`Lease.wire`; each frame is one transaction
-(KeywordStore.write_batch). Out: a line per frame once it is committed,
+(KeywordStore.write_batch), its postings first fitted to their columns
+(farm.state.normalise.fit_rows). Out: a line per frame once it is committed,
 ``ok <JSON>`` with the frame's BatchResult (``{"postings": n, "pages": [PageWrite
 fields, ...], "ends": [status or null, ...], "rejected": [[source, job_id,
-reason], ...]}``); or ``error <message>``, after which the writer exits.
+reason], ...], "normalised": {field: postings changed}}``); or ``error
+<message>``, after which the writer exits. A posting that cannot be stored is
+rejected, not an error: an error is a write lost whole.
 
 Frames are committed in the order they arrive. End of input (the crawl closed,
 or was killed) makes the writer exit once what it has read is committed;
@@ -27,13 +30,14 @@ import logging
 import os
 import signal
 import sys
-from datetime import datetime
+from collections import Counter
 
 import orjson
 
 from farm.state.clock import utcnow
 from farm.state.db import make_engine
 from farm.state.lease import BatchResult, Lease, PageWrite
+from farm.state.normalise import fit_rows
 from farm.state.store import KeywordStore
 
 HEADER = 4  # bytes of a frame's length
@@ -52,23 +56,31 @@ def frame(postings: list[bytes], pages, ends=()) -> bytes:
     return len(payload).to_bytes(HEADER, "big") + payload
 
 
-def decode(payload: bytes) -> tuple[list[dict], list, list]:
+@dataclasses.dataclass
+class Decoded:
+    """A frame, decoded."""
+
+    postings: list[dict]  # fitted to their columns
+    pages: list
+    ends: list
+    rejected: list  # (source, job_id, reason) of postings that cannot be stored
+    normalised: Counter  # fields changed to fit, by name
+
+
+def decode(payload: bytes) -> Decoded:
     batch = orjson.loads(payload)
-    postings = batch["postings"]
-    for row in postings:
-        published = row.get("published_at")
-        if isinstance(published, str):
-            row["published_at"] = datetime.fromisoformat(published)
+    # a NUL can only come as orjson's \u0000: a frame without those bytes has none to remove
+    postings, rejected, normalised = fit_rows(batch["postings"], nul=b"\\u0000" in payload)
     pages = [(Lease.from_wire(lease), page, jobs, total) for lease, page, jobs, total in batch["pages"]]
     ends = [(Lease.from_wire(lease), kind, message) for lease, kind, message in batch.get("ends", ())]
-    return postings, pages, ends
+    return Decoded(postings, pages, ends, rejected, normalised)
 
 
 def answer(result: BatchResult) -> bytes:
     """The ``ok`` line of a committed frame."""
     return b"ok " + orjson.dumps({
         "postings": result.postings, "pages": [dataclasses.astuple(r) for r in result.pages],
-        "ends": result.ends, "rejected": result.rejected,
+        "ends": result.ends, "rejected": result.rejected, "normalised": result.normalised,
     }) + b"\n"  # fmt: skip
 
 
@@ -76,7 +88,8 @@ def read_answer(payload: bytes) -> BatchResult:
     """The BatchResult of an ``ok`` line (after ``ok ``)."""
     data = orjson.loads(payload)
     pages = [PageWrite(*fields) for fields in data["pages"]]
-    return BatchResult(data["postings"], pages, data["ends"], [tuple(r) for r in data["rejected"]])
+    rejected = [tuple(r) for r in data["rejected"]]
+    return BatchResult(data["postings"], pages, data["ends"], rejected, data.get("normalised", {}))
 
 
 def _read_exactly(stream, size: int) -> bytes | None:
@@ -93,8 +106,11 @@ def _read_exactly(stream, size: int) -> bytes | None:
 
 def serve(store: KeywordStore, stdin, stdout) -> None:
     while (header := _read_exactly(stdin, HEADER)) is not None:
-        postings, pages, ends = decode(_read_exactly(stdin, int.from_bytes(header, "big")))
-        stdout.write(answer(store.write_batch(postings, pages, utcnow(), ends)))
+        batch = decode(_read_exactly(stdin, int.from_bytes(header, "big")))
+        result = store.write_batch(batch.postings, batch.pages, utcnow(), batch.ends)
+        result = dataclasses.replace(result, rejected=batch.rejected + result.rejected,
+                                     normalised=dict(batch.normalised))  # fmt: skip
+        stdout.write(answer(result))
         stdout.flush()
 
 

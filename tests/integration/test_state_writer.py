@@ -7,19 +7,31 @@ from datetime import datetime, timezone
 import orjson
 import pytest
 import pytest_twisted
+from scrapy.exceptions import DropItem
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
 from sqlalchemy import select
 
+from farm.items import JobPosting
+from farm.outbox import Outbox
+from farm.pipelines.sql import SqlPostingsPipeline
+from farm.runtime import FarmRuntime
+from farm.spiders.parsing import site_time
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
+from farm.state.posting_fields import JSON_DEPTH_MAX
 from farm.state.store import KeywordStore
 from farm.writer import StateWriter, WriteLost
+from tests.integration.strict import strict
+from tests.unit.components import make_crawler
 
 
 @pytest.fixture
 def store(db_url):
-    upgrade(db_url)
-    store = KeywordStore(make_engine(db_url))
+    url = strict(db_url)  # the writer process is made from the store's URL: strict too
+    upgrade(url)
+    store = KeywordStore(make_engine(url))
     store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     yield store
     store.close()
@@ -88,19 +100,27 @@ async def test_an_end_is_committed_after_the_pages_of_its_frame(store, writer):
     await (writer.close())
 
 
+def rename_postings_table(store, old, new):
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(f"ALTER TABLE {old} RENAME TO {new}")
+
+
 @pytest_twisted.ensureDeferred
 async def test_a_write_that_fails_is_reported_and_everything_after_it_is_lost(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
-    bad = orjson.dumps({"source": "qcwy", "job_id": "x", "published_at": "not a time"})
-    failed = writer.write([bad], [(lease, 1, 1, 1)])
+    await (writer.write([], []))  # started and answering
+    # not one row's fault (that would be a rejected posting): the table is gone from under the writer
+    rename_postings_table(store, "job_posting", "job_posting_away")
+    failed = writer.write([posting("a", lease.id)], [(lease, 1, 1, 1)])
     after = writer.write([posting("b", lease.id)], [])
-    with pytest.raises(WriteLost, match="not a time"):
+    with pytest.raises(WriteLost, match="job_posting"):
         await (failed)
     with pytest.raises(WriteLost):
         await (after)
     with pytest.raises(WriteLost):
         await (writer.write([posting("c", lease.id)], []))  # the writer is gone: fails at once
     assert await (writer.ended) == 1
+    rename_postings_table(store, "job_posting_away", "job_posting")
     assert stored(store) == {}
     assert next(k for k in store.list_keywords() if k["id"] == lease.id)["last_completed_page"] == 0
 
@@ -144,3 +164,102 @@ async def test_the_writer_imports_the_crawls_own_farm_whatever_the_working_direc
     finally:
         if not writer.ended.called:
             writer.transport.signalProcess("KILL")
+
+
+def deep(levels):
+    value = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def depth(value):
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    return 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url):
+    """Through the pipeline's encoding, the outbox and the real writer process, on a strict database."""
+    crawler = make_crawler(strict(db_url), [("qcwy", "北京", "python")])
+    pipeline = SqlPostingsPipeline.from_crawler(crawler)
+    runtime = FarmRuntime.of(crawler)
+    try:
+        [lease] = runtime.store.claim("qcwy", "test", 1)
+        ordinary = {"source": "qcwy", "keyword_id": lease.id, "title": "Python 工程师",
+                    "published_at": site_time("2026-11-30 09:30:00"), "tags": ["Python"]}  # fmt: skip
+        hostile = {
+            "long": {"title": "😀" * 300, "company": "𠀀" * 300, "salary": "职" * 100, "url": "u" * 600},
+            "no-date": {"published_at": site_time("0001-01-01 00:00:00")},
+            "far": {"published_at": site_time("9999-12-31 23:59:59"), "title": "a\x00b"},
+            "garbage-date": {"published_at": "昨天"},
+            "unencodable": {"raw": {"big": 2**70, "small": -(2**70), "nan": float("nan"), 1: "x", "deep": deep(1000)}},
+            "deep": {"raw": deep(40)},
+            "nul": {"raw": {"k\x00": "v\x00"}, "tags": ["a\x00"]},
+            "plain": {},
+        }
+        for job_id, fields in hostile.items():
+            pipeline.process_item(JobPosting(**{**ordinary, "job_id": job_id, "raw": {"jobId": job_id}, **fields}))
+        with pytest.raises(DropItem, match="longer than its column"):
+            pipeline.process_item(JobPosting(**{**ordinary, "job_id": "x" * 65}))
+        page = await (runtime.outbox.page_done(lease, 1, len(hostile), 1))
+        assert page.applied and page.completed
+        with runtime.store.engine.connect() as conn:
+            rows = {row.job_id: row for row in conn.execute(select(JobPostingRow))}
+        assert set(rows) == set(hostile)
+        long = rows["long"]
+        assert (long.title, long.company, long.salary) == ("😀" * 255, "𠀀" * 255, "职" * 64)
+        assert long.url == "u" * 512
+        assert [rows[job_id].published_at for job_id in ("no-date", "far", "garbage-date")] == [None] * 3
+        assert rows["far"].title == "ab"
+        assert rows["plain"].published_at == datetime(2026, 11, 30, 1, 30, tzinfo=timezone.utc)
+        assert (rows["plain"].title, rows["plain"].raw, rows["plain"].tags) == ("Python 工程师", {"jobId": "plain"}, ["Python"])
+        raw = rows["unencodable"].raw
+        assert (raw["big"], raw["small"], raw["nan"], raw["1"]) == (str(2**70), str(-(2**70)), None, "x")
+        assert depth(raw) == JSON_DEPTH_MAX and depth(rows["deep"].raw) == JSON_DEPTH_MAX
+        assert (rows["nul"].raw, rows["nul"].tags) == ({"k": "v"}, ["a"])
+        row = next(k for k in runtime.store.list_keywords() if k["id"] == lease.id)
+        assert (row["crawl_status"], row["last_completed_page"], row["jobs_found"]) == ("completed", 1, len(hostile))
+        stats = crawler.stats.get_stats()
+        assert {name: value for name, value in stats.items() if name.startswith("farm/posting/")} == {
+            "farm/posting/normalised/encoding": 1,
+            "farm/posting/normalised/title": 2,
+            "farm/posting/normalised/company": 1,
+            "farm/posting/normalised/salary": 1,
+            "farm/posting/normalised/url": 1,
+            "farm/posting/normalised/published_at": 3,
+            "farm/posting/normalised/raw": 2,
+            "farm/posting/normalised/tags": 1,
+        }
+        assert (stats.get("farm/sql/dropped"), stats.get("farm/sql/error")) == (1, None)
+        assert stats["farm/sql/upserted"] == len(hostile)
+    finally:
+        await (runtime.engine_stopped())
+        await (runtime.writer.ended)
+
+
+@pytest_twisted.ensureDeferred
+async def test_postings_that_cannot_be_stored_are_counted_and_logged_and_the_rest_of_the_page_stored(store, writer, caplog):
+    [lease] = store.claim("qcwy", "test", 1)
+    bad = [posting("x" * 65, lease.id)]  # a key the pipeline drops; a frame may still hold it
+    if store.engine.dialect.name != "sqlite":
+        # a column narrower than the list says (a table changed by hand): MariaDB refuses the row
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE job_posting MODIFY title VARCHAR(10)")
+        bad.append(posting("long-title", lease.id))
+    stats = MemoryStatsCollector(get_crawler())
+    box = Outbox(writer, stats, batch_size=100, flush_interval=60, on_lost=pytest.fail)
+    for row in [posting("a", lease.id, title="short"), *bad]:
+        box.add_posting(row)
+    page = await (box.page_done(lease, 1, 1 + len(bad), 1))
+    assert page.applied and page.completed
+    assert stats.get_value("farm/posting/rejected") == len(bad)
+    assert stats.get_value("farm/sql/upserted") == 1 and stats.get_value("farm/sql/error") is None
+    assert "the database refused posting qcwy xxxx" in caplog.text
+    if bad[1:]:
+        assert "qcwy long-title: 1406 Data too long for column 'title'" in caplog.text
+    assert set(stored(store)) == {"a"}
+    await (writer.close())

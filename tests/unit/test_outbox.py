@@ -29,11 +29,11 @@ class RecordingWriter:
         self.ends.append(list(ends))
         return reply
 
-    def commit(self, index=-1, rejected=()):
+    def commit(self, index=-1, rejected=(), normalised=None):
         postings, pages, reply = self.frames[index]
         page_writes = [PageWrite(True, True, page, None) for _, page, _, _ in pages]
         ends = ["failed" if kind == "failed" else "partial" for _, kind, _ in self.ends[index]]
-        reply.callback(BatchResult(len(postings), page_writes, ends, list(rejected)))
+        reply.callback(BatchResult(len(postings), page_writes, ends, list(rejected), normalised or {}))
 
     def sent(self):
         return [([row.decode() for row in postings], [page for _, page, _, _ in pages]) for postings, pages, _ in self.frames]
@@ -164,3 +164,15 @@ def test_postings_the_database_refused_are_counted_and_logged(writer, lost, capl
     writer.commit(rejected=[("qcwy", "j9", "Data too long for column 'title'")])
     assert box.stats.get_value("farm/posting/rejected") == 1
     assert "qcwy j9" in caplog.text and "Data too long" in caplog.text
+
+
+def test_fields_the_writer_fitted_to_their_columns_are_counted_by_name(writer, lost):
+    box = outbox(writer, lost)
+    box.add_posting(b'"a"')
+    box.page_done(LEASE, 1, 1, 1)
+    writer.commit(normalised={"title": 2, "published_at": 1})
+    box.add_posting(b'"b"')
+    box.page_done(LEASE, 2, 1, 2)
+    writer.commit(normalised={"title": 1})
+    assert box.stats.get_value("farm/posting/normalised/title") == 3
+    assert box.stats.get_value("farm/posting/normalised/published_at") == 1

@@ -8,6 +8,8 @@ Create Date: 2025-01-02
 from alembic import op
 import sqlalchemy as sa
 
+from farm.state.posting_fields import posting_columns
+
 revision = "0002"
 down_revision = "0001"
 branch_labels = None
@@ -37,22 +39,8 @@ def upgrade() -> None:
     op.create_table(
         "job_posting",
         sa.Column("id", Id, primary_key=True, autoincrement=True),
-        sa.Column("source", sa.String(16), nullable=False),
-        sa.Column("job_id", sa.String(64), nullable=False),
-        sa.Column("title", sa.String(255), nullable=True),
-        sa.Column("salary", sa.String(64), nullable=True),
-        sa.Column("company", sa.String(255), nullable=True),
-        sa.Column("city", sa.String(64), nullable=True),
-        sa.Column("area", sa.String(128), nullable=True),
-        sa.Column("experience", sa.String(64), nullable=True),
-        sa.Column("degree", sa.String(64), nullable=True),
-        sa.Column("tags", sa.JSON(), nullable=True),
-        sa.Column("published_at", sa.DateTime(), nullable=True),
-        sa.Column("url", sa.String(512), nullable=True),
-        sa.Column("keyword_id", sa.BigInteger(), nullable=True),
-        sa.Column("first_seen_at", sa.DateTime(), nullable=False),
-        sa.Column("last_seen_at", sa.DateTime(), nullable=False),
-        sa.Column("raw", sa.JSON(), nullable=True),
+        # the posting fields' list (it has not changed since this revision)
+        *posting_columns(sa.DateTime),
         sa.UniqueConstraint("source", "job_id", name="uq_job_posting_source_job_id"),
         mysql_charset="utf8mb4",
         mysql_collate="utf8mb4_bin",  # ids and keywords are case-sensitive (boss ids mix case)
