@@ -17,6 +17,7 @@ from scrapy.utils.project import get_project_settings
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
+from farm.api.server import api
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state.clock import load_timezone
@@ -308,6 +309,7 @@ def reap(farm_ctx: Farm):
 
 
 farm.add_command(sandbox, "sandbox")
+farm.add_command(api, "api")
 
 
 # --- farm demo --------------------------------------------------------------
