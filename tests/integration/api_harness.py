@@ -112,11 +112,11 @@ class ApiServer:
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace") if self.log_path.exists() else ""
 
-    def client(self, token: str | None = "default", **kw) -> httpx.Client:
+    def client(self, token: str | None = "default", headers: dict | None = None) -> httpx.Client:
         """An HTTP client of the server; with its token unless told otherwise (None: no token)."""
         token = self.token if token == "default" else token
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kw)
+        sent = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers={**sent, **(headers or {})}, timeout=30)
 
     def __enter__(self) -> "ApiServer":
         return self.start()
