@@ -52,14 +52,16 @@ def keyword_state(store: KeywordStore, keyword_id: int, lease_token: int) -> dic
     return state
 
 
-def claimable_keywords(store: KeywordStore, source: str, limit: int) -> list[dict]:
+def claimable_keywords(store: KeywordStore, source: str, limit: int, skip_partial=frozenset()) -> list[dict]:
     """Up to ``limit`` keywords a claim of ``source`` would take now, in the order it would take them,
-    each as it would hand it out (a fresh one starts over at page 1)."""
+    each as it would hand it out (a fresh one starts over at page 1); partial ones in ``skip_partial``
+    are left, as the claim leaves them."""
     now = store.clock()
     day = store.today()
     cutoff = now - timedelta(seconds=store.lease_timeout)
     kinds = [
-        ("partial", and_(c.crawl_status == "partial", c.last_requested_date == day), (c.id,)),
+        ("partial", and_(c.crawl_status == "partial", c.last_requested_date == day,
+                         c.id.not_in(sorted(skip_partial))), (c.id,)),  # fmt: skip
         (
             "failed",
             and_(

@@ -9,14 +9,15 @@ no such keyword.
 
 import logging
 from datetime import date
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from fastapi.exceptions import RequestValidationError
+from pydantic import Field
 
 from farm.api import reads
 from farm.api.errors import ApiError
 from farm.api.schemas import (
-    LIMIT_MAX, AvailableOut, Conflict, CrawlCompleteIn, CrawlCompleteOut, CrawlerId, Day, HeartbeatIn,
+    ID_MAX, LIMIT_MAX, SKIP_MAX, AvailableOut, Conflict, CrawlCompleteIn, CrawlCompleteOut, CrawlerId, Day, HeartbeatIn,
     HeartbeatOut, KeywordOut, KeywordState, PageProgressIn, PageProgressOut, PostingsIn, PostingsOut, Problem,
     Source, StatsOut,
 )  # fmt: skip
@@ -122,24 +123,28 @@ def available(
     limit: int = Query(1, ge=1, le=LIMIT_MAX, description="At most this many keywords."),
     reserve: bool = Query(False, description="Claim them (true) or only list what a claim would take (false)."),
     crawler_id: CrawlerId | None = Query(None, description="Who claims. [default: api@<the client's address>]"),
+    skip_partial: list[Annotated[int, Field(ge=1, le=ID_MAX)]] = Query(
+        [], max_length=SKIP_MAX, description="Partial keywords to leave to others: the ones this client gave "
+        "back blocked, so that it does not claim them straight back (as a spider does)."),  # fmt: skip
 ):
     """Keywords of ``source`` to crawl: partial ones of today first (resumed), then failed ones with
     retries left, then fresh ones. With ``reserve=true`` they are claimed, atomically, exactly as a
     spider claims them, each with the lease token every later write must name."""
     store = _store(request)
+    skip = frozenset(skip_partial)
     if not reserve:
-        listed = reads.claimable_keywords(store, source, limit)
-        outlook = store.outlook(source)
+        listed = reads.claimable_keywords(store, source, limit, skip)
+        outlook = store.outlook(source, skip)
         _tally(request, "listings")
         return AvailableOut(source=source, reserved=False, keywords=listed, claimable=outlook.claimable,
                             next_retry_at=outlook.next_retry_at)  # fmt: skip
     who = crawler_id or f"api@{request.client.host if request.client else 'unknown'}"
-    leases = store.claim(source, who, n=limit)
+    leases = store.claim(source, who, n=limit, skip_partial=skip)
     _tally(request, "claims")
     _tally(request, "keywords_claimed", len(leases))
     claimable = next_retry_at = None
     if not leases:  # say whether to ask again; a claim that got something does not pay for the count
-        outlook = store.outlook(source)
+        outlook = store.outlook(source, skip)
         claimable, next_retry_at = outlook.claimable, outlook.next_retry_at
         _tally(request, "claims_empty")
     return AvailableOut(source=source, reserved=True, keywords=[_keyword_out(lease) for lease in leases],
@@ -193,7 +198,7 @@ def postings(request: Request, body: PostingsIn):
     state = reads.keyword_state(store, body.keyword_id, body.lease_token)
     if state is None or not state["lease_current"] or state["crawl_status"] != "crawling":
         raise conflict(store, request, body, "store postings", state)
-    rows = [_posting_row(posting, at, state) for at, posting in enumerate(body.postings)]
+    rows = [_posting_row(posting, state) for posting in body.postings]
     done = body.page
     pages = []
     if done is not None:
@@ -215,14 +220,9 @@ def postings(request: Request, body: PostingsIn):
     return PostingsOut(keyword_id=body.keyword_id, postings=result.postings, rejected=rejected, page=page)
 
 
-def _posting_row(posting, at: int, keyword: dict) -> dict:
+def _posting_row(posting, keyword: dict) -> dict:
     """The row the pipeline would queue for this posting (farm.pipelines.sql): JobPosting's fields,
-    the keyword's source, found under the keyword."""
-    if posting.source is not None and posting.source != keyword["source"]:
-        raise RequestValidationError([{
-            "loc": ("body", "postings", at, "source"), "type": "value_error", "input": posting.source,
-            "msg": f"keyword {keyword['id']} is a {keyword['source']} keyword, not {posting.source}",
-        }])  # fmt: skip
+    found by the keyword's site under the keyword."""
     row = {name: getattr(posting, name, None) for name in FIELDS}
     row.update(source=keyword["source"], keyword_id=keyword["id"])
     return row

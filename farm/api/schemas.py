@@ -23,6 +23,7 @@ Source = Literal[SOURCES]
 ClaimKind = Literal["partial", "failed", "fresh"]
 
 LIMIT_MAX = 100  # keywords one call may claim or list
+SKIP_MAX = 1_000  # partial keywords one claim may be asked to leave
 PAGE_MAX = max_pages_that_fit()  # pages done out of order must fit keyword.pages_ahead
 JOBS_MAX = 10_000  # postings one page may report (the sites list 20 or 30)
 POSTINGS_MAX = 1_000  # postings in one POST /api/v1/postings
@@ -141,10 +142,9 @@ def _column_text(name: str, required: bool = False):
 
 
 class PostingIn(_Body):
-    """One posting, with the fields of JobPosting; keyword_id is the lease's keyword."""
+    """One posting, with the fields of JobPosting; its source and keyword_id are the lease's keyword's."""
 
     job_id: _column_text("job_id", required=True)
-    source: Source | None = Field(None, description="The keyword's source when left out; must match it.")
     title: _column_text("title") = None
     salary: _column_text("salary") = None
     company: _column_text("company") = None
