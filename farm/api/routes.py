@@ -142,6 +142,7 @@ def available(
     leases = store.claim(source, who, n=limit, skip_partial=skip)
     _tally(request, "claims")
     _tally(request, "keywords_claimed", len(leases))
+    logger.debug("claim of %s for %s: %s", source, who, [lease.id for lease in leases] or "nothing")
     claimable = next_retry_at = None
     if not leases:  # say whether to ask again; a claim that got something does not pay for the count
         outlook = store.outlook(source, skip)
@@ -162,6 +163,7 @@ def page_progress(request: Request, body: PageProgressIn):
     if not write.applied:
         raise conflict(store, request, body, "record a page")
     _tally(request, "pages")
+    logger.debug("keyword %d: page %d done, watermark %d", body.keyword_id, body.page, write.last_completed_page)
     return _page_out(body.keyword_id, body.page, write)
 
 

@@ -96,7 +96,10 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
         click.echo(f"farm api listening on {where}")
         sys.stdout.flush()
 
+    # as a crawl's reaper: well inside the lease timeout; 0 turns it off (another process reaps)
     reap_interval = min(settings.getfloat("FARM_REAP_INTERVAL"), store.lease_timeout / 3)
+    if reap_interval <= 0:
+        logger.info("not reaping stale leases: FARM_REAP_INTERVAL is 0")
     app = create_app(store, token=token, max_body=max_body, retry_after=retry_after,
                      reap_interval=reap_interval, on_started=started)  # fmt: skip
     config = uvicorn.Config(app, log_config=None, access_log=access_log, server_header=False,

@@ -133,7 +133,7 @@ def test_tokens_and_database_passwords_never_reach_the_log(mariadb_url, tmp_path
                 assert http.get("/api/v1/keyword/stats").status_code == 401
         log = server.log()
         assert f"{user}:***@" in log, "the database is named, its password masked"
-        assert "DEBUG" in log and "401 GET /api/v1/keyword/stats" in log
+        assert "DEBUG: claim of boss for" in log and "401 GET /api/v1/keyword/stats" in log
         for secret in (password, TOKEN, wrong):
             assert secret not in log
     finally:
