@@ -17,9 +17,9 @@ from pydantic import Field
 from farm.api import reads
 from farm.api.errors import ApiError
 from farm.api.schemas import (
-    ID_MAX, LIMIT_MAX, SKIP_MAX, AvailableOut, Conflict, CrawlCompleteIn, CrawlCompleteOut, CrawlerId, Day, HeartbeatIn,
-    HeartbeatOut, KeywordOut, KeywordState, PageProgressIn, PageProgressOut, PostingsIn, PostingsOut, Problem,
-    Source, StatsOut,
+    ID_MAX, LIMIT_MAX, SKIP_MAX, AvailableOut, Conflict, CrawlCompleteIn, CrawlCompleteOut, CrawlerId, Day,
+    HeartbeatIn, HeartbeatOut, KeywordOut, KeywordState, PageProgressIn, PageProgressOut, PostingsIn, PostingsOut,
+    Problem, Source, StatsOut,
 )  # fmt: skip
 from farm.state.lease import Lease, PageWrite
 from farm.state.postings import FIELDS
@@ -43,6 +43,8 @@ WRITES = {
     409: {"model": Conflict, "description": "The lease token is not current: nothing was written."},
     413: {"model": Problem, "description": "The body is over FARM_API_MAX_BODY bytes."},
 }
+
+
 def _lease_of(keyword: str) -> dict:
     return {"keyword_id": f"$response.body#/keywords/{keyword}/id",
             "lease_token": f"$response.body#/keywords/{keyword}/lease_token"}  # fmt: skip
@@ -95,7 +97,7 @@ def _page_out(keyword_id: int, page: int, write: PageWrite) -> PageProgressOut:
     )  # fmt: skip
 
 
-def conflict(store, request, body, what: str, state: dict | None = None) -> ApiError:
+def _refused(store, request, body, what: str, state: dict | None = None) -> ApiError:
     """Why the write ``what`` of (keyword_id, lease_token) was refused: 404, or 409 with the keyword
     as it is now (but never its current lease token: the old holder must not write as the new one)."""
     if state is None:
@@ -152,7 +154,8 @@ def available(
                         claimable=claimable, next_retry_at=next_retry_at)  # fmt: skip
 
 
-@router.post("/keyword/page-progress", response_model=PageProgressOut, responses=WRITES, operation_id="page_progress")
+@router.post("/keyword/page-progress", response_model=PageProgressOut, responses=WRITES,
+             operation_id="page_progress")
 def page_progress(request: Request, body: PageProgressIn):
     """Page ``page`` of the keyword is done with ``jobs_found`` postings. Pages may come in any order:
     the watermark (last_completed_page) moves over pages 1..N once all are done, a page reported
@@ -161,13 +164,14 @@ def page_progress(request: Request, body: PageProgressIn):
     store = _store(request)
     [write] = store.pages_done([(_lease(body), body.page, body.jobs_found, body.total_pages)])
     if not write.applied:
-        raise conflict(store, request, body, "record a page")
+        raise _refused(store, request, body, "record a page")
     _tally(request, "pages")
     logger.debug("keyword %d: page %d done, watermark %d", body.keyword_id, body.page, write.last_completed_page)
     return _page_out(body.keyword_id, body.page, write)
 
 
-@router.post("/keyword/crawl-complete", response_model=CrawlCompleteOut, responses=WRITES, operation_id="crawl_complete")
+@router.post("/keyword/crawl-complete", response_model=CrawlCompleteOut, responses=WRITES,
+             operation_id="crawl_complete")
 def crawl_complete(request: Request, body: CrawlCompleteIn):
     """The client is done with the keyword: completed, failed (retried later while retries are left),
     partial (given back unfinished) or blocked (partial because the site blocked the client)."""
@@ -175,7 +179,7 @@ def crawl_complete(request: Request, body: CrawlCompleteIn):
     message = body.error_message or ("blocked by the site" if body.status == "blocked" else None)
     written = store.end(_lease(body), _ENDS[body.status], message)
     if written is None:
-        raise conflict(store, request, body, f"end the keyword as {body.status}")
+        raise _refused(store, request, body, f"end the keyword as {body.status}")
     _tally(request, f"ended_{written}")
     return CrawlCompleteOut(keyword_id=body.keyword_id, crawl_status=written)
 
@@ -186,7 +190,7 @@ def heartbeat(request: Request, body: HeartbeatIn):
     FARM_LEASE_TIMEOUT (every page recorded does the same)."""
     store = _store(request)
     if not store.heartbeat(_lease(body)):
-        raise conflict(store, request, body, "heartbeat")
+        raise _refused(store, request, body, "heartbeat")
     _tally(request, "heartbeats")
     return HeartbeatOut(keyword_id=body.keyword_id, crawl_status="crawling", lease_timeout=store.lease_timeout)
 
@@ -199,7 +203,7 @@ def postings(request: Request, body: PostingsIn):
     store = _store(request)
     state = reads.keyword_state(store, body.keyword_id, body.lease_token)
     if state is None or not state["lease_current"] or state["crawl_status"] != "crawling":
-        raise conflict(store, request, body, "store postings", state)
+        raise _refused(store, request, body, "store postings", state)
     rows = [_posting_row(posting, state) for posting in body.postings]
     done = body.page
     pages = []
@@ -215,7 +219,7 @@ def postings(request: Request, body: PostingsIn):
     if pages:
         write = result.pages[0]
         if not write.applied:  # the lease was taken between the check and the write
-            raise conflict(store, request, body, f"record page {done.number} ({result.postings} postings stored)")
+            raise _refused(store, request, body, f"record page {done.number} ({result.postings} postings stored)")
         _tally(request, "pages")
         page = _page_out(body.keyword_id, done.number, write)
     rejected = [{"job_id": str(job_id), "reason": str(reason)} for _, job_id, reason in result.rejected]

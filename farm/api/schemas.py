@@ -12,8 +12,9 @@ from datetime import date, datetime
 from typing import Annotated, Literal, Union
 
 import orjson
-from pydantic import AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictBool, \
-    StrictFloat  # fmt: skip
+from pydantic import (
+    AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictBool, StrictFloat,
+)  # fmt: skip
 from typing_extensions import TypeAliasType
 
 from farm.spiders.base import max_pages_that_fit
