@@ -3,7 +3,7 @@
 Every bound here keeps a request the database would refuse from reaching it, so a
 client's mistake is a 422 naming the field and never a 500: numbers fit their
 columns, strings their lengths (and are valid UTF-8), pages fit keyword.pages_ahead.
-Numbers and flags are strict (no "5" for 5) and unknown fields are refused, so a
+Numbers are strict (no "5" for 5) and unknown fields are refused, so a
 misspelt field is an error and not a silent default.
 """
 
