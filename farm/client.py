@@ -189,7 +189,10 @@ class Heartbeat:
         self._thread.join()
 
 
-Fetch = Callable[[Claim, int], tuple[list[dict], int]]
+# fetch(keyword, page) -> (postings, total_pages): the page's postings, and the keyword's pages as far
+# as the site says now (page + 1 while it only says another page follows; None: this is the last),
+# capped as the spiders cap them (FARM_<SITE>_MAX_PAGES)
+Fetch = Callable[[Claim, int], tuple[list[dict], int | None]]
 
 
 def crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_every: float = 60) -> str:
@@ -197,12 +200,15 @@ def crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_e
     completed, failed, blocked, or lost (the lease was taken back)."""
     page, total = claim.last_completed_page + 1, claim.total_pages
     try:
-        with Heartbeat(client, claim, heartbeat_every):
+        with Heartbeat(client, claim, heartbeat_every) as beat:
             while total is None or page <= total:
                 if page in claim.pages_done_ahead:  # a previous holder finished it
                     page += 1
                     continue
-                postings, total = fetch(claim, page)
+                postings, told = fetch(claim, page)
+                if beat.lost:  # taken back while the page was fetched: it is another crawler's now
+                    raise LeaseLost(409, "the heartbeat found the lease taken back")
+                total = page if told is None else told  # no total told: this was the last page
                 answer = client.postings(claim, postings, page=page, total_pages=total)
                 if answer["page"]["completed"]:
                     return "completed"
