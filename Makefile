@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test test-unit test-integration test-e2e demo bench clean
+.PHONY: install test test-unit test-integration test-e2e fuzz demo bench clean
 
 $(BIN)/farm: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ test-integration: install
 
 test-e2e: install
 	$(BIN)/python -m pytest tests/e2e
+
+# The keyword API's fuzz run (schemathesis), longer than in `make test` and with a fresh seed.
+fuzz: install
+	FARM_FUZZ_EXAMPLES=$${FARM_FUZZ_EXAMPLES:-300} FARM_FUZZ_SEED=$${FARM_FUZZ_SEED:-$$(date +%s)} \
+		$(BIN)/python -m pytest tests/integration/test_api_fuzz.py
 
 # The three spiders against the sandbox, on the embedded defaults (SQLite in demo-run/).
 demo: install

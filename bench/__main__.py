@@ -1,17 +1,18 @@
 """`make bench`: every benchmark of farm, as one table.
 
 Ratios are measured within one run (these machines are shared and noisy):
-claims at 10k vs 1M keyword rows, the sandbox vs one Scrapy process, farm vs
-plain Scrapy.
+claims at 10k vs 1M keyword rows, claims over HTTP vs in process, the sandbox vs
+one Scrapy process, farm vs plain Scrapy.
 """
 
 import sys
 import time
 
-from bench import claims_bench, crawl_bench, sandbox_bench
+from bench import api_bench, claims_bench, crawl_bench, sandbox_bench
 
 SECTIONS = [
     ("keyword claims, 8 processes on MariaDB", claims_bench.run),
+    ("keyword claims over HTTP (farm api), 8 clients on MariaDB", api_bench.run),
     ("sandbox throughput", sandbox_bench.run),
     ("crawl throughput: farm vs plain Scrapy", crawl_bench.run),
 ]

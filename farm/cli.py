@@ -17,6 +17,7 @@ from scrapy.utils.project import get_project_settings
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
+from farm.api.server import api
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state.clock import load_timezone
@@ -302,6 +303,7 @@ def reap(farm_ctx: Farm):
 
 
 farm.add_command(sandbox, "sandbox")
+farm.add_command(api, "api")
 
 
 # --- farm demo --------------------------------------------------------------

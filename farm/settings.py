@@ -74,6 +74,15 @@ FARM_BLOCK_MAX_DELAY = float(_env("FARM_BLOCK_MAX_DELAY", 60.0))
 FARM_SQL_BATCH_SIZE = int(_env("FARM_SQL_BATCH_SIZE", 200))
 FARM_SQL_FLUSH_INTERVAL = float(_env("FARM_SQL_FLUSH_INTERVAL", 0.5))
 
+# --- farm api (the keyword API for crawlers that are not Scrapy) -------------
+
+# The bearer token every call to `farm api` must carry; unset, the API serves 127.0.0.1 only.
+FARM_API_TOKEN = _env("FARM_API_TOKEN", "")
+# The largest request body `farm api` reads, in bytes; a larger one gets 413.
+FARM_API_MAX_BODY = int(_env("FARM_API_MAX_BODY", 1_048_576))
+# Seconds a client is told to wait (Retry-After) when the database is unavailable (503).
+FARM_API_RETRY_AFTER = int(_env("FARM_API_RETRY_AFTER", 5))
+
 # --- scrapy -----------------------------------------------------------------
 
 ROBOTSTXT_OBEY = False

@@ -1,0 +1,139 @@
+"""Claims per second over HTTP: 8 client processes against one `farm api` on MariaDB, beside the
+in-process figure (8 processes calling KeywordStore.claim) measured in the same run.
+
+    .venv/bin/python -m bench.api_bench      # FARM_BENCH_MYSQL=mysql+pymysql://root@127.0.0.1:3306
+
+Both run on 10,000 keywords in a throwaway database. Each client keeps one HTTP connection,
+claims WARMUP_CLAIMS before the clock starts, then CLAIMS_PER_CLIENT keywords one at a time
+(``GET /api/v1/keyword/available?reserve=true&limit=1``); the rate is all claims over the wall
+time from the start signal to the last client done. The server runs as `farm api` does by
+default (one process, its access log on), on the same 2 cores as MariaDB and the clients.
+"""
+
+import multiprocessing
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from bench import claims_bench
+from bench.mariadb import mariadb_database
+from farm.state import KeywordStore
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+
+CLIENTS = 8
+CLAIMS_PER_CLIENT = 250
+WARMUP_CLAIMS = 10
+KEYWORDS = 10_000
+REPO = Path(__file__).resolve().parents[1]
+SPAWN = multiprocessing.get_context("spawn")
+
+
+def _client(url, token, worker, ready, start, results):
+    claims = {"source": "boss", "limit": 1, "reserve": "true", "crawler_id": f"bench-{worker}"}
+    try:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+            for _ in range(WARMUP_CLAIMS):
+                http.get("/api/v1/keyword/available", params=claims).raise_for_status()
+            ready.put(worker)
+            start.wait()
+            claimed = 0
+            for _ in range(CLAIMS_PER_CLIENT):
+                r = http.get("/api/v1/keyword/available", params=claims)
+                r.raise_for_status()
+                claimed += len(r.json()["keywords"])
+        results.put((worker, claimed, time.monotonic(), None))
+    except Exception as exc:  # reported by the parent
+        results.put((worker, 0, time.monotonic(), repr(exc)))
+
+
+def _serve(url: str, token: str, log) -> tuple[subprocess.Popen, str]:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("FARM_")}, "FARM_API_TOKEN": token}
+    process = subprocess.Popen([sys.executable, "-m", "farm", "--db-url", url, "api", "--port", "0"], cwd=REPO,
+                               env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = re.search(r"farm api listening on (http://\S+)", Path(log.name).read_text())
+        if found:
+            return process, found.group(1)
+        if process.poll() is not None:
+            raise RuntimeError(f"farm api exited with {process.returncode}: {Path(log.name).read_text()[-2000:]}")
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("farm api did not start within 60s")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+
+
+def measure_http() -> float:
+    """Claims per second over HTTP at KEYWORDS keywords."""
+    token = secrets.token_hex(16)
+    with mariadb_database() as url, tempfile.NamedTemporaryFile("w+b", suffix=".log") as log:
+        upgrade(url)
+        engine = make_engine(url)
+        claims_bench._fill(engine, KEYWORDS, KeywordStore(engine))
+        engine.dispose()
+        server, base = _serve(url, token, log)
+        procs = []
+        try:
+            ready, results, start = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
+            procs = [SPAWN.Process(target=_client, args=(base, token, w, ready, start, results), daemon=True)
+                     for w in range(CLIENTS)]  # fmt: skip
+            for p in procs:
+                p.start()
+            for _ in procs:
+                ready.get(timeout=120)
+            began = time.monotonic()
+            start.set()
+            total, ended = 0, began
+            for _ in procs:
+                worker, claimed, at, error = results.get(timeout=300)
+                if error:
+                    raise RuntimeError(f"client {worker} failed: {error}")
+                total += claimed
+                ended = max(ended, at)
+            for p in procs:
+                p.join(timeout=30)
+            if total != CLIENTS * CLAIMS_PER_CLIENT:
+                raise RuntimeError(f"{total} claims, expected {CLIENTS * CLAIMS_PER_CLIENT}")
+            return total / (ended - began)
+        finally:
+            for p in procs:
+                if p.is_alive():
+                    p.terminate()
+                    p.join(timeout=5)
+            _stop(server)
+
+
+def run() -> list[tuple[str, float, str]]:
+    in_process, _, _ = claims_bench.measure(KEYWORDS)
+    over_http = measure_http()
+    return [
+        (f"claims/s in process, {claims_bench.PROCESSES} processes, {KEYWORDS:,} keywords", in_process, "claims/s"),
+        (f"claims/s over HTTP (farm api), {CLIENTS} clients, {KEYWORDS:,} keywords", over_http, "claims/s"),
+        ("ratio HTTP / in process", over_http / in_process, "x"),
+    ]
+
+
+if __name__ == "__main__":
+    results = run()
+    width = max(len(name) for name, _, _ in results)
+    print(f"{'measure':<{width}}  {'value':>10}  unit")
+    for name, value, unit in results:
+        print(f"{name:<{width}}  {value:>10.2f}  {unit}")

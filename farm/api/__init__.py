@@ -1,0 +1,15 @@
+"""The keyword API of seed design 000: `farm api`, for crawlers that are not Scrapy.
+
+It serves the keyword table over HTTP through the same KeywordStore the spiders
+use, so a claim, a page, an end or a heartbeat sent here is exactly the write a
+spider makes: atomic claims, writes fenced by the lease token, the page
+watermark, day rollover and retries.
+
+    schemas.py  what each endpoint takes and answers (the OpenAPI document)
+    routes.py   the endpoints
+    reads.py    the read-only queries the store has no method for
+    auth.py     the bearer token, and where the server may listen without one
+    limits.py   the request body size limit
+    app.py      the application: routes, middleware, error answers, the reaper
+    server.py   the `farm api` command
+"""

@@ -1,0 +1,143 @@
+"""The keyword API application: the endpoints over one KeywordStore, and what wraps them.
+
+Outermost first: the bearer token (401), the body size limit (413), then FastAPI,
+whose handlers turn a refused write into 404/409, an invalid request into 422
+naming the field, and a database it cannot reach into 503 with Retry-After. While
+it serves, it reaps stale leases as every crawl does, so a client that died
+gives its keyword back after FARM_LEASE_TIMEOUT even when no spider runs.
+"""
+
+import asyncio
+import logging
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+
+import orjson
+from fastapi import Depends, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBearer
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+from farm.api.auth import BearerAuth
+from farm.api.errors import ApiError, database_reason
+from farm.api.limits import BodyLimit
+from farm.api.routes import router
+from farm.api.tally import Tally
+from farm.state.store import KeywordStore
+
+logger = logging.getLogger(__name__)
+
+# what a database that is down, restarting or overloaded raises (a lost connection, a full pool)
+UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeout)
+ERRORS_SHOWN = 20  # validation errors a 422 lists
+INPUT_SHOWN = 200  # characters of an invalid input a 422 echoes
+DESCRIPTION = """\
+The keyword table of farm, for crawlers that are not Scrapy: claim keywords, report pages and
+postings, end keywords, keep leases alive, read the day's stats. Every write names the keyword's
+id and the lease token its claim gave; a write whose token is no longer current changes nothing
+and gets 409 with the keyword as it is now.
+"""
+
+
+def create_app(
+    store: KeywordStore,
+    *,
+    token: str | None,
+    max_body: int,
+    retry_after: int,
+    reap_interval: float = 0,
+    on_started: Callable[[], None] | None = None,
+) -> FastAPI:
+    """The API over ``store``; ``token`` None serves without authentication (a loopback bind only)."""
+    tally = Tally()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        reaper = asyncio.create_task(_reap_forever(store, reap_interval, tally)) if reap_interval > 0 else None
+        if on_started is not None:
+            on_started()
+        try:
+            yield
+        finally:
+            if reaper is not None:
+                reaper.cancel()
+            logger.info("farm api stopped: %s", tally.line())
+
+    app = FastAPI(
+        title="farm keyword API",
+        version="1",  # the /api/v1 of the paths
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        redoc_url=None,
+    )
+    app.state.store = store
+    app.state.tally = tally
+    # documents the bearer scheme in OpenAPI; BearerAuth enforces it on every path
+    security = [Depends(HTTPBearer(auto_error=False, description="FARM_API_TOKEN"))] if token else []
+    app.include_router(router, dependencies=security)
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError):
+        return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        tally.add("invalid")
+        errors = exc.errors()
+        fields = sorted({".".join(str(_printable(part)) for part in error["loc"]) for error in errors})
+        logger.info("422 %s %s: %s", request.method, request.url.path, ", ".join(fields[:ERRORS_SHOWN]))
+        # a deeply nested body fails at every level: say the first few, without echoing large inputs
+        shown = [_short(error) for error in errors[:ERRORS_SHOWN]]
+        return JSONResponse({"detail": jsonable_encoder(shown)}, status_code=422)
+
+    async def unavailable(request: Request, exc: Exception):
+        tally.add("db_unavailable")
+        logger.warning("503 %s %s: the database is unavailable: %s", request.method, request.url.path,
+                       database_reason(exc))  # fmt: skip
+        return JSONResponse(
+            {"detail": f"the database is unavailable; try again in {retry_after}s"},
+            status_code=503,
+            headers={"Retry-After": str(retry_after)},
+        )
+
+    for kind in UNAVAILABLE:
+        app.add_exception_handler(kind, unavailable)
+
+    app.add_middleware(BodyLimit, max_body=max_body, tally=tally)
+    if token:
+        app.add_middleware(BearerAuth, token=token, tally=tally)  # added last: runs first
+    return app
+
+
+def _short(error: dict) -> dict:
+    """A validation error as FastAPI shows it, its input left out when long or not writable as JSON."""
+    error = {key: value for key, value in error.items() if key != "url"}
+    error["loc"] = [_printable(part) for part in error["loc"]]
+    if "input" in error:
+        try:
+            if len(orjson.dumps(error["input"], default=str)) > INPUT_SHOWN:
+                del error["input"]
+        except orjson.JSONEncodeError:  # a lone surrogate, a number past 64 bits
+            del error["input"]
+    return error
+
+
+def _printable(part):
+    # a key of raw may be a lone surrogate, which neither JSON nor the log can carry
+    return part.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(part, str) else part
+
+
+async def _reap_forever(store: KeywordStore, interval: float, tally: Tally) -> None:
+    """Turn stale leases partial every ``interval`` seconds (the store logs how many)."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            reaped = await asyncio.to_thread(store.reap)
+        except UNAVAILABLE as exc:
+            tally.add("reap_errors")
+            logger.warning("reaping stale leases failed: %s", database_reason(exc))
+            continue
+        tally.add("reaped", reaped)

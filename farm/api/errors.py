@@ -1,0 +1,28 @@
+"""The keyword API's error answers, and the one line a database error is logged as.
+
+No FastAPI or pydantic here: the `farm` command imports this module at start.
+"""
+
+from sqlalchemy.exc import DBAPIError
+
+
+class ApiError(Exception):
+    """An answer other than 2xx, as a status and a JSON body."""
+
+    def __init__(self, status: int, body: dict, headers: dict | None = None):
+        super().__init__(body.get("detail", ""))
+        self.status = status
+        self.body = body
+        self.headers = headers or {}
+
+
+def database_reason(exc: Exception) -> str:
+    """The driver's own words, on one line, without SQLAlchemy's statement and parameters."""
+    orig = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    args = getattr(orig, "args", ())
+    if len(args) >= 2 and isinstance(args[0], int):  # PyMySQL: (code, message)
+        text = f"({args[0]}) {args[1]}"
+    else:
+        text = str(orig)
+    lines = text.strip().splitlines()
+    return lines[0] if lines else type(orig).__name__

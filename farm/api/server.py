@@ -1,0 +1,159 @@
+"""`farm api`: serve the keyword API with uvicorn.
+
+The store is made from the same settings as a crawl's (KeywordStore.from_settings),
+so a claim here follows the same FARM_TIMEZONE, FARM_LEASE_TIMEOUT, FARM_MAX_RETRIES,
+FARM_RETRY_DELAY and FARM_MAX_BLOCKED_CLAIMS as the spiders'. The line
+``farm api listening on http://HOST:PORT`` is printed (and flushed) once the socket
+accepts connections, so a parent process can wait for it; ``--port 0`` picks a free port.
+
+FastAPI and uvicorn are imported only when the command runs: the rest of `farm`
+works without them.
+"""
+
+import logging
+import socket
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+from sqlalchemy.exc import ArgumentError, DBAPIError
+
+from farm.api.auth import TokenRequired, check_bind
+from farm.api.errors import database_reason
+from farm.state.db import DatabaseUrlError
+from farm.state.migrate import SchemaNotCurrent, require_current
+from farm.state.store import KeywordStore
+
+logger = logging.getLogger(__name__)
+
+MIN_BODY = 1024  # bytes: below this not even a heartbeat fits
+
+
+class FileClock:
+    """For tests only (``--test-clock FILE``): now is the aware ISO 8601 time written in FILE,
+    read at every call, so a test moves the server's day and lease times without a mock."""
+
+    def __init__(self, path: str):
+        self.path = Path(path)
+
+    def __call__(self) -> datetime:
+        text = self.path.read_text().strip()
+        now = datetime.fromisoformat(text)
+        if now.tzinfo is None:
+            raise ValueError(f"--test-clock {self.path}: {text!r} has no UTC offset")
+        return now
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to listen on; any but a loopback address needs FARM_API_TOKEN.")  # fmt: skip
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port; 0 picks a free one.")  # fmt: skip
+@click.option("--access-log/--no-access-log", default=True, show_default=True, help="Log a line per request.")
+@click.option("--test-clock", type=click.Path(exists=True, dir_okay=False), hidden=True,
+              help="For tests only: read the time from this file (ISO 8601 with offset) at every call.")  # fmt: skip
+@click.pass_obj
+def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None):
+    """Serve the keyword API (seed design 000) for crawlers that are not Scrapy.
+
+    Claims, page progress, ends and heartbeats go through the same store as the
+    spiders', with the same guarantees. Every call needs `Authorization: Bearer
+    $FARM_API_TOKEN`; without FARM_API_TOKEN the API serves 127.0.0.1 only, unauthenticated.
+    The OpenAPI document is at /openapi.json, an explorer at /docs.
+    """
+    settings = farm_ctx.settings
+    token = settings.get("FARM_API_TOKEN") or None
+    try:
+        check_bind(host, token)
+    except TokenRequired as exc:
+        raise click.ClickException(str(exc)) from None
+    max_body = settings.getint("FARM_API_MAX_BODY")
+    if max_body < MIN_BODY:
+        raise click.ClickException(f"FARM_API_MAX_BODY must be at least {MIN_BODY} bytes, got {max_body}")
+    retry_after = settings.getint("FARM_API_RETRY_AFTER")
+    if retry_after < 1:
+        raise click.ClickException(f"FARM_API_RETRY_AFTER must be at least 1 second, got {retry_after}")
+    try:
+        import uvicorn
+
+        from farm.api.app import create_app
+    except ImportError as exc:
+        raise click.ClickException(
+            f"farm api needs FastAPI and uvicorn ({exc}): pip install 'farm[api]'"
+        ) from None
+
+    logging.basicConfig(level=settings.get("LOG_LEVEL") or "INFO", stream=sys.stderr,
+                        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")  # fmt: skip
+    store = _open_store(farm_ctx, FileClock(test_clock) if test_clock else None)
+    sock = _listen(host, port)
+    bound_port = sock.getsockname()[1]
+    where = f"http://[{host}]:{bound_port}" if ":" in host else f"http://{host}:{bound_port}"
+
+    def started():
+        logger.info("serving the keyword table at %s (%s)", farm_ctx.masked_url,
+                    "bearer token required" if token else "no token: loopback only")  # fmt: skip
+        click.echo(f"farm api listening on {where}")
+        sys.stdout.flush()
+
+    # as a crawl's reaper: well inside the lease timeout; 0 turns it off (another process reaps)
+    reap_interval = min(settings.getfloat("FARM_REAP_INTERVAL"), store.lease_timeout / 3)
+    if reap_interval <= 0:
+        logger.info("not reaping stale leases: FARM_REAP_INTERVAL is 0")
+    app = create_app(store, token=token, max_body=max_body, retry_after=retry_after,
+                     reap_interval=reap_interval, on_started=started)  # fmt: skip
+    config = uvicorn.Config(app, log_config=None, access_log=access_log, server_header=False,
+                            timeout_graceful_shutdown=10)  # fmt: skip
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+        store.close()
+
+
+def _open_store(farm_ctx, clock) -> KeywordStore:
+    """The crawl's store, on the command's database, at the current schema; errors name the fix."""
+    settings = farm_ctx.settings.copy()
+    settings.set("FARM_DB_URL", farm_ctx.db_url, priority="cmdline")
+    try:
+        store = KeywordStore.from_settings(settings)
+    except DatabaseUrlError:
+        raise click.ClickException(f"{farm_ctx.url_origin} is not a database URL "
+                                   f"(e.g. mysql+pymysql://user:password@host:3306/farm)") from None  # fmt: skip
+    except (ArgumentError, ImportError) as exc:  # an unknown dialect, a missing driver
+        raise click.ClickException(f"{farm_ctx.url_origin}={farm_ctx.masked_url!r} cannot be used: {exc}") from None
+    except ValueError as exc:  # FARM_TIMEZONE
+        raise click.ClickException(str(exc)) from None
+    if clock is not None:
+        store = KeywordStore(store.engine, **store.options(), clock=clock)
+    try:
+        require_current(store.engine)
+    except SchemaNotCurrent as exc:
+        store.close()
+        raise click.ClickException(str(exc)) from None
+    except DBAPIError as exc:
+        store.close()
+        raise click.ClickException(
+            f"cannot connect to the database at {farm_ctx.masked_url}: {database_reason(exc)}"
+        ) from None
+    return store
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket: bound here so that the port is known (and taken) before the server starts."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]  # fmt: skip
+    except socket.gaierror as exc:
+        raise click.ClickException(f"--host {host}: {exc.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.set_inheritable(True)
+    return sock
+

@@ -1,0 +1,257 @@
+"""A client of `farm api`, and the loop of a crawler that is not Scrapy.
+
+    from farm.client import Blocked, KeywordClient, crawl
+
+    def fetch(keyword, page):
+        # your crawler: one page of one keyword (keyword.source, .city, .job)
+        ...
+        return postings, total_pages  # postings: dicts with job_id, title, salary, ... (JobPosting's fields)
+
+    with KeywordClient("http://127.0.0.1:8000", token="…") as client:
+        crawl(client, "qcwy", fetch, crawler_id="my-crawler")
+
+The loop, as a spider runs it: claim a keyword; fetch its pages from where the last
+holder stopped, skipping the pages already done; send each page with its postings (the
+page counts done only with them); heartbeat while a page takes long; end the keyword
+completed, failed (``fetch`` raised: the keyword's fault, retried later) or blocked
+(``fetch`` raised :class:`Blocked`). A 409 means the lease was taken back (the keyword
+was reaped and claimed again): the loop drops it, sends nothing more about it, and
+claims the next. A 503 is asked again after its Retry-After. The loop stops when no
+keyword of the source is left to claim now.
+"""
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+
+logger = logging.getLogger(__name__)
+
+API = "/api/v1"
+
+
+class ApiError(Exception):
+    """An answer of the API other than 2xx."""
+
+    def __init__(self, status: int, body):
+        detail = body.get("detail") if isinstance(body, dict) else body
+        super().__init__(f"{status}: {detail}")
+        self.status = status
+        self.body = body
+
+
+class LeaseLost(ApiError):
+    """409 or 404: the keyword is no longer this client's; nothing was written."""
+
+
+class Blocked(Exception):
+    """Raised by ``fetch`` when the site blocks the crawler: the keyword goes back partial."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A keyword this client holds; every write names its id and lease_token."""
+
+    id: int
+    source: str
+    city: str
+    job: str
+    lease_token: int
+    last_completed_page: int
+    total_pages: int | None
+    pages_done_ahead: frozenset[int] = field(default_factory=frozenset)
+    claim_kind: str = "fresh"
+    retry_count: int = 0
+
+    @classmethod
+    def of(cls, keyword: dict) -> "Claim":
+        return cls(
+            id=keyword["id"], source=keyword["source"], city=keyword["city"], job=keyword["job"],
+            lease_token=keyword["lease_token"], last_completed_page=keyword["last_completed_page"],
+            total_pages=keyword["total_pages"], pages_done_ahead=frozenset(keyword["pages_done_ahead"]),
+            claim_kind=keyword["claim_kind"], retry_count=keyword["retry_count"],
+        )  # fmt: skip
+
+    @property
+    def lease(self) -> dict:
+        return {"keyword_id": self.id, "lease_token": self.lease_token}
+
+
+class KeywordClient:
+    """The keyword API's calls, each answered as JSON; 503s are retried after their Retry-After."""
+
+    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 30, retries: int = 5,
+                 sleep: Callable[[float], None] = time.sleep):  # fmt: skip
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self.retries = retries
+        self.sleep = sleep
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> "KeywordClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, **kwargs):
+        for attempt in range(self.retries + 1):
+            response = self.http.request(method, API + path, **kwargs)
+            if response.status_code != 503 or attempt == self.retries:
+                break
+            wait = float(response.headers.get("retry-after", "5"))
+            logger.warning("farm api: the database is unavailable; asking again in %.0fs", wait)
+            self.sleep(wait)
+        try:
+            body = response.json()
+        except ValueError:  # not JSON: a proxy's page, say
+            body = response.text
+        if response.status_code in (404, 409):
+            raise LeaseLost(response.status_code, body)
+        if response.is_error:
+            raise ApiError(response.status_code, body)
+        return body
+
+    # --- the endpoints --------------------------------------------------------
+
+    def available(self, source: str, limit: int = 1, reserve: bool = False, crawler_id: str | None = None,
+                  skip_partial=()) -> dict:  # fmt: skip
+        params = {"source": source, "limit": limit, "reserve": "true" if reserve else "false",
+                  "skip_partial": sorted(skip_partial)}  # fmt: skip
+        if crawler_id:
+            params["crawler_id"] = crawler_id
+        return self._call("GET", "/keyword/available", params=params)
+
+    def claim(self, source: str, crawler_id: str, limit: int = 1, skip_partial=()) -> tuple[list[Claim], dict]:
+        """Up to ``limit`` keywords, now held; and the answer (its ``claimable`` says whether to ask again).
+        Partial keywords in ``skip_partial`` (the ones this client gave back blocked) are left to others."""
+        answer = self.available(source, limit, reserve=True, crawler_id=crawler_id, skip_partial=skip_partial)
+        return [Claim.of(keyword) for keyword in answer["keywords"]], answer
+
+    def page_done(self, claim: Claim, page: int, jobs_found: int, total_pages: int | None = None) -> dict:
+        body = {**claim.lease, "page": page, "jobs_found": jobs_found}
+        if total_pages is not None:
+            body["total_pages"] = total_pages
+        return self._call("POST", "/keyword/page-progress", json=body)
+
+    def postings(self, claim: Claim, postings: list[dict], page: int | None = None, jobs_found: int | None = None,
+                 total_pages: int | None = None) -> dict:  # fmt: skip
+        """Store ``postings``; with ``page``, record that page done in the same transaction."""
+        body = {**claim.lease, "postings": postings}
+        if page is not None:
+            body["page"] = {"number": page, "jobs_found": jobs_found, "total_pages": total_pages}
+        return self._call("POST", "/postings", json=body)
+
+    def heartbeat(self, claim: Claim) -> dict:
+        return self._call("POST", "/keyword/heartbeat", json=claim.lease)
+
+    def end(self, claim: Claim, status: str, error_message: str | None = None) -> dict:
+        """completed, failed, partial or blocked."""
+        return self._call("POST", "/keyword/crawl-complete",
+                          json={**claim.lease, "status": status, "error_message": error_message})  # fmt: skip
+
+    def stats(self, source: str | None = None, day: str | None = None) -> list[dict]:
+        params = {name: value for name, value in (("source", source), ("date", day)) if value}
+        return self._call("GET", "/keyword/stats", params=params)
+
+
+class Heartbeat:
+    """Heartbeats of one claim every ``every`` seconds on a thread, while a page is being fetched."""
+
+    def __init__(self, client: KeywordClient, claim: Claim, every: float):
+        self.client, self.claim, self.every = client, claim, every
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{claim.id}", daemon=True)
+
+    def _run(self):
+        while not self._stop.wait(self.every):
+            try:
+                self.client.heartbeat(self.claim)
+            except LeaseLost:
+                self.lost = True
+                return
+            except (ApiError, httpx.HTTPError) as exc:  # the next page write says whether the lease is kept
+                logger.warning("farm api: heartbeat of keyword %d failed: %s", self.claim.id, exc)
+
+    def __enter__(self) -> "Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# fetch(keyword, page) -> (postings, total_pages): the page's postings, and the keyword's pages as far
+# as the site says now (page + 1 while it only says another page follows; None: this is the last),
+# capped as the spiders cap them (FARM_<SITE>_MAX_PAGES)
+Fetch = Callable[[Claim, int], tuple[list[dict], int | None]]
+
+
+def crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_every: float = 60) -> str:
+    """Fetch and report the claim's pages still to do, then end it; how it ended:
+    completed, failed, blocked, or lost (the lease was taken back)."""
+    page, total = claim.last_completed_page + 1, claim.total_pages
+    try:
+        with Heartbeat(client, claim, heartbeat_every) as beat:
+            while total is None or page <= total:
+                if page in claim.pages_done_ahead:  # a previous holder finished it
+                    page += 1
+                    continue
+                postings, told = fetch(claim, page)
+                if beat.lost:  # taken back while the page was fetched: it is another crawler's now
+                    raise LeaseLost(409, "the heartbeat found the lease taken back")
+                total = page if told is None else told  # no total told: this was the last page
+                answer = client.postings(claim, postings, page=page, total_pages=total)
+                if answer["page"]["completed"]:
+                    return "completed"
+                page += 1
+        client.end(claim, "completed")
+        return "completed"
+    except LeaseLost as exc:
+        logger.warning("farm api: keyword %d (%s) is no longer ours: %s", claim.id, claim.job, exc)
+        return "lost"
+    except Blocked as exc:
+        return _end(client, claim, "blocked", str(exc) or "blocked by the site")
+    except (ApiError, httpx.HTTPError):
+        raise  # the API itself: not the keyword's fault
+    except Exception as exc:  # the keyword's own failure (a parse error, a bad page): failed, retried later
+        logger.warning("farm api: keyword %d (%s) failed at page %d: %r", claim.id, claim.job, page, exc)
+        return _end(client, claim, "failed", f"page {page}: {type(exc).__name__}: {exc}")
+
+
+def _end(client: KeywordClient, claim: Claim, status: str, message: str) -> str:
+    try:
+        client.end(claim, status, message)
+    except LeaseLost:
+        return "lost"
+    return status
+
+
+def crawl(client: KeywordClient, source: str, fetch: Fetch, crawler_id: str, heartbeat_every: float = 60,
+          max_keywords: int | None = None) -> Counter:  # fmt: skip
+    """Claim and crawl keywords of ``source`` one at a time until none is left to claim now;
+    how many ended each way. A keyword the site blocked is left to other crawlers for this run."""
+    outcomes: Counter[str] = Counter()
+    blocked: set[int] = set()
+    while max_keywords is None or outcomes.total() < max_keywords:
+        claims, answer = client.claim(source, crawler_id, skip_partial=blocked)
+        if not claims:
+            if answer["claimable"]:  # others held them locked for a moment: ask again
+                time.sleep(0.1)
+                continue
+            break
+        for claim in claims:
+            outcome = crawl_keyword(client, claim, fetch, heartbeat_every)
+            outcomes[outcome] += 1
+            if outcome == "blocked":
+                blocked.add(claim.id)
+            logger.info("farm api: keyword %d (%s %s %s) %s", claim.id, claim.source, claim.city, claim.job, outcome)
+    return outcomes

@@ -1,0 +1,133 @@
+"""The database goes away under a running `farm api`: 503 with Retry-After, nothing lost, and back.
+
+The server reaches MariaDB through a TCP relay the test owns: stopping the relay
+is the database going down (its connections drop, new ones are refused).
+"""
+
+import socket
+import threading
+
+import pytest
+
+from farm.state import KeywordStore
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+from tests.integration.api_harness import ApiServer
+
+
+class Relay:
+    """Forwards 127.0.0.1:<port> to the target; stop() drops every connection and refuses new ones."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target = target
+        self.port = 0
+        self.listener: socket.socket | None = None
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+
+    def start(self) -> "Relay":
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self.port = listener.getsockname()[1]
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        return self
+
+    def _accept(self, listener):
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:  # stopped
+                return
+            try:
+                server = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.sockets += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(source, sink):
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def stop(self):
+        if self.listener is not None:
+            try:
+                self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked on it (Linux)
+            except OSError:
+                pass
+            self.listener.close()
+            self.listener = None
+        with self.lock:
+            sockets, self.sockets = self.sockets, []
+        for s in sockets:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+
+@pytest.mark.mariadb
+def test_database_down_gets_503_with_retry_after_and_nothing_is_lost(mariadb_url, tmp_path):
+    upgrade(mariadb_url)
+    engine = make_engine(mariadb_url)
+    store = KeywordStore(engine)
+    store.add_keywords([("boss", "北京", "python"), ("boss", "北京", "java")])
+    host, rest = mariadb_url.split("@", 1)[1].split("/", 1)
+    address, port = host.split(":")
+    relay = Relay((address, int(port))).start()
+    via_relay = f"{mariadb_url.split('@', 1)[0]}@127.0.0.1:{relay.port}/{rest}"
+    try:
+        with ApiServer(via_relay, tmp_path / "api.log", env={"FARM_API_RETRY_AFTER": "7"}) as server:
+            with server.client() as http:
+                [kw] = http.get("/api/v1/keyword/available", params={"source": "boss", "reserve": "true"}).json()[
+                    "keywords"]  # fmt: skip
+                lease = {"keyword_id": kw["id"], "lease_token": kw["lease_token"]}
+                progress = {**lease, "page": 1, "jobs_found": 15, "total_pages": 2}
+
+                relay.stop()
+                calls = [
+                    ("GET", "/api/v1/keyword/available", {"params": {"source": "boss", "reserve": "true"}}),
+                    ("GET", "/api/v1/keyword/available", {"params": {"source": "boss"}}),
+                    ("GET", "/api/v1/keyword/stats", {}),
+                    ("POST", "/api/v1/keyword/page-progress", {"json": progress}),
+                    ("POST", "/api/v1/keyword/heartbeat", {"json": lease}),
+                    ("POST", "/api/v1/keyword/crawl-complete", {"json": {**lease, "status": "partial"}}),
+                    ("POST", "/api/v1/postings", {"json": {**lease, "postings": [{"job_id": "a"}]}}),
+                ]
+                for method, path, kw_args in calls:
+                    r = http.request(method, path, **kw_args)
+                    assert r.status_code == 503, (path, r.text)
+                    assert r.headers["retry-after"] == "7"
+                    assert r.json() == {"detail": "the database is unavailable; try again in 7s"}
+                # nothing was written while it was down
+                rows = {r["id"]: r for r in store.list_keywords()}
+                assert (rows[kw["id"]]["last_completed_page"], rows[kw["id"]]["crawl_status"]) == (0, "crawling")
+                assert [r["crawl_status"] for r in rows.values() if r["id"] != kw["id"]] == ["idle"]
+
+                relay.start()  # the same port: the database is back
+                r = http.post("/api/v1/keyword/page-progress", json=progress)
+                assert r.status_code == 200 and r.json()["last_completed_page"] == 1
+                assert http.post("/api/v1/keyword/heartbeat", json=lease).status_code == 200
+        log = server.log()
+        assert "503 POST /api/v1/keyword/page-progress: the database is unavailable" in log
+        assert "Traceback" not in log
+    finally:
+        relay.stop()
+        engine.dispose()
