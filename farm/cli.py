@@ -411,6 +411,40 @@ def reap(farm_ctx: Farm):
     click.echo(f"{reaped} stale {'lease' if reaped == 1 else 'leases'} became partial")
 
 
+@farm.command()
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
+              help="How long to wait for the database, Redis and each site.")  # fmt: skip
+@click.pass_obj
+def doctor(farm_ctx: Farm, timeout: float):
+    """Check this machine's farm setup: one line per check, ok, warn or fail, with what to do.
+
+    \b
+    database          FARM_DB_URL (or --db-url) answers
+    schema            at the revision this farm needs
+    stale leases      keywords crawling with no heartbeat for FARM_LEASE_TIMEOUT
+    failing keywords  failed for the day (retries or block claims used up), or
+                      failed on their last day and not claimed since
+    timezone          FARM_TIMEZONE is a known zone; what "today" is there
+    redis             FARM_REDIS_URL answers (when it is set)
+    site boss/qcwy/zhilian
+                      each FARM_<SITE>_BASE_URL answers (a warning if not)
+
+    Exits 1 when a check fails, else 0 (warnings included).
+    """
+    from farm.doctor import FAIL, WARN, run_checks
+
+    counts = {FAIL: 0, WARN: 0}
+    for check in run_checks(farm_ctx.settings, farm_ctx.db_url, farm_ctx.url_origin, timeout):
+        click.echo(check.line())
+        if check.status in counts:
+            counts[check.status] += 1
+    failures, warnings = counts[FAIL], counts[WARN]
+    click.echo(f"{failures} {'failure' if failures == 1 else 'failures'}, "
+               f"{warnings} {'warning' if warnings == 1 else 'warnings'}")  # fmt: skip
+    if failures:
+        raise SystemExit(1)
+
+
 farm.add_command(sandbox, "sandbox")
 
 
