@@ -117,3 +117,29 @@ def test_a_port_in_use_fails_the_crawl_at_start_naming_the_setting(sqlite_url):
             make_crawler(sqlite_url, ROWS, FARM_METRICS_PORT=port, FARM_METRICS_HOST="127.0.0.1")
     assert str(raised.value).startswith(f"FARM_METRICS_PORT={port}: cannot listen on 127.0.0.1:{port} (")
     assert "Give each crawler its own FARM_METRICS_PORT" in str(raised.value)
+
+
+def test_the_grafana_dashboard_charts_only_exported_metrics_from_a_prometheus_variable(metrics_crawler):
+    import json
+    import re
+    from pathlib import Path
+
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "deploy" / "grafana-farm.json").read_text())
+    metrics_crawler.stats.set_value("farm/block/http_403", 1)  # farm_blocks_total has samples once a block was met
+    exported = {name for name, _ in samples(generate_latest(component(metrics_crawler, FarmMetrics).registry).decode())}
+    variables = {v["name"]: v for v in dashboard["templating"]["list"]}
+    assert (variables["datasource"]["type"], variables["datasource"]["query"]) == ("datasource", "prometheus")
+    charts = [panel for panel in dashboard["panels"] if panel["type"] != "row"]
+    assert len(charts) >= 10
+    assert len({panel["id"] for panel in dashboard["panels"]}) == len(dashboard["panels"])
+    used = set()
+    for panel in charts:
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
+        assert panel["targets"] and set(panel["gridPos"]) == {"h", "w", "x", "y"}
+        for target in panel["targets"]:
+            used.update(re.findall(r"\bfarm_[a-z_]+", target["expr"]))
+    assert used and used <= exported, used - exported
+    # every kind of metric the issue names is charted
+    assert {"farm_pages_total", "farm_postings_total", "farm_leases_held", "farm_keywords_claimed_total",
+            "farm_blocks_total", "farm_errors_total", "farm_retries_total", "farm_queue_depth",
+            "farm_writer_queued_postings", "farm_writer_frames_in_flight"} <= used  # fmt: skip
