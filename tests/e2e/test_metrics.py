@@ -11,7 +11,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from farm.sandbox.testing import SandboxProcess
-from tests.e2e.harness import crawl_stat, keywords, prepare_db, served, start_crawl
+from tests.e2e.harness import crawl_stat, keywords, prepare_db, run_crawl, served, start_crawl
 
 pytestmark = pytest.mark.e2e
 
@@ -151,3 +151,19 @@ def test_metrics_are_off_by_default_no_port_is_opened(sqlite_url, tmp_path):
     assert "Disabled farm.extensions.metrics.FarmMetrics: FARM_METRICS_PORT is not set" in log
     enabled = log.split("Enabled extensions:", 1)[1].split("]", 1)[0]
     assert "farm.extensions.logstats.FarmLogStats" in enabled and "FarmMetrics" not in enabled
+
+
+def test_a_port_in_use_stops_the_crawl_at_start_before_anything_is_claimed(sqlite_url):
+    prepare_db(sqlite_url, ROWS[:2])
+    before = keywords(sqlite_url)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with SandboxProcess(seed=4) as sandbox:
+            proc = run_crawl("qcwy", sqlite_url, sandbox.url, timeout=60, FARM_METRICS_PORT=port,
+                             FARM_METRICS_HOST="127.0.0.1")  # fmt: skip
+            assert served(sandbox) == 0
+    assert proc.returncode == 1
+    assert f"MetricsPortError: FARM_METRICS_PORT={port}: cannot listen on 127.0.0.1:{port} (" in proc.output
+    assert keywords(sqlite_url) == before
