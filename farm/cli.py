@@ -7,6 +7,7 @@ and the other ``FARM_*`` environment variables mean here what they mean to
 
 import functools
 import json
+import time
 import unicodedata
 from datetime import date, datetime
 from itertools import islice
@@ -20,7 +21,8 @@ from sqlalchemy.exc import DBAPIError
 from farm.api.server import api
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
-from farm.state.clock import load_timezone
+from farm.state import report
+from farm.state.clock import load_timezone, today
 from farm.state.db import DatabaseUrlError, make_engine, mask_url, reader
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
 from farm.state.models import SOURCES, STATUSES
@@ -83,6 +85,8 @@ class Farm:
             timezone=tz_name,
             lease_timeout=self.settings.getint("FARM_LEASE_TIMEOUT"),
             max_retries=self.settings.getint("FARM_MAX_RETRIES"),
+            retry_delay=self.settings.getfloat("FARM_RETRY_DELAY"),
+            max_blocked_claims=self.settings.getint("FARM_MAX_BLOCKED_CLAIMS"),
         )
 
     def close(self) -> None:
@@ -259,8 +263,9 @@ def _parse_date(ctx, param, value: str | None) -> date | None:
         raise click.BadParameter(f"{value!r} is not a date: use YYYY-MM-DD, e.g. 2024-05-01")
 
 
-STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial",
+STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial", "pages",
                 "jobs found"]  # fmt: skip
+RATE_COLUMNS = ["done", "left", "keywords/min", "pages/min"]
 
 
 @farm.command()
@@ -268,26 +273,127 @@ STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "p
 @click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
               help="The day to report. [default: today in FARM_TIMEZONE]")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as one JSON document.")
+@click.option("--window", type=click.FloatRange(min=0.1), default=report.DEFAULT_WINDOW_MINUTES, show_default=True,
+              metavar="MINUTES", help="The recent rate counts the keywords that ended in the last MINUTES.")  # fmt: skip
+@click.option("--watch", is_flag=True, help="Refresh in place every --interval seconds until Ctrl+C.")
+@click.option("--interval", type=click.FloatRange(min=0.2), default=5.0, show_default=True, metavar="SECONDS",
+              help="Seconds between refreshes of --watch.")  # fmt: skip
 @database_command
-def stats(farm_ctx: Farm, source: str | None, day: date | None, as_json: bool):
-    """Keywords used, unused and in each state for one day, per source."""
+def stats(farm_ctx: Farm, source: str | None, day: date | None, as_json: bool, window: float = 10.0,
+          watch: bool = False, interval: float = 5.0):  # fmt: skip
+    """Keywords used, unused and in each state for one day, per source, with
+    pages, the recent rate and an ETA.
+
+    \b
+    pages        the sum of the day's page watermarks (last_completed_page):
+                 pages recorded done, in order from page 1
+    jobs found   postings found by the day's keywords (a posting found by two
+                 keywords counts twice; job_posting stores it once)
+    done, left   done: completed, or failed with no claim left today (retries
+                 or block claims used up); left: every other keyword
+    keywords/min keywords that ended (completed or failed) in the last --window
+                 minutes, by the time of their last write (updated_at)
+    pages/min    the pages of those keywords, over the same minutes
+    ETA          now + left / keywords/min; "-" when no keyword ended lately
+
+    With --watch, "pages/min now" is the change in pages between the last two
+    refreshes. --json adds pages, done, remaining, recent {minutes, keywords,
+    pages, keywords_per_minute, pages_per_minute}, eta (ISO time, or null) and
+    eta_seconds to each source's {"date", "source", "total", "used", "unused",
+    "crawl_status", "jobs_found"}.
+    """
     store = farm_ctx.store(read_only=True)
-    rows = store.stats(source=source, day=day)
+    limits = report.Limits(farm_ctx.settings.getint("FARM_MAX_RETRIES"),
+                           farm_ctx.settings.getint("FARM_MAX_BLOCKED_CLAIMS"))  # fmt: skip
+
+    def sample():
+        now = store.clock()
+        rows = store.stats(source=source, day=day or today(now, store.tz))
+        return now, report.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
+
+    if watch:
+        if as_json:
+            raise click.UsageError("--watch draws a table; for JSON, run `farm stats --json` at intervals")
+        _watch(farm_ctx, store, sample, interval, window)
+        return
+    now, rows = sample()
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
-    shown = (day or store.today()).isoformat()
-    click.echo(f"keywords on {shown} ({farm_ctx.settings.get('FARM_TIMEZONE')})")
-    body = [[r["source"], *_stat_values(r)] for r in rows]
-    if len(rows) > 1:
-        body.append(["all", *(sum(col) for col in zip(*(_stat_values(r) for r in rows)))])
-    click.echo(render_table(["source", *STAT_COLUMNS], body, right=set(STAT_COLUMNS)))
+    click.echo(_stats_text(farm_ctx, store, now, rows, window))
+
+
+def _watch(farm_ctx: Farm, store: KeywordStore, sample, interval: float, window: float) -> None:
+    """Draw the stats every ``interval`` seconds (in place on a terminal) until Ctrl+C, which exits 0."""
+    tty = click.get_text_stream("stdout").isatty()
+    before = None
+    try:
+        while True:
+            try:
+                now, rows = sample()
+            except DBAPIError as exc:  # a database gone for a moment: say so, and try again
+                click.echo(f"database error at {farm_ctx.masked_url}: {_reason(exc)}; trying again in {interval:g}s")
+                time.sleep(interval)
+                continue
+            text = _stats_text(farm_ctx, store, now, rows, window, before)
+            heading = f"farm stats every {interval:g}s (Ctrl+C to stop), {now.astimezone(store.tz):%H:%M:%S}"
+            # on a terminal: cursor home, clear, redraw; in a pipe or a file: one frame after another
+            click.echo(("\x1b[H\x1b[2J" if tty else "") + heading + "\n" + text + ("" if tty else "\n"))
+            before = (now, rows)
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        click.echo()
+
+
+def _stats_text(farm_ctx: Farm, store: KeywordStore, now: datetime, rows: list[dict], window: float,
+                before: tuple[datetime, list[dict]] | None = None) -> str:  # fmt: skip
+    shown = rows[0]["date"] if rows else today(now, store.tz).isoformat()
+    lines = [f"keywords on {shown} ({farm_ctx.settings.get('FARM_TIMEZONE')})"]
+    all_rows = rows + ([report.total(rows, now, store.tz)] if len(rows) > 1 else [])
+    body = [[r["source"], *_stat_values(r)] for r in all_rows]
+    lines.append(render_table(["source", *STAT_COLUMNS], body, right=set(STAT_COLUMNS)))
+    lines.append("")
+    lines.append(f"the last {window:g} minutes: keywords ended (completed or failed) and their pages")
+    columns = RATE_COLUMNS + (["pages/min now"] if before is not None else []) + ["ETA"]
+    earlier = {r["source"]: r for r in before[1]} if before is not None else {}
+    if before is not None and all_rows and len(all_rows) > len(rows):
+        earlier["all"] = report.total(before[1], before[0], store.tz)
+    body = []
+    for r in all_rows:
+        recent = r["recent"]
+        cells = [r["source"], r["done"], r["remaining"], f"{recent['keywords_per_minute']:.1f}",
+                 f"{recent['pages_per_minute']:.1f}"]  # fmt: skip
+        if before is not None:
+            cells.append(_sampled_rate(earlier.get(r["source"]), before[0], r, now))
+        cells.append(_eta_text(r, now, store))
+        body.append(cells)
+    lines.append(render_table(["source", *columns], body, right=set(columns) - {"ETA"}))
+    return "\n".join(lines)
+
+
+def _sampled_rate(earlier: dict | None, then: datetime, row: dict, now: datetime) -> str:
+    """Pages per minute between two samples of the same day, or "-"."""
+    seconds = (now - then).total_seconds()
+    if earlier is None or earlier["date"] != row["date"] or seconds <= 0 or row["pages"] < earlier["pages"]:
+        return "-"
+    return f"{(row['pages'] - earlier['pages']) * 60 / seconds:.1f}"
+
+
+def _eta_text(row: dict, now: datetime, store: KeywordStore) -> str:
+    if row["remaining"] == 0:
+        return "done"
+    if row["eta"] is None:
+        return "-"
+    finish = datetime.fromisoformat(row["eta"])
+    hours, rest = divmod(row["eta_seconds"], 3600)
+    when = f"{finish:%H:%M}" if finish.date() == now.astimezone(store.tz).date() else f"{finish:%m-%d %H:%M}"
+    return f"{when} (in {hours}h{rest // 60:02d}m)"
 
 
 def _stat_values(row: dict) -> list[int]:
     status = row["crawl_status"]
     return [row["total"], row["used"], row["unused"], status["crawling"], status["completed"],
-            status["failed"], status["partial"], row["jobs_found"]]  # fmt: skip
+            status["failed"], status["partial"], row["pages"], row["jobs_found"]]  # fmt: skip
 
 
 @farm.command()
@@ -300,6 +406,40 @@ def reap(farm_ctx: Farm):
     """
     reaped = farm_ctx.store().reap()
     click.echo(f"{reaped} stale {'lease' if reaped == 1 else 'leases'} became partial")
+
+
+@farm.command()
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
+              help="How long to wait for the database, Redis and each site.")  # fmt: skip
+@click.pass_obj
+def doctor(farm_ctx: Farm, timeout: float):
+    """Check this machine's farm setup: one line per check, ok, warn or fail, with what to do.
+
+    \b
+    database          FARM_DB_URL (or --db-url) answers
+    schema            at the revision this farm needs
+    stale leases      keywords crawling with no heartbeat for FARM_LEASE_TIMEOUT
+    failing keywords  failed for the day (retries or block claims used up), or
+                      failed on their last day and not claimed since
+    timezone          FARM_TIMEZONE is a known zone; what "today" is there
+    redis             FARM_REDIS_URL answers (when it is set)
+    site boss/qcwy/zhilian
+                      each FARM_<SITE>_BASE_URL answers (a warning if not)
+
+    Exits 1 when a check fails, else 0 (warnings included).
+    """
+    from farm.doctor import FAIL, WARN, run_checks
+
+    counts = {FAIL: 0, WARN: 0}
+    for check in run_checks(farm_ctx.settings, farm_ctx.db_url, farm_ctx.url_origin, timeout):
+        click.echo(check.line())
+        if check.status in counts:
+            counts[check.status] += 1
+    failures, warnings = counts[FAIL], counts[WARN]
+    click.echo(f"{failures} {'failure' if failures == 1 else 'failures'}, "
+               f"{warnings} {'warning' if warnings == 1 else 'warnings'}")  # fmt: skip
+    if failures:
+        raise SystemExit(1)
 
 
 farm.add_command(sandbox, "sandbox")

@@ -70,6 +70,12 @@ FARM_REAP_INTERVAL = float(_env("FARM_REAP_INTERVAL", 60))
 FARM_BLOCK_RETRIES = int(_env("FARM_BLOCK_RETRIES", 5))
 FARM_BLOCK_BASE_DELAY = float(_env("FARM_BLOCK_BASE_DELAY", 2.0))
 FARM_BLOCK_MAX_DELAY = float(_env("FARM_BLOCK_MAX_DELAY", 60.0))
+# Prometheus metrics of each crawl (farm.extensions.metrics): the port (unset or 0: off),
+# the address it listens on, and how long (seconds) the endpoint may stay up after the
+# crawl, waiting for one last scrape of the final counts (0: it closes with the crawl).
+FARM_METRICS_PORT = int(_env("FARM_METRICS_PORT", 0))
+FARM_METRICS_HOST = _env("FARM_METRICS_HOST", "0.0.0.0")
+FARM_METRICS_LINGER = float(_env("FARM_METRICS_LINGER", 0))
 # Postings are upserted in batches of this many, or after this many seconds.
 FARM_SQL_BATCH_SIZE = int(_env("FARM_SQL_BATCH_SIZE", 200))
 FARM_SQL_FLUSH_INTERVAL = float(_env("FARM_SQL_FLUSH_INTERVAL", 0.5))
@@ -120,6 +126,9 @@ ITEM_PIPELINES = {
 }
 EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,
+    # NotConfigured unless FARM_METRICS_PORT is set; first of farm's, so that a port in use
+    # stops the crawl before anything else of farm's has started
+    "farm.extensions.metrics.FarmMetrics": 50,
     "farm.extensions.progress.PageProgress": 100,
     "farm.extensions.reaper.LeaseReaper": 110,
     "farm.extensions.logstats.FarmLogStats": 120,

@@ -55,16 +55,25 @@ def test_ctrl_c_releases_keywords_as_partial_and_the_next_run_fetches_no_page_tw
     assert sorted(stored_postings(sqlite_url, "qcwy")) == sorted(ids)
 
 
-def test_two_crawlers_on_one_database_share_the_keywords_and_fetch_no_page_twice(mariadb_url, tmp_path):
+@pytest.mark.parametrize("second_start", ["together", "while_the_first_runs"])
+def test_two_crawlers_on_one_database_share_the_keywords_and_fetch_no_page_twice(mariadb_url, tmp_path, second_start):
+    """Started together, or the second while the first is under way (cron starting the day's crawl
+    again before the last one ended): the second joins the work through the leases."""
     # enough work (24 keywords x 8-10 pages) that the second crawler's start-up cannot miss it all
     rows = [("qcwy", city, job) for city in CITIES for job in JOBS + ("测试", "运维", "产品经理")]
     prepare_db(mariadb_url, rows)
     with SandboxProcess(seed=6, postings=(150, 200)) as sandbox:
-        crawlers = [
-            start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / f"crawl-{n}.log", FARM_CRAWLER_ID=f"c{n}", **SETTINGS)
-            for n in (1, 2)
-        ]
+        first_settings = dict(SETTINGS)
+        if second_start == "while_the_first_runs":
+            first_settings["DOWNLOAD_DELAY"] = 0.1  # slow: it is still at it when the second starts
+        crawlers = [start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "crawl-1.log", FARM_CRAWLER_ID="c1",
+                                **first_settings)]  # fmt: skip
         try:
+            if second_start == "while_the_first_runs":
+                wait_until(lambda: served(sandbox) >= 10 or crawlers[0].poll() is not None, 60, "10 pages")
+                assert crawlers[0].poll() is None, "the first crawl ended before the second started"
+            crawlers.append(start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "crawl-2.log",
+                                        FARM_CRAWLER_ID="c2", **SETTINGS))  # fmt: skip
             assert [crawler.wait(120) for crawler in crawlers] == [0, 0]
         finally:
             for crawler in crawlers:

@@ -1,0 +1,248 @@
+"""`farm doctor`: is this machine set up to crawl? One line per check: ok, warn or fail, and what to do.
+
+Checks: the database URL (reachable), the schema revision, Redis (when
+FARM_REDIS_URL is set), each site's base URL (reachable or not: a warning, as a
+crawl may run elsewhere), FARM_TIMEZONE (and what "today" is there), stale
+leases, and keywords that failed for the day. Only a failure makes the command
+exit non-zero. Nothing is written anywhere: a missing SQLite file is reported,
+not created.
+"""
+
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+
+from farm.state import report
+from farm.state.clock import load_timezone, today, utcnow
+from farm.state.db import DatabaseUrlError, make_engine
+from farm.state.migrate import HEAD, MIGRATIONS, current_revision
+from farm.state.models import SOURCES
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str  # ok, warn or fail
+    name: str
+    message: str
+
+    def line(self) -> str:
+        return f"{self.status:<4}  {self.name}: {self.message}"
+
+
+def run_checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[Check]:
+    """Every check, in order; the database's dependants only when the database answers."""
+    tz_check, tz = check_timezone(settings.get("FARM_TIMEZONE"))
+    engine, db_check = connect(db_url, url_origin, timeout)
+    try:
+        if engine is None:
+            db_check = Check(db_check.status, db_check.name,
+                             f"{db_check.message} (schema, stale leases and failing keywords not checked)")
+        yield db_check
+        if engine is not None:
+            schema = check_schema(engine)
+            yield schema
+            if schema.status == OK:
+                yield check_stale_leases(engine, settings.getint("FARM_LEASE_TIMEOUT"))
+                if tz is not None:
+                    limits = report.Limits(settings.getint("FARM_MAX_RETRIES"), settings.getint("FARM_MAX_BLOCKED_CLAIMS"))
+                    yield check_failing(engine, today(utcnow(), tz), limits)
+    finally:
+        if engine is not None:
+            engine.dispose()
+    yield tz_check
+    yield check_redis(settings.get("FARM_REDIS_URL"), timeout)
+    yield from check_sites(settings, timeout)
+
+
+# --- the database ---------------------------------------------------------------
+
+
+def _masked(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def connect(db_url: str, origin: str, timeout: float) -> tuple[Engine | None, Check]:
+    """An engine on a database that answered, or None; and the check's line."""
+    shown = _masked(db_url)
+    examples = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
+    fix = f"fix {origin}"
+    try:
+        url = make_url(db_url)
+    except ArgumentError:
+        return None, Check(FAIL, "database", f"{origin}={db_url!r} is not a database URL: {fix} ({examples})")
+    backend = url.get_backend_name()
+    if backend == "sqlite" and url.database not in (None, "", ":memory:") and not Path(url.database).is_file():
+        return None, Check(FAIL, "database", f"no SQLite file at {url.database}: run `farm db upgrade` to create "
+                                             f"it there, or {fix}")  # fmt: skip
+    if backend in ("mysql", "postgresql") and "connect_timeout" not in url.query:
+        db_url = url.update_query_dict({"connect_timeout": str(max(1, round(timeout)))}).render_as_string(
+            hide_password=False
+        )
+    try:
+        engine = make_engine(db_url)
+    except (DatabaseUrlError, ArgumentError, ImportError) as exc:
+        return None, Check(FAIL, "database", f"{origin}={shown!r} cannot be used: {exc}: {fix} ({examples})")
+    try:
+        with engine.connect():
+            pass
+    except DBAPIError as exc:
+        engine.dispose()
+        return None, Check(FAIL, "database", f"cannot connect to {shown}: {_reason(exc)}: start the database, "
+                                             f"or {fix} (host, port, user, password, database name)")  # fmt: skip
+    return engine, Check(OK, "database", f"{shown} answers")
+
+
+def _reason(exc: DBAPIError) -> str:
+    orig = exc.orig if exc.orig is not None else exc
+    args = getattr(orig, "args", ())
+    text = str(args[1]) if len(args) >= 2 and isinstance(args[0], int) else str(orig)
+    lines = text.strip().splitlines()
+    return lines[0] if lines else type(orig).__name__
+
+
+def check_schema(engine: Engine) -> Check:
+    try:
+        current = current_revision(engine)
+    except DBAPIError as exc:
+        return Check(FAIL, "schema", f"cannot read the schema revision: {_reason(exc)}")
+    if current == HEAD:
+        return Check(OK, "schema", f"at revision {HEAD} (head)")
+    if current is None:
+        return Check(FAIL, "schema", f"the database has no farm schema; this farm needs revision {HEAD}: "
+                                     "run `farm db upgrade`")  # fmt: skip
+    if current in _known_revisions():
+        return Check(FAIL, "schema", f"at revision {current}, behind this farm's {HEAD}: run `farm db upgrade` "
+                                     "(crawls refuse to start until then)")  # fmt: skip
+    return Check(FAIL, "schema", f"at revision {current}, which this farm does not know (a newer farm migrated "
+                                 f"it; this one needs {HEAD}): install the newer farm here")  # fmt: skip
+
+
+def _known_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    return {script.revision for script in ScriptDirectory(str(MIGRATIONS)).walk_revisions()}
+
+
+def check_stale_leases(engine: Engine, lease_timeout: int) -> Check:
+    now = utcnow()
+    stale = report.stale_leases(engine, now, lease_timeout)
+    if not stale.count:
+        return Check(OK, "stale leases", f"none (no keyword crawling without a heartbeat for {lease_timeout}s)")
+    oldest = "no heartbeat at all" if stale.oldest_heartbeat is None else \
+        f"oldest heartbeat {_ago(now - stale.oldest_heartbeat)} ago"  # fmt: skip
+    holders = ", ".join(stale.crawlers)
+    return Check(WARN, "stale leases", f"{stale.count} keyword(s) crawling with no heartbeat for over "
+                                       f"{lease_timeout}s ({oldest}; held by {holders}): their crawler died or "
+                                       "hangs; `farm reap` (cron runs it every 10 minutes, and every running "
+                                       "crawler every FARM_REAP_INTERVAL) makes them partial, and the next "
+                                       "claim resumes them at their next page")  # fmt: skip
+
+
+def _ago(delta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m"
+
+
+def check_failing(engine: Engine, day, limits: report.Limits) -> Check:
+    failing = report.failing_keywords(engine, day, limits)
+    if not failing.today and not failing.earlier:
+        return Check(OK, "failing keywords", "none failed for the day")
+    parts = []
+    if failing.today:
+        parts.append(f"{failing.today} failed today with no claim left ({failing.blocked_all_day} of them blocked "
+                     f"{limits.max_blocked_claims} times, the others after {limits.max_retries} retries)")  # fmt: skip
+    if failing.earlier:
+        parts.append(f"{failing.earlier} failed on their last day before today and have not been claimed since")
+    first = failing.examples[0]
+    error = " ".join((first["error_message"] or "no error recorded").split())
+    if len(error) > 100:
+        error = error[:99] + "…"
+    example = f"{first['source']} {first['city']}/{first['job']} (#{first['id']}, {first['last_requested_date']}): {error}"
+    return Check(WARN, "failing keywords", f"{'; '.join(parts)}; e.g. {example}; see `farm keywords list --status "
+                                           "failed` (the table keeps each keyword's last day only, so whether it "
+                                           "also failed the days before is not recorded)")  # fmt: skip
+
+
+# --- the rest -------------------------------------------------------------------
+
+
+def check_timezone(name: str):
+    try:
+        tz = load_timezone(name)
+    except ValueError as exc:
+        return Check(FAIL, "timezone", f"{exc}: set FARM_TIMEZONE to an IANA zone name"), None
+    now = utcnow()
+    there = now.astimezone(tz)
+    local = datetime.now().astimezone()
+    return Check(OK, "timezone", f"FARM_TIMEZONE={name}: today there is {there:%Y-%m-%d} ({there:%H:%M}); this "
+                                 f"machine's clock is in {local.tzname()} ({local:%H:%M}), the zone cron's times "
+                                 "are read in"), tz  # fmt: skip
+
+
+def check_redis(url: str | None, timeout: float) -> Check:
+    if not url:
+        return Check(OK, "redis", "FARM_REDIS_URL is not set (crawlers share work through the keyword table)")
+    shown = _masked(url)
+    try:
+        import redis
+    except ImportError:
+        return Check(FAIL, "redis", "FARM_REDIS_URL is set but the redis package is not installed: "
+                                    "pip install 'farm[redis]', or unset FARM_REDIS_URL")  # fmt: skip
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    except ValueError as exc:
+        return Check(FAIL, "redis", f"FARM_REDIS_URL={shown!r} is not a Redis URL ({exc}): e.g. redis://host:6379/0")
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        return Check(FAIL, "redis", f"{shown} does not answer: {exc}: start Redis there, or fix or unset "
+                                    "FARM_REDIS_URL")  # fmt: skip
+    finally:
+        client.close()
+    return Check(OK, "redis", f"{shown} answers")
+
+
+def check_sites(settings, timeout: float) -> list[Check]:
+    """Each site's base URL, all at once: reachable (any HTTP answer) or a warning."""
+    urls = {source: settings.get(f"FARM_{source.upper()}_BASE_URL") or "" for source in SOURCES}
+    with ThreadPoolExecutor(max_workers=len(urls)) as pool:
+        answers = dict(zip(urls, pool.map(lambda url: _probe(url, timeout), urls.values())))
+    checks = []
+    for source, url in urls.items():
+        setting = f"FARM_{source.upper()}_BASE_URL"
+        ok, what = answers[source]
+        if ok:
+            checks.append(Check(OK, f"site {source}", f"{url} answers ({what})"))
+        else:
+            checks.append(Check(WARN, f"site {source}", f"{url or '(empty)'} cannot be reached from here ({what}): "
+                                                        f"crawls of {source} on this machine will fail; check the "
+                                                        f"network or proxy, or {setting}"))  # fmt: skip
+    return checks
+
+
+def _probe(url: str, timeout: float) -> tuple[bool, str]:
+    if not url.startswith(("http://", "https://")):
+        return False, "not an http(s) URL"
+    request = urllib.request.Request(url, headers={"User-Agent": "farm doctor"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return True, f"HTTP {response.status}"
+    except urllib.error.HTTPError as exc:  # the server answered
+        return True, f"HTTP {exc.code}"
+    except urllib.error.URLError as exc:
+        return False, str(exc.reason)
+    except (OSError, ValueError) as exc:  # a timeout, a reset, a malformed URL
+        return False, f"{type(exc).__name__}: {exc}"

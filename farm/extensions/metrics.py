@@ -1,0 +1,232 @@
+"""Prometheus metrics of one crawl on FARM_METRICS_PORT (off unless it is set).
+
+Every value is read when Prometheus scrapes, by a collector over what the crawl
+keeps anyway: its stats (the ``farm/...`` names and Scrapy's own) and its
+runtime (the keywords held, the scheduler's queue, the page window, the
+outbox). Nothing is counted on the crawl's hot path. The endpoint is served by
+the reactor itself (twisted.web), so a scrape reads the values between two
+callbacks, never while one is changing them.
+
+Every sample is labelled ``site`` (the spider) and ``crawler_id``
+(FARM_CRAWLER_ID). After the crawl, the endpoint stays up for at most
+FARM_METRICS_LINGER seconds, until it has been scraped once more: so that
+Prometheus sees the final counts of a crawl that ended between two scrapes.
+"""
+
+import logging
+
+from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.error import CannotListenError
+from twisted.web.resource import Resource
+from twisted.web.server import Site
+
+from farm.runtime import FarmRuntime
+from farm.spiders.base import LeaseSpider
+
+logger = logging.getLogger(__name__)
+
+LABELS = ["site", "crawler_id"]
+SENT = 0.2  # seconds for the last answer to leave before the endpoint closes
+
+# (metric, help, stat): counters read from the crawl's stats as they are
+COUNTERS = [
+    ("farm_pages", "Pages recorded done (postings committed, the keyword's progress written)", "farm/progress/pages"),
+    ("farm_pages_parsed", "Result pages parsed", "farm/page/parsed"),
+    ("farm_postings", "Postings committed to job_posting (inserted or updated)", "farm/sql/upserted"),
+    ("farm_postings_scraped", "Postings through the item pipeline", "item_scraped_count"),
+    ("farm_responses", "Responses received (every page, retries included)", "response_received_count"),
+    ("farm_leases_reaped", "Stale leases this crawler's reaper made partial", "farm/lease/reaped"),
+]
+# (metric, help, label, {label value: stat})
+LABELLED_COUNTERS = [
+    ("farm_keywords_claimed", "Keywords claimed, by what they were before", "from",
+     {kind: f"farm/lease/claimed/{kind}" for kind in ("fresh", "partial", "failed")}),
+    ("farm_keywords_ended", "Keywords ended by this crawler, by how", "outcome",
+     {outcome: f"farm/keyword/{outcome}" for outcome in ("completed", "failed", "blocked", "released", "lost")}),
+    ("farm_errors", "Errors, by kind", "kind", {
+        "page": "farm/page/error",  # a page failed its keyword (HTTP error, transport error)
+        "unparsable": "farm/page/unparsable",
+        "site": "farm/site/errors",  # server and transport errors met (each retried)
+        "sql": "farm/sql/error",
+        "posting_rejected": "farm/posting/rejected",
+        "claim": "farm/lease/claim_error",
+        "reap": "farm/lease/reap_error",
+        "spider": "spider_exceptions/count",
+        "download": "downloader/exception_count",
+    }),
+    ("farm_retries", "Requests retried: after a site block, site trouble, or by Scrapy's RetryMiddleware",
+     "kind", {"block": "farm/block/retry/count", "site": "farm/site/retry/count", "other": "retry/count"}),
+]  # fmt: skip
+BLOCK_PREFIX = "farm/block/"
+NOT_BLOCK_REASONS = {"count", "gave_up"}  # farm/block/<reason> counts each block by its reason
+
+
+class FarmMetrics:
+    def __init__(self, crawler, host: str, port: int, linger: float):
+        self.crawler = crawler
+        self.runtime: FarmRuntime | None = None
+        self.host = host
+        self.port = port
+        self.linger = linger
+        self.labels = [crawler.spidercls.name, str(crawler.settings.get("FARM_CRAWLER_ID"))]
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(_Collector(self))
+        ProcessCollector(registry=self.registry)  # CPU and memory, read from /proc at scrape time
+        self.open = False
+        self._scraped_after_close: Deferred | None = None
+        self._listening = None
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        port = settings.getint("FARM_METRICS_PORT")
+        if port <= 0:
+            raise NotConfigured("FARM_METRICS_PORT is not set")
+        linger = settings.getfloat("FARM_METRICS_LINGER")
+        if linger < 0:
+            raise ValueError(f"FARM_METRICS_LINGER must be >= 0 seconds, got {linger}")
+        if not issubclass(crawler.spidercls, LeaseSpider):
+            raise NotConfigured("not a farm LeaseSpider")
+        ext = cls(crawler, settings.get("FARM_METRICS_HOST") or "0.0.0.0", port, linger)
+        ext.listen()  # before the runtime starts its state writer: a port in use fails the crawl first
+        ext.runtime = FarmRuntime.of(crawler)
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
+        return ext
+
+    def listen(self) -> None:
+        root = Resource()
+        root.putChild(b"metrics", _MetricsPage(self))
+        root.putChild(b"", _MetricsPage(self))
+        site = _QuietSite(root)
+        try:
+            self._listening = reactor.listenTCP(self.port, site, interface=self.host)
+        except CannotListenError as exc:
+            raise MetricsPortError(
+                f"FARM_METRICS_PORT={self.port}: cannot listen on {self.host}:{self.port} ({exc.socketError}); "
+                "is another crawler on this machine using it? Give each crawler its own FARM_METRICS_PORT"
+            ) from None
+        logger.info("farm: Prometheus metrics on http://%s:%s/metrics", self.host, self.port)
+
+    def spider_opened(self, spider):
+        self.open = True
+
+    async def engine_stopped(self):
+        self.open = False
+        if self.linger > 0:
+            waiting = self._scraped_after_close = Deferred()
+            timer = reactor.callLater(self.linger, self._release, waiting)
+            logger.info("farm: the metrics endpoint stays up until it is scraped once more (at most %ss)", self.linger)
+            await maybe_deferred_to_future(waiting)
+            if timer.active():
+                timer.cancel()
+        listening, self._listening = self._listening, None
+        if listening is not None:
+            await maybe_deferred_to_future(maybeDeferred(listening.stopListening))
+
+    def render(self, request) -> bytes:
+        body = generate_latest(self.registry)
+        waiting = self._scraped_after_close
+        if waiting is not None and not waiting.called:
+            # the final values are out: the crawl's process may end once this answer is on its way
+            request.notifyFinish().addBoth(lambda _: reactor.callLater(SENT, self._release, waiting))
+        return body
+
+    @staticmethod
+    def _release(waiting: Deferred):
+        if not waiting.called:
+            waiting.callback(None)
+
+
+class MetricsPortError(RuntimeError):
+    """FARM_METRICS_PORT cannot be listened on."""
+
+
+class _QuietSite(Site):
+    noisy = False
+
+    def log(self, request):  # no access log line per scrape
+        pass
+
+
+class _MetricsPage(Resource):
+    isLeaf = True
+
+    def __init__(self, ext: FarmMetrics):
+        super().__init__()
+        self.ext = ext
+
+    def render_GET(self, request):
+        request.setHeader(b"Content-Type", CONTENT_TYPE_LATEST.encode())
+        return self.ext.render(request)
+
+
+class _Collector:
+    """The values at scrape time, from the crawl's stats and runtime."""
+
+    def __init__(self, ext: FarmMetrics):
+        self.ext = ext
+
+    def collect(self):
+        ext = self.ext
+        labels = ext.labels
+        stats = ext.crawler.stats.get_stats()
+        for name, text, stat in COUNTERS:
+            family = CounterMetricFamily(name, text, labels=LABELS)
+            family.add_metric(labels, stats.get(stat, 0))
+            yield family
+        for name, text, label, by_value in LABELLED_COUNTERS:
+            family = CounterMetricFamily(name, text, labels=LABELS + [label])
+            for value, stat in by_value.items():
+                family.add_metric(labels + [value], stats.get(stat, 0))
+            yield family
+        blocks = CounterMetricFamily("farm_blocks", "Site blocks met, by reason (each retried or ending its keyword)",
+                                     labels=LABELS + ["reason"])  # fmt: skip
+        for stat, count in sorted(stats.items()):
+            reason = stat[len(BLOCK_PREFIX):] if stat.startswith(BLOCK_PREFIX) else None
+            if reason and "/" not in reason and reason not in NOT_BLOCK_REASONS:
+                blocks.add_metric(labels + [reason], count)
+        yield blocks
+        yield from self._gauges(labels, stats)
+
+    def _gauges(self, labels, stats):
+        ext = self.ext
+        runtime = ext.runtime
+        spider = ext.crawler.spider
+        outbox = runtime.outbox
+        try:
+            scheduler = ext.crawler.engine.scheduler  # None before the spider opens and after it closed
+        except RuntimeError:  # no engine yet: scraped while the crawl starts
+            scheduler = None
+        values = [
+            ("farm_crawl_open", "1 while the crawl runs, 0 once it has ended", int(ext.open)),
+            ("farm_leases_held", "Keywords this crawler holds now",
+             len(spider.runs) if spider is not None else 0),
+            ("farm_queue_depth", "Requests in the scheduler's queue", len(scheduler) if scheduler is not None else 0),
+            ("farm_pages_in_flight", "Pages fetched or being fetched whose progress is not recorded yet "
+                                     "(at most FARM_PAGES_IN_FLIGHT)", len(runtime.window)),
+            ("farm_writer_queued_postings", "Postings in the outbox, not yet sent to the state writer",
+             len(outbox.postings)),
+            ("farm_writer_queued_ops", "Page progress and keyword ends in the outbox, not yet sent to the state writer",
+             len(outbox.ops)),
+            # the outbox keeps no public count of these; its own attribute is read, not changed
+            ("farm_writer_frames_in_flight", "Frames sent to the state writer and not yet committed",
+             getattr(outbox, "_in_flight", 0)),
+        ]  # fmt: skip
+        for name, text, value in values:
+            family = GaugeMetricFamily(name, text, labels=LABELS)
+            family.add_metric(labels, value)
+            yield family
+        start = stats.get("start_time")
+        if start is not None:
+            family = GaugeMetricFamily("farm_crawl_start_time_seconds", "When the crawl started (Unix time)",
+                                       labels=LABELS)  # fmt: skip
+            family.add_metric(labels, start.timestamp())
+            yield family

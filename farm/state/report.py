@@ -1,0 +1,196 @@
+"""Read-only reports over the keyword table: what `farm stats` and `farm doctor` show.
+
+Nothing here writes. The queries run over the store's engine, in short read
+transactions, and read only the ``keyword`` table.
+
+The table has one row per keyword and no per-page log, so what happened
+recently is read off what the rows hold:
+
+- **pages** of a day: the sum of the day's page watermarks (``last_completed_page``
+  of the rows requested that day), i.e. pages recorded done in order from page 1;
+- **recent rate**: the keywords of the day that ended (``completed`` or
+  ``failed``) in the last N minutes by ``updated_at`` (the time of a row's last
+  write, which for an ended row is its end), and the pages of those keywords;
+- **remaining**: the day's keywords not done for the day, where done means
+  ``completed``, or ``failed`` with no claim left today (retries or block
+  claims exhausted); **ETA**: remaining ÷ recent keywords per minute.
+"""
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy.engine import Engine
+
+from farm.state.models import Keyword
+
+K = Keyword.__table__
+c = K.c
+
+DEFAULT_WINDOW_MINUTES = 10
+ERROR_EXAMPLES = 3  # failing keywords named by name in a report
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The claim limits a report judges "done for the day" by (FARM_MAX_RETRIES, FARM_MAX_BLOCKED_CLAIMS)."""
+
+    max_retries: int = 3
+    max_blocked_claims: int = 5
+
+    def exhausted(self):
+        """A failed row that no claim may take again today."""
+        return and_(
+            c.crawl_status == "failed",
+            or_(c.retry_count >= self.max_retries, c.blocked_claims >= self.max_blocked_claims),
+        )
+
+
+def progress(
+    engine: Engine,
+    stats: list[dict],
+    *,
+    now: datetime,
+    tz: ZoneInfo,
+    limits: Limits = Limits(),
+    window_minutes: float = DEFAULT_WINDOW_MINUTES,
+) -> list[dict]:
+    """``stats`` (KeywordStore.stats rows, one per source, all of one day) with the new fields added.
+
+    Added to each row: ``pages``, ``done``, ``remaining``, ``recent`` (``minutes``,
+    ``keywords``, ``pages``, ``keywords_per_minute``, ``pages_per_minute``),
+    ``eta`` (ISO time in FARM_TIMEZONE, or None) and ``eta_seconds``.
+    """
+    if not stats:
+        return stats
+    day = date.fromisoformat(stats[0]["date"])
+    sources = [row["source"] for row in stats]
+    since = now - timedelta(minutes=window_minutes)
+    ended = c.crawl_status.in_(("completed", "failed"))
+    of_day = and_(c.source.in_(sources), c.last_requested_date == day)
+    done = or_(c.crawl_status == "completed", limits.exhausted())
+    day_q = (
+        select(
+            c.source,
+            func.coalesce(func.sum(c.last_completed_page), 0),
+            func.coalesce(func.sum(case((done, 1), else_=0)), 0),
+        )
+        .where(of_day)
+        .group_by(c.source)
+    )
+    recent_q = (
+        select(c.source, func.count(), func.coalesce(func.sum(c.last_completed_page), 0))
+        .where(of_day, ended, c.updated_at >= since, c.updated_at <= now)
+        .group_by(c.source)
+    )
+    with engine.connect() as conn:
+        per_day = {s: (int(p), int(d)) for s, p, d in conn.execute(day_q)}
+        recent = {s: (int(n), int(p)) for s, n, p in conn.execute(recent_q)}
+    out = []
+    for row in stats:
+        pages, done_count = per_day.get(row["source"], (0, 0))
+        keywords, recent_pages = recent.get(row["source"], (0, 0))
+        out.append(_with_rate(dict(row, pages=pages, done=done_count), keywords, recent_pages,
+                              window_minutes, now, tz))  # fmt: skip
+    return out
+
+
+def _with_rate(row: dict, keywords: int, pages: int, minutes: float, now: datetime, tz: ZoneInfo) -> dict:
+    row["remaining"] = max(0, row["total"] - row["done"])
+    per_minute = keywords / minutes if minutes > 0 else 0.0
+    row["recent"] = {
+        "minutes": minutes,
+        "keywords": keywords,
+        "pages": pages,
+        "keywords_per_minute": round(per_minute, 3),
+        "pages_per_minute": round(pages / minutes, 3) if minutes > 0 else 0.0,
+    }
+    row["eta"], row["eta_seconds"] = eta(row["remaining"], per_minute, now, tz)
+    return row
+
+
+def eta(remaining: int, keywords_per_minute: float, now: datetime, tz: ZoneInfo) -> tuple[str | None, int | None]:
+    """When the remaining keywords are done at this rate: (ISO time in ``tz``, seconds), or (None, None)."""
+    if remaining <= 0 or keywords_per_minute <= 0:
+        return None, None
+    seconds = round(remaining / keywords_per_minute * 60)
+    return (now + timedelta(seconds=seconds)).astimezone(tz).isoformat(timespec="seconds"), seconds
+
+
+def total(rows: list[dict], now: datetime, tz: ZoneInfo) -> dict:
+    """The rows of ``progress`` added up, as one more row with the source "all"."""
+    summed = {"date": rows[0]["date"], "source": "all"}
+    for name in ("total", "used", "unused", "jobs_found", "pages", "done"):
+        summed[name] = sum(row[name] for row in rows)
+    summed["crawl_status"] = {
+        status: sum(row["crawl_status"][status] for row in rows) for status in rows[0]["crawl_status"]
+    }
+    minutes = rows[0]["recent"]["minutes"]
+    keywords = sum(row["recent"]["keywords"] for row in rows)
+    pages = sum(row["recent"]["pages"] for row in rows)
+    return _with_rate(summed, keywords, pages, minutes, now, tz)
+
+
+# --- farm doctor ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StaleLeases:
+    count: int
+    oldest_heartbeat: datetime | None
+    crawlers: tuple[str, ...]
+
+
+def stale_leases(engine: Engine, now: datetime, lease_timeout: int) -> StaleLeases:
+    """Crawling rows whose holder sent no heartbeat for ``lease_timeout`` seconds (what `farm reap` frees)."""
+    cutoff = now - timedelta(seconds=lease_timeout)
+    stale = and_(c.crawl_status == "crawling", or_(c.heartbeat_at.is_(None), c.heartbeat_at < cutoff))
+    with engine.connect() as conn:
+        count, oldest = conn.execute(select(func.count(), func.min(c.heartbeat_at)).where(stale)).one()
+        crawlers = conn.execute(
+            select(c.crawler_id).where(stale).group_by(c.crawler_id).order_by(c.crawler_id).limit(5)
+        ).scalars()
+        crawlers = tuple(str(crawler) for crawler in crawlers)
+    if oldest is not None and oldest.tzinfo is None:  # func.min returns the raw column
+        oldest = oldest.replace(tzinfo=timezone.utc)
+    return StaleLeases(int(count), oldest, crawlers)
+
+
+@dataclass(frozen=True)
+class Failing:
+    """Keywords whose last day ended failed for the day, and a few of them by name."""
+
+    today: int  # failed today with no claim left today (retries or block claims exhausted)
+    blocked_all_day: int  # of those, the ones failed for FARM_MAX_BLOCKED_CLAIMS blocks
+    earlier: int  # failed on their last requested day, before today, and not claimed since
+    examples: tuple[dict, ...]
+
+
+def failing_keywords(engine: Engine, today: date, limits: Limits) -> Failing:
+    """What the table can tell of keywords that keep failing.
+
+    It keeps each keyword's last requested day only: whether a keyword also
+    failed on the days before that is not recorded.
+    """
+    exhausted = and_(c.last_requested_date == today, limits.exhausted())
+    earlier = and_(c.crawl_status == "failed", c.last_requested_date < today)
+    blocked = and_(exhausted, c.blocked_claims >= limits.max_blocked_claims)
+    with engine.connect() as conn:
+        counts = conn.execute(
+            select(
+                func.coalesce(func.sum(case((exhausted, 1), else_=0)), 0),
+                func.coalesce(func.sum(case((blocked, 1), else_=0)), 0),
+                func.coalesce(func.sum(case((earlier, 1), else_=0)), 0),
+            )
+        ).one()
+        examples = conn.execute(
+            select(c.id, c.source, c.city, c.job, c.last_requested_date, c.retry_count, c.blocked_claims,
+                   c.error_message)  # fmt: skip
+            .where(or_(exhausted, earlier))
+            .order_by(c.last_requested_date.desc(), c.id)
+            .limit(ERROR_EXAMPLES)
+        ).mappings()
+        examples = tuple(dict(row) for row in examples)
+    return Failing(int(counts[0]), int(counts[1]), int(counts[2]), examples)
+

@@ -1,0 +1,197 @@
+"""`farm doctor`, run as the real command (`python -m farm doctor`) with the settings in its environment."""
+
+import http.server
+import os
+import socket
+import subprocess
+import sys
+import threading
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from farm.state.migrate import HEAD, upgrade
+from tests.integration.test_cli import key, set_rows, upgraded, run
+
+CHECKS = ["database", "schema", "stale leases", "failing keywords", "timezone", "redis",
+          "site boss", "site qcwy", "site zhilian"]  # fmt: skip
+SITES = ("BOSS", "QCWY", "ZHILIAN")
+
+
+@pytest.fixture
+def site_url():
+    """A local web server standing in for the three sites (doctor only asks whether they answer)."""
+
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+def closed_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def doctor(tmp_path, db_url, site_url, **settings):
+    """Run `farm doctor`; (exit code, {check name: (status, message)}, output)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
+    env.update({f"FARM_{site}_BASE_URL": site_url for site in SITES})
+    env.update(FARM_DB_URL=db_url, **settings)
+    proc = subprocess.run([sys.executable, "-m", "farm", "doctor", "--timeout", "3"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    lines = proc.stdout.splitlines()
+    checks = {}
+    for line in lines[:-1]:
+        status, rest = line[:4].strip(), line[6:]  # "warn  name: message"
+        name, message = rest.split(": ", 1)
+        checks[name] = (status, message)
+    return proc.returncode, checks, proc.stdout
+
+
+def test_healthy_sqlite_setup_is_all_ok(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url)
+    assert code == 0, output
+    assert list(checks) == CHECKS
+    assert {name: status for name, (status, _) in checks.items()} == {name: "ok" for name in CHECKS}
+    assert checks["database"][1] == f"{sqlite_url} answers"
+    assert checks["schema"][1] == f"at revision {HEAD} (head)"
+    assert checks["site qcwy"][1] == f"{site_url} answers (HTTP 200)"
+    assert checks["timezone"][1].startswith("FARM_TIMEZONE=Asia/Shanghai: today there is ")
+    assert output.splitlines()[-1] == "0 failures, 0 warnings"
+
+
+def test_unreachable_site_is_a_warning_not_a_failure(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    down = f"http://127.0.0.1:{closed_port()}"
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, FARM_BOSS_BASE_URL=down)
+    assert code == 0, output
+    status, message = checks["site boss"]
+    assert status == "warn"
+    assert message.startswith(f"{down} cannot be reached from here (") and "FARM_BOSS_BASE_URL" in message
+    assert checks["site qcwy"][0] == "ok"
+    assert output.splitlines()[-1] == "0 failures, 1 warning"
+
+
+def test_unreachable_database_fails_and_skips_what_needs_it(tmp_path, site_url):
+    url = f"mysql+pymysql://root:s3cret@127.0.0.1:{closed_port()}/farm"
+    code, checks, output = doctor(tmp_path, url, site_url)
+    assert code == 1
+    status, message = checks["database"]
+    assert status == "fail"
+    assert message.startswith(f"cannot connect to mysql+pymysql://root:***@127.0.0.1:")
+    assert "start the database, or fix FARM_DB_URL" in message
+    assert "s3cret" not in output
+    assert "schema" not in checks and "stale leases" not in checks
+    assert checks["timezone"][0] == "ok" and checks["site boss"][0] == "ok"  # the rest is still checked
+
+
+def test_missing_sqlite_file_fails_and_is_not_created(tmp_path, site_url):
+    path = tmp_path / "nope" / "farm.db"
+    code, checks, _ = doctor(tmp_path, f"sqlite:///{path}", site_url)
+    assert code == 1
+    assert checks["database"] == ("fail", checks["database"][1])
+    assert f"no SQLite file at {path}: run `farm db upgrade`" in checks["database"][1]
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_database_behind_the_schema_fails_with_the_fix(db_url, tmp_path, site_url):
+    upgrade(db_url, "0002")
+    code, checks, _ = doctor(tmp_path, db_url, site_url)
+    assert code == 1
+    assert checks["schema"] == ("fail", f"at revision 0002, behind this farm's {HEAD}: run `farm db upgrade` "
+                                        "(crawls refuse to start until then)")  # fmt: skip
+
+
+def test_empty_database_has_no_schema(sqlite_url, tmp_path, site_url):
+    Path(sqlite_url.removeprefix("sqlite:///")).touch()
+    code, checks, _ = doctor(tmp_path, sqlite_url, site_url)
+    assert code == 1
+    assert checks["schema"][0] == "fail" and "no farm schema" in checks["schema"][1]
+
+
+def test_stale_lease_is_a_warning_naming_its_crawler(db_url, tmp_path, site_url):
+    upgraded(db_url)
+    run(db_url, "keywords", "add", "boss", "北京", "python")
+    run(db_url, "keywords", "add", "boss", "北京", "java")
+    now = datetime.now(timezone.utc)
+    set_rows(db_url, key("boss", "北京", "python"), crawl_status="crawling", crawler_id="dead:1",
+             heartbeat_at=now - timedelta(hours=2, minutes=5))  # fmt: skip
+    set_rows(db_url, key("boss", "北京", "java"), crawl_status="crawling", crawler_id="alive:2", heartbeat_at=now)
+    code, checks, _ = doctor(tmp_path, db_url, site_url)
+    assert code == 0
+    status, message = checks["stale leases"]
+    assert status == "warn"
+    assert message.startswith("1 keyword(s) crawling with no heartbeat for over 1800s (oldest heartbeat 2h0")
+    assert "held by dead:1)" in message and "alive:2" not in message
+    assert "`farm reap`" in message
+    # judged by FARM_LEASE_TIMEOUT: with 3 hours, a heartbeat of 2 hours ago is not stale
+    _, checks, _ = doctor(tmp_path, db_url, site_url, FARM_LEASE_TIMEOUT="10800")
+    assert checks["stale leases"][0] == "ok"
+
+
+def test_keywords_failed_for_the_day_are_a_warning_with_an_example(sqlite_url, tmp_path, site_url):
+    from zoneinfo import ZoneInfo
+
+    upgraded(sqlite_url)
+    for job in ("python", "java", "go"):
+        run(sqlite_url, "keywords", "add", "qcwy", "上海", job)
+    today = datetime.now(ZoneInfo("Asia/Shanghai")).date()
+    set_rows(sqlite_url, key("qcwy", "上海", "python"), crawl_status="failed", last_requested_date=today,
+             retry_count=3, error_message="HTTP 500 at https://we.51job.com/api/job/search-pc?x=1")  # fmt: skip
+    set_rows(sqlite_url, key("qcwy", "上海", "java"), crawl_status="failed", last_requested_date=today,
+             retry_count=1, error_message="HTTP 500")  # retries left: not failed for the day  # fmt: skip
+    set_rows(sqlite_url, key("qcwy", "上海", "go"), crawl_status="failed", last_requested_date=date(2024, 5, 1),
+             error_message="blocked 5 times today; last: waf")  # fmt: skip
+    code, checks, _ = doctor(tmp_path, sqlite_url, site_url)
+    assert code == 0
+    status, message = checks["failing keywords"]
+    assert status == "warn"
+    assert message.startswith(
+        "1 failed today with no claim left (0 of them blocked 5 times, the others after 3 retries); "
+        "1 failed on their last day before today and have not been claimed since; "
+        f"e.g. qcwy 上海/python (#1, {today}): HTTP 500 at https://we.51job.com/api/job/search-pc?x=1; "
+        "see `farm keywords list --status failed`"
+    )
+
+
+def test_bad_timezone_fails(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    code, checks, _ = doctor(tmp_path, sqlite_url, site_url, FARM_TIMEZONE="Mars/Olympus")
+    assert code == 1
+    assert checks["timezone"] == (
+        "fail", "FARM_TIMEZONE='Mars/Olympus' is not a known time zone (try 'Asia/Shanghai'): "
+                "set FARM_TIMEZONE to an IANA zone name",
+    )  # fmt: skip
+    assert "failing keywords" not in checks  # "today" cannot be told
+
+
+def test_redis_down_when_set_fails_and_up_is_ok(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    down = f"redis://127.0.0.1:{closed_port()}/0"
+    code, checks, _ = doctor(tmp_path, sqlite_url, site_url, FARM_REDIS_URL=down)
+    assert code == 1
+    status, message = checks["redis"]
+    assert status == "fail" and message.startswith(f"{down} does not answer: ")
+    assert message.endswith("start Redis there, or fix or unset FARM_REDIS_URL")
+
+    code, checks, _ = doctor(tmp_path, sqlite_url, site_url, FARM_REDIS_URL="redis://127.0.0.1:6379/0")
+    assert code == 0
+    assert checks["redis"] == ("ok", "redis://127.0.0.1:6379/0 answers")
