@@ -82,6 +82,7 @@ class KeywordRun:
     def taken(self, page: int) -> None:
         """The page's request left the queue for the downloader."""
         if self.shared:
+            self.requested.add(page)  # asked for by whoever queued it: not to be asked for again here
             self.pending.add(page)
         if page in self.pending:
             self.fetching.add(page)

@@ -59,7 +59,7 @@ class FarmScheduler(Scheduler):
 
     def enqueue_request(self, request) -> bool:
         lease = request.meta.get("farm_lease") if self.farm is not None else None
-        if lease is not None and (lease.key, request.meta["farm_page"]) in self.farm.window.pages:
+        if lease is not None and _repeated(request) and (lease.key, request.meta["farm_page"]) in self.farm.window.pages:
             self._again.append(request)
             self.stats.inc_value("scheduler/enqueued/farm_again")
             return True
@@ -112,3 +112,9 @@ class FarmScheduler(Scheduler):
             farm.window.enter(lease.key, page)
             run.taken(page)
             return request
+
+
+def _repeated(request) -> bool:
+    """A retry or a redirect of a request already taken (Scrapy marks both in the meta)."""
+    meta = request.meta
+    return "retry_times" in meta or "redirect_times" in meta

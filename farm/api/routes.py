@@ -21,6 +21,7 @@ from farm.api.schemas import (
     HeartbeatIn, HeartbeatOut, KeywordOut, KeywordState, PageProgressIn, PageProgressOut, PostingsIn, PostingsOut,
     Problem, Source, StatsOut,
 )  # fmt: skip
+from farm.state.normalise import fit_rows
 from farm.state.lease import Lease, PageWrite
 from farm.state.postings import FIELDS
 from farm.state.store import KeywordStore
@@ -204,7 +205,8 @@ def postings(request: Request, body: PostingsIn):
     state = reads.keyword_state(store, body.keyword_id, body.lease_token)
     if state is None or not state["lease_current"] or state["crawl_status"] != "crawling":
         raise _refused(store, request, body, "store postings", state)
-    rows = [_posting_row(posting, state) for posting in body.postings]
+    # fitted to the table exactly as the state writer fits the pipeline's rows
+    rows, unfit, _ = fit_rows([_posting_row(posting, state) for posting in body.postings])
     done = body.page
     pages = []
     if done is not None:
@@ -212,9 +214,9 @@ def postings(request: Request, body: PostingsIn):
         pages = [(_lease(body), done.number, jobs, done.total_pages)]
     result = store.write_batch(rows, pages, store.clock())
     _tally(request, "postings", result.postings)
-    if result.rejected:
-        _tally(request, "postings_rejected", len(result.rejected))
-        logger.warning("keyword %d: %d posting(s) refused by the database", body.keyword_id, len(result.rejected))
+    if result.rejected or unfit:
+        _tally(request, "postings_rejected", len(result.rejected) + len(unfit))
+        logger.warning("keyword %d: %d posting(s) refused", body.keyword_id, len(result.rejected) + len(unfit))
     page = None
     if pages:
         write = result.pages[0]
@@ -222,7 +224,7 @@ def postings(request: Request, body: PostingsIn):
             raise _refused(store, request, body, f"record page {done.number} ({result.postings} postings stored)")
         _tally(request, "pages")
         page = _page_out(body.keyword_id, done.number, write)
-    rejected = [{"job_id": str(job_id), "reason": str(reason)} for _, job_id, reason in result.rejected]
+    rejected = [{"job_id": str(job_id), "reason": str(reason)} for _, job_id, reason in unfit + result.rejected]
     return PostingsOut(keyword_id=body.keyword_id, postings=result.postings, rejected=rejected, page=page)
 
 

@@ -47,6 +47,8 @@ class PageProgress:
     def from_crawler(cls, crawler):
         ext = cls(crawler, FarmRuntime.of(crawler))
         ext.runtime.progress = ext
+        if ext.runtime.shared is not None:
+            ext.runtime.shared.progress = ext
         connect = crawler.signals.connect
         connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
@@ -114,6 +116,7 @@ class PageProgress:
 
     def page_parsed(self, lease, page, postings, spider):
         if lease.key not in self.runs:
+            self.settle_orphan(lease.key, page)  # its keyword ended meanwhile; its postings are stored
             return
         tally = self.tallies.setdefault((lease.key, page), _PageTally())
         tally.expected = postings
@@ -202,6 +205,8 @@ class PageProgress:
     def end_keyword(self, lease: Lease, kind: str, reason: str | None, page: int | None = None):
         run = self.runs.get(lease.key)
         if run is None:
+            if page is not None:
+                self.settle_orphan(lease.key, page)
             return
         if page is not None:
             self._give_up(run, page)
@@ -221,6 +226,17 @@ class PageProgress:
         run = self.runs.get(lease.key)
         if run is not None:
             self._give_up(run, page)
+        else:
+            self.settle_orphan(lease.key, page)
+
+    def settle_orphan(self, lease_key, page: int):
+        """A page whose keyword this crawl no longer follows is done with: whatever it held goes
+        (its place in the window; shared, the worker's hold on it, which else would keep every
+        worker waiting for it)."""
+        self.tallies.pop((lease_key, page), None)
+        self.runtime.window.leave(lease_key, page)
+        if self.runtime.shared is not None:
+            self.runtime.shared.settled(lease_key, page)
 
     def _give_up(self, run: KeywordRun, page: int):
         self.tallies.pop((run.key, page), None)

@@ -102,6 +102,12 @@ class KeywordLeaseMiddleware:
         pipeline that replaced an item, a request dropped elsewhere): ask for it again,
         a bounded number of times, so that a keyword never waits for ever."""
         progress = self.runtime.progress
+        shared = self.runtime.shared
+        if shared is not None:
+            # taken from the shared queue for a keyword no longer followed here: let it go
+            for lease_key, page in [key for key in shared.taken if key[0] not in self.runs]:
+                self.stats.inc_value("farm/keyword/orphan_pages")
+                progress.settle_orphan(lease_key, page)
         for run in list(self.runs.values()):
             orphans = sorted(run.pending - run.writing)
             if not orphans or run.ended:

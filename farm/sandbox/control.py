@@ -2,7 +2,8 @@
 
 GET  /_sandbox/health                        → {"status": "ok", "seed", "postings", "sites", "pages_rendered"}
 GET  /_sandbox/counts                        → {"counts": [{"site","city","keyword","page","count"}, …]}
-POST /_sandbox/reset                         → counts back to zero
+POST /_sandbox/reset                         → counts (and the timeline) back to zero
+GET  /_sandbox/timeline                      → {"arrivals": [[unix second, search requests that arrived in it], …]}
 GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
 GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config (faults.FaultConfig: rate, seed,
                                                kinds, keywords, slow_ms, retry_after, stale_totals, hostile_rate)
@@ -37,7 +38,11 @@ def add_routes(app, sandbox):
 
     async def reset(request):
         sandbox.counts.clear()
+        sandbox.arrivals.clear()
         return web.json_response({"status": "ok"})
+
+    async def timeline(request):
+        return web.json_response({"arrivals": [[second, n] for second, n in sorted(sandbox.arrivals.items())]})
 
     async def truth_view(request):
         q = request.query
@@ -69,6 +74,7 @@ def add_routes(app, sandbox):
     app.router.add_get("/_sandbox/health", health)
     app.router.add_get("/_sandbox/counts", counts)
     app.router.add_post("/_sandbox/reset", reset)
+    app.router.add_get("/_sandbox/timeline", timeline)
     app.router.add_get("/_sandbox/truth", truth_view)
     app.router.add_route("*", "/_sandbox/faults", faults_view)
     app.router.add_route("*", "/_sandbox/outage", outage_view)

@@ -11,6 +11,7 @@ zhilian token) → fault draw → page. Only a normal page (or a slow one) count
 """
 
 import asyncio
+import time
 from collections import Counter, OrderedDict
 
 from aiohttp import web
@@ -34,6 +35,7 @@ class Sandbox:
         self.outage = outage or Outage()
         self.counts = Counter()
         self.rendered = 0  # pages generated on request (not served from the page cache)
+        self.arrivals = Counter()  # search requests by the second they arrived (time.time())
         self._cache = OrderedDict()
 
     def set_faults(self, config):
@@ -55,6 +57,7 @@ class Sandbox:
         finish = getattr(mod, "finish", None)
 
         async def search(request):
+            self.arrivals[int(time.time())] += 1
             if self.outage.drops():
                 return drop(request)
             query = mod.parse(request)

@@ -103,6 +103,10 @@ class SandboxProcess:
         rows = self._call("/_sandbox/counts")["counts"]
         return {(r["site"], r["city"], r["keyword"], r["page"]): r["count"] for r in rows}
 
+    def timeline(self):
+        """{unix second: search requests that arrived in it (served, faulted or dropped)}."""
+        return {second: n for second, n in self._call("/_sandbox/timeline")["arrivals"]}
+
     def reset(self):
         return self._call("/_sandbox/reset", {})
 

@@ -65,8 +65,9 @@ class SharedQueue(PriorityQueue):
         """Queue the requests whose page was not queued today; True for each queued.
 
         Every page request goes through the day's fingerprints (its own dont_filter only keeps
-        it from a local dupefilter), unless it asks for a page again (``farm_again`` in its
-        meta: a page lost on the way, asked for anew).
+        it from a local dupefilter). A page asked for anew carries ``farm_again`` in its meta:
+        True passes unfiltered (a page lost inside a worker); a text is an occasion, and the
+        page is queued once per occasion (two workers finding the same stall queue it once).
         """
         if not requests:
             return []
@@ -74,8 +75,12 @@ class SharedQueue(PriorityQueue):
         for request in requests:
             lease = request.meta.get("farm_lease")
             filtered = lease is not None or not request.dont_filter
+            again = request.meta.get("farm_again")
+            fingerprint = self.dupefilter.request_fingerprint(request) if filtered and again is not True else ""
+            if fingerprint and again:
+                fingerprint += f":{again}"  # asked for anew: once per occasion
             args += [
-                self.dupefilter.request_fingerprint(request) if filtered and not request.meta.get("farm_again") else "",
+                fingerprint,
                 lease.name if lease is not None else "",
                 request.priority,
                 self._encode_request(request),

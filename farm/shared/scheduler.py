@@ -70,11 +70,13 @@ class SharedScheduler(RedisScheduler):
         return len(self._buffer) + len(self._again)
 
     def has_pending_requests(self) -> bool:
-        return bool(self._buffer or self._again or self._popping)
+        # not a pop under way: each empty next_request starts one, and counting it would keep the
+        # engine from ever being idle; whether the shared queue holds work is weighed at idle
+        return bool(self._buffer or self._again)
 
     def enqueue_request(self, request) -> bool:
         lease = request.meta.get("farm_lease")
-        if lease is not None and (lease.key, request.meta["farm_page"]) in self.runtime.window.pages:
+        if lease is not None and _repeated(request) and (lease.key, request.meta["farm_page"]) in self.runtime.window.pages:
             self._again.append(request)
             self.stats.inc_value("scheduler/enqueued/farm_again")
             return True
@@ -169,3 +171,9 @@ class SharedScheduler(RedisScheduler):
     def _pump_now(self):
         self._pump_call = None
         self._pump()
+
+
+def _repeated(request) -> bool:
+    """A retry or a redirect of a request already taken (Scrapy marks both in the meta)."""
+    meta = request.meta
+    return "retry_times" in meta or "redirect_times" in meta

@@ -24,6 +24,7 @@ import uuid
 from twisted.internet.task import LoopingCall
 
 from farm.keywordrun import KeywordRun
+from farm.shared.link import RedisUnreachable
 
 logger = logging.getLogger(__name__)
 
@@ -95,20 +96,26 @@ class SharedWork:
         return done
 
     def _send(self, batches):
-        acked = []
+        empty = []  # leases with no request open anywhere
         for kind, batch in batches:
             if kind == "push":
                 queued = self.queue.push_many(batch)
                 self.stats.inc_value("farm/shared/queued", sum(queued))
                 self.stats.inc_value("farm/shared/seen", len(queued) - sum(queued))
-            else:
-                acked += self.queue.ack(batch)
-        return acked
+            elif kind == "ack":
+                empty += [lease for lease, left in self.queue.ack(batch) if left <= 0]
+            else:  # "look": after everything this worker queued before it
+                empty += [lease for lease in batch if self.queue.open_requests(lease) <= 0]
+        return empty
 
-    def _sent(self, acked):
-        for lease, left in acked:
-            if left <= 0:
-                self.check_stall(lease)
+    def _sent(self, empty):
+        for lease in dict.fromkeys(empty):
+            self.check_stall(lease)
+
+    def look(self, lease_name: str) -> None:
+        """Check, after what this worker queued so far, whether anything is open for the lease."""
+        self._ops.append(("look", lease_name))
+        self._soon()
 
     # --- stalls --------------------------------------------------------------------------
 
@@ -133,7 +140,8 @@ class SharedWork:
                         lease.city, lease.job, lease.id, missing)  # fmt: skip
             for page in missing:
                 request = spider.page_request(lease, page)
-                request.meta["farm_again"] = True
+                # asked for anew, once per watermark: two workers that both find it stalled queue it once
+                request.meta["farm_again"] = f"stall{progress.watermark}"
                 self.push(request)
             return
         self.stats.inc_value("farm/keyword/exhausted")
@@ -190,14 +198,10 @@ class SharedWork:
         inbox = self.queue.inbox()
         requeued, adopted = self.queue.requeue_dead(self.worker_timeout) if maintain else (0, [])
         busy = self.queue.busy()
-        owned = [run.lease.name for run in list(self.runs.values()) if run.owned and run.live]
-        open_counts = {}
-        if owned and self._ticks % OWNER_CHECK_TICKS == 0:
-            open_counts = {name: self.queue.open_requests(name) for name in owned}
-        return epoch, inbox, requeued, adopted, busy, open_counts
+        return epoch, inbox, requeued, adopted, busy
 
     def _beaten(self, result):
-        epoch, inbox, requeued, adopted, busy, open_counts = result
+        epoch, inbox, requeued, adopted, busy = result
         self.busy = busy
         if epoch != self.epoch:
             self._lost_everything(epoch)
@@ -212,9 +216,10 @@ class SharedWork:
                            requeued, len(adopted))  # fmt: skip
         for lease_name in adopted:
             self._adopt(lease_name)
-        for lease_name, count in open_counts.items():
-            if count <= 0:
-                self.check_stall(lease_name)
+        if self._ticks % OWNER_CHECK_TICKS == 0:
+            for run in list(self.runs.values()):
+                if run.owned and run.live:
+                    self.look(run.lease.name)
 
     def _adopt(self, lease_name):
         keyword_id, _, token = lease_name.partition(":")
@@ -223,12 +228,16 @@ class SharedWork:
         d.addErrback(self._failed, "adopting a keyword")
 
     def _adopted(self, lease):
-        if lease is None or lease.key in self.runs:
+        if lease is None:
             return  # ended meanwhile
+        run = self.runs.get(lease.key)
+        if run is not None:  # its pages were being handled here: now its keyword is this worker's too
+            run.owned = True
+            return
         self.stats.inc_value("farm/shared/adopted")
         self.runs[lease.key] = KeywordRun(lease, shared=True, owned=True)
         logger.info("farm: adopted %s/%s (#%s) from a stopped worker", lease.city, lease.job, lease.id)
-        self.check_stall(lease.name, lease)
+        self.look(lease.name)  # its requests may be back in the queue: only if none is open anywhere
 
     # --- Redis lost everything ----------------------------------------------------------------
 
@@ -305,6 +314,9 @@ class SharedWork:
 
     def _failed(self, failure, what):
         self.stats.inc_value("farm/shared/error")
-        logger.error("farm: %s failed: %s", what, failure.getErrorMessage())
+        if failure.check(RedisUnreachable):
+            logger.error("farm: %s failed: %s", what, failure.getErrorMessage())
+        else:  # a bug, not Redis: say where
+            logger.error("farm: %s failed", what, exc_info=(failure.type, failure.value, failure.getTracebackObject()))
         if self.on_lost is not None:
             self.on_lost(failure.getErrorMessage())

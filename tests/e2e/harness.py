@@ -2,6 +2,7 @@
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -48,21 +49,25 @@ def crawl_command(spider, settings):
     return command
 
 
-def crawl_env(db_url, sandbox_url):
+def crawl_env(db_url, sandbox_url, redis=None):
+    """The environment of a crawl; ``redis``: (URL, key prefix) to share its work through Redis."""
     env = dict(os.environ)
+    env["PYTHONFAULTHANDLER"] = "1"  # a crawl that hangs is sent SIGABRT (stop): its threads' stacks go to its log
     env["FARM_DB_URL"] = db_url
     for setting in BASE_URL_SETTING.values():
         env[setting] = sandbox_url
     env.pop("FARM_REDIS_URL", None)
+    if redis is not None:
+        env["FARM_REDIS_URL"], env["FARM_REDIS_PREFIX"] = redis
     return env
 
 
-def run_crawl(spider, db_url, sandbox_url, timeout=180, **settings):
+def run_crawl(spider, db_url, sandbox_url, timeout=180, redis=None, **settings):
     """Run one crawl to its end; the finished process (stdout+stderr in .output)."""
     proc = subprocess.run(
         crawl_command(spider, settings),
         cwd=REPO,
-        env=crawl_env(db_url, sandbox_url),
+        env=crawl_env(db_url, sandbox_url, redis),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -72,15 +77,30 @@ def run_crawl(spider, db_url, sandbox_url, timeout=180, **settings):
     return proc
 
 
-def start_crawl(spider, db_url, sandbox_url, log_path, **settings):
+def start_crawl(spider, db_url, sandbox_url, log_path, redis=None, **settings):
     log = open(log_path, "ab")
     return subprocess.Popen(
         crawl_command(spider, settings),
         cwd=REPO,
-        env=crawl_env(db_url, sandbox_url),
+        env=crawl_env(db_url, sandbox_url, redis),
         stdout=log,
         stderr=subprocess.STDOUT,
     )
+
+
+def stop(process, timeout):
+    """Wait for a crawl to end by itself; one that does not within ``timeout`` is made to print
+    every thread's stack (SIGABRT, with PYTHONFAULTHANDLER) and killed, and the test fails."""
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        raise AssertionError(f"the crawl (pid {process.pid}) did not end by itself within {timeout}s") from None
 
 
 def crawl_stat(output, name):

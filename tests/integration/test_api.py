@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from farm.items import JobPosting
-from farm.pipelines.sql import _problem
+from farm.state.normalise import key_problem
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
@@ -345,8 +345,8 @@ def test_postings_are_stored_as_the_pipeline_stores_them(store, http, clock):
     # the same posting the crawl's way: the pipeline's JSON row, the state writer's decoding, its write
     item = JobPosting(source="qcwy", job_id="crawl-1", keyword_id=kid,
                       published_at=datetime.fromisoformat(PUBLISHED), **POSTING)  # fmt: skip
-    assert _problem(item._values) is None
-    postings, _, _ = decode(frame([orjson.dumps(item._values)], [])[4:])
+    assert key_problem(item._values) is None
+    postings = decode(frame([orjson.dumps(item._values)], [])[4:]).postings
     store.write_batch(postings, [], clock.now)
 
     rows = posting_rows(store)

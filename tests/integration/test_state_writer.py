@@ -237,7 +237,7 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url
         assert (stats.get("farm/sql/dropped"), stats.get("farm/sql/error")) == (1, None)
         assert stats["farm/sql/upserted"] == len(hostile)
     finally:
-        await (runtime.engine_stopped())
+        runtime.close()
         await (runtime.writer.ended)
 
 

@@ -140,3 +140,15 @@ def test_cli_prints_its_url_once_ready():
         proc.terminate()
         assert proc.wait(timeout=10) == 0
         proc.stdout.close()
+
+
+def test_the_timeline_counts_search_requests_by_the_second_they_arrived(sb):
+    sb.reset()
+    before = time.time()
+    for _ in range(3):
+        get(sb.url, qcwy_path("timeline-keyword"))
+    timeline = sb.timeline()
+    assert sum(timeline.values()) == 3
+    assert all(int(before) <= second <= time.time() for second in timeline)
+    sb.reset()
+    assert sb.timeline() == {}

@@ -115,6 +115,7 @@ def test_a_retry_of_a_page_in_a_full_window_goes_out_before_requests_waiting_for
     assert scheduler.next_request() is None  # the window is full; a request is parked
     # the site failed one of the two pages: its retry comes back to the scheduler
     retry = taken[0].replace(priority=-1)
+    retry.meta["retry_times"] = 1  # as get_retry_request makes it
     assert scheduler.enqueue_request(retry)
     assert scheduler.next_request() is retry  # not behind the parked request, which waits for room
     assert scheduler.next_request() is None and len(scheduler) == 2
@@ -135,3 +136,12 @@ async def test_engine_stopped_never_blocks_the_reactor_while_a_database_call_run
     await busy
     await stopped
     assert time.monotonic() - started >= 0.9
+
+
+def test_a_fresh_request_for_a_page_in_the_window_is_not_taken_for_a_retry(crawler):
+    scheduler = scheduler_for(crawler)
+    lease = hold(crawler, scheduler, [1])
+    [taken] = [scheduler.next_request()]
+    again = crawler.spider.page_request(lease, taken.meta["farm_page"])  # asked for once more, not retried
+    scheduler.enqueue_request(again)
+    assert not scheduler._again  # into Scrapy's queue, behind the window like any other

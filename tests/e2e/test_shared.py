@@ -1,0 +1,162 @@
+"""Many workers sharing one site's work through Redis (FARM_REDIS_URL) and one keyword table on MariaDB."""
+
+import random
+import signal
+import time
+import uuid
+from collections import Counter
+
+import pytest
+import redis
+
+from farm.sandbox.testing import SandboxProcess
+from tests.conftest import REDIS_URL
+from tests.e2e.harness import (
+    expected_crawl,
+    fetched_pages,
+    keywords,
+    prepare_db,
+    served,
+    start_crawl,
+    stop,
+    stored_postings,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.redis]
+
+PAGES_IN_FLIGHT = 8
+SETTINGS = {"FARM_QCWY_MAX_PAGES": 10, "FARM_WORKER_TIMEOUT": 2, "FARM_PAGES_IN_FLIGHT": PAGES_IN_FLIGHT,
+            "FARM_LEASES_IN_FLIGHT": 3}  # fmt: skip
+CITIES = ("北京", "上海", "广州", "深圳", "杭州", "成都")
+
+
+def rows_for(n):
+    return [("qcwy", CITIES[i % len(CITIES)], f"job{i}") for i in range(n)]
+
+
+@pytest.fixture
+def shared():
+    """(Redis URL, a key prefix of this test's own); its keys are deleted afterwards."""
+    prefix = f"farm-test-{uuid.uuid4().hex[:10]}"
+    yield REDIS_URL, prefix
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = list(client.scan_iter(f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+def start_workers(n, db_url, sandbox, shared, tmp_path, first=0, **settings):
+    return [
+        start_crawl("qcwy", db_url, sandbox.url, tmp_path / f"worker{i}.log", redis=shared,
+                    FARM_CRAWLER_ID=f"worker{i}", **{**SETTINGS, **settings})  # fmt: skip
+        for i in range(first, first + n)
+    ]
+
+
+def finish(workers, tmp_path, timeout=120):
+    try:
+        for worker in workers:
+            assert stop(worker, timeout) == 0, logs(tmp_path, tail=2000)
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+
+
+def logs(tmp_path, tail=None):
+    """The workers' logs (the last ``tail`` characters of each, for a failure message)."""
+    return "\n".join(path.read_text()[-tail if tail else 0:] for path in sorted(tmp_path.glob("worker*.log")))
+
+
+def check_everything_once(db_url, sandbox, rows):
+    pages, ids, per_keyword = expected_crawl(sandbox, "qcwy", rows, 10)
+    progress = {(k["city"], k["job"]): (k["crawl_status"], k["jobs_found"]) for k in keywords(db_url)}
+    assert progress == {key: ("completed", jobs) for key, (_, jobs) in per_keyword.items()}
+    stored = stored_postings(db_url, "qcwy")
+    assert len(stored) == len(set(stored)) and set(stored) == ids
+    return pages
+
+
+def test_three_workers_share_the_keywords_and_fetch_each_page_once(mariadb_url, shared, tmp_path):
+    rows = rows_for(60)
+    prepare_db(mariadb_url, rows)
+    client = redis.Redis.from_url(shared[0])
+    # a payload someone wrote into the queue by hand: refused with a log line, never run
+    client.zadd(f"{shared[1]}:qcwy:queue", {"666": -1e15})
+    client.hset(f"{shared[1]}:qcwy:req", "666", b"\x80\x04\x95 a pickle that would run code")
+    with SandboxProcess(seed=2, postings=(200, 200)) as sandbox:
+        workers = start_workers(3, mariadb_url, sandbox, shared, tmp_path)
+        finish(workers, tmp_path)
+        pages = check_everything_once(mariadb_url, sandbox, rows)
+        assert fetched_pages(sandbox, "qcwy") == {page: 1 for page in pages}
+    claims = Counter(k["crawler_id"] for k in keywords(mariadb_url))
+    assert sum(claims.values()) == 60 and len(claims) == 3  # every worker held keywords...
+    assert {k["lease_token"] for k in keywords(mariadb_url)} == {1}  # ...each claimed once, never twice
+    output = logs(tmp_path)
+    assert "refused a queued payload that is not a farm request (id 666)" in output
+    assert not client.exists(f"{shared[1]}:qcwy:queue")  # nothing left behind
+    for key in client.scan_iter(f"{shared[1]}:qcwy:seen:*"):
+        assert 0 < client.ttl(key) <= 25 * 3600  # the day's fingerprints expire with it
+
+
+def test_a_worker_killed_five_times_over_loses_nothing_and_is_replaced_at_once(mariadb_url, shared, tmp_path):
+    rows = rows_for(30)
+    prepare_db(mariadb_url, rows)
+    chance = random.Random(9)
+    with SandboxProcess(seed=6, postings=(200, 200)) as sandbox:
+        # slowed so that a kill lands mid-crawl; FARM_LEASE_TIMEOUT stays at its 30 minutes
+        slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2}
+        survivors = start_workers(2, mariadb_url, sandbox, shared, tmp_path, **slow)
+        for kill in range(5):
+            target = served(sandbox) + chance.randint(5, 25)
+            [victim] = start_workers(1, mariadb_url, sandbox, shared, tmp_path, first=2 + kill, **slow)
+            wait_until(lambda: served(sandbox) >= target or victim.poll() is not None, 60, "pages")
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+        started = time.monotonic()
+        finish(survivors, tmp_path, timeout=180)
+        assert time.monotonic() - started < 120  # not FARM_LEASE_TIMEOUT
+        pages = check_everything_once(mariadb_url, sandbox, rows)
+        fetches = fetched_pages(sandbox, "qcwy")
+        assert set(fetches) == pages
+        assert sum(fetches.values()) - len(pages) <= 5 * PAGES_IN_FLIGHT  # at most each kill's pages in flight
+    output = logs(tmp_path)
+    assert "a worker stopped" in output
+
+
+def test_redis_losing_everything_mid_crawl_is_rebuilt_from_the_keyword_table(mariadb_url, tmp_path):
+    # a Redis database of its own, emptied mid-crawl as a FLUSHALL or a restart without persistence would
+    url = REDIS_URL.rsplit("/", 1)[0] + "/13"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    rows = rows_for(24)
+    prepare_db(mariadb_url, rows)
+    try:
+        with SandboxProcess(seed=7, postings=(200, 200)) as sandbox:
+            slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2}
+            workers = start_workers(3, mariadb_url, sandbox, (url, "farm"), tmp_path, **slow)
+            wait_until(lambda: served(sandbox) >= 60, 60, "a third of the pages")
+            client.flushdb()
+            finish(workers, tmp_path, timeout=180)
+            check_everything_once(mariadb_url, sandbox, rows)
+        output = logs(tmp_path)
+        assert "rebuilt from the keyword table" in output
+    finally:
+        client.flushdb()
+        client.close()
+
+
+def test_three_workers_keep_one_shared_rate(mariadb_url, shared, tmp_path):
+    rows = rows_for(12)
+    prepare_db(mariadb_url, rows)
+    with SandboxProcess(seed=3, postings=(200, 200)) as sandbox:
+        workers = start_workers(3, mariadb_url, sandbox, shared, tmp_path, FARM_QCWY_RATE=20)
+        finish(workers, tmp_path, timeout=120)
+        timeline = sandbox.timeline()
+    seconds = sorted(timeline)
+    assert sum(timeline.values()) >= 100
+    for start in range(seconds[0], seconds[-1] - 3):
+        window = sum(timeline.get(second, 0) for second in range(start, start + 5))
+        assert window <= 5 * 20 * 1.2, (start, window)  # about 20 a second, whatever the number of workers
