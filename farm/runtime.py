@@ -16,19 +16,30 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import reactor, threads
+from sqlalchemy.exc import DBAPIError
 from twisted.internet.threads import deferToThreadPool
-from twisted.python.threadpool import ThreadPool
 
 from farm.keywordrun import KeywordRun
 from farm.outbox import Outbox
 from farm.pace import SharedPace, SitePace
 from farm.spiders.base import LeaseSpider
+from farm.state.db import mask_url
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
+from farm.threads import single_thread_pool
 from farm.window import PageWindow
 from farm.writer import StateWriter
 
 logger = logging.getLogger(__name__)
+
+
+class FarmStartError(RuntimeError):
+    """A crawl cannot start: the message names the setting and what to do, safe to print."""
+
+
+def _start_failed(message: str) -> FarmStartError:
+    logger.error("farm: %s", message)  # the one line to read; Scrapy prints its traceback after it
+    return FarmStartError(message)
 
 
 class FarmRuntime:
@@ -46,8 +57,7 @@ class FarmRuntime:
         self.postings = None
         self.progress = None
         self._wake_call = None
-        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-db")
-        self._pool.start()
+        self._pool = single_thread_pool("farm-db")
         # started now, so that its own start-up (a Python with SQLAlchemy) overlaps the crawl's
         self.writer = StateWriter.spawn(store)
         settings = crawler.settings
@@ -68,7 +78,13 @@ class FarmRuntime:
         if runtime is None:
             settings = crawler.settings
             store = KeywordStore.from_settings(settings)
-            require_current(store.engine)
+            try:
+                require_current(store.engine)
+            except DBAPIError as exc:
+                raise _start_failed(
+                    f"cannot reach the database at FARM_DB_URL={mask_url(settings.get('FARM_DB_URL'))!r}: "
+                    f"{str(exc.orig or exc).strip().splitlines()[0]}"
+                ) from None
             pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
             if pages_in_flight < 1:
                 raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
@@ -104,7 +120,10 @@ class FarmRuntime:
 
         settings = crawler.settings
         grace = settings.getfloat("FARM_OUTAGE_GRACE")
-        link = RedisLink(settings.get("FARM_REDIS_URL"), grace)
+        try:
+            link = RedisLink(settings.get("FARM_REDIS_URL"), grace)
+        except RuntimeError as exc:  # RedisUnreachable: the setting named, the password masked
+            raise _start_failed(str(exc)) from None
         key = f"{settings.get('FARM_REDIS_PREFIX')}:{site}"
         dupefilter = DayDupeFilter(link.server, f"{key}:seen", store.tz, utcnow)
         queue = SharedQueue(link.server, crawler.spider, key, crawler_id, dupefilter)

@@ -124,8 +124,8 @@ def _open_store(farm_ctx, clock) -> KeywordStore:
         raise click.ClickException(f"{farm_ctx.url_origin}={farm_ctx.masked_url!r} cannot be used: {exc}") from None
     except ValueError as exc:  # FARM_TIMEZONE
         raise click.ClickException(str(exc)) from None
-    if clock is not None:
-        store = KeywordStore(store.engine, **store.options(), clock=clock)
+    # a client is told 503 and Retry-After at once: it retries; the server does not wait out the outage
+    store = KeywordStore(store.engine, **{**store.options(), "outage_grace": 0}, clock=clock or store.clock)
     try:
         require_current(store.engine)
     except SchemaNotCurrent as exc:

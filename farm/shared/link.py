@@ -18,7 +18,8 @@ import time
 import redis
 from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
-from twisted.python.threadpool import ThreadPool
+
+from farm.threads import single_thread_pool
 
 from farm.state.db import mask_url
 
@@ -42,8 +43,7 @@ class RedisLink:
             self.server.ping()
         except redis.RedisError as exc:
             raise RedisUnreachable(f"cannot reach Redis at {setting}={mask_url(url)!r}: {exc}") from None
-        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="farm-redis")
-        self._pool.start()
+        self._pool = single_thread_pool("farm-redis")
 
     def run(self, function, *args, **kwargs):
         """``function(*args)`` on the link's thread, riding out a Redis outage; a Deferred of its result."""

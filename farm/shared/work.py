@@ -29,6 +29,7 @@ from farm.shared.link import RedisUnreachable
 logger = logging.getLogger(__name__)
 
 REBUILD_LOCK_SECONDS = 120
+_OUTCOMES = {"completed": "completed", "failed": "failed", "partial": "released"}
 OWNER_CHECK_TICKS = 5  # heartbeats between the owner's look at its keywords' open requests
 
 
@@ -130,8 +131,14 @@ class SharedWork:
         d.addErrback(self._failed, "reading a keyword's progress")
 
     def _stalled(self, progress, lease):
-        if progress is None:
-            return  # ended, or taken over
+        if progress is None or progress.status != "crawling":
+            # it ended (written by whichever worker), or was claimed again: if this worker owns it and
+            # was not told (the owner map went with a flush), it learns here
+            run = self.runs.get(lease.key)
+            if run is not None and run.owned and not run.ended and run.live:
+                outcome = "lost" if progress is None else _OUTCOMES.get(progress.status, "released")
+                self.progress.ended_elsewhere(run, outcome)
+            return
         missing = progress.missing()
         spider = self.crawler.spider
         if missing:

@@ -6,6 +6,7 @@ write about a keyword names its (id, lease_token) and changes nothing once anoth
 claim has bumped the token. Transactions are short and never span a callback.
 """
 
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -36,6 +37,8 @@ ERROR_MAX = 2000  # characters of an error message kept in the row
 INSERT_CHUNK = 5000  # keyword rows per executemany
 # MySQL errors worth retrying the whole (short) transaction for: deadlock, lock wait timeout
 RETRYABLE_MYSQL = (1213, 1205)
+# The database went away (refused, gone, lost mid-query): ridden out for the outage grace
+CONNECTION_LOST_MYSQL = (2002, 2003, 2006, 2013, 2055)
 
 _LEASE_COLUMNS = (
     c.id, c.city, c.job, c.crawl_status, c.last_requested_date, c.lease_token,
@@ -56,6 +59,7 @@ class LeaseProgress:
     watermark: int  # last_completed_page
     total_pages: int | None
     pages_ahead: frozenset[int]
+    status: str = "crawling"
 
     def missing(self) -> list[int]:
         """Pages not done up to the known total; the next one when no total is known."""
@@ -93,6 +97,7 @@ class KeywordStore:
         max_retries: int = 3,
         retry_delay: float = 600,
         max_blocked_claims: int = 5,
+        outage_grace: float = 0,
         clock: Callable[[], datetime] = utcnow,
     ):
         self.engine = engine
@@ -104,6 +109,7 @@ class KeywordStore:
         self.max_retries = int(max_retries)
         self.retry_delay = timedelta(seconds=float(retry_delay))
         self.max_blocked_claims = int(max_blocked_claims)
+        self.outage_grace = float(outage_grace)
         self.clock = clock
         self._mysql = engine.dialect.name in ("mysql", "mariadb")
         self._build_claim_statements()
@@ -117,6 +123,7 @@ class KeywordStore:
             max_retries=settings.getint("FARM_MAX_RETRIES", 3),
             retry_delay=settings.getfloat("FARM_RETRY_DELAY", 600),
             max_blocked_claims=settings.getint("FARM_MAX_BLOCKED_CLAIMS", 5),
+            outage_grace=settings.getfloat("FARM_OUTAGE_GRACE", 60),
         )
 
     def options(self) -> dict:
@@ -128,6 +135,7 @@ class KeywordStore:
             "max_retries": self.max_retries,
             "retry_delay": self.retry_delay.total_seconds(),
             "max_blocked_claims": self.max_blocked_claims,
+            "outage_grace": self.outage_grace,
         }
 
     def close(self) -> None:
@@ -307,9 +315,11 @@ class KeywordStore:
             c.blocked_claims < bindparam("max_blocked"),
             c.retry_at > bindparam("now"),
         )
-        with self.reader.connect() as conn:
-            claimable = int(conn.execute(count, params).scalar_one())
-            retry_at = conn.execute(waiting, params).scalar_one()
+        def read():
+            with self.reader.connect() as conn:
+                return int(conn.execute(count, params).scalar_one()), conn.execute(waiting, params).scalar_one()
+
+        claimable, retry_at = self._retrying(read)
         return Outlook(claimable, _aware(retry_at))
 
     def claimable(self, source: str) -> int:
@@ -566,15 +576,16 @@ class KeywordStore:
     # --- leases shared between workers (FARM_REDIS_URL) -------------------------
 
     def lease_progress(self, lease: Lease) -> "LeaseProgress | None":
-        """Where the lease's keyword stands, or None when the lease is no longer current."""
+        """Where the lease's keyword stands (its status too: it may have ended), or None when the
+        keyword was claimed again since (another token)."""
         stmt = select(c.crawl_status, c.last_completed_page, c.total_pages, c.pages_ahead).where(
             c.id == lease.id, c.lease_token == lease.lease_token
         )
-        with self.reader.connect() as conn:
-            row = conn.execute(stmt).first()
-        if row is None or row.crawl_status != "crawling":
+        row = self._retrying(lambda: self._first(stmt))
+        if row is None:
             return None
-        return LeaseProgress(row.last_completed_page, row.total_pages, frozenset(_parse_pages(row.pages_ahead)))
+        return LeaseProgress(row.last_completed_page, row.total_pages, frozenset(_parse_pages(row.pages_ahead)),
+                             row.crawl_status)  # fmt: skip
 
     def held_leases(self, source: str) -> list[tuple[Lease, str, "LeaseProgress"]]:
         """Every keyword of ``source`` being crawled: (its lease, its holder, where it stands)."""
@@ -592,6 +603,10 @@ class KeywordStore:
         with self.reader.connect() as conn:
             row = conn.execute(stmt).first()
         return None if row is None else self._lease_of(source, row)
+
+    def _first(self, stmt):
+        with self.reader.connect() as conn:
+            return conn.execute(stmt).first()
 
     @staticmethod
     def _lease_of(source: str, r) -> Lease:
@@ -643,13 +658,28 @@ class KeywordStore:
     # --- helpers --------------------------------------------------------------
 
     def _retrying(self, fn, attempts: int = 5):
-        """Run one short transaction, again after a MySQL deadlock or lock wait timeout."""
-        for attempt in range(attempts):
+        """Run one short transaction, again after a MySQL deadlock or lock wait timeout, and again
+        while the database is unreachable, for up to outage_grace seconds (then the error stands)."""
+        deadline, pause = None, 0.2
+        for attempt in itertools.count():
             try:
                 return fn()
             except OperationalError as exc:
                 code = exc.orig.args[0] if exc.orig is not None and exc.orig.args else None
-                if not self._mysql or code not in RETRYABLE_MYSQL or attempt == attempts - 1:
+                if self._mysql and code in RETRYABLE_MYSQL and attempt < attempts - 1:
+                    logger.debug("retrying after MySQL error %s (attempt %d)", code, attempt + 1)
+                    time.sleep(0.01 * (attempt + 1))
+                    continue
+                if not (exc.connection_invalidated or (self._mysql and code in CONNECTION_LOST_MYSQL)):
                     raise
-                logger.debug("retrying after MySQL error %s (attempt %d)", code, attempt + 1)
-                time.sleep(0.01 * (attempt + 1))
+                deadline = deadline or time.monotonic() + self.outage_grace
+                if time.monotonic() >= deadline:
+                    raise
+                logger.warning("the database is unreachable (%s); trying again in %.1fs", _first_line(exc), pause)
+                time.sleep(pause)
+                pause = min(pause * 2, 5.0)
+
+
+def _first_line(exc) -> str:
+    orig = exc.orig if getattr(exc, "orig", None) is not None else exc
+    return (str(orig).strip().splitlines() or [type(orig).__name__])[0]

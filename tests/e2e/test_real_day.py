@@ -71,7 +71,7 @@ def test_a_day_of_stale_totals_hostile_postings_and_an_outage_loses_nothing_and_
     rows = [(source, city, job) for city in CITIES for job in JOBS]
     prepare_db(db_url, rows)
     max_pages = {f"FARM_{source.upper()}_MAX_PAGES": MAX_PAGES[source]}
-    faults = dict(seed=12, postings=(0, 160), fault_seed=5, stale_totals=0.33, hostile_rate=0.02)
+    faults = dict(seed=12, postings=(0, 160), fault_seed=6, stale_totals=0.33, hostile_rate=0.02)
     with SandboxProcess(**faults) as sandbox:
         pages, ids, per_keyword = expected_crawl(sandbox, source, rows, MAX_PAGES[source])
         stale = [sandbox.truth(source, city, job)["stale"] for _, city, job in rows]

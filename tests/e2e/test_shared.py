@@ -11,6 +11,7 @@ import redis
 
 from farm.sandbox.testing import SandboxProcess
 from tests.conftest import REDIS_URL
+from tests.relay import Relay
 from tests.e2e.harness import (
     expected_crawl,
     fetched_pages,
@@ -160,3 +161,43 @@ def test_three_workers_keep_one_shared_rate(mariadb_url, shared, tmp_path):
     for start in range(seconds[0], seconds[-1] - 3):
         window = sum(timeline.get(second, 0) for second in range(start, start + 5))
         assert window <= 5 * 20 * 1.2, (start, window)  # about 20 a second, whatever the number of workers
+
+
+def test_mariadb_gone_for_10_seconds_mid_crawl_is_ridden_out(mariadb_url, shared, tmp_path):
+    rows = rows_for(18)
+    prepare_db(mariadb_url, rows)
+    credentials, rest = mariadb_url.rsplit("@", 1)
+    host, database = rest.split("/", 1)
+    address, port = host.split(":")
+    relay = Relay((address, int(port))).start()
+    via_relay = f"{credentials}@127.0.0.1:{relay.port}/{database}"
+    try:
+        with SandboxProcess(seed=8, postings=(200, 200)) as sandbox:
+            slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2}
+            workers = start_workers(3, via_relay, sandbox, shared, tmp_path, **slow)
+            wait_until(lambda: served(sandbox) >= 40, 60, "some pages")
+            relay.stop()  # the database stops: connections drop, new ones are refused
+            time.sleep(10)  # the outage itself, not a wait for a condition
+            relay.restart()
+            finish(workers, tmp_path, timeout=180)
+            check_everything_once(mariadb_url, sandbox, rows)
+        assert "the database is unreachable" in logs(tmp_path)
+    finally:
+        relay.stop()
+
+
+@pytest.mark.parametrize("setting, url, words", [
+    ("FARM_REDIS_URL", "redis://:s3cret@127.0.0.1:9/0", "cannot reach Redis at FARM_REDIS_URL='redis://:***@127.0.0.1:9/0'"),
+    ("FARM_DB_URL", "mysql+pymysql://root:s3cret@127.0.0.1:9/farm",
+     "cannot reach the database at FARM_DB_URL='mysql+pymysql://root:***@127.0.0.1:9/farm'"),
+])  # fmt: skip
+def test_redis_or_the_database_unreachable_at_start_is_one_clear_line_and_a_failure(
+    setting, url, words, mariadb_url, shared, tmp_path
+):
+    prepare_db(mariadb_url, rows_for(2))
+    redis_url = url if setting == "FARM_REDIS_URL" else shared[0]
+    db_url = url if setting == "FARM_DB_URL" else mariadb_url
+    crawl = start_crawl("qcwy", db_url, "http://127.0.0.1:9", tmp_path / "worker.log", redis=(redis_url, shared[1]))
+    assert stop(crawl, 60) != 0
+    output = logs(tmp_path)
+    assert f"ERROR: farm: {words}" in output and "s3cret" not in output

@@ -4,83 +4,13 @@ The server reaches MariaDB through a TCP relay the test owns: stopping the relay
 is the database going down (its connections drop, new ones are refused).
 """
 
-import socket
-import threading
-
 import pytest
 
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from tests.integration.api_harness import ApiServer
-
-
-class Relay:
-    """Forwards 127.0.0.1:<port> to the target; stop() drops every connection and refuses new ones."""
-
-    def __init__(self, target: tuple[str, int]):
-        self.target = target
-        self.port = 0
-        self.listener: socket.socket | None = None
-        self.sockets: list[socket.socket] = []
-        self.lock = threading.Lock()
-
-    def start(self) -> "Relay":
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self.port = listener.getsockname()[1]
-        self.listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-        return self
-
-    def _accept(self, listener):
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:  # stopped
-                return
-            try:
-                server = socket.create_connection(self.target)
-            except OSError:
-                client.close()
-                continue
-            with self.lock:
-                self.sockets += [client, server]
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(source, sink):
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (source, sink):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def stop(self):
-        if self.listener is not None:
-            try:
-                self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked on it (Linux)
-            except OSError:
-                pass
-            self.listener.close()
-            self.listener = None
-        with self.lock:
-            sockets, self.sockets = self.sockets, []
-        for s in sockets:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
+from tests.relay import Relay
 
 
 @pytest.mark.mariadb
