@@ -8,13 +8,14 @@ one Scrapy process, farm vs plain Scrapy.
 import sys
 import time
 
-from bench import api_bench, claims_bench, crawl_bench, sandbox_bench
+from bench import api_bench, claims_bench, crawl_bench, redis_bench, sandbox_bench
 
 SECTIONS = [
     ("keyword claims, 8 processes on MariaDB", claims_bench.run),
     ("keyword claims over HTTP (farm api), 8 clients on MariaDB", api_bench.run),
     ("sandbox throughput", sandbox_bench.run),
     ("crawl throughput: farm vs plain Scrapy", crawl_bench.run),
+    ("work shared through Redis: farm's Redis mode vs local mode vs scrapy-redis", redis_bench.run),
 ]
 
 

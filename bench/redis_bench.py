@@ -1,0 +1,104 @@
+"""Work shared through Redis: farm in Redis mode against farm in local mode and against scrapy-redis.
+
+One process each, side by side in one run, on the same qcwy pages from one sandbox:
+farm with FARM_REDIS_URL (the shared queue, dupefilter and pace), farm without it
+(Scrapy's own queues), and the plain spider on scrapy-redis's own scheduler. Each
+keeps its best round. Reported: pages/s, the ratios, Redis commands and bytes of
+network traffic per page (INFO's counters before and after), and, after farm's
+crawl, the bytes its day's fingerprints take (MEMORY USAGE of the set).
+"""
+
+import os
+import sys
+import tempfile
+import uuid
+
+import redis
+
+from bench.crawl_bench import COMMON, REPO, _run
+from farm.sandbox.testing import SandboxProcess
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+from farm.state.store import KeywordStore
+
+REDIS_URL = os.environ.get("FARM_BENCH_REDIS", "redis://127.0.0.1:6379/14")
+CITIES = ("北京", "上海", "广州", "深圳")
+JOBS = ("python", "java", "前端", "测试", "运维", "产品经理", "数据分析", "算法", "运营", "会计")
+
+
+def _counters(client):
+    commands = sum(v["calls"] for v in client.info("commandstats").values())
+    stats = client.info("stats")
+    return commands, stats["total_net_input_bytes"] + stats["total_net_output_bytes"]
+
+
+def _measured(client, run):
+    before = _counters(client)
+    pages, rate = run()
+    after = _counters(client)
+    return pages, rate, (after[0] - before[0]) / pages, (after[1] - before[1]) / pages
+
+
+def _farm(sandbox_url, keywords, db_url, redis_prefix=None):
+    upgrade(db_url)
+    store = KeywordStore(make_engine(db_url))
+    store.add_keywords([("qcwy", city, job) for city, job in keywords])
+    store.engine.dispose()
+    env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url, FARM_DB_URL=db_url)
+    env.pop("FARM_REDIS_URL", None)
+    if redis_prefix:
+        env.update(FARM_REDIS_URL=REDIS_URL, FARM_REDIS_PREFIX=redis_prefix)
+    return _run([sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON, env)
+
+
+def _scrapy_redis(sandbox_url, keywords):
+    env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
+    pairs = ",".join(f"{city}:{job}" for city, job in keywords)
+    command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy_redis.py"),
+               "-a", f"keywords={pairs}", "-s", f"REDIS_URL={REDIS_URL}"]  # fmt: skip
+    return _run(command + COMMON, env)
+
+
+def run(rounds=2):
+    client = redis.Redis.from_url(REDIS_URL)
+    keywords = [(city, job) for city in CITIES for job in JOBS]
+    best = {"local": (0, 0.0, 0, 0), "redis": (0, 0.0, 0, 0), "scrapy-redis": (0, 0.0, 0, 0)}
+    fingerprint_bytes = memory_after = 0.0
+    with SandboxProcess(seed=9, postings=(800, 800)) as sandbox, tempfile.TemporaryDirectory() as tmp:
+        for round_no in range(rounds):
+            prefix = f"farm-bench-{uuid.uuid4().hex[:8]}"
+            client.flushdb()
+            runs = {
+                "local": lambda: _farm(sandbox.url, keywords, f"sqlite:///{tmp}/local-{round_no}.db"),
+                "redis": lambda: _farm(sandbox.url, keywords, f"sqlite:///{tmp}/redis-{round_no}.db", prefix),
+                "scrapy-redis": lambda: _scrapy_redis(sandbox.url, keywords),
+            }
+            for name, crawl in runs.items():
+                result = _measured(client, crawl)
+                if result[1] > best[name][1]:
+                    best[name] = result
+                if name == "redis":
+                    [seen] = list(client.scan_iter(f"{prefix}:qcwy:seen:*"))
+                    fingerprint_bytes = client.memory_usage(seen) / client.scard(seen)
+                    memory_after = client.info("memory")["used_memory"]
+        client.flushdb()
+    client.close()
+    local, shared, plain = best["local"], best["redis"], best["scrapy-redis"]
+    return [
+        (f"farm, Redis mode ({shared[0]} qcwy pages, best of {rounds})", shared[1], "pages/s"),
+        ("farm, local mode", local[1], "pages/s"),
+        ("plain spider on scrapy-redis's scheduler", plain[1], "pages/s"),
+        ("farm Redis mode / farm local mode (aim >= 0.85)", shared[1] / local[1], "ratio"),
+        ("farm Redis mode / scrapy-redis (aim > 1)", shared[1] / plain[1], "ratio"),
+        ("farm Redis mode: Redis commands per page", shared[2], "commands"),
+        ("scrapy-redis: Redis commands per page", plain[2], "commands"),
+        ("farm Redis mode: Redis network bytes per page", shared[3], "bytes"),
+        ("scrapy-redis: Redis network bytes per page", plain[3], "bytes"),
+        ("farm: bytes per fingerprint (the day's set, MEMORY USAGE)", fingerprint_bytes, "bytes"),
+        ("Redis memory after farm's crawl (used_memory)", memory_after, "bytes"),
+    ]
+
+
+if __name__ == "__main__":
+    for name, value, unit in run():
+        print(f"{name:<62} {value:>12.2f} {unit}")
