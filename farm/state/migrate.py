@@ -5,7 +5,9 @@ every component that opens the database first calls :func:`require_current`.
 
 A crawl only checks the revision, so it does that without importing Alembic:
 its modules would stay in the crawl's heap, where every full garbage
-collection walks them again.
+collection walks them again. That check needs no file either, so it works in a
+crawl that scrapyd runs from farm's egg; migrating needs Alembic's scripts on
+disk, so ``farm db upgrade`` runs from an installed farm.
 """
 
 from pathlib import Path
@@ -23,9 +25,19 @@ class SchemaNotCurrent(RuntimeError):
     """The database is empty or behind the code's schema; the message says how to fix it."""
 
 
+class MigrationsNotOnDisk(RuntimeError):
+    """farm was imported from a zip (a scrapyd egg), where Alembic cannot read its scripts."""
+
+
 def _config(url: str | None = None):
     from alembic.config import Config
 
+    if not MIGRATIONS.is_dir():
+        raise MigrationsNotOnDisk(
+            f"farm's migration scripts are not a directory on disk ({MIGRATIONS}): this farm runs from a "
+            f"zipped egg, as scrapyd runs it; run `farm db upgrade` from an installed farm "
+            f"(`pip install farm`, or `make install` in a checkout)"
+        )
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     if url is not None:
