@@ -28,6 +28,7 @@ from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
 from farm.spiders.base import LeaseLost
 from farm.state.clock import utcnow
+from farm.state.store import Outlook
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,8 @@ class KeywordLeaseMiddleware:
         shared = self.runtime.shared
         if shared is not None and shared.busy:
             # other workers still hold requests of this site: should one of them stop, this
-            # worker takes its requests and keywords over
+            # worker takes its requests and keywords over. Look again now: done, it closes at once.
+            self._nothing_claimed(Outlook(0, None), spider)
             raise DontCloseSpider
 
     def _collect_orphans(self):
@@ -202,11 +204,26 @@ class KeywordLeaseMiddleware:
             return
         self._none_left = True
         self.stats.inc_value("farm/lease/none_left")
-        if not self.runs and self.runtime.shared is None:
-            # every request belongs to a lease: with none held, the crawl is done now,
-            # not at Scrapy's next idle check (up to 5 s away)
-            logger.info("farm: no %s keyword left to claim for today", spider.name)
-            self.runtime.close_crawl("finished")
+        if self.runs:
+            return
+        # every request belongs to a lease: with none held, the crawl is done now, not at
+        # Scrapy's next idle check (up to 5 s away); shared, once no other worker holds work
+        shared = self.runtime.shared
+        if shared is None:
+            self._finished(spider)
+            return
+        d = shared.link.run(shared.queue.busy)
+        d.addCallback(self._others_busy, spider)
+        d.addErrback(shared._failed, "looking at the shared queue")
+
+    def _others_busy(self, busy, spider):
+        self.runtime.shared.busy = busy
+        if not busy and not self.runs and self._none_left and self._claim is None and not self._closing:
+            self._finished(spider)
+
+    def _finished(self, spider):
+        logger.info("farm: no %s keyword left to claim for today", spider.name)
+        self.runtime.close_crawl("finished")
 
     def _claim_later(self, seconds):
         self._later = reactor.callLater(seconds, self._claim_again)

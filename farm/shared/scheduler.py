@@ -7,9 +7,11 @@ What scrapy-redis's Scheduler does, and what this one does instead:
   worker took and did not settle (farm.shared.work.leave).
 - ``next_request()`` pops on the reactor (a Redis round trip per request; with
   SCHEDULER_IDLE_BEFORE_CLOSE, a blocking BRPOP): here a pump takes requests on the
-  Redis link's thread, as many as the page window has room for (their places are
-  reserved at once), at the site's shared pace, into a local buffer that
-  ``next_request`` serves without touching Redis. The engine is woken when they come.
+  Redis link's thread, at the site's shared pace, into a local buffer of up to a
+  page window's worth that ``next_request`` serves without touching Redis, refilled
+  when half empty. A request takes its place in the page window when it leaves the
+  buffer (a taken request not yet fetched costs nothing if this worker dies: it
+  goes back to the queue). The engine is woken when requests come.
 - ``enqueue_request()`` checks the dupefilter and pushes on the reactor: here the
   request joins the worker's ordered outgoing batch; the dupefilter check happens
   in the same Lua script that queues it.
@@ -97,11 +99,22 @@ class SharedScheduler(RedisScheduler):
                 return None
             runtime.pace.taken()
             return request
+        window = runtime.window
         while self._buffer:
-            request = self._buffer.popleft()
-            if self._still_wanted(request):
-                self.stats.inc_value("scheduler/dequeued/redis")
-                return request
+            request = self._buffer[0]
+            if not self._still_wanted(request):
+                self._buffer.popleft()
+                continue
+            lease, page = request.meta["farm_lease"], request.meta["farm_page"]
+            if not window.has_room(lease.key, page):
+                self.stats.inc_value("farm/window/full")
+                return None  # the window wakes the engine when a page leaves it
+            self._buffer.popleft()
+            window.enter(lease.key, page)
+            if len(self._buffer) <= self.prefetch // 2:
+                self._pump()
+            self.stats.inc_value("scheduler/dequeued/redis")
+            return request
         self._pump()
         return None
 
@@ -116,9 +129,12 @@ class SharedScheduler(RedisScheduler):
 
     # --- the pump ------------------------------------------------------------------------
 
+    @property
+    def prefetch(self) -> int:
+        return self.runtime.window.size
+
     def _pump(self):
-        window = self.runtime.window
-        room = window.size - len(window)
+        room = self.prefetch - len(self._buffer)
         if self._popping or self._closing or room <= 0:
             return
         if self._pump_call is not None and self._pump_call.active():
@@ -136,6 +152,8 @@ class SharedScheduler(RedisScheduler):
     def _popped(self, result):
         wait, taken = result
         runtime = self.runtime
+        self.stats.inc_value("farm/shared/pops")
+        self.stats.inc_value("farm/shared/taken", len(taken))
         for item in taken:
             request = item.request
             if isinstance(request, BadPayload):
@@ -147,7 +165,6 @@ class SharedScheduler(RedisScheduler):
             run = runtime.runs.get(lease.key)
             if run is None:  # another worker's keyword: handled here page by page
                 run = runtime.runs[lease.key] = KeywordRun(lease, shared=True, owned=False)
-            runtime.window.enter(lease.key, page)
             run.taken(page)
             self.work.taken[(lease.key, page)] = item.id
             self._buffer.append(request)
