@@ -35,7 +35,7 @@ FRAMES_IN_FLIGHT = 2
 class Outbox:
     def __init__(
         self,
-        writer: StateWriter,
+        writer: StateWriter | None,
         stats,
         batch_size: int,
         flush_interval: float,
@@ -53,6 +53,10 @@ class Outbox:
         self._in_flight = 0  # frames sent, not yet answered
         self._timer = None
         self._idle_waiters: list[Deferred] = []
+
+    def connect(self, writer: StateWriter) -> None:
+        """The writer to send to, once spawned (nothing is sent before)."""
+        self.writer = writer
 
     def add_posting(self, row: bytes) -> None:
         """A posting, encoded as a JSON object."""

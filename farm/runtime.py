@@ -1,13 +1,32 @@
-"""What farm's components share within one crawl: the store, the keywords held
-(their runs), the page window, the site's pace, and the two places database work
-runs, both off the reactor.
+"""The crawl's shared parts, built in one place and started when the spider opens.
 
-- The outbox (farm.outbox) takes the hot writes, postings and page progress, to
-  the state writer process, which commits them in order on another core.
-- The DB thread takes the rest (claims, heartbeats, reaps), first in first out.
+A page's path through a crawl, and who does each step:
 
-A keyword's end goes through the outbox too, after the progress of every page
-it fetched, so a page's progress never lands after its lease was given up.
+1. **Lease.** ``KeywordLeaseMiddleware`` (farm.middlewares.lease) claims keywords
+   from the store and holds each as a ``KeywordRun`` in ``runs``; the spider
+   (farm.spiders.base) makes the keyword's page requests.
+2. **Request.** The scheduler (farm.scheduler; farm.shared.scheduler with
+   FARM_REDIS_URL) lets a page out while its keyword is live, the page ``window``
+   has room and the site's ``pace`` allows it.
+3. **Response.** ``SiteBlockMiddleware`` (farm.middlewares.blocks) tells blocks and
+   site trouble from pages; the spider parses the page's postings and says how
+   many it yielded (the ``page_parsed`` signal).
+4. **Items.** ``SqlPostingsPipeline`` (farm.pipelines.sql) hands each posting to
+   the ``outbox``.
+5. **Progress.** ``PageProgress`` (farm.extensions.progress) counts a page done
+   once its postings are handled and sends its progress to the outbox after them;
+   the state writer process commits both in order, and the page leaves the window.
+   A keyword's end goes the same way, after every page it fetched.
+
+Database work runs off the reactor in two places: the outbox's state writer
+process (the hot writes, on another core) and the DB thread (claims,
+heartbeats, reaps; first in, first out). With FARM_REDIS_URL, ``shared`` is this
+worker's part in the work shared through Redis (farm.shared.work).
+
+Components take the runtime with ``FarmRuntime.of(crawler)`` and keep the parts
+they use; nothing is written into it after it is built. The writer process and
+the threads start with ``start()``, when the scheduler opens (the first of the
+crawl's steps that needs them), not when the runtime is built.
 """
 
 import logging
@@ -19,6 +38,7 @@ from twisted.internet import reactor, threads
 from sqlalchemy.exc import DBAPIError
 from twisted.internet.threads import deferToThreadPool
 
+from farm.extensions.progress import PageProgress
 from farm.keywordrun import KeywordRun
 from farm.outbox import Outbox
 from farm.pace import SharedPace, SitePace
@@ -43,94 +63,85 @@ def _start_failed(message: str) -> FarmStartError:
 
 
 class FarmRuntime:
-    def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int, pace: SitePace,
-                 shared=None):  # fmt: skip
+    def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int,
+                 rate: float, block_delays: tuple[float, float], redis_url: str | None = None):  # fmt: skip
+        settings = crawler.settings
         self.crawler = crawler
-        self.store = store
         self.stats = crawler.stats
+        self.store = store
         self.crawler_id = crawler_id
         self.window = PageWindow(pages_in_flight, on_room=self.wake)
-        self.pace = pace
-        # FARM_REDIS_URL: this worker's part in the work shared through Redis (farm.shared.work), else None
-        self.shared = shared
-        # the postings pipeline, and the progress extension it tells of each posting handled
-        self.postings = None
-        self.progress = None
-        self._wake_call = None
-        self._pool = single_thread_pool("farm-db")
-        # started now, so that its own start-up (a Python with SQLAlchemy) overlaps the crawl's
-        self.writer = StateWriter.spawn(store)
-        settings = crawler.settings
+        self._pool = single_thread_pool("farm-db")  # the DB thread; started by start()
+        self.writer: StateWriter | None = None  # the state writer process; spawned by start()
         self.outbox = Outbox(
-            self.writer,
+            None,  # the writer, once spawned
             crawler.stats,
             settings.getint("FARM_SQL_BATCH_SIZE"),
             settings.getfloat("FARM_SQL_FLUSH_INTERVAL"),
             on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
+        self.progress = PageProgress(crawler, self)
+        self.shared = None
+        if redis_url:
+            self.shared = _shared_work(crawler, self, redis_url)
+            self.pace = SharedPace(rate, *block_delays, self.shared.link, self.shared.queue)
+        else:
+            self.pace = SitePace(rate, *block_delays)
+        self._wake_call = None
+        self._started = False
 
     @classmethod
     def of(cls, crawler) -> "FarmRuntime":
-        """The crawl's runtime, made on first use; NotConfigured for a spider not of farm's."""
+        """The crawl's runtime, built on first use; NotConfigured for a spider not of farm's."""
         if not issubclass(crawler.spidercls, LeaseSpider):
             raise NotConfigured("not a farm LeaseSpider: no keyword leases, progress or postings")
         runtime = getattr(crawler, "_farm_runtime", None)
         if runtime is None:
-            settings = crawler.settings
-            store = KeywordStore.from_settings(settings)
-            try:
-                require_current(store.engine)
-            except DBAPIError as exc:
-                raise _start_failed(
-                    f"cannot reach the database at FARM_DB_URL={mask_url(settings.get('FARM_DB_URL'))!r}: "
-                    f"{str(exc.orig or exc).strip().splitlines()[0]}"
-                ) from None
-            pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
-            if pages_in_flight < 1:
-                raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
-            if settings.getint("FARM_SQL_BATCH_SIZE") < 1 or settings.getfloat("FARM_SQL_FLUSH_INTERVAL") < 0:
-                raise ValueError("FARM_SQL_BATCH_SIZE must be >= 1 and FARM_SQL_FLUSH_INTERVAL >= 0")
-            site = (crawler.spidercls.site or crawler.spidercls.name).upper()
-            rate = settings.getfloat(f"FARM_{site}_RATE")
-            if rate < 0:
-                raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
-            delays = (settings.getfloat("FARM_BLOCK_BASE_DELAY"), settings.getfloat("FARM_BLOCK_MAX_DELAY"))
-            crawler_id = settings.get("FARM_CRAWLER_ID")
-            shared = None
-            if settings.get("FARM_REDIS_URL"):
-                shared = cls._shared_work(crawler, store, crawler_id, site.lower())
-                pace = SharedPace(rate, *delays, shared.link, shared.queue)
-            else:
-                pace = SitePace(rate, *delays)
-            runtime = cls(crawler, store, crawler_id, pages_in_flight, pace, shared)
-            if shared is not None:
-                shared.run_db = runtime.run
-                shared.on_lost = lambda reason: runtime.close_crawl("farm_redis_error")
-            crawler._farm_runtime = runtime
+            runtime = crawler._farm_runtime = cls.from_settings(crawler)
+            # start() is the schedulers' to call; this covers a crawl on another SCHEDULER
+            crawler.signals.connect(runtime.start, signal=signals.spider_opened)
             crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
         return runtime
 
-    @staticmethod
-    def _shared_work(crawler, store, crawler_id, site):
-        from farm.shared.dupefilter import DayDupeFilter
-        from farm.shared.link import RedisLink
-        from farm.shared.queue import SharedQueue
-        from farm.shared.work import SharedWork
-        from farm.state.clock import utcnow
-
+    @classmethod
+    def from_settings(cls, crawler) -> "FarmRuntime":
+        """Check the settings and the database, then build (FarmStartError names what is wrong)."""
         settings = crawler.settings
-        grace = settings.getfloat("FARM_OUTAGE_GRACE")
+        store = KeywordStore.from_settings(settings)
         try:
-            link = RedisLink(settings.get("FARM_REDIS_URL"), grace)
-        except RuntimeError as exc:  # RedisUnreachable: the setting named, the password masked
-            raise _start_failed(str(exc)) from None
-        key = f"{settings.get('FARM_REDIS_PREFIX')}:{site}"
-        dupefilter = DayDupeFilter(link.server, f"{key}:seen", store.tz, utcnow)
-        queue = SharedQueue(link.server, crawler.spider, key, crawler_id, dupefilter)
-        timeout = settings.getfloat("FARM_WORKER_TIMEOUT")
-        if timeout <= 0:
-            raise ValueError(f"FARM_WORKER_TIMEOUT must be positive, got {timeout}")
-        return SharedWork(crawler, link, queue, store, None, crawler.spider.runs, timeout)
+            require_current(store.engine)
+        except DBAPIError as exc:
+            raise _start_failed(
+                f"cannot reach the database at FARM_DB_URL={mask_url(settings.get('FARM_DB_URL'))!r}: "
+                f"{str(exc.orig or exc).strip().splitlines()[0]}"
+            ) from None
+        pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
+        if pages_in_flight < 1:
+            raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
+        if settings.getint("FARM_SQL_BATCH_SIZE") < 1 or settings.getfloat("FARM_SQL_FLUSH_INTERVAL") < 0:
+            raise ValueError("FARM_SQL_BATCH_SIZE must be >= 1 and FARM_SQL_FLUSH_INTERVAL >= 0")
+        site = (crawler.spidercls.site or crawler.spidercls.name).upper()
+        rate = settings.getfloat(f"FARM_{site}_RATE")
+        if rate < 0:
+            raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
+        delays = (settings.getfloat("FARM_BLOCK_BASE_DELAY"), settings.getfloat("FARM_BLOCK_MAX_DELAY"))
+        return cls(crawler, store, settings.get("FARM_CRAWLER_ID"), pages_in_flight, rate, delays,
+                   settings.get("FARM_REDIS_URL"))  # fmt: skip
+
+    def start(self, spider=None) -> None:
+        """Start the DB thread, the state writer process and the Redis link's thread (once)."""
+        if self._started:
+            return
+        self._started = True
+        self._pool.start()
+        self.writer = StateWriter.spawn(self.store)
+        self.outbox.connect(self.writer)
+        if self.shared is not None:
+            self.shared.link.start()
+
+    @property
+    def site(self) -> str:
+        return (self.crawler.spidercls.site or self.crawler.spidercls.name).lower()
 
     @property
     def runs(self) -> dict[tuple[int, int], KeywordRun]:
@@ -186,10 +197,37 @@ class FarmRuntime:
     def _stop_sending(self):
         # every write the crawl waits for has been answered by now: the writer exits at once
         self.outbox.close()
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
         if self._wake_call is not None and self._wake_call.active():
             self._wake_call.cancel()
 
     def _close_database(self):
         self._pool.stop()
         self.store.engine.dispose()
+
+
+def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
+    """This worker's part in the work shared through Redis: its link, queue and dupefilter."""
+    from farm.shared.dupefilter import DayDupeFilter
+    from farm.shared.link import RedisLink
+    from farm.shared.queue import SharedQueue
+    from farm.shared.work import SharedWork
+    from farm.state.clock import utcnow
+
+    settings = crawler.settings
+    timeout = settings.getfloat("FARM_WORKER_TIMEOUT")
+    if timeout <= 0:
+        raise ValueError(f"FARM_WORKER_TIMEOUT must be positive, got {timeout}")
+    try:
+        link = RedisLink(redis_url, settings.getfloat("FARM_OUTAGE_GRACE"))
+    except RuntimeError as exc:  # RedisUnreachable: the setting named, the password masked
+        raise _start_failed(str(exc)) from None
+    key = f"{settings.get('FARM_REDIS_PREFIX')}:{runtime.site}"
+    dupefilter = DayDupeFilter(link.server, f"{key}:seen", runtime.store.tz, utcnow)
+    queue = SharedQueue(link.server, crawler.spider, key, runtime.crawler_id, dupefilter)
+    return SharedWork(
+        crawler, link, queue, runtime.store, runtime.runs, timeout,
+        run_db=runtime.run, progress=runtime.progress,
+        on_lost=lambda reason: runtime.close_crawl("farm_redis_error"),
+    )  # fmt: skip

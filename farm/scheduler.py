@@ -51,6 +51,11 @@ class FarmScheduler(Scheduler):
         scheduler._again = deque()  # requests for pages already in the window: first out
         return scheduler
 
+    def open(self, spider):
+        if self.farm is not None:
+            self.farm.start()  # the crawl's writer process and threads: the first step that needs them
+        return super().open(spider)
+
     def has_pending_requests(self) -> bool:
         return self._parked is not None or bool(self._again) or super().has_pending_requests()
 

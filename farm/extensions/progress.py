@@ -18,10 +18,11 @@ import logging
 from dataclasses import dataclass
 
 from scrapy import signals as scrapy_signals
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
 
 from farm import signals
 from farm.keywordrun import KeywordRun
-from farm.runtime import FarmRuntime
 from farm.state.lease import Lease
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,10 @@ class _PageTally:
 
 
 class PageProgress:
-    def __init__(self, crawler, runtime: FarmRuntime):
+    """Built by the crawl's runtime (farm.runtime), which the other components reach it through;
+    as an extension, it listens to the crawl's signals."""
+
+    def __init__(self, crawler, runtime):
         self.crawler = crawler
         self.runtime = runtime
         self.stats = crawler.stats
@@ -45,10 +49,9 @@ class PageProgress:
 
     @classmethod
     def from_crawler(cls, crawler):
-        ext = cls(crawler, FarmRuntime.of(crawler))
-        ext.runtime.progress = ext
-        if ext.runtime.shared is not None:
-            ext.runtime.shared.progress = ext
+        from farm.runtime import FarmRuntime  # which builds this class: imported when used
+
+        ext = FarmRuntime.of(crawler).progress
         connect = crawler.signals.connect
         connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
@@ -65,7 +68,7 @@ class PageProgress:
     # --- postings through the pipeline -----------------------------------
 
     def spider_opened(self, spider):
-        if self.runtime.postings is None:
+        if not _farm_pipeline_in(self.crawler.settings):
             # no farm pipeline: count postings off Scrapy's per-item signal instead
             self.crawler.signals.connect(self.item_scraped, signal=scrapy_signals.item_scraped)
 
@@ -299,3 +302,11 @@ class PageProgress:
         written = self.runtime.outbox.end(lease, "completed", None)
         written.addCallback(lambda status: status and self.runtime.shared.ended(lease, "completed"))
         written.addErrback(lambda failure: self.stats.inc_value("farm/progress/not_written"))
+
+
+def _farm_pipeline_in(settings) -> bool:
+    """Whether ITEM_PIPELINES has farm's postings pipeline, which reports each posting itself."""
+    from farm.pipelines.sql import SqlPostingsPipeline
+
+    pipelines = build_component_list(settings.getwithbase("ITEM_PIPELINES"))
+    return any(issubclass(load_object(path), SqlPostingsPipeline) for path in pipelines)

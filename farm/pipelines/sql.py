@@ -26,9 +26,8 @@ logger = logging.getLogger(__name__)
 class SqlPostingsPipeline:
     def __init__(self, crawler, runtime: FarmRuntime):
         self.stats = crawler.stats
-        self.runtime = runtime
         self.outbox = runtime.outbox
-        runtime.postings = self
+        self.progress = runtime.progress  # told of each posting handled: its page may then count done
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -63,8 +62,8 @@ class SqlPostingsPipeline:
 
     def _handled(self, item):
         page = getattr(item, "_farm_page", None)
-        if page is not None and self.runtime.progress is not None:
-            self.runtime.progress.posting_handled(*page, item=item)
+        if page is not None:
+            self.progress.posting_handled(*page, item=item)
 
     async def close_spider(self):
         await maybe_deferred_to_future(self.outbox.drain())

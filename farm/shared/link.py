@@ -45,6 +45,10 @@ class RedisLink:
             raise RedisUnreachable(f"cannot reach Redis at {setting}={mask_url(url)!r}: {exc}") from None
         self._pool = single_thread_pool("farm-redis")
 
+    def start(self) -> None:
+        """Start the link's thread (calls made before wait for it)."""
+        self._pool.start()
+
     def run(self, function, *args, **kwargs):
         """``function(*args)`` on the link's thread, riding out a Redis outage; a Deferred of its result."""
         return deferToThreadPool(reactor, self._pool, self._patiently, function, args, kwargs)

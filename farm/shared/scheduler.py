@@ -61,6 +61,7 @@ class SharedScheduler(RedisScheduler):
     def open(self, spider):
         self.spider = spider
         self.queue = self.work.queue
+        self.runtime.start()  # the crawl's writer process and threads: the first step that needs them
         return self.work.start()
 
     def close(self, reason):

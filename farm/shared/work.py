@@ -34,7 +34,7 @@ OWNER_CHECK_TICKS = 5  # heartbeats between the owner's look at its keywords' op
 
 
 class SharedWork:
-    def __init__(self, crawler, link, queue, store, run_db, runs, worker_timeout: float):
+    def __init__(self, crawler, link, queue, store, runs, worker_timeout: float, *, run_db, progress, on_lost):
         self.crawler = crawler
         self.link = link
         self.queue = queue
@@ -43,8 +43,8 @@ class SharedWork:
         self.runs = runs
         self.worker_timeout = worker_timeout
         self.stats = crawler.stats
-        self.progress = None  # the progress extension, once built
-        self.on_lost = None
+        self.progress = progress  # farm.extensions.progress.PageProgress: ends that other workers made
+        self.on_lost = on_lost  # Redis lost for longer than FARM_OUTAGE_GRACE: closes the crawl
         self.busy = True  # whether the shared queue or any worker's in-flight set holds requests (last look)
         self.epoch = None
         self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue

@@ -128,16 +128,17 @@ def test_a_worker_killed_five_times_over_loses_nothing_and_is_replaced_at_once(m
 
 
 def test_redis_losing_everything_mid_crawl_is_rebuilt_from_the_keyword_table(mariadb_url, tmp_path):
-    # a Redis database of its own, emptied mid-crawl as a FLUSHALL or a restart without persistence would
+    # a Redis database of its own, emptied mid-crawl as a FLUSHALL or a restart without persistence
+    # would; a prefix of its own too, so that a run beside this one is flushed and rebuilt, not mixed in
     url = REDIS_URL.rsplit("/", 1)[0] + "/13"
+    prefix = f"farm-flush-{uuid.uuid4().hex[:8]}"
     client = redis.Redis.from_url(url)
-    client.flushdb()
     rows = rows_for(24)
     prepare_db(mariadb_url, rows)
     try:
         with SandboxProcess(seed=7, postings=(200, 200)) as sandbox:
             slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2}
-            workers = start_workers(3, mariadb_url, sandbox, (url, "farm"), tmp_path, **slow)
+            workers = start_workers(3, mariadb_url, sandbox, (url, prefix), tmp_path, **slow)
             wait_until(lambda: served(sandbox) >= 60, 60, "a third of the pages")
             client.flushdb()
             finish(workers, tmp_path, timeout=180)
@@ -145,7 +146,9 @@ def test_redis_losing_everything_mid_crawl_is_rebuilt_from_the_keyword_table(mar
         output = logs(tmp_path)
         assert "rebuilt from the keyword table" in output
     finally:
-        client.flushdb()
+        keys = list(client.scan_iter(f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
         client.close()
 
 

@@ -24,6 +24,7 @@ def make_crawler(db_url, rows, spidercls=QcwySpider, **settings):
         spidercls, farm_settings(FARM_DB_URL=db_url, FARM_QCWY_BASE_URL="http://sandbox.invalid", **settings)
     )
     crawler.spider = spidercls.from_crawler(crawler)
+    FarmRuntime.of(crawler).start()  # as the scheduler does when a crawl opens
     return crawler
 
 

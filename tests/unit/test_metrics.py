@@ -39,7 +39,7 @@ def metrics_crawler(sqlite_url):
     ext = component(crawler, FarmMetrics)
     if ext._listening is not None:
         ext._listening.stopListening()
-    FarmRuntime.of(crawler).engine_stopped()
+    FarmRuntime.of(crawler).close()
 
 
 def test_off_by_default(sqlite_url):
@@ -48,7 +48,7 @@ def test_off_by_default(sqlite_url):
         assert crawler.settings.getint("FARM_METRICS_PORT") == 0
         assert not [ext for ext in crawler.extensions.middlewares if isinstance(ext, FarmMetrics)]
     finally:
-        FarmRuntime.of(crawler).engine_stopped()
+        FarmRuntime.of(crawler).close()
 
 
 def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler(metrics_crawler):
