@@ -22,6 +22,7 @@ from twisted.internet.threads import deferToThreadPool
 from farm.keywordrun import KeywordRun
 from farm.outbox import Outbox
 from farm.pace import SharedPace, SitePace
+from farm.proxies import proxy_pool_from
 from farm.spiders.base import LeaseSpider
 from farm.state.db import mask_url
 from farm.state.migrate import require_current
@@ -51,6 +52,7 @@ class FarmRuntime:
         self.crawler_id = crawler_id
         self.window = PageWindow(pages_in_flight, on_room=self.wake)
         self.pace = pace
+        self.proxies = None  # FARM_PROXIES: the pool page requests take their proxy from (farm.proxies)
         # FARM_REDIS_URL: this worker's part in the work shared through Redis (farm.shared.work), else None
         self.shared = shared
         # the postings pipeline, and the progress extension it tells of each posting handled
@@ -103,6 +105,7 @@ class FarmRuntime:
             else:
                 pace = SitePace(rate, *delays)
             runtime = cls(crawler, store, crawler_id, pages_in_flight, pace, shared)
+            runtime.proxies = proxy_pool_from(crawler, shared)
             if shared is not None:
                 shared.run_db = runtime.run
                 shared.on_lost = lambda reason: runtime.close_crawl("farm_redis_error")
