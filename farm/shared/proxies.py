@@ -74,14 +74,17 @@ class SharedProxyPool(ProxyPool):
             if proxy_id in self.by_id and self.until.get(proxy_id, 0.0) < now + left:
                 self.until[proxy_id] = now + left
 
-    def refresh(self) -> None:
+    def refresh(self):
+        """Read the shared quarantine into the copy, on the link's thread; a Deferred (None: a read is
+        under way)."""
         if self._refreshing:  # the link is slow (an outage): one read at a time
-            return
+            return None
         self._refreshing = True
         d = self.link.run(self.quarantined)
         d.addCallback(self.learned)
         d.addErrback(self._failed, "reading the proxies' quarantine")
         d.addBoth(self._refreshed)
+        return d
 
     def _refreshed(self, _):
         self._refreshing = False
