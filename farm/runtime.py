@@ -104,8 +104,9 @@ class FarmRuntime:
                 pace = SharedPace(rate, *delays, shared.link, shared.queue)
             else:
                 pace = SitePace(rate, *delays)
+            proxies = proxy_pool_from(crawler, shared)  # before the runtime starts its writer: may raise
             runtime = cls(crawler, store, crawler_id, pages_in_flight, pace, shared)
-            runtime.proxies = proxy_pool_from(crawler, shared)
+            runtime.proxies = proxies
             if shared is not None:
                 shared.run_db = runtime.run
                 shared.on_lost = lambda reason: runtime.close_crawl("farm_redis_error")

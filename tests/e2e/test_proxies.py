@@ -166,3 +166,13 @@ def test_a_proxy_one_worker_quarantines_is_never_used_by_another(mariadb_url, sh
             assert not secrets_in(str(client.hgetall(key_name)))
     assert secrets_in("\n".join(logs)) == []
     client.close()
+
+
+def test_a_bad_proxy_entry_stops_the_crawl_at_start_naming_it_with_its_password_masked(sqlite_url):
+    prepare_db(sqlite_url, rows_for(1))
+    proxies = f"http://good:{PASSWORDS[0]}@127.0.0.1:3128,socks5://bad:{PASSWORDS[1]}@127.0.0.1:1080"
+    proc = run_crawl("qcwy", sqlite_url, "http://127.0.0.1:9", timeout=60, FARM_PROXIES=proxies)
+    assert proc.returncode != 0
+    assert "FARM_PROXIES: 'socks5://bad:***@127.0.0.1:1080' is not an http:// or https:// proxy URL" in proc.output
+    assert secrets_in(proc.output) == []
+    assert [k["crawl_status"] for k in keywords(sqlite_url)] == ["idle"]  # nothing claimed
