@@ -112,3 +112,21 @@ def test_a_request_through_no_proxy_of_the_pool_quarantines_nothing():
     pool = ProxyPool(parse_proxies([A]), 60, clock=Clock())
     assert not pool.quarantine(None, "http_403") and not pool.quarantine("unknown", "http_403")
     assert pool.next()[0].url == A
+
+
+def test_a_request_is_written_for_redis_without_its_proxy_or_its_credentials():
+    from scrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
+
+    from farm.shared.codec import decode, encode
+    from farm.spiders.qcwy import QcwySpider
+    from tests.unit.spider_helpers import make_lease, make_spider
+
+    spider, _ = make_spider(QcwySpider, clock=1750000000)
+    request = spider.page_request(make_lease("qcwy"), 2)
+    ProxyPool(parse_proxies([A]), 60, clock=Clock()).assign(request)
+    HttpProxyMiddleware().process_request(request)  # what a retry carries back: a header, the bare proxy
+    assert request.headers[b"Proxy-Authorization"] and request.meta["proxy"] == "http://10.0.0.1:3128"
+    payload = encode(request, spider)
+    assert b"s3cret" not in payload and b"Proxy-Authorization" not in payload and b"10.0.0.1" not in payload
+    again = decode(payload, spider)
+    assert "proxy" not in again.meta and "farm_proxy" not in again.meta and again.meta["farm_page"] == 2
