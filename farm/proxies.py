@@ -62,9 +62,9 @@ def parse_proxies(value, setting: str = "FARM_PROXIES") -> list["Proxy"]:
         if "://" not in text and "," not in text:
             entries = _read_file(text, setting)
         else:
-            entries = [(f"{setting}", entry) for entry in text.split(",")]
+            entries = [(setting, entry) for entry in text.split(",")]
     else:
-        entries = [(f"{setting}", entry) for entry in value]
+        entries = [(setting, entry) for entry in value]
     proxies = {}
     for where, entry in entries:
         entry = str(entry).strip()
@@ -103,7 +103,7 @@ def _checked(entry: str, where: str) -> str:
         port = parts.port
     except ValueError:
         raise bad("has a port that is not a number from 1 to 65535") from None
-    if port is None:
+    if not port:  # none, or 0
         raise bad("has no port")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise bad("has a path, query or fragment: a proxy URL is scheme://[user:password@]host:port")
