@@ -5,7 +5,7 @@ request with the site's 403, as the site would answer that address.
 """
 
 import base64
-import time
+import socket
 import uuid
 
 import pytest
@@ -81,6 +81,25 @@ def test_a_proxy_drawing_blocks_is_quarantined_and_every_keyword_completes_throu
     assert crawl_stat(output, "farm/proxy/quarantined") == bad.blocked
     assert crawl_stat(output, "farm/block/gave_up") == 0
     assert f"farm: proxy {bad_label} quarantined for 1800s" in output
+    assert secrets_in(output) == []
+
+
+def test_a_dead_proxy_is_quarantined_without_slowing_the_site_and_the_crawl_completes(sqlite_url):
+    rows = rows_for(4)
+    prepare_db(sqlite_url, rows)
+    with socket.socket() as closed:  # a port nothing listens on: a proxy that is down
+        closed.bind(("127.0.0.1", 0))
+        dead = f"http://dead:{PASSWORDS[1]}@127.0.0.1:{closed.getsockname()[1]}"
+    with SandboxProcess(seed=4, postings=(60, 60)) as sandbox, ForwardProxy() as good:
+        proc = run_crawl("qcwy", sqlite_url, sandbox.url, FARM_QCWY_MAX_PAGES=3, FARM_PROXIES=f"{dead},{good.url}")
+        assert proc.returncode == 0, proc.output[-3000:]
+        pages = check_completed(sqlite_url, sandbox, rows, 3)
+    output = proc.output
+    assert good.relayed == len(pages)
+    assert crawl_stat(output, "farm/proxy/unreachable") >= 1
+    assert crawl_stat(output, "farm/proxy/retry/count") == crawl_stat(output, "farm/proxy/unreachable")
+    assert crawl_stat(output, "farm/site/errors") == 0  # the proxy's failure, not the site's
+    assert f"farm: proxy {Proxy.of(dead).label} quarantined for 1800s: cannot be reached" in output
     assert secrets_in(output) == []
 
 
