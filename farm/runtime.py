@@ -42,6 +42,7 @@ from farm.extensions.progress import PageProgress
 from farm.keywordrun import KeywordRun
 from farm.outbox import Outbox
 from farm.pace import SharedPace, SitePace
+from farm.proxies import proxy_pool_from
 from farm.spiders.base import LeaseSpider
 from farm.state.db import mask_url
 from farm.state.migrate import require_current
@@ -87,6 +88,8 @@ class FarmRuntime:
             self.pace = SharedPace(rate, *block_delays, self.shared.link, self.shared.queue)
         else:
             self.pace = SitePace(rate, *block_delays)
+        # FARM_PROXIES: the pool page requests take their proxy from (farm.proxies), else None
+        self.proxies = proxy_pool_from(crawler, self.shared)
         self._wake_call = None
         self._started = False
 

@@ -8,7 +8,9 @@ A page request leaves the queue only when
 - the page window has room (FARM_PAGES_IN_FLIGHT): otherwise it waits, parked,
   and the window wakes the engine when a page's progress is recorded;
 - the site's pace allows it (FARM_<SITE>_RATE and the back-off after blocks):
-  otherwise it waits, parked, until its turn.
+  otherwise it waits, parked, until its turn;
+- a proxy is free (FARM_PROXIES, farm.proxies): it leaves with the next one in
+  turn, or, with every proxy quarantined, waits parked until one comes back.
 
 So back-pressure never holds a request inside the downloader, where an ended
 keyword's requests could not be taken back and would keep the crawl from ending.
@@ -28,6 +30,8 @@ from collections import deque
 
 from scrapy.core.scheduler import Scheduler
 from scrapy.exceptions import NotConfigured
+
+from farm.proxies import take_proxy
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +86,7 @@ class FarmScheduler(Scheduler):
                 farm.stats.inc_value("farm/lease/dropped_requests")
                 farm.progress.give_up(lease, page)
                 continue
-            wait = farm.pace.wait()
+            wait = farm.pace.wait() or take_proxy(farm.proxies, request)  # a retry: a fresh proxy
             if wait > 0:
                 self._again.appendleft(request)
                 farm.wake_in(wait)
@@ -108,7 +112,7 @@ class FarmScheduler(Scheduler):
                 farm.stats.inc_value("farm/window/full")
                 self._parked = request  # the window wakes the engine when a page leaves
                 return None
-            wait = farm.pace.wait()
+            wait = farm.pace.wait() or take_proxy(farm.proxies, request)
             if wait > 0:
                 self._parked = request
                 farm.wake_in(wait)

@@ -70,6 +70,13 @@ FARM_REAP_INTERVAL = float(_env("FARM_REAP_INTERVAL", 60))
 FARM_BLOCK_RETRIES = int(_env("FARM_BLOCK_RETRIES", 5))
 FARM_BLOCK_BASE_DELAY = float(_env("FARM_BLOCK_BASE_DELAY", 2.0))
 FARM_BLOCK_MAX_DELAY = float(_env("FARM_BLOCK_MAX_DELAY", 60.0))
+# Proxies for page requests, taken in turn (farm.proxies): a list, a comma-separated string, or
+# the path of a file with one URL a line (scheme://[user:password@]host:port, http or https;
+# `#` comments). Unset: no proxy. A proxy that draws a block is left out for
+# FARM_PROXY_QUARANTINE seconds (for every worker, with FARM_REDIS_URL); with none left the
+# crawl waits. Passwords are masked wherever farm names a proxy.
+FARM_PROXIES = _env("FARM_PROXIES", "")
+FARM_PROXY_QUARANTINE = float(_env("FARM_PROXY_QUARANTINE", 1800))
 # Prometheus metrics of each crawl (farm.extensions.metrics): the port (unset or 0: off),
 # the address it listens on, and how long (seconds) the endpoint may stay up after the
 # crawl, waiting for one last scrape of the final counts (0: it closes with the crawl).

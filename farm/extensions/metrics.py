@@ -61,8 +61,9 @@ LABELLED_COUNTERS = [
         "spider": "spider_exceptions/count",
         "download": "downloader/exception_count",
     }),
-    ("farm_retries", "Requests retried: after a site block, site trouble, or by Scrapy's RetryMiddleware",
-     "kind", {"block": "farm/block/retry/count", "site": "farm/site/retry/count", "other": "retry/count"}),
+    ("farm_retries", "Requests retried: after a site block, site trouble, a proxy unreachable (FARM_PROXIES), "
+     "or by Scrapy's RetryMiddleware", "kind", {"block": "farm/block/retry/count", "site": "farm/site/retry/count",
+                                                 "proxy": "farm/proxy/retry/count", "other": "retry/count"}),
 ]  # fmt: skip
 BLOCK_PREFIX = "farm/block/"
 NOT_BLOCK_REASONS = {"count", "gave_up"}  # farm/block/<reason> counts each block by its reason

@@ -17,6 +17,15 @@ ease it back. None of that spends the keyword's own retries:
   and is retried after FARM_RETRY_DELAY.
 
 A page whose keyword has ended meanwhile is not retried.
+
+With proxies (FARM_PROXIES), a block is also the proxy's: it is quarantined
+(farm.proxies) and the retry goes through another. So is a connection to the
+proxy that fails (refused, timed out, its name unknown): through an HTTP proxy
+the site's own connection failures come back as the proxy's 502/504 answers, so
+a connect error names the proxy itself, a dead one that would otherwise take
+every n-th request and pass for the site's trouble. Its page is retried through
+another proxy without slowing the site. A timeout or a connection lost once
+connected may be the site's as well as the proxy's: site trouble, as without.
 """
 
 import logging
@@ -24,13 +33,19 @@ import time
 from collections import deque
 
 from scrapy.downloadermiddlewares.retry import get_retry_request
+from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError
 from scrapy.utils.misc import load_object
+from twisted.internet.error import ConnectError
 
 from farm.runtime import FarmRuntime
 from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, SiteUnavailable
 
 logger = logging.getLogger(__name__)
 
+# Failures to connect at all: through a proxy, the connection is to the proxy (refused, its host name
+# unknown; Twisted's ConnectError for a TCP timeout or no route). Not DownloadTimeoutError: the download
+# timeout runs for the whole exchange, the site's answer included.
+PROXY_FAILURES = (DownloadConnectionRefusedError, CannotResolveHostError, ConnectError)
 # Seconds over which server errors of several keywords make a site's trouble, and how many others.
 TROUBLE_WINDOW = 60.0
 TROUBLE_KEYWORDS = 2
@@ -41,6 +56,7 @@ class SiteBlockMiddleware:
         self.crawler = crawler
         self.runtime = runtime
         self.pace = runtime.pace
+        self.proxies = runtime.proxies  # None without FARM_PROXIES
         self.retries = retries
         self.server_errors = server_errors
         self.transport_errors = transport_errors
@@ -78,6 +94,8 @@ class SiteBlockMiddleware:
         self.stats.inc_value("farm/block/count")
         self.stats.inc_value(f"farm/block/{kind}")
         self.pace.back_off(_retry_after(response))
+        if self.proxies is not None:
+            self.proxies.quarantine(request.meta.get("farm_proxy"), f"{reason} at {request.url}")
         retry = self._retry(request, f"farm_block/{kind}", "farm/block/retry")
         if retry is not None:
             return retry
@@ -87,7 +105,20 @@ class SiteBlockMiddleware:
     def process_exception(self, request, exception):
         if "farm_lease" not in request.meta or not isinstance(exception, self.transport_errors):
             return None
-        return self._site_trouble(request, f"{type(exception).__name__}: {exception}")
+        what = f"{type(exception).__name__}: {exception}"
+        if self.proxies is not None and isinstance(exception, PROXY_FAILURES):
+            if self.proxies.quarantine(request.meta.get("farm_proxy"), f"cannot be reached ({what})"):
+                return self._proxy_failed(request, what)
+        return self._site_trouble(request, what)
+
+    def _proxy_failed(self, request, what):
+        """The proxy, not the site, failed: retried through another proxy, the site's pace untouched."""
+        self.stats.inc_value("farm/proxy/unreachable")
+        retry = self._retry(request, "farm_proxy/unreachable", "farm/proxy/retry")
+        if retry is not None:
+            return retry
+        self.stats.inc_value("farm/site/gave_up")
+        raise SiteUnavailable(f"{what} at {request.url} (no proxy reached after {self.retries} retries)")
 
     def _site_trouble(self, request, what, response=None):
         """A server error (``response``) or a transport error: the site's trouble, unless one keyword alone meets it."""

@@ -14,6 +14,10 @@ from scrapy.utils.request import request_from_dict
 from farm.state.lease import Lease
 
 VERSION = 1
+# A request's proxy is chosen anew by whichever worker sends it (farm.proxies); a proxy's URL and its
+# Proxy-Authorization header carry credentials, which are never stored in Redis.
+PROXY_META = ("proxy", "farm_proxy", "_auth_proxy", "_scheme_proxy")
+PROXY_HEADER = "Proxy-Authorization"
 # the names Request.to_dict finds for LeaseSpider's page callbacks (it keeps one bound method of each)
 CALLBACKS = {"parse_search", "_page_callback"}
 ERRBACKS = {"page_error", "_page_errback", None}
@@ -50,9 +54,10 @@ def decode(payload: bytes, spider) -> Request:
 
 def _dumps(data: dict) -> bytes:
     data = dict(data)
-    data["headers"] = {_text(name): [_text(value) for value in values] for name, values in data["headers"].items()}
+    data["headers"] = {_text(name): [_text(value) for value in values] for name, values in data["headers"].items()
+                       if _text(name).lower() != PROXY_HEADER.lower()}  # fmt: skip
     data["body"] = _text(data["body"])
-    meta = dict(data["meta"])
+    meta = {name: value for name, value in data["meta"].items() if name not in PROXY_META}
     lease = meta.get("farm_lease")
     if lease is not None:
         meta["farm_lease"] = lease.to_json()

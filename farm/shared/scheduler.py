@@ -20,7 +20,9 @@ What scrapy-redis's Scheduler does, and what this one does instead:
   (farm.shared.work.SharedWork.busy) before the worker ends.
 
 A request for a page already in this worker's window (a retry, a redirect) stays
-with this worker and goes out first, as in local mode.
+with this worker and goes out first, as in local mode. Either way a page request
+takes its proxy (FARM_PROXIES) as it leaves; with every proxy quarantined it waits
+here, in this worker, as in local mode.
 """
 
 import logging
@@ -30,6 +32,7 @@ from scrapy_redis.scheduler import Scheduler as RedisScheduler
 from twisted.internet import reactor
 
 from farm.keywordrun import KeywordRun
+from farm.proxies import take_proxy
 from farm.shared.codec import BadPayload
 
 logger = logging.getLogger(__name__)
@@ -93,7 +96,7 @@ class SharedScheduler(RedisScheduler):
             request = self._again.popleft()
             if not self._still_wanted(request):
                 continue
-            wait = runtime.pace.wait()
+            wait = runtime.pace.wait() or take_proxy(runtime.proxies, request)  # a retry: a fresh proxy
             if wait > 0:
                 self._again.appendleft(request)
                 runtime.wake_in(wait)
@@ -110,6 +113,10 @@ class SharedScheduler(RedisScheduler):
             if not window.has_room(lease.key, page):
                 self.stats.inc_value("farm/window/full")
                 return None  # the window wakes the engine when a page leaves it
+            wait = take_proxy(runtime.proxies, request)
+            if wait > 0:
+                runtime.wake_in(wait)
+                return None
             self._buffer.popleft()
             window.enter(lease.key, page)
             if len(self._buffer) <= self.prefetch // 2:

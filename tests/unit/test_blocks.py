@@ -98,3 +98,44 @@ def test_a_good_answer_eases_the_back_off(crawler, middleware):
     response = answer(request)
     assert middleware.process_response(request, response) is response
     assert pace.penalty == 1.0
+
+
+def test_a_block_quarantines_the_proxy_it_came_through(sqlite_url):
+    from scrapy.exceptions import DownloadTimeoutError
+
+    crawler = make_crawler(sqlite_url, ROWS, FARM_BLOCK_RETRIES=2, FARM_BLOCK_BASE_DELAY=1, FARM_BLOCK_MAX_DELAY=8,
+                           FARM_PROXIES="http://alice:s3cret@10.0.0.1:3128,http://10.0.0.2:3128")  # fmt: skip
+    try:
+        middleware = SiteBlockMiddleware.from_crawler(crawler)
+        pool = FarmRuntime.of(crawler).proxies
+        first, second = page_requests(crawler, 2)
+        for request in (first, second):
+            assert pool.assign(request) == 0
+        retry = middleware.process_response(first, answer(first, 403, b"Forbidden", "text/html"))
+        assert retry.meta["retry_times"] == 1
+        assert set(pool.until) == {first.meta["farm_proxy"]}
+        assert crawler.stats.get_value("farm/proxy/quarantined") == 1
+        # a timeout may be the site's: site trouble, the proxy kept
+        middleware.process_exception(second, DownloadTimeoutError("took longer than 30 seconds"))
+        assert set(pool.until) == {first.meta["farm_proxy"]}
+    finally:
+        FarmRuntime.of(crawler).close()
+
+
+def test_a_proxy_that_refuses_connections_is_quarantined_without_slowing_the_site(sqlite_url):
+    from scrapy.exceptions import DownloadConnectionRefusedError
+
+    crawler = make_crawler(sqlite_url, ROWS, FARM_BLOCK_RETRIES=2, FARM_BLOCK_BASE_DELAY=1, FARM_BLOCK_MAX_DELAY=8,
+                           FARM_PROXIES="http://10.0.0.1:3128,http://10.0.0.2:3128")  # fmt: skip
+    try:
+        middleware = SiteBlockMiddleware.from_crawler(crawler)
+        runtime = FarmRuntime.of(crawler)
+        [request] = page_requests(crawler)
+        runtime.proxies.assign(request)
+        retry = middleware.process_exception(request, DownloadConnectionRefusedError("Connection was refused"))
+        assert retry.meta["retry_times"] == 1
+        assert set(runtime.proxies.until) == {request.meta["farm_proxy"]}
+        assert runtime.pace.penalty == 0.0 and not crawler.stats.get_value("farm/site/errors")
+        assert crawler.stats.get_value("farm/proxy/unreachable") == 1
+    finally:
+        FarmRuntime.of(crawler).close()

@@ -3,6 +3,7 @@
 import pytest
 import pytest_twisted
 from scrapy import Request
+from twisted.internet import reactor
 
 from farm import signals
 from farm.runtime import FarmRuntime
@@ -145,3 +146,43 @@ def test_a_fresh_request_for_a_page_in_the_window_is_not_taken_for_a_retry(crawl
     again = crawler.spider.page_request(lease, taken.meta["farm_page"])  # asked for once more, not retried
     scheduler.enqueue_request(again)
     assert not scheduler._again  # into Scrapy's queue, behind the window like any other
+
+
+PROXIES = "http://alice:s3cret@10.0.0.1:3128,http://10.0.0.2:3128"
+
+
+def test_without_proxies_a_page_request_leaves_with_no_proxy(crawler):
+    scheduler = scheduler_for(crawler)
+    hold(crawler, scheduler, [1])
+    request = scheduler.next_request()
+    assert FarmRuntime.of(crawler).proxies is None and "proxy" not in request.meta
+
+
+def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_free(sqlite_url):
+    crawler = make_crawler(sqlite_url, ROWS, FARM_PAGES_IN_FLIGHT=8, FARM_QCWY_RATE=0, FARM_PROXIES=PROXIES,
+                           FARM_PROXY_QUARANTINE=60, **QUEUE)  # fmt: skip
+    try:
+        runtime = FarmRuntime.of(crawler)
+        scheduler = scheduler_for(crawler)
+        hold(crawler, scheduler, [1, 2, 3, 4])
+        first, second = scheduler.next_request(), scheduler.next_request()
+        assert [first.meta["proxy"], second.meta["proxy"]] == PROXIES.split(",")
+        for proxy in runtime.proxies.proxies:
+            runtime.proxies.quarantine(proxy.id, "http_403")
+        assert scheduler.next_request() is None  # no proxy free: parked, not dropped, not failed
+        assert scheduler.has_pending_requests() and len(scheduler) == 2
+        assert runtime._wake_call is not None and runtime._wake_call.active()
+        assert 59 <= runtime._wake_call.getTime() - reactor.seconds() <= 60.1
+        # a retry waits too, and then gets a fresh proxy
+        retry = first.replace()
+        retry.meta["retry_times"] = 1
+        retry.meta["proxy"] = "http://10.0.0.1:3128"  # as HttpProxyMiddleware left it: no credentials
+        scheduler.enqueue_request(retry)
+        assert scheduler.next_request() is None
+        runtime.proxies.until.clear()  # the quarantine is over
+        assert scheduler.next_request() is retry and retry.meta["proxy"] == PROXIES.split(",")[0]
+        assert scheduler.next_request().meta["proxy"] == PROXIES.split(",")[1]
+        assert crawler.stats.get_value("farm/proxy/none_free") == 2
+        assert not any(run.ended for run in crawler.spider.runs.values())
+    finally:
+        FarmRuntime.of(crawler).close()
