@@ -56,6 +56,10 @@ class FarmRuntime:
         # the postings pipeline, and the progress extension it tells of each posting handled
         self.postings = None
         self.progress = None
+        # JOBDIR: the crawl's checkpoint (farm.checkpoint.Checkpoint), else None; ``refused``: why
+        # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
+        self.checkpoint = None
+        self.refused = None
         self._wake_call = None
         self._pool = single_thread_pool("farm-db")
         # started now, so that its own start-up (a Python with SQLAlchemy) overlaps the crawl's
@@ -96,6 +100,9 @@ class FarmRuntime:
                 raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
             delays = (settings.getfloat("FARM_BLOCK_BASE_DELAY"), settings.getfloat("FARM_BLOCK_MAX_DELAY"))
             crawler_id = settings.get("FARM_CRAWLER_ID")
+            checkpoint, refused = cls._checkpoint(crawler, store, crawler_id)
+            if checkpoint is not None:
+                crawler_id = checkpoint.crawler_id  # a resumed crawl is the same holder
             shared = None
             if settings.get("FARM_REDIS_URL"):
                 shared = cls._shared_work(crawler, store, crawler_id, site.lower())
@@ -103,12 +110,30 @@ class FarmRuntime:
             else:
                 pace = SitePace(rate, *delays)
             runtime = cls(crawler, store, crawler_id, pages_in_flight, pace, shared)
+            runtime.checkpoint, runtime.refused = checkpoint, refused
             if shared is not None:
                 shared.run_db = runtime.run
                 shared.on_lost = lambda reason: runtime.close_crawl("farm_redis_error")
             crawler._farm_runtime = runtime
             crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
         return runtime
+
+    @staticmethod
+    def _checkpoint(crawler, store, crawler_id):
+        """JOBDIR set: the crawl's checkpoint (farm.checkpoint), and why the crawl must not run, if so."""
+        from scrapy.utils.job import job_dir
+
+        from farm.checkpoint import OtherSpider, open_checkpoint
+
+        jobdir = job_dir(crawler.settings)
+        if not jobdir:
+            return None, None
+        crash = crawler.settings.getint("FARM_CHECKPOINT_CRASH_AT_SAVE")
+        try:
+            return open_checkpoint(jobdir, crawler.spidercls.name, store.today().isoformat(), crawler_id, crash), None
+        except OtherSpider as exc:
+            logger.error("farm: %s", exc)  # the crawl closes at open, before it claims anything
+            return None, str(exc)
 
     @staticmethod
     def _shared_work(crawler, store, crawler_id, site):
