@@ -6,6 +6,7 @@ from scrapy import Request
 
 from farm import signals
 from farm.runtime import FarmRuntime
+from farm.checkpoint import open_checkpoint
 from farm.scheduler import FarmScheduler
 from tests.unit.components import db_barrier, keyword_row, make_crawler
 
@@ -145,3 +146,20 @@ def test_a_fresh_request_for_a_page_in_the_window_is_not_taken_for_a_retry(crawl
     again = crawler.spider.page_request(lease, taken.meta["farm_page"])  # asked for once more, not retried
     scheduler.enqueue_request(again)
     assert not scheduler._again  # into Scrapy's queue, behind the window like any other
+
+
+def test_with_jobdir_the_checkpoint_replaces_scrapys_disk_queue_and_requests_seen(sqlite_url, tmp_path):
+    jobdir = tmp_path / "job"
+    crawler = make_crawler(sqlite_url, ROWS, FARM_QCWY_RATE=0, JOBDIR=str(jobdir), **QUEUE)
+    try:
+        scheduler = scheduler_for(crawler)
+        assert scheduler.dqdir is None and scheduler.df.file is None  # memory queue, no requests.seen
+        lease = hold(crawler, scheduler, [1, 2])
+        checkpoint = FarmRuntime.of(crawler).checkpoint
+        checkpoint.flush()
+        checkpoint.file.close()
+        resumed = open_checkpoint(jobdir, "qcwy", FarmRuntime.of(crawler).store.today().isoformat(), "other")
+        assert resumed.saved.pages == {lease.key: {1, 2}}  # every page queued is noted
+        assert not (jobdir / "requests.queue").exists() and not (jobdir / "requests.seen").exists()
+    finally:
+        FarmRuntime.of(crawler).close()
