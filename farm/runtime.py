@@ -112,6 +112,8 @@ class FarmRuntime:
             runtime = cls(crawler, store, crawler_id, pages_in_flight, pace, shared)
             runtime.checkpoint, runtime.refused = checkpoint, refused
             if shared is not None:
+                if checkpoint is not None and checkpoint.saved is not None:
+                    shared.resuming = set(checkpoint.saved.leases)
                 shared.run_db = runtime.run
                 shared.on_lost = lambda reason: runtime.close_crawl("farm_redis_error")
             crawler._farm_runtime = runtime

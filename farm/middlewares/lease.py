@@ -92,8 +92,11 @@ class KeywordLeaseMiddleware:
             return
         checkpoint = self.runtime.checkpoint
         if checkpoint is not None and checkpoint.saved is not None:
-            saved, held = checkpoint.saved, set(checkpoint.saved.leases)
-            self._claim = self.runtime.run(self.store.take_back, spider.name, self.runtime.crawler_id, held)
+            saved, shared = checkpoint.saved, self.runtime.shared
+            # shared: not those another worker adopted meanwhile (the scheduler looked when it opened)
+            others = shared.others if shared is not None else ()
+            self._claim = self.runtime.run(self.store.take_back, spider.name, self.runtime.crawler_id,
+                                           saved.leases, others)  # fmt: skip
             self._claim.addCallback(self._taken_back, spider, saved)
             self._claim.addErrback(self._claim_failed, spider)
             return
@@ -122,8 +125,9 @@ class KeywordLeaseMiddleware:
             pending = set().union(*(pages for (kid, _), pages in saved.pages.items() if kid == lease.id))
             if run.live and self.runtime.shared is None:
                 requests += [spider.page_request(lease, page) for page in run.ask(sorted(pending))]
-        if self.runtime.shared is not None and leases:
-            self.runtime.shared.hold(leases)
+        shared = self.runtime.shared
+        if shared is not None and leases:
+            shared.hold(leases)  # the old tokens ended when the shared work was joined
         for request in requests:
             self.crawler.engine.crawl(request)
         self._refill()

@@ -298,7 +298,7 @@ class KeywordStore:
             )
         return leases
 
-    def take_back(self, source: str, crawler_id: str, held=()) -> list[Lease]:
+    def take_back(self, source: str, crawler_id: str, held=(), others=()) -> list[Lease]:
         """The keywords a crawl that stopped held, claimed again by it at once under new tokens
         (JOBDIR checkpoint; no waiting for lease_timeout).
 
@@ -307,11 +307,13 @@ class KeywordStore:
         ``held`` (it paused, or was reaped, and nobody claimed them since). Each is taken with a
         conditional UPDATE naming the token and the holder read, so a row claimed by anyone else
         meanwhile stays theirs. Leases come back as a partial claim's do (resume at the next page).
+        ``others``: (id, token) another worker adopted (shared through Redis, a survivor adopts a
+        stopped worker's keywords without a new claim): left to it.
         """
-        held = set(held)
-        return self._retrying(lambda: self._take_back(source, crawler_id, held))
+        held, others = set(held), set(others)
+        return self._retrying(lambda: self._take_back(source, crawler_id, held, others))
 
-    def _take_back(self, source: str, crawler_id: str, held: set) -> list[Lease]:
+    def _take_back(self, source: str, crawler_id: str, held: set, others: set) -> list[Lease]:
         now = self.clock()
         day = today(now, self.tz)
         pick = select(*_LEASE_COLUMNS).where(
@@ -325,6 +327,8 @@ class KeywordStore:
             for r in conn.execute(pick).all():
                 if r.crawl_status == "partial" and (r.id, r.lease_token) not in held:
                     continue  # given back for good (a block, an outage): today's claim rules decide
+                if (r.id, r.lease_token) in others:
+                    continue
                 taken = conn.execute(
                     update(K)
                     .where(c.id == r.id, c.lease_token == r.lease_token, c.crawler_id == crawler_id,

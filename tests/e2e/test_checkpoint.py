@@ -318,3 +318,54 @@ def test_yesterdays_checkpoint_resumes_nothing(sqlite_url, tmp_path):
         assert crawl_stat(resumed.output, "farm/lease/claimed/fresh") == len(rows)
         assert {row["last_requested_date"].isoformat() for row in keywords(sqlite_url)} == {day}
         assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
+
+
+@pytest.fixture
+def shared():
+    """(Redis URL, a key prefix of this test's own); its keys are deleted afterwards."""
+    import uuid
+
+    import redis
+
+    from tests.conftest import REDIS_URL
+
+    prefix = f"farm-test-{uuid.uuid4().hex[:10]}"
+    yield REDIS_URL, prefix
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = list(client.scan_iter(f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+@pytest.mark.redis
+def test_with_redis_a_killed_worker_restarted_on_its_jobdir_takes_its_keywords_back_at_once(mariadb_url, shared,
+                                                                                            tmp_path):  # fmt: skip
+    """The queue lives in Redis; the checkpoint keeps the worker's id and leases. No survivor, and
+    FARM_WORKER_TIMEOUT and FARM_LEASE_TIMEOUT far away: only the checkpoint can bring them back."""
+    rows = qcwy_rows(CITIES[:3])
+    prepare_db(mariadb_url, rows)
+    jobdir = tmp_path / "job"
+    settings = {**SETTINGS, "FARM_WORKER_TIMEOUT": 600}
+    chance = random.Random(77)
+    kills = 0
+    with SandboxProcess(seed=11, postings=(200, 200)) as sandbox:
+        for _ in range(4):
+            target = served(sandbox) + chance.randint(3, 12)
+            crawler = start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "workers.log", redis=shared,
+                                  JOBDIR=jobdir, **settings)  # fmt: skip
+            try:
+                wait_until(lambda: served(sandbox) >= target or crawler.poll() is not None, 60, "pages")
+                if crawler.poll() is None:
+                    kills += 1
+                kill_and_settle(crawler)
+            finally:
+                crawler.kill()
+                crawler.wait(30)
+        final = run_crawl("qcwy", mariadb_url, sandbox.url, redis=shared, JOBDIR=jobdir, timeout=120, **settings)
+        assert final.returncode == 0, final.output[-3000:]
+        assert "Spider closed (finished)" in final.output and "Traceback" not in final.output
+        refetched = assert_crawled_once(mariadb_url, sandbox, rows)
+    assert kills >= 3
+    assert refetched <= kills * PAGES_IN_FLIGHT
+    assert "took back" in (tmp_path / "workers.log").read_text() + final.output

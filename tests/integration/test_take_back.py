@@ -83,3 +83,11 @@ def test_ended_keywords_and_yesterdays_are_not_taken_back(store, clock):
     store.fail(failed, "HTTP 404")
     clock.now += timedelta(days=1)  # old is still crawling, but from yesterday: today's claim rules decide
     assert store.take_back("qcwy", "me", {done.key, failed.key, old.key}) == []
+
+
+def test_a_keyword_another_worker_adopted_is_left_to_it(store):
+    """Shared through Redis, a survivor adopts a stopped worker's lease without a new claim."""
+    adopted, mine = store.claim("qcwy", "me", 2)
+    back = store.take_back("qcwy", "me", {adopted.key, mine.key}, others={adopted.key})
+    assert [lease.id for lease in back] == [mine.id]
+    assert row(store, adopted.id)["lease_token"] == adopted.lease_token
