@@ -54,8 +54,8 @@ class FarmScheduler(Scheduler):
             from farm.shared.scheduler import SharedScheduler
 
             return SharedScheduler(runtime)  # FARM_REDIS_URL: the shared queue
-        if runtime is not None and runtime.checkpoint is not None:
-            scheduler = cls._without_jobdir(crawler)
+        if runtime is not None and (runtime.checkpoint is not None or runtime.refused is not None):
+            scheduler = cls._without_jobdir(crawler)  # JOBDIR: farm's checkpoint, never Scrapy's queue
         else:
             scheduler = super().from_crawler(crawler)
         scheduler.farm = runtime

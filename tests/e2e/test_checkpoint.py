@@ -136,7 +136,8 @@ def test_kill_9_at_20_random_moments_resumes_at_once_and_loses_nothing(sqlite_ur
     assert "Traceback" not in text and "took back" in text
 
 
-def test_sigint_pauses_and_the_same_command_resumes(mariadb_url, tmp_path):
+@pytest.mark.parametrize("pause", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_first_signal_pauses_and_the_same_command_resumes(mariadb_url, tmp_path, pause):
     rows = qcwy_rows()
     prepare_db(mariadb_url, rows)
     jobdir = tmp_path / "job"
@@ -146,7 +147,7 @@ def test_sigint_pauses_and_the_same_command_resumes(mariadb_url, tmp_path):
         try:
             wait_until(lambda: served(sandbox) >= 12 or crawler.poll() is not None, 60, "12 pages")
             assert crawler.poll() is None, "the crawl ended before it could be paused"
-            crawler.send_signal(signal.SIGINT)
+            crawler.send_signal(pause)
             assert crawler.wait(60) == 0
         finally:
             crawler.kill()
