@@ -78,7 +78,8 @@ def run(rounds=3):
             firsts[size], ticks[size] = save_times(size, Path(tmp) / f"saves-{size}")
         for size in SIZES:
             results.append((f"checkpoint tick after a small change, {size:,} pending", ticks[size], "µs"))
-        results.append(("  tick at 100,000 / tick at 1,000 (aim: about 1)", ticks[SIZES[-1]] / ticks[SIZES[0]], "ratio"))
+        growth = ticks[SIZES[-1]] / ticks[SIZES[0]]
+        results.append(("  tick at 100,000 / tick at 1,000 (aim: about 1)", growth, "ratio"))
         for size in SIZES:
             results.append((f"first save of the whole queue, {size:,} pending", firsts[size], "ms"))
 
@@ -89,7 +90,8 @@ def run(rounds=3):
         for round_no in range(rounds):
             _, rate = farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-{round_no}.db")
             best["farm"] = max(best["farm"], rate)
-            pages, rate = farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-job-{round_no}.db", f"{tmp}/job-{round_no}")
+            db_url, jobdir = f"sqlite:///{tmp}/farm-job-{round_no}.db", f"{tmp}/job-{round_no}"
+            pages, rate = farm(sandbox.url, keywords, db_url, jobdir)
             best["farm_jobdir"] = max(best["farm_jobdir"], rate)
             _, rate = plain_jobdir(sandbox.url, keywords, f"{tmp}/plain-job-{round_no}")
             best["plain_jobdir"] = max(best["plain_jobdir"], rate)

@@ -33,7 +33,6 @@ import logging
 import os
 import signal
 import sqlite3
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,13 +41,13 @@ logger = logging.getLogger(__name__)
 FILE_NAME = "farm-checkpoint.sqlite"
 FORMAT_VERSION = 1
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS lease (keyword_id INTEGER, token INTEGER, PRIMARY KEY (keyword_id, token)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS page (
-    keyword_id INTEGER, token INTEGER, page INTEGER, PRIMARY KEY (keyword_id, token, page)
-) WITHOUT ROWID;
-"""
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS lease (keyword_id INTEGER, token INTEGER, PRIMARY KEY (keyword_id, token))"
+    " WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS page (keyword_id INTEGER, token INTEGER, page INTEGER,"
+    " PRIMARY KEY (keyword_id, token, page)) WITHOUT ROWID",
+)
 
 
 class CheckpointError(Exception):
@@ -128,8 +127,9 @@ class CheckpointFile:
         if self.conn is None:
             self.conn = self._connect()
         conn = self.conn
-        conn.executescript(_SCHEMA)
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("BEGIN IMMEDIATE")  # the tables and the meta row in one commit: no half-made file
+        for statement in _SCHEMA:
+            conn.execute(statement)
         conn.execute("DELETE FROM meta")
         conn.execute("DELETE FROM lease")
         conn.execute("DELETE FROM page")
@@ -214,10 +214,6 @@ class Checkpoint:
 
     def settled(self, lease_key: tuple[int, int], page: int) -> None:
         self._pages[(*lease_key, page)] = False
-
-    def hold_many(self, keys: Iterable[tuple[int, int]]) -> None:
-        for key in keys:
-            self.hold(key)
 
     @property
     def changes(self) -> int:

@@ -125,6 +125,8 @@ class FarmRuntime:
         """JOBDIR set: the crawl's checkpoint (farm.checkpoint), and why the crawl must not run, if so."""
         from scrapy.utils.job import job_dir
 
+        import sqlite3
+
         from farm.checkpoint import OtherSpider, open_checkpoint
 
         jobdir = job_dir(crawler.settings)
@@ -136,6 +138,8 @@ class FarmRuntime:
         except OtherSpider as exc:
             logger.error("farm: %s", exc)  # the crawl closes at open, before it claims anything
             return None, str(exc)
+        except (OSError, sqlite3.Error) as exc:  # not writable, disk full: a setting to fix
+            raise _start_failed(f"JOBDIR={jobdir}: the checkpoint cannot be kept there: {exc}") from None
 
     @staticmethod
     def _shared_work(crawler, store, crawler_id, site):

@@ -41,7 +41,7 @@ class JobCheckpoint:
         self.jobdir = jobdir
         self.interval = interval
         self.stats = crawler.stats
-        self._closing = False
+        self.reason = None  # why the crawl closed, once it has
         self._tick = LoopingCall(self.save)
 
     @classmethod
@@ -81,14 +81,13 @@ class JobCheckpoint:
             self.stats.inc_value("farm/checkpoint/changes", changes)
 
     def spider_closed(self, spider, reason):
-        self._closing = True
         self.reason = reason
 
     def engine_stopped(self):
         # after every spider_closed handler: the leases released at a pause are still noted
         if self._tick.running:
             self._tick.stop()
-        reason = getattr(self, "reason", None)
+        reason = self.reason
         if reason == "finished":
             self.checkpoint.file.remove()
             logger.info("farm: the crawl finished: its checkpoint in JOBDIR=%s is removed", self.jobdir)

@@ -65,7 +65,8 @@ def kill_and_settle(crawler):
 def recorded_pages(db_url):
     """Pages the keyword table records done, all keywords together."""
     rows = keywords(db_url)
-    return sum(row["last_completed_page"] + len([p for p in (row["pages_ahead"] or "").split(",") if p]) for row in rows)
+    return sum(row["last_completed_page"] + len([p for p in (row["pages_ahead"] or "").split(",") if p])
+               for row in rows)  # fmt: skip
 
 
 def assert_crawled_once(db_url, sandbox, rows):

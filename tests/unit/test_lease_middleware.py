@@ -172,8 +172,7 @@ async def test_pages_lost_inside_the_crawl_are_asked_for_again_a_bounded_number_
 
 
 @pytest_twisted.ensureDeferred
-async def test_with_a_jobdir_checkpoint_it_takes_its_keywords_back_first_with_the_pages_still_missing(sqlite_url,
-                                                                                                     tmp_path):  # fmt: skip
+async def test_a_jobdir_checkpoint_has_its_keywords_taken_back_first_with_their_missing_pages(sqlite_url, tmp_path):
     from farm.checkpoint import open_checkpoint
     from farm.state.db import make_engine
     from farm.state.migrate import upgrade
