@@ -180,8 +180,10 @@ def test_a_second_sigint_stops_at_once_and_the_checkpoint_still_resumes(sqlite_u
     prepare_db(sqlite_url, rows)
     jobdir = tmp_path / "job"
     log = tmp_path / "first.log"
-    with SandboxProcess(seed=6, postings=(200, 200)) as sandbox:
-        crawler = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, DOWNLOAD_DELAY=0.2, **SETTINGS)
+    # half the pages answer after 3 s: the graceful close is still waiting for one at the second signal
+    with SandboxProcess(seed=6, postings=(200, 200), fault_rate=0.5, fault_kinds=["slow"], fault_seed=1,
+                        slow_ms=3000) as sandbox:  # fmt: skip
+        crawler = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, **SETTINGS)
         try:
             wait_until(lambda: served(sandbox) >= 10 or crawler.poll() is not None, 60, "10 pages")
             assert crawler.poll() is None
