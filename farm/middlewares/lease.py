@@ -128,6 +128,8 @@ class KeywordLeaseMiddleware:
         shared = self.runtime.shared
         if shared is not None and leases:
             shared.hold(leases)  # the old tokens ended when the shared work was joined
+        if self._closing:
+            return  # closed meanwhile: spider_closed releases what was taken back
         for request in requests:
             self.crawler.engine.crawl(request)
         self._refill()
