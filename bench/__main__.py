@@ -2,13 +2,13 @@
 
 Ratios are measured within one run (these machines are shared and noisy):
 claims at 10k vs 1M keyword rows, claims over HTTP vs in process, the sandbox vs
-one Scrapy process, farm vs plain Scrapy.
+one Scrapy process, farm vs plain Scrapy, a crawl with JOBDIR vs without.
 """
 
 import sys
 import time
 
-from bench import api_bench, claims_bench, crawl_bench, redis_bench, sandbox_bench
+from bench import api_bench, checkpoint_bench, claims_bench, crawl_bench, redis_bench, sandbox_bench
 
 SECTIONS = [
     ("keyword claims, 8 processes on MariaDB", claims_bench.run),
@@ -16,6 +16,7 @@ SECTIONS = [
     ("sandbox throughput", sandbox_bench.run),
     ("crawl throughput: farm vs plain Scrapy", crawl_bench.run),
     ("work shared through Redis: farm's Redis mode vs local mode vs scrapy-redis", redis_bench.run),
+    ("pause and resume (JOBDIR): checkpoint saves, crawl with JOBDIR vs without vs Scrapy's", checkpoint_bench.run),
 ]
 
 

@@ -65,7 +65,8 @@ def _start_failed(message: str) -> FarmStartError:
 
 class FarmRuntime:
     def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int,
-                 rate: float, block_delays: tuple[float, float], redis_url: str | None = None):  # fmt: skip
+                 rate: float, block_delays: tuple[float, float], redis_url: str | None = None,
+                 checkpoint=None, refused: str | None = None):  # fmt: skip
         settings = crawler.settings
         self.crawler = crawler
         self.stats = crawler.stats
@@ -82,9 +83,15 @@ class FarmRuntime:
             on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
         self.progress = PageProgress(crawler, self)
+        # JOBDIR: the crawl's checkpoint (farm.checkpoint.Checkpoint), else None; ``refused``: why
+        # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
+        self.checkpoint = checkpoint
+        self.refused = refused
         self.shared = None
         if redis_url:
             self.shared = _shared_work(crawler, self, redis_url)
+            if checkpoint is not None and checkpoint.saved is not None:
+                self.shared.resuming = set(checkpoint.saved.leases)
             self.pace = SharedPace(rate, *block_delays, self.shared.link, self.shared.queue)
         else:
             self.pace = SitePace(rate, *block_delays)
@@ -128,8 +135,12 @@ class FarmRuntime:
         if rate < 0:
             raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
         delays = (settings.getfloat("FARM_BLOCK_BASE_DELAY"), settings.getfloat("FARM_BLOCK_MAX_DELAY"))
-        return cls(crawler, store, settings.get("FARM_CRAWLER_ID"), pages_in_flight, rate, delays,
-                   settings.get("FARM_REDIS_URL"))  # fmt: skip
+        crawler_id = settings.get("FARM_CRAWLER_ID")
+        checkpoint, refused = _checkpoint(crawler, store, crawler_id)
+        if checkpoint is not None:
+            crawler_id = checkpoint.crawler_id  # a resumed crawl is the same holder
+        return cls(crawler, store, crawler_id, pages_in_flight, rate, delays, settings.get("FARM_REDIS_URL"),
+                   checkpoint=checkpoint, refused=refused)  # fmt: skip
 
     def start(self, spider=None) -> None:
         """Start the DB thread, the state writer process and the Redis link's thread (once)."""
@@ -208,6 +219,27 @@ class FarmRuntime:
     def _close_database(self):
         self._pool.stop()
         self.store.engine.dispose()
+
+
+def _checkpoint(crawler, store, crawler_id):
+    """JOBDIR set: the crawl's checkpoint (farm.checkpoint), and why the crawl must not run, if so."""
+    import sqlite3
+
+    from scrapy.utils.job import job_dir
+
+    from farm.checkpoint import OtherSpider, open_checkpoint
+
+    jobdir = job_dir(crawler.settings)
+    if not jobdir:
+        return None, None
+    crash = crawler.settings.getint("FARM_CHECKPOINT_CRASH_AT_SAVE")
+    try:
+        return open_checkpoint(jobdir, crawler.spidercls.name, store.today().isoformat(), crawler_id, crash), None
+    except OtherSpider as exc:
+        logger.error("farm: %s", exc)  # the crawl closes at open, before it claims anything
+        return None, str(exc)
+    except (OSError, sqlite3.Error) as exc:  # not writable, disk full: a setting to fix
+        raise _start_failed(f"JOBDIR={jobdir}: the checkpoint cannot be kept there: {exc}") from None
 
 
 def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):

@@ -23,13 +23,22 @@ requests, pass as Scrapy's would.
 
 With FARM_REDIS_URL set, the scheduler is farm.shared.scheduler.SharedScheduler
 (the same gates, on the queue every worker shares).
+
+With JOBDIR set, a farm crawl's queue stays in memory and its dupefilter keeps no
+``requests.seen``: Scrapy writes its disk queues' index only at a clean close, so
+after a kill -9 they report nothing pending while ``requests.seen`` refuses those
+requests for good. The JOBDIR checkpoint (farm.checkpoint) replaces both: every
+farm page request queued here is noted in it, and a resumed crawl asks for its
+pages again. A spider not of farm's keeps Scrapy's JOBDIR as is.
 """
 
 import logging
 from collections import deque
 
 from scrapy.core.scheduler import Scheduler
+from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import build_from_crawler, load_object
 
 from farm.proxies import take_proxy
 
@@ -49,8 +58,12 @@ class FarmScheduler(Scheduler):
             from farm.shared.scheduler import SharedScheduler
 
             return SharedScheduler(runtime)  # FARM_REDIS_URL: the shared queue
-        scheduler = super().from_crawler(crawler)
+        if runtime is not None and (runtime.checkpoint is not None or runtime.refused is not None):
+            scheduler = cls._without_jobdir(crawler)  # JOBDIR: farm's checkpoint, never Scrapy's queue
+        else:
+            scheduler = super().from_crawler(crawler)
         scheduler.farm = runtime
+        scheduler.checkpoint = runtime.checkpoint if runtime is not None else None
         scheduler._parked = None  # a request taken from the queue that must wait for its turn
         scheduler._again = deque()  # requests for pages already in the window: first out
         return scheduler
@@ -59,6 +72,28 @@ class FarmScheduler(Scheduler):
         if self.farm is not None:
             self.farm.start()  # the crawl's writer process and threads: the first step that needs them
         return super().open(spider)
+
+    @classmethod
+    def _without_jobdir(cls, crawler):
+        """Scrapy's scheduler as ``from_crawler`` builds it, but on memory queues and without the
+        dupefilter's ``requests.seen``: the checkpoint keeps the queue instead."""
+        settings = crawler.settings
+        dupefilter_cls = load_object(settings["DUPEFILTER_CLASS"])
+        if issubclass(dupefilter_cls, RFPDupeFilter):
+            dupefilter = dupefilter_cls(None, settings.getbool("DUPEFILTER_DEBUG"),
+                                        fingerprinter=crawler.request_fingerprinter)  # fmt: skip
+        else:
+            dupefilter = build_from_crawler(dupefilter_cls, crawler)
+        return cls(
+            dupefilter=dupefilter,
+            jobdir=None,
+            dqclass=load_object(settings["SCHEDULER_DISK_QUEUE"]),
+            mqclass=load_object(settings["SCHEDULER_MEMORY_QUEUE"]),
+            logunser=settings.getbool("SCHEDULER_DEBUG"),
+            stats=crawler.stats,
+            pqclass=load_object(settings["SCHEDULER_PRIORITY_QUEUE"]),
+            crawler=crawler,
+        )
 
     def has_pending_requests(self) -> bool:
         return self._parked is not None or bool(self._again) or super().has_pending_requests()
@@ -72,6 +107,8 @@ class FarmScheduler(Scheduler):
             self._again.append(request)
             self.stats.inc_value("scheduler/enqueued/farm_again")
             return True
+        if lease is not None and self.checkpoint is not None:
+            self.checkpoint.queued(lease.key, request.meta["farm_page"])
         return super().enqueue_request(request)
 
     def next_request(self):

@@ -83,6 +83,11 @@ FARM_PROXY_QUARANTINE = float(_env("FARM_PROXY_QUARANTINE", 1800))
 FARM_METRICS_PORT = int(_env("FARM_METRICS_PORT", 0))
 FARM_METRICS_HOST = _env("FARM_METRICS_HOST", "0.0.0.0")
 FARM_METRICS_LINGER = float(_env("FARM_METRICS_LINGER", 0))
+# With JOBDIR set (pause and resume): the longest, in seconds, a change (a keyword claimed,
+# a page asked for or recorded) may wait before the checkpoint in JOBDIR holds it.
+FARM_CHECKPOINT_INTERVAL = float(_env("FARM_CHECKPOINT_INTERVAL", 1.0))
+# Tests only: the n-th checkpoint save kills the crawl (SIGKILL) inside its transaction; 0: never.
+FARM_CHECKPOINT_CRASH_AT_SAVE = 0
 # Postings are upserted in batches of this many, or after this many seconds.
 FARM_SQL_BATCH_SIZE = int(_env("FARM_SQL_BATCH_SIZE", 200))
 FARM_SQL_FLUSH_INTERVAL = float(_env("FARM_SQL_FLUSH_INTERVAL", 0.5))
@@ -140,6 +145,8 @@ EXTENSIONS = {
     "farm.extensions.reaper.LeaseReaper": 110,
     "farm.extensions.logstats.FarmLogStats": 120,
     "farm.extensions.lean.LeanProcess": 130,
+    # NotConfigured unless JOBDIR is set: pause and resume
+    "farm.extensions.checkpoint.JobCheckpoint": 140,
 }
 
 FEED_EXPORT_ENCODING = "utf-8"

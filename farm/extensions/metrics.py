@@ -98,6 +98,7 @@ class FarmMetrics:
         ext = cls(crawler, settings.get("FARM_METRICS_HOST") or "0.0.0.0", port, linger)
         ext.listen()  # before the runtime starts its state writer: a port in use fails the crawl first
         ext.runtime = FarmRuntime.of(crawler)
+        ext.labels[1] = ext.runtime.crawler_id  # a crawl resumed from JOBDIR holds its keywords under its first id
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext

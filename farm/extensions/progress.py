@@ -147,6 +147,8 @@ class PageProgress:
         """The page is recorded, or given up: it leaves the window (and, shared, the worker's hands)."""
         self.runtime.window.leave(run.key, page)
         run.settled(page, recorded)
+        if self.runtime.checkpoint is not None:
+            self.runtime.checkpoint.settled(run.key, page)
         shared = self.runtime.shared
         if shared is not None:
             shared.settled(run.key, page)
@@ -238,6 +240,8 @@ class PageProgress:
         worker waiting for it)."""
         self.tallies.pop((lease_key, page), None)
         self.runtime.window.leave(lease_key, page)
+        if self.runtime.checkpoint is not None:
+            self.runtime.checkpoint.settled(lease_key, page)
         if self.runtime.shared is not None:
             self.runtime.shared.settled(lease_key, page)
 

@@ -9,6 +9,10 @@ reclaim, in the same crawl, a keyword it gave up for a site block or an outage
 the progress of its fetched pages, so that the next claimer resumes at the next
 unfinished page.
 
+With JOBDIR set, a crawl that resumes first takes back, at once, the keywords its
+checkpoint says it held (farm.state.store.KeywordStore.take_back), with the pages
+it had asked for and not recorded; then it claims as usual.
+
 It keeps the spider open while there is work and closes it when there is none:
 an empty claim is not the end while the store still counts claimable rows
 (SKIP LOCKED hides rows other crawlers are claiming), and failed keywords
@@ -82,6 +86,52 @@ class KeywordLeaseMiddleware:
         return None
 
     def spider_opened(self, spider):
+        if self.runtime.refused is not None:
+            self._closing = True
+            self.runtime.close_crawl("farm_checkpoint_refused")
+            return
+        checkpoint = self.runtime.checkpoint
+        if checkpoint is not None and checkpoint.saved is not None:
+            saved, shared = checkpoint.saved, self.runtime.shared
+            # shared: not those another worker adopted meanwhile (the scheduler looked when it opened)
+            others = shared.others if shared is not None else ()
+            self._claim = self.runtime.run(self.store.take_back, spider.name, self.runtime.crawler_id,
+                                           saved.leases, others)  # fmt: skip
+            self._claim.addCallback(self._taken_back, spider, saved)
+            self._claim.addErrback(self._claim_failed, spider)
+            return
+        self._refill()
+
+    def _taken_back(self, leases, spider, saved):
+        """The keywords the checkpoint held, ours again under new tokens: their pages asked for again
+        (those the checkpoint had pending, and those the keyword table says are missing; pages the
+        table records done are not fetched again)."""
+        self._claim = None
+        checkpoint = self.runtime.checkpoint
+        checkpoint.saved = None
+        for old in saved.leases:  # the old tokens are gone; what was not taken back is dropped
+            checkpoint.release(old)
+        self.stats.inc_value("farm/checkpoint/taken_back", len(leases))
+        dropped = len({kid for kid, _ in saved.leases} - {lease.id for lease in leases})
+        if dropped:
+            self.stats.inc_value("farm/checkpoint/dropped_leases", dropped)
+        logger.info("farm: resuming from JOBDIR: took back %d keyword(s) at once (%d held by others or ended "
+                    "meanwhile, dropped)", len(leases), dropped)  # fmt: skip
+        requests = []
+        for lease in leases:
+            checkpoint.hold(lease.key)
+            run = spider.runs[lease.key] = KeywordRun(lease, shared=self.runtime.shared is not None)
+            requests += spider.lease_requests(lease)
+            pending = set().union(*(pages for (kid, _), pages in saved.pages.items() if kid == lease.id))
+            if run.live and self.runtime.shared is None:
+                requests += [spider.page_request(lease, page) for page in run.ask(sorted(pending))]
+        shared = self.runtime.shared
+        if shared is not None and leases:
+            shared.hold(leases)  # the old tokens ended when the shared work was joined
+        if self._closing:
+            return  # closed meanwhile: spider_closed releases what was taken back
+        for request in requests:
+            self.crawler.engine.crawl(request)
         self._refill()
 
     def spider_idle(self, spider):
@@ -145,7 +195,7 @@ class KeywordLeaseMiddleware:
     def _refill(self):
         live = sum(1 for run in self.runs.values() if run.live and run.owned)
         wanted = self.in_flight - live
-        if self._claim is not None or self._closing or wanted <= 0:
+        if self._claim is not None or self._closing or wanted <= 0 or self._engine_closing():
             return
         if self._later is not None:
             if self._later.active():
@@ -155,6 +205,11 @@ class KeywordLeaseMiddleware:
         self._claim = self.runtime.run(self._claim_or_outlook, spider.name, wanted, frozenset(self.skip))
         self._claim.addCallback(self._claimed, spider)
         self._claim.addErrback(self._claim_failed, spider)
+
+    def _engine_closing(self) -> bool:
+        """The crawl is closing (a pause, an error): what is in flight finishes, nothing new is claimed."""
+        slot = getattr(self.crawler.engine, "_slot", None)  # no public way in Scrapy
+        return slot is not None and slot.closing is not None
 
     def _claim_or_outlook(self, source, wanted, skip):
         leases = self.store.claim(source, self.runtime.crawler_id, wanted, skip_partial=skip)
@@ -175,8 +230,11 @@ class KeywordLeaseMiddleware:
             )
         # every claimed lease becomes a run, even while closing: spider_closed releases it
         shared = self.runtime.shared
+        checkpoint = self.runtime.checkpoint
         for lease in leases:
             spider.runs[lease.key] = KeywordRun(lease, shared=shared is not None)
+            if checkpoint is not None:
+                checkpoint.hold(lease.key)
         if shared is not None:
             shared.hold(leases)  # before their first requests are queued: a survivor adopts them
         requests = [request for lease in leases for request in spider.lease_requests(lease)]

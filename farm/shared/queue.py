@@ -165,6 +165,20 @@ class SharedQueue(PriorityQueue):
         owner = self.scripts["end"](keys=[self.k("ended"), self.k("owner")], args=args)
         return owner.decode() if isinstance(owner, bytes) else owner
 
+    def adopted_by_others(self) -> set[tuple[int, int]]:
+        """(keyword id, token) of the leases another worker owns (claimed, or adopted from a worker
+        that stopped): a restarted worker does not take those back."""
+        out = set()
+        for name, owner in self.server.hgetall(self.k("owner")).items():
+            if owner.decode() != self.worker:
+                kid, _, token = name.decode().partition(":")
+                out.add((int(kid), int(token)))
+        return out
+
+    def own_leases(self) -> set[str]:
+        """The leases Redis lists as this worker's."""
+        return {name.decode() for name in self.server.smembers(self.k("leases:" + self.worker))}
+
     def inbox(self, most: int = 100) -> list[tuple[str, str]]:
         """(lease, outcome) of this worker's leases that other workers ended."""
         items = self.server.lpop(self.k("inbox:" + self.worker), most) or []

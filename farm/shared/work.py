@@ -54,6 +54,11 @@ class SharedWork:
         self._beating = None
         self._ticks = 0
         self._rebuilding = False
+        # JOBDIR: the leases (id, token) of the checkpoint this worker resumes from under the id it had
+        # (set before start), else None; once started, the leases other workers own, which the lease
+        # middleware must not take back
+        self.resuming: set[tuple[int, int]] | None = None
+        self.others: set[tuple[int, int]] = set()
 
     # --- out, in order -----------------------------------------------------------------
 
@@ -173,12 +178,26 @@ class SharedWork:
 
     def start(self):
         self.epoch = None
-        d = self.link.run(self.queue.start_epoch)
+        d = self.link.run(self._join)
         d.addCallback(self._started)
         d.addErrback(self._failed, "joining the shared work")
         return d
 
-    def _started(self, epoch):
+    def _join(self):
+        others = set()
+        if self.resuming is not None:
+            # the same worker, restarted, before it pops: what it had taken and not settled goes back
+            # in the queue (no survivor would ever put it back: this worker's heartbeat goes on), and
+            # the leases it held end, so that their requests are dropped at the pop, not fetched to
+            # be fenced; the lease middleware takes the keywords back under new tokens
+            self.queue.leave()
+            others = self.queue.adopted_by_others()
+            for name in self.queue.own_leases() | {f"{kid}:{token}" for kid, token in self.resuming - others}:
+                self.queue.ended(name, "lost")
+        return self.queue.start_epoch(), others
+
+    def _started(self, result):
+        epoch, self.others = result
         self.epoch = epoch
         self._beat.start(max(0.2, self.worker_timeout / 6), now=True)
 

@@ -298,6 +298,53 @@ class KeywordStore:
             )
         return leases
 
+    def take_back(self, source: str, crawler_id: str, held=(), others=()) -> list[Lease]:
+        """The keywords a crawl that stopped held, claimed again by it at once under new tokens
+        (JOBDIR checkpoint; no waiting for lease_timeout).
+
+        Taken back: today's rows of ``source`` still held by ``crawler_id``, ``crawling`` (the crawl
+        was killed; its claims after its last checkpoint too), or ``partial`` under a token in
+        ``held`` (it paused, or was reaped, and nobody claimed them since). Each is taken with a
+        conditional UPDATE naming the token and the holder read, so a row claimed by anyone else
+        meanwhile stays theirs. Leases come back as a partial claim's do (resume at the next page).
+        ``others``: (id, token) another worker adopted (shared through Redis, a survivor adopts a
+        stopped worker's keywords without a new claim): left to it.
+        """
+        held, others = set(held), set(others)
+        return self._retrying(lambda: self._take_back(source, crawler_id, held, others))
+
+    def _take_back(self, source: str, crawler_id: str, held: set, others: set) -> list[Lease]:
+        now = self.clock()
+        day = today(now, self.tz)
+        pick = select(*_LEASE_COLUMNS).where(
+            c.source == source, c.crawler_id == crawler_id, c.last_requested_date == day,
+            c.crawl_status.in_(("crawling", "partial")),
+        ).order_by(c.id)  # fmt: skip
+        if self._mysql:
+            pick = pick.with_for_update(skip_locked=True)
+        leases = []
+        with self.engine.begin() as conn:
+            for r in conn.execute(pick).all():
+                if r.crawl_status == "partial" and (r.id, r.lease_token) not in held:
+                    continue  # given back for good (a block, an outage): today's claim rules decide
+                if (r.id, r.lease_token) in others:
+                    continue
+                taken = conn.execute(
+                    update(K)
+                    .where(c.id == r.id, c.lease_token == r.lease_token, c.crawler_id == crawler_id,
+                           c.crawl_status == r.crawl_status)  # fmt: skip
+                    .values(crawl_status="crawling", lease_token=c.lease_token + 1, heartbeat_at=now,
+                            last_requested_at=now, updated_at=now)  # fmt: skip
+                ).rowcount
+                if taken != 1:
+                    continue
+                leases.append(Lease(
+                    id=r.id, source=source, city=r.city, job=r.job, lease_token=r.lease_token + 1,
+                    start_page=r.last_completed_page + 1, from_status="resumed", total_pages=r.total_pages,
+                    pages_ahead=frozenset(_parse_pages(r.pages_ahead)), retry_count=r.retry_count,
+                ))  # fmt: skip
+        return leases
+
     def outlook(self, source: str, skip_partial=()) -> "Outlook":
         """What a claim could hand out now, and when the next failed row comes due for a retry.
 

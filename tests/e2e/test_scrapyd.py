@@ -115,19 +115,22 @@ def test_cancel_pauses_a_job_and_the_same_jobid_resumes_it_to_completion(scrapyd
         assert not scrapyd.died(jobid), scrapyd.job_log("qcwy", jobid)[-3000:]
         log = scrapyd.job_log("qcwy", jobid)
         assert "Closing spider (shutdown)" in log and "releasing" in log
+        assert "farm: paused; to resume, run the same command with the same JOBDIR=" in log
+        held = {row["id"] for row in keywords(mariadb_url) if row["crawl_status"] == "partial"}
         states = Counter(row["crawl_status"] for row in keywords(mariadb_url))
-        assert "crawling" not in states and states["partial"] >= 1, states
-        assert last_stat(log, "scheduler/enqueued/disk") > 0  # JOBDIR: the requests went to disk queues
+        assert "crawling" not in states and held, states
+        # JOBDIR: farm's checkpoint, not Scrapy's disk queues (unsafe after a kill)
+        assert last_stat(log, "scheduler/enqueued/disk") == 0
+        assert (scrapyd.job_dir("qcwy", jobid) / "farm-checkpoint.sqlite").exists()
         at_cancel = fetched_pages(sandbox, "qcwy")
 
         scrapyd.schedule("qcwy", jobid, settings)  # the same jobid: the same JOBDIR
         scrapyd.wait_finished([jobid], timeout=180, times=2)
         assert not scrapyd.died(jobid), scrapyd.job_log("qcwy", jobid)[-3000:]
         resumed = scrapyd.job_log("qcwy", jobid)[len(log):]
-        assert "Resuming crawl (" in resumed  # Scrapy reopened the JOBDIR's queue...
-        persisted = int(resumed.split("Resuming crawl (", 1)[1].split()[0])
-        # ...whose requests belonged to leases released at the cancel: dropped, not fetched
-        assert last_stat(resumed, "farm/lease/dropped_requests") >= persisted > 0
+        # the keywords held at the cancel are taken back at once, with their pages
+        assert f"took back {len(held)} keyword(s) at once" in resumed
+        assert last_stat(resumed, "farm/checkpoint/taken_back") == len(held)
         assert "farm: no qcwy keyword left to claim for today" in resumed and "Spider closed (finished)" in resumed
 
         pages, ids, per_keyword = expected_crawl(sandbox, "qcwy", rows, MAX_PAGES)

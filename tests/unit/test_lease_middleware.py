@@ -169,3 +169,46 @@ async def test_pages_lost_inside_the_crawl_are_asked_for_again_a_bounded_number_
     row = keyword_row(crawler, run.lease.id)
     assert row["crawl_status"] == "failed" and "lost inside the crawl" in row["error_message"]
     assert crawler.stats.get_value("farm/keyword/orphan_pages") == 2 * (ORPHAN_ROUNDS + 1)  # both keywords
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_jobdir_checkpoint_has_its_keywords_taken_back_first_with_their_missing_pages(sqlite_url, tmp_path):
+    from farm.checkpoint import open_checkpoint
+    from farm.state.db import make_engine
+    from farm.state.migrate import upgrade
+    from farm.state.store import KeywordStore
+
+    jobdir = tmp_path / "job"
+    # a crawl under the id "first" held two keywords when it was killed
+    upgrade(sqlite_url)
+    store = KeywordStore(make_engine(sqlite_url))
+    store.add_keywords(ROWS)
+    a, b = store.claim("qcwy", "first", 2)
+    store.page_done(a, 1, 20, total_pages=5)
+    store.page_done(a, 3, 20, total_pages=5)
+    checkpoint = open_checkpoint(jobdir, "qcwy", store.today().isoformat(), "first")
+    for lease, pages in ((a, [2, 3, 4]), (b, [1])):  # page 5 of A was asked for after its last save
+        checkpoint.hold(lease.key)
+        for page in pages:
+            checkpoint.queued(lease.key, page)
+    checkpoint.flush()
+    checkpoint.file.close()
+    store.engine.dispose()
+    crawler = make_crawler(sqlite_url, ROWS, FARM_LEASES_IN_FLIGHT=3, JOBDIR=str(jobdir), FARM_CRAWLER_ID="second")
+    crawler.engine = recording_engine()
+    try:
+        middleware = KeywordLeaseMiddleware.from_crawler(crawler)
+        assert FarmRuntime.of(crawler).crawler_id == "first"  # the same holder
+        send(crawler, scrapy_signals.spider_opened)
+        await db_barrier(crawler)
+        await db_barrier(crawler)  # the take-back, then the claim it makes room for
+        asked = sorted((r.meta["farm_lease"].id, r.meta["farm_lease"].lease_token, r.meta["farm_page"])
+                       for r in crawler.engine.scheduled)  # fmt: skip
+        # A: 2 and 4 from the checkpoint, 5 from the table, not 3 (done); B: its page 1; then a fresh claim
+        assert asked == [(a.id, a.lease_token + 1, 2), (a.id, a.lease_token + 1, 4), (a.id, a.lease_token + 1, 5),
+                         (b.id, b.lease_token + 1, 1), (3, 1, 1)]  # fmt: skip
+        assert crawler.stats.get_value("farm/checkpoint/taken_back") == 2
+        assert keyword_row(crawler, a.id)["crawler_id"] == "first"
+        assert set(middleware.runs) == {(a.id, a.lease_token + 1), (b.id, b.lease_token + 1), (3, 1)}
+    finally:
+        FarmRuntime.of(crawler).close()

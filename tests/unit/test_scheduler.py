@@ -7,6 +7,7 @@ from twisted.internet import reactor
 
 from farm import signals
 from farm.runtime import FarmRuntime
+from farm.checkpoint import open_checkpoint
 from farm.scheduler import FarmScheduler
 from tests.unit.components import db_barrier, keyword_row, make_crawler
 
@@ -184,5 +185,22 @@ def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_fre
         assert scheduler.next_request().meta["proxy"] == PROXIES.split(",")[1]
         assert crawler.stats.get_value("farm/proxy/none_free") == 2
         assert not any(run.ended for run in crawler.spider.runs.values())
+    finally:
+        FarmRuntime.of(crawler).close()
+
+
+def test_with_jobdir_the_checkpoint_replaces_scrapys_disk_queue_and_requests_seen(sqlite_url, tmp_path):
+    jobdir = tmp_path / "job"
+    crawler = make_crawler(sqlite_url, ROWS, FARM_QCWY_RATE=0, JOBDIR=str(jobdir), **QUEUE)
+    try:
+        scheduler = scheduler_for(crawler)
+        assert scheduler.dqdir is None and scheduler.df.file is None  # memory queue, no requests.seen
+        lease = hold(crawler, scheduler, [1, 2])
+        checkpoint = FarmRuntime.of(crawler).checkpoint
+        checkpoint.flush()
+        checkpoint.file.close()
+        resumed = open_checkpoint(jobdir, "qcwy", FarmRuntime.of(crawler).store.today().isoformat(), "other")
+        assert resumed.saved.pages == {lease.key: {1, 2}}  # every page queued is noted
+        assert not (jobdir / "requests.queue").exists() and not (jobdir / "requests.seen").exists()
     finally:
         FarmRuntime.of(crawler).close()

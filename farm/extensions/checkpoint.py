@@ -1,0 +1,99 @@
+"""Pause and resume with JOBDIR: the crawl's checkpoint, saved every FARM_CHECKPOINT_INTERVAL.
+
+On only when JOBDIR is set (``scrapy crawl qcwy -s JOBDIR=dir``; scrapyd sets it per job
+with ``jobs_dir``), for farm's spiders. The file and why it is sound are in
+farm.checkpoint; who notes what:
+
+- the lease middleware notes every keyword it claims (or takes back), and takes back
+  at start the keywords a resumed checkpoint held;
+- the farm scheduler notes every page request it queues (it keeps no disk queue of
+  Scrapy's when JOBDIR is set: this replaces it);
+- the progress extension notes every page recorded or given up;
+- this extension drops a keyword whose lease ended (completed, failed, blocked,
+  lost), and writes what changed once per tick, in one transaction.
+
+Pause: the first SIGINT or SIGTERM (scrapyd's cancel.json) closes the crawl as
+Scrapy does (``shutdown``): nothing new is claimed, what is in flight finishes, the
+keywords held are released ``partial`` and stay in the checkpoint, which is saved
+one last time; the crawl exits 0 and says how to resume. A second signal stops at
+once, like a kill: the last tick's commit stands. A crawl that finishes removes its
+checkpoint; one that closes for any other reason keeps it.
+"""
+
+import logging
+
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.job import job_dir
+from twisted.internet.task import LoopingCall
+
+from farm import signals
+from farm.runtime import FarmRuntime
+
+logger = logging.getLogger(__name__)
+
+
+class JobCheckpoint:
+    def __init__(self, crawler, runtime: FarmRuntime, jobdir: str, interval: float):
+        self.crawler = crawler
+        self.runtime = runtime
+        self.checkpoint = runtime.checkpoint
+        self.jobdir = jobdir
+        self.interval = interval
+        self.stats = crawler.stats
+        self.reason = None  # why the crawl closed, once it has
+        self._tick = LoopingCall(self.save)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        jobdir = job_dir(crawler.settings)
+        if not jobdir:
+            raise NotConfigured("JOBDIR is not set")
+        interval = crawler.settings.getfloat("FARM_CHECKPOINT_INTERVAL")
+        if interval <= 0:
+            raise ValueError(f"FARM_CHECKPOINT_INTERVAL must be a positive number of seconds, got {interval}")
+        runtime = FarmRuntime.of(crawler)  # NotConfigured for a spider not of farm's
+        if runtime.checkpoint is None:
+            raise NotConfigured("the JOBDIR holds another spider's checkpoint: this crawl does not run")
+        ext = cls(crawler, runtime, jobdir, interval)
+        crawler.signals.connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
+        crawler.signals.connect(ext.spider_closed, signal=scrapy_signals.spider_closed)
+        crawler.signals.connect(ext.engine_stopped, signal=scrapy_signals.engine_stopped)
+        crawler.signals.connect(ext.lease_ended, signal=signals.lease_ended)
+        return ext
+
+    def spider_opened(self, spider):
+        self._tick.start(self.interval, now=False)
+
+    def lease_ended(self, lease, outcome, spider):
+        self.checkpoint.release(lease.key)
+
+    def save(self):
+        try:
+            changes = self.checkpoint.flush()
+        except Exception as exc:  # noqa: BLE001 - a full disk: the crawl goes on, the changes wait
+            self.stats.inc_value("farm/checkpoint/save_error")
+            logger.error("farm: saving the checkpoint in JOBDIR=%s failed (kept for the next try): %s",
+                         self.jobdir, exc)  # fmt: skip
+            return
+        if changes:
+            self.stats.inc_value("farm/checkpoint/saves")
+            self.stats.inc_value("farm/checkpoint/changes", changes)
+
+    def spider_closed(self, spider, reason):
+        self.reason = reason
+
+    def engine_stopped(self):
+        # after every spider_closed handler: the leases released at a pause are still noted
+        if self._tick.running:
+            self._tick.stop()
+        reason = self.reason
+        if reason == "finished":
+            self.checkpoint.file.remove()
+            logger.info("farm: the crawl finished: its checkpoint in JOBDIR=%s is removed", self.jobdir)
+            return
+        self.save()
+        self.checkpoint.file.close()
+        if reason == "shutdown":
+            logger.info("farm: paused; to resume, run the same command with the same JOBDIR=%s "
+                        "(on scrapyd: schedule the same jobid)", self.jobdir)  # fmt: skip
