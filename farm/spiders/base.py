@@ -159,16 +159,17 @@ class LeaseSpider(scrapy.Spider):
 
     def page_request(self, lease: Lease, page: int) -> scrapy.Request:
         request = self.search_request(self.city_code(lease.city), lease.job, page)
-        return request.replace(
-            callback=self._page_callback,
-            errback=self._page_errback,
-            # the keyword table, not the dupefilter, says what is done:
-            # a retried keyword must be able to fetch its pages again
-            dont_filter=True,
-            # retries are farm's (farm.middlewares.blocks): with the site's back-off, and
-            # an outage is not the keyword's fault; Scrapy's RetryMiddleware stays out
-            meta={**request.meta, "farm_lease": lease, "farm_page": page, "dont_retry": True},
-        )
+        # made here, so set in place rather than copied by replace(): a page request is the
+        # crawl's most frequent object after a posting
+        request.callback = self._page_callback
+        request.errback = self._page_errback
+        # the keyword table, not the dupefilter, says what is done:
+        # a retried keyword must be able to fetch its pages again
+        request.dont_filter = True
+        # retries are farm's (farm.middlewares.blocks): with the site's back-off, and
+        # an outage is not the keyword's fault; Scrapy's RetryMiddleware stays out
+        request.meta.update(farm_lease=lease, farm_page=page, dont_retry=True)
+        return request
 
     def postings_from(self, entries, build, id_field: str, response) -> list[JobPosting]:
         """``build(entry)`` for each of the site's entries that has an id; the others are

@@ -62,33 +62,42 @@ class QcwySpider(LeaseSpider):
         # quote (not quote_plus) with safe="": every reserved character is %-escaped, so
         # Scrapy's safe_url_string leaves the query as is and the sign matches what is sent
         query = urlencode(params, quote_via=quote)
-        request = scrapy.Request(
-            f"{self.base_url}{SEARCH_PATH}?{query}",
+        url, sign = self._signature(f"{self.base_url}{SEARCH_PATH}?{query}")
+        return scrapy.Request(
+            url,
             headers={
                 "From-Domain": "51job_web",
                 "Origin": self.base_url,
                 "Referer": f"{self.base_url}/",
                 "Accept": "application/json, text/plain, */*",
+                "sign": sign,
             },
         )
-        return self.sign_request(request)
 
     def sign_request(self, request):
         """``request`` with the current ``timestamp`` and a ``sign`` over the path and query it
         sends (§2.1). farm.middlewares.signing calls it again as each attempt, retries
         included, goes out: a retry minutes later is not sent with a stale timestamp."""
-        parts = urlsplit(request.url)
-        if not parts.path.endswith(SEARCH_PATH):
+        signature = self._signature(request.url)
+        if signature is None:
             return request
+        url, sign = signature
+        signed = request.replace(url=url)
+        signed.headers["sign"] = sign
+        return signed
+
+    def _signature(self, url: str) -> tuple[str, str] | None:
+        """``url`` with the current timestamp, and its sign; None for a URL that is not a search."""
+        parts = urlsplit(url)
+        if not parts.path.endswith(SEARCH_PATH):
+            return None
         # only the timestamp's text changes: the rest of the query, quoted as search_request
         # quoted it, is exactly what was sent before and what the sign covers
         stamp = f"timestamp={int(self.clock())}"
         query = "&".join(stamp if pair.startswith("timestamp=") else pair for pair in parts.query.split("&"))
         # the site signs its own path (a base URL's path prefix is a proxy's, not 51job's)
         sign = hmac.new(SIGN_KEY, f"{SEARCH_PATH}?{query}".encode(), hashlib.sha256).hexdigest()
-        signed = request.replace(url=urlunsplit(parts._replace(query=query)))
-        signed.headers["sign"] = sign
-        return signed
+        return urlunsplit(parts._replace(query=query)), sign
 
     def parse_page(self, response):
         data = response_json(response)
