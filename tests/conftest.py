@@ -1,4 +1,4 @@
-"""Shared fixtures: a fresh database per test, on SQLite and on the machine's real MariaDB."""
+"""Shared fixtures: a fresh database per test, on SQLite and on the machine's real MariaDB; a Redis key prefix per test."""
 
 import os
 import uuid
@@ -51,3 +51,17 @@ def db_url(request, tmp_path):
         yield f"{MARIADB_SERVER}/{name}"
     finally:
         _drop_mariadb_database(admin, name)
+
+
+@pytest.fixture
+def shared():
+    """(Redis URL, a key prefix of this test's own) for crawls sharing work; its keys are deleted afterwards."""
+    import redis
+
+    prefix = f"farm-test-{uuid.uuid4().hex[:10]}"
+    yield REDIS_URL, prefix
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = list(client.scan_iter(f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()

@@ -324,24 +324,6 @@ def test_yesterdays_checkpoint_resumes_nothing(sqlite_url, tmp_path):
         assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
 
 
-@pytest.fixture
-def shared():
-    """(Redis URL, a key prefix of this test's own); its keys are deleted afterwards."""
-    import uuid
-
-    import redis
-
-    from tests.conftest import REDIS_URL
-
-    prefix = f"farm-test-{uuid.uuid4().hex[:10]}"
-    yield REDIS_URL, prefix
-    client = redis.Redis.from_url(REDIS_URL)
-    keys = list(client.scan_iter(f"{prefix}:*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
-
-
 @pytest.mark.redis
 def test_with_redis_a_killed_worker_restarted_on_its_jobdir_takes_its_keywords_back_at_once(mariadb_url, shared,
                                                                                             tmp_path):  # fmt: skip

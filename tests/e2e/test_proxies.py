@@ -6,14 +6,12 @@ request with the site's 403, as the site would answer that address.
 
 import base64
 import socket
-import uuid
 
 import pytest
 import redis
 
 from farm.proxies import Proxy
 from farm.sandbox.testing import SandboxProcess
-from tests.conftest import REDIS_URL
 from tests.e2e.harness import (
     crawl_stat,
     expected_crawl,
@@ -131,17 +129,6 @@ def test_with_every_proxy_quarantined_the_crawl_waits_and_fails_no_keyword(sqlit
     times = sorted(first.times + second.times)
     assert max(b - a for a, b in zip(times, times[1:])) >= 0.75 * quarantine
     assert secrets_in(output) == []
-
-
-@pytest.fixture
-def shared():
-    prefix = f"farm-test-{uuid.uuid4().hex[:10]}"
-    yield REDIS_URL, prefix
-    client = redis.Redis.from_url(REDIS_URL)
-    keys = list(client.scan_iter(f"{prefix}:*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
 
 
 @pytest.mark.redis

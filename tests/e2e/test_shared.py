@@ -36,18 +36,6 @@ def rows_for(n):
     return [("qcwy", CITIES[i % len(CITIES)], f"job{i}") for i in range(n)]
 
 
-@pytest.fixture
-def shared():
-    """(Redis URL, a key prefix of this test's own); its keys are deleted afterwards."""
-    prefix = f"farm-test-{uuid.uuid4().hex[:10]}"
-    yield REDIS_URL, prefix
-    client = redis.Redis.from_url(REDIS_URL)
-    keys = list(client.scan_iter(f"{prefix}:*"))
-    if keys:
-        client.delete(*keys)
-    client.close()
-
-
 def start_workers(n, db_url, sandbox, shared, tmp_path, first=0, **settings):
     return [
         start_crawl("qcwy", db_url, sandbox.url, tmp_path / f"worker{i}.log", redis=shared,
