@@ -170,6 +170,12 @@ class SharedScheduler(RedisScheduler):
                 self.work.ack(item.id)
                 continue
             lease, page = request.meta["farm_lease"], request.meta["farm_page"]
+            if (lease.key, page) in self.work.taken:
+                # a second copy of a page this worker holds (queued again by a rebuild after
+                # Redis lost everything): the first settles the page; this one is done with now
+                self.stats.inc_value("farm/shared/duplicate")
+                self.work.ack(item.id)
+                continue
             run = runtime.runs.get(lease.key)
             if run is None:  # another worker's keyword: handled here page by page
                 run = runtime.runs[lease.key] = KeywordRun(lease, shared=True, owned=False)
