@@ -65,7 +65,7 @@ class FarmScheduler(Scheduler):
         scheduler.farm = runtime
         scheduler.checkpoint = runtime.checkpoint if runtime is not None else None
         scheduler._parked = None  # a request taken from the queue that must wait for its turn
-        scheduler._again = deque()  # requests for pages already in the window: first out
+        scheduler._again = RetryLane(runtime) if runtime is not None else None
         return scheduler
 
     def open(self, spider):
@@ -99,13 +99,11 @@ class FarmScheduler(Scheduler):
         return self._parked is not None or bool(self._again) or super().has_pending_requests()
 
     def __len__(self) -> int:
-        return super().__len__() + (self._parked is not None) + len(self._again)
+        return super().__len__() + (self._parked is not None) + len(self._again or ())
 
     def enqueue_request(self, request) -> bool:
         lease = request.meta.get("farm_lease") if self.farm is not None else None
-        if lease is not None and _repeated(request) and (lease.key, request.meta["farm_page"]) in self.farm.window.pages:
-            self._again.append(request)
-            self.stats.inc_value("scheduler/enqueued/farm_again")
+        if lease is not None and self._again.offer(request):
             return True
         if lease is not None and self.checkpoint is not None:
             self.checkpoint.queued(lease.key, request.meta["farm_page"])
@@ -115,20 +113,8 @@ class FarmScheduler(Scheduler):
         farm = self.farm
         if farm is None:
             return super().next_request()
-        while self._again:
-            request = self._again.popleft()
-            lease, page = request.meta["farm_lease"], request.meta["farm_page"]
-            run = farm.runs.get(lease.key)
-            if run is None or not run.live:
-                farm.stats.inc_value("farm/lease/dropped_requests")
-                farm.progress.give_up(lease, page)
-                continue
-            wait = farm.pace.wait() or take_proxy(farm.proxies, request)  # a retry: a fresh proxy
-            if wait > 0:
-                self._again.appendleft(request)
-                farm.wake_in(wait)
-                return None
-            farm.pace.taken()
+        request = self._again.next_request()
+        if request is not None or self._again:  # one to go, or one waiting for its turn
             return request
         while True:
             request, self._parked = self._parked, None
@@ -139,12 +125,9 @@ class FarmScheduler(Scheduler):
             lease = request.meta.get("farm_lease")
             if lease is None:
                 return request
-            page = request.meta["farm_page"]
-            run = farm.runs.get(lease.key)
-            if run is None or not run.live:
-                farm.stats.inc_value("farm/lease/dropped_requests")
-                farm.progress.give_up(lease, page)
+            if not still_wanted(farm, request):
                 continue
+            page, run = request.meta["farm_page"], farm.runs[lease.key]
             if not farm.window.has_room(lease.key, page):
                 farm.stats.inc_value("farm/window/full")
                 self._parked = request  # the window wakes the engine when a page leaves
@@ -158,6 +141,56 @@ class FarmScheduler(Scheduler):
             farm.window.enter(lease.key, page)
             run.taken(page)
             return request
+
+
+def still_wanted(runtime, request) -> bool:
+    """Whether the page request's keyword is still held and asking; else it is given up here."""
+    lease = request.meta["farm_lease"]
+    run = runtime.runs.get(lease.key)
+    if run is not None and run.live:
+        return True
+    runtime.stats.inc_value("farm/lease/dropped_requests")
+    runtime.progress.give_up(lease, request.meta["farm_page"])
+    return False
+
+
+class RetryLane:
+    """Retries and redirects of pages already in the window: they go out before anything
+    else, the window notwithstanding, at the site's pace and each with a fresh proxy.
+    Both schedulers (local and shared) keep one."""
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+        self.requests: deque = deque()
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def offer(self, request) -> bool:
+        """Take ``request`` if it repeats a page in the window; False: it is not the lane's."""
+        lease = request.meta["farm_lease"]
+        if not _repeated(request) or (lease.key, request.meta["farm_page"]) not in self.runtime.window.pages:
+            return False
+        self.requests.append(request)
+        self.runtime.stats.inc_value("scheduler/enqueued/farm_again")
+        return True
+
+    def next_request(self):
+        """The next request that may go now; None when there is none, or when the first
+        must wait for its turn (then the lane is not empty, and the engine is woken)."""
+        runtime = self.runtime
+        while self.requests:
+            request = self.requests.popleft()
+            if not still_wanted(runtime, request):
+                continue
+            wait = runtime.pace.wait() or take_proxy(runtime.proxies, request)
+            if wait > 0:
+                self.requests.appendleft(request)
+                runtime.wake_in(wait)
+                return None
+            runtime.pace.taken()
+            return request
+        return None
 
 
 def _repeated(request) -> bool:

@@ -33,6 +33,7 @@ from twisted.internet import reactor
 
 from farm.keywordrun import KeywordRun
 from farm.proxies import take_proxy
+from farm.scheduler import RetryLane, still_wanted
 from farm.shared.codec import BadPayload
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class SharedScheduler(RedisScheduler):
         self.work = work
         self.stats = runtime.stats
         self._buffer = deque()  # taken from the shared queue for this worker, places in the window reserved
-        self._again = deque()  # requests for pages already in the window
+        self._again = RetryLane(runtime)
         self._popping = False
         self._pump_call = None
         self._idle_poll = 0
@@ -81,10 +82,7 @@ class SharedScheduler(RedisScheduler):
         return bool(self._buffer or self._again)
 
     def enqueue_request(self, request) -> bool:
-        lease = request.meta.get("farm_lease")
-        if lease is not None and _repeated(request) and (lease.key, request.meta["farm_page"]) in self.runtime.window.pages:
-            self._again.append(request)
-            self.stats.inc_value("scheduler/enqueued/farm_again")
+        if "farm_lease" in request.meta and self._again.offer(request):
             return True
         self.work.push(request)
         self.stats.inc_value("scheduler/enqueued/redis")
@@ -92,21 +90,13 @@ class SharedScheduler(RedisScheduler):
 
     def next_request(self):
         runtime = self.runtime
-        while self._again:
-            request = self._again.popleft()
-            if not self._still_wanted(request):
-                continue
-            wait = runtime.pace.wait() or take_proxy(runtime.proxies, request)  # a retry: a fresh proxy
-            if wait > 0:
-                self._again.appendleft(request)
-                runtime.wake_in(wait)
-                return None
-            runtime.pace.taken()
+        request = self._again.next_request()
+        if request is not None or self._again:  # one to go, or one waiting for its turn
             return request
         window = runtime.window
         while self._buffer:
             request = self._buffer[0]
-            if not self._still_wanted(request):
+            if not still_wanted(runtime, request):
                 self._buffer.popleft()
                 continue
             lease, page = request.meta["farm_lease"], request.meta["farm_page"]
@@ -125,15 +115,6 @@ class SharedScheduler(RedisScheduler):
             return request
         self._pump()
         return None
-
-    def _still_wanted(self, request) -> bool:
-        lease, page = request.meta["farm_lease"], request.meta["farm_page"]
-        run = self.runtime.runs.get(lease.key)
-        if run is not None and run.live:
-            return True
-        self.stats.inc_value("farm/lease/dropped_requests")
-        self.runtime.progress.give_up(lease, page)
-        return False
 
     # --- the pump ------------------------------------------------------------------------
 
@@ -203,8 +184,3 @@ class SharedScheduler(RedisScheduler):
         self._pump_call = None
         self._pump()
 
-
-def _repeated(request) -> bool:
-    """A retry or a redirect of a request already taken (Scrapy marks both in the meta)."""
-    meta = request.meta
-    return "retry_times" in meta or "redirect_times" in meta
