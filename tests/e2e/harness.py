@@ -197,3 +197,28 @@ def running(pid):
         return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def kill_and_settle(crawler):
+    """kill -9 the crawl; wait for its state writer to commit what it had read and exit."""
+    writer = state_writer_of(crawler.pid)
+    crawler.kill()
+    crawler.wait(30)
+    if writer is not None:  # its input ended with the crawl: it commits what it read and exits
+        wait_until(lambda: not running(writer), 30, "the killed crawl's state writer to exit")
+
+
+def kill_at_a_random_moment(sandbox, start, chance, least, most, source="qcwy"):
+    """Start a crawl (``start()``), kill -9 it once the sandbox has served ``least`` to ``most``
+    more pages, and let its writer settle; whether it was still running when killed."""
+    target = served(sandbox, source) + chance.randint(least, most)
+    crawler = start()
+    try:
+        wait_until(lambda: served(sandbox, source) >= target or crawler.poll() is not None, 60, "pages")
+        killed = crawler.poll() is None
+        kill_and_settle(crawler)
+    finally:
+        crawler.kill()
+        crawler.wait(30)
+    return killed
+

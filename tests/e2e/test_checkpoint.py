@@ -23,6 +23,8 @@ from tests.e2e.harness import (
     expected_crawl,
     fetched_pages,
     keywords,
+    kill_and_settle,
+    kill_at_a_random_moment,
     prepare_db,
     run_crawl,
     running,
@@ -51,15 +53,6 @@ CITIES, JOBS = ("北京", "上海", "广州", "深圳"), ("python", "java", "前
 
 def qcwy_rows(cities=CITIES[:2], jobs=JOBS[:3]):
     return [("qcwy", city, job) for city in cities for job in jobs]
-
-
-def kill_and_settle(crawler):
-    """kill -9 the crawl; wait for its state writer to commit what it had read and exit."""
-    writer = state_writer_of(crawler.pid)
-    crawler.kill()
-    crawler.wait(30)
-    if writer is not None:
-        wait_until(lambda: not running(writer), 30, "the killed crawl's state writer to exit")
 
 
 def recorded_pages(db_url):
@@ -112,16 +105,8 @@ def test_kill_9_at_20_random_moments_resumes_at_once_and_loses_nothing(sqlite_ur
     kills, unrecorded = 0, []
     with SandboxProcess(seed=3, postings=(200, 200)) as sandbox:
         for _ in range(20):
-            target = served(sandbox) + chance.randint(0, 10)  # 0: killed while it starts
-            crawler = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, **SETTINGS)
-            try:
-                wait_until(lambda: served(sandbox) >= target or crawler.poll() is not None, 60, "pages")
-                if crawler.poll() is None:
-                    kills += 1
-                kill_and_settle(crawler)
-            finally:
-                crawler.kill()
-                crawler.wait(30)
+            start = lambda: start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, **SETTINGS)  # noqa: E731
+            kills += kill_at_a_random_moment(sandbox, start, chance, 0, 10)  # 0: killed while it starts
             # pages fetched but not recorded: the most this kill may cost in pages fetched again
             unrecorded.append(len(fetched_pages(sandbox, "qcwy")) - recorded_pages(sqlite_url))
         final = run_crawl("qcwy", sqlite_url, sandbox.url, JOBDIR=jobdir, **SETTINGS)
@@ -337,17 +322,9 @@ def test_with_redis_a_killed_worker_restarted_on_its_jobdir_takes_its_keywords_b
     kills = 0
     with SandboxProcess(seed=11, postings=(200, 200)) as sandbox:
         for _ in range(4):
-            target = served(sandbox) + chance.randint(3, 12)
-            crawler = start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "workers.log", redis=shared,
-                                  JOBDIR=jobdir, **settings)  # fmt: skip
-            try:
-                wait_until(lambda: served(sandbox) >= target or crawler.poll() is not None, 60, "pages")
-                if crawler.poll() is None:
-                    kills += 1
-                kill_and_settle(crawler)
-            finally:
-                crawler.kill()
-                crawler.wait(30)
+            start = lambda: start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "workers.log",  # noqa: E731
+                                        redis=shared, JOBDIR=jobdir, **settings)  # fmt: skip
+            kills += kill_at_a_random_moment(sandbox, start, chance, 3, 12)
         final = run_crawl("qcwy", mariadb_url, sandbox.url, redis=shared, JOBDIR=jobdir, timeout=120, **settings)
         assert final.returncode == 0, final.output[-3000:]
         assert "Spider closed (finished)" in final.output and "Traceback" not in final.output

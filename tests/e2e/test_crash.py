@@ -15,9 +15,9 @@ from tests.e2e.harness import (
     expected_crawl,
     fetched_pages,
     keywords,
+    kill_at_a_random_moment,
     prepare_db,
     run_crawl,
-    running,
     served,
     start_crawl,
     state_writer_of,
@@ -58,19 +58,8 @@ def test_kill_9_at_random_moments_loses_nothing(db_url, tmp_path):
         kills = 0
         for _ in range(KILLS):
             # a random moment into the crawl: after 1 to 15 more pages were served
-            target = served(sandbox) + chance.randint(1, 15)
-            crawler = start_crawl("qcwy", db_url, sandbox.url, log, **SETTINGS)
-            try:
-                wait_until(lambda: served(sandbox) >= target or crawler.poll() is not None, 60, "pages")
-                writer = state_writer_of(crawler.pid)
-                if crawler.poll() is None:
-                    crawler.kill()
-                    kills += 1
-            finally:
-                crawler.kill()
-                crawler.wait(30)
-            if writer is not None:  # its input ended with the crawl: it commits what it read and exits
-                wait_until(lambda: not running(writer), 30, "the killed crawl's state writer to exit")
+            start = lambda: start_crawl("qcwy", db_url, sandbox.url, log, **SETTINGS)  # noqa: E731
+            kills += kill_at_a_random_moment(sandbox, start, chance, 1, 15)
             reap_dead_leases(db_url)
         final = run_crawl("qcwy", db_url, sandbox.url, **SETTINGS)
         assert final.returncode == 0, final.output[-3000:]

@@ -25,6 +25,7 @@ from farm.state.store import KeywordStore
 from farm.writer import StateWriter, WriteLost
 from tests.integration.strict import strict
 from tests.unit.components import make_crawler
+from tests.unit.test_normalise import deep, depth  # JSON nested n levels, and how deep a value is
 
 
 @pytest.fixture
@@ -164,21 +165,6 @@ async def test_the_writer_imports_the_crawls_own_farm_whatever_the_working_direc
     finally:
         if not writer.ended.called:
             writer.transport.signalProcess("KILL")
-
-
-def deep(levels):
-    value = 1
-    for _ in range(levels):
-        value = [value]
-    return value
-
-
-def depth(value):
-    if isinstance(value, dict):
-        return 1 + max((depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((depth(v) for v in value), default=0)
-    return 0
 
 
 @pytest_twisted.ensureDeferred
