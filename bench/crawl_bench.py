@@ -2,8 +2,12 @@
 
 All crawl the same keywords' pages from the same sandbox, as subprocesses with
 the same concurrency; pages/s is Scrapy's own count of responses over its own
-elapsed time. They alternate, and each keeps its best round, so that a noisy
-neighbour does not decide the ratio.
+elapsed time. They run in rounds, one of each side a round, in an order that
+turns each round (ABBA), so that a side is not always the one that follows a
+long run. A ratio is taken within each round, from runs seconds apart, and the
+median of the rounds' ratios is the figure: this machine's speed drifts by a
+fifth from one minute to the next, and a best run on either side (the best of
+each side is shown too) is as much luck as speed.
 
 Two baselines: plain Scrapy as it comes, and plain Scrapy with farm's
 LeanProcess extension (the heap frozen at start, debug records not built),
@@ -17,6 +21,7 @@ shares the machine's two cores with the crawl and the sandbox.
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -68,31 +73,44 @@ def farm(sandbox_url, keywords, db_url):
     return _run([sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON, env)
 
 
-def run(rounds=3):
+def run(rounds=5):
     keywords = [(city, job) for city in CITIES for job in JOBS]
-    best_plain = best_lean = best_farm = best_mariadb = 0.0
+    rates = {"plain": [], "lean": [], "farm": [], "mariadb": []}
     pages = 0
     with SandboxProcess(seed=9, postings=(800, 800)) as sandbox, tempfile.TemporaryDirectory() as tmp:
+        sides = {
+            "plain": lambda round_no: plain(sandbox.url, keywords),
+            "lean": lambda round_no: plain(sandbox.url, keywords, lean=True),
+            "farm": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-{round_no}.db"),
+            "mariadb": lambda round_no: _on_mariadb(sandbox.url, keywords),
+        }
         for round_no in range(rounds):
-            pages, rate = plain(sandbox.url, keywords)
-            best_plain = max(best_plain, rate)
-            _, rate = plain(sandbox.url, keywords, lean=True)
-            best_lean = max(best_lean, rate)
-            _, rate = farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-{round_no}.db")
-            best_farm = max(best_farm, rate)
-            with mariadb_database() as url:
-                _, rate = farm(sandbox.url, keywords, url)
-            best_mariadb = max(best_mariadb, rate)
+            for side in sides if round_no % 2 == 0 else reversed(sides):
+                pages, rate = sides[side](round_no)
+                rates[side].append(rate)
+
+    def ratio(side, baseline):  # the median of the rounds' ratios
+        return statistics.median(a / b for a, b in zip(rates[side], rates[baseline]))
+
     return [
         # the headline: like for like, both with LeanProcess; what farm's own machinery costs
-        ("farm / plain Scrapy + LeanProcess (like for like, aim >= 0.9)", best_farm / best_lean, "ratio"),
-        ("farm / plain Scrapy as it comes", best_farm / best_plain, "ratio"),
-        ("farm on MariaDB / plain Scrapy + LeanProcess", best_mariadb / best_lean, "ratio"),
-        (f"plain Scrapy, qcwy pages ({pages} per run, best of {rounds}, 16 at once)", best_plain, "pages/s"),
-        ("plain Scrapy + farm's LeanProcess", best_lean, "pages/s"),
-        ("farm `scrapy crawl qcwy`, SQLite state + pipeline", best_farm, "pages/s"),
-        ("farm `scrapy crawl qcwy`, MariaDB state + pipeline", best_mariadb, "pages/s"),
-    ]
+        (f"farm / plain Scrapy + LeanProcess (like for like, aim >= 0.9; median of {rounds} rounds)",
+         ratio("farm", "lean"), "ratio"),
+        ("  the same, best farm run / best plain + LeanProcess run", max(rates["farm"]) / max(rates["lean"]), "ratio"),
+        ("farm / plain Scrapy as it comes", ratio("farm", "plain"), "ratio"),
+        ("farm on MariaDB / plain Scrapy + LeanProcess", ratio("mariadb", "lean"), "ratio"),
+        (f"plain Scrapy, qcwy pages ({pages} per run, median of {rounds}, 16 at once)",
+         statistics.median(rates["plain"]), "pages/s"),
+        ("plain Scrapy + farm's LeanProcess", statistics.median(rates["lean"]), "pages/s"),
+        ("farm `scrapy crawl qcwy`, SQLite state + pipeline", statistics.median(rates["farm"]), "pages/s"),
+        ("farm `scrapy crawl qcwy`, MariaDB state + pipeline", statistics.median(rates["mariadb"]), "pages/s"),
+    ]  # fmt: skip
+
+
+def _on_mariadb(sandbox_url, keywords):
+    with mariadb_database() as url:
+        return farm(sandbox_url, keywords, url)
+
 
 if __name__ == "__main__":
     for name, value, unit in run():

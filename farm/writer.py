@@ -21,6 +21,11 @@ from farm.state.writer import CONFIG_VARIABLE, frame, read_answer
 
 logger = logging.getLogger(__name__)
 
+# A frame is a few hundred kB. Through a pipe of Linux's default 64 kB it crosses in as
+# many turns of the crawl's reactor, which is busy, and its pages wait that long in the
+# page window: the pipe to the child is made to hold a whole frame.
+PIPE_SIZE = 1 << 20
+
 
 class WriteLost(Exception):
     """A write the crawl handed to the state writer was not committed."""
@@ -67,6 +72,9 @@ class StateWriter(protocol.ProcessProtocol):
             self.transport.closeStdin()
         return self.ended
 
+    def connectionMade(self):
+        _enlarge_pipe(self.transport.pipes.get(0))
+
     def outReceived(self, data: bytes):
         self._out += data
         *lines, self._out = self._out.split(b"\n")
@@ -95,3 +103,14 @@ class StateWriter(protocol.ProcessProtocol):
                 logger.error("farm: %s", message)
         while self._replies:
             self._replies.popleft().errback(WriteLost(self.error))
+
+
+def _enlarge_pipe(pipe) -> None:
+    """Make ``pipe`` (the child's stdin) hold PIPE_SIZE bytes, or as many as the system allows."""
+    try:
+        import fcntl
+
+        size = min(PIPE_SIZE, int(Path("/proc/sys/fs/pipe-max-size").read_text()))
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, size)
+    except (ImportError, AttributeError, OSError, ValueError):  # not Linux: the default pipe, a little slower
+        pass

@@ -92,14 +92,16 @@ class PageProgress:
         good part of its speed.
         """
         if item is not None:
-            item._farm_handled = True
-        if lease.key not in self.runs:
-            return
-        tally = self.tallies.get((lease.key, page))
+            object.__setattr__(item, "_farm_handled", True)  # past Item.__setattr__: once per posting
+        key = (lease.key, page)
+        tally = self.tallies.get(key)
         if tally is None:
-            tally = self.tallies[(lease.key, page)] = _PageTally()
+            if lease.key not in self.runs:
+                return
+            tally = self.tallies[key] = _PageTally()
         tally.handled += 1
-        self._check(lease, page, tally)
+        if tally.expected is not None and tally.handled >= tally.expected:
+            self._check(lease, page, tally)
 
     def item_error(self, item, response, spider, failure):
         lease = response.meta.get("farm_lease") if response is not None else None

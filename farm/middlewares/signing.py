@@ -2,10 +2,10 @@
 
 A site whose requests carry a timestamp and a signature over it (51job, docs/sites.md
 §2.1) must not send a retry minutes later with the first attempt's timestamp. Such a
-spider defines ``sign_request(request) -> request``: the request with a fresh
-timestamp and signature, built like ``Request.replace`` builds one. This
-middleware calls it for every request on its way to the downloader; it is off
-(NotConfigured) for a spider that defines no such hook.
+spider defines ``sign(url) -> (url, headers)``: the URL with a fresh timestamp, and
+the headers that sign it (None: the request is not one it signs). This middleware
+calls it for every request on its way to the downloader and changes the attempt
+in hand; it is off (NotConfigured) for a spider that defines no such hook.
 
 The farm scheduler holds a page request back until the page window has room and
 the site's pace allows it (back-offs after blocks included), so a request reaches
@@ -25,18 +25,22 @@ class RequestSigningMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not callable(getattr(crawler.spidercls, "sign_request", None)):
-            raise NotConfigured(f"{crawler.spidercls.__name__} signs no requests (no sign_request)")
+        if not callable(getattr(crawler.spidercls, "sign", None)):
+            raise NotConfigured(f"{crawler.spidercls.__name__} signs no requests (no sign)")
         return cls(crawler)
 
     def process_request(self, request):
-        signed = self.crawler.spider.sign_request(request)
-        if signed is request:
+        signed = self.crawler.spider.sign(request.url)
+        if signed is None:
             return None
         # A Request returned from here would go back to the scheduler and wait in its queue
         # again, stale by the time it is sent: the attempt in hand takes the signed URL and
-        # headers instead. Scrapy has no public setter for a request's URL.
-        request._set_url(signed.url)
-        request.headers = signed.headers
+        # headers instead (no copy of the request: this runs for every page). Scrapy has no
+        # public setter for a request's URL.
+        url, headers = signed
+        if url != request.url:
+            request._set_url(url)
+        for name, value in headers.items():
+            request.headers[name] = value
         self.stats.inc_value("farm/sign/signed")
         return None

@@ -16,6 +16,7 @@ import scrapy
 from scrapy.exceptions import DropItem
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from farm.items import JobPosting
 from farm.runtime import FarmRuntime
 from farm.state.normalise import encodable, key_problem
 from farm.state.posting_fields import POSTING_FIELDS
@@ -34,8 +35,12 @@ class SqlPostingsPipeline:
         return cls(crawler, FarmRuntime.of(crawler))
 
     def process_item(self, item):
-        # an Item's mapping protocol costs three times its own field dict
-        row = item._values if isinstance(item, scrapy.Item) else {name: item.get(name) for name in POSTING_FIELDS}
+        # an Item's mapping protocol costs three times its own field dict (and isinstance
+        # an ABC check: the exact class is tried first)
+        if type(item) is JobPosting or isinstance(item, scrapy.Item):
+            row = item._values
+        else:
+            row = {name: item.get(name) for name in POSTING_FIELDS}
         problem = key_problem(row)
         if problem is None:
             try:

@@ -229,10 +229,12 @@ class LeaseSpider(scrapy.Spider):
             return
         run = self.runs.get(lease.key)
         next_pages = self.next_pages(run, page_no, page) if run is not None else []
+        place = (lease, page_no)
         for posting in page.postings:
             posting["source"] = self.name
             posting["keyword_id"] = lease.id
-            posting._farm_page = (lease, page_no)
+            # not a field: set past Item.__setattr__'s check, a Python call per posting
+            object.__setattr__(posting, "_farm_page", place)
             yield posting
         self.crawler.stats.inc_value("farm/page/parsed")
         self._send(signals.page_parsed, lease=lease, page=page_no, postings=len(page.postings))

@@ -39,7 +39,7 @@ class QcwySpider(LeaseSpider):
     def search_request(self, city_code, job, page):
         params = {
             "api_key": "51job",
-            "timestamp": "",  # sign_request puts in the time of sending
+            "timestamp": "",  # the time of sending: signed again then (sign)
             "keyword": job,
             "searchType": "2",
             **dict.fromkeys(["function", "industry"], ""),
@@ -74,17 +74,15 @@ class QcwySpider(LeaseSpider):
             },
         )
 
-    def sign_request(self, request):
-        """``request`` with the current ``timestamp`` and a ``sign`` over the path and query it
-        sends (§2.1). farm.middlewares.signing calls it again as each attempt, retries
+    def sign(self, url: str) -> tuple[str, dict[str, str]] | None:
+        """``url`` with the current ``timestamp``, and the headers that sign it (§2.1); None for a
+        URL that is not a search. farm.middlewares.signing calls it as each attempt, retries
         included, goes out: a retry minutes later is not sent with a stale timestamp."""
-        signature = self._signature(request.url)
+        signature = self._signature(url)
         if signature is None:
-            return request
+            return None
         url, sign = signature
-        signed = request.replace(url=url)
-        signed.headers["sign"] = sign
-        return signed
+        return url, {"sign": sign}
 
     def _signature(self, url: str) -> tuple[str, str] | None:
         """``url`` with the current timestamp, and its sign; None for a URL that is not a search."""

@@ -22,7 +22,7 @@ from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
 from farm.state.posting_fields import JSON_DEPTH_MAX
 from farm.state.store import KeywordStore
-from farm.writer import StateWriter, WriteLost
+from farm.writer import PIPE_SIZE, StateWriter, WriteLost
 from tests.integration.strict import strict
 from tests.unit.components import make_crawler
 from tests.unit.test_normalise import deep, depth  # JSON nested n levels, and how deep a value is
@@ -68,6 +68,21 @@ async def test_a_frame_stores_its_postings_and_records_its_pages_in_one_go(store
     assert stored(store)["a"][0] == "title a"
     row = next(k for k in store.list_keywords() if k["id"] == lease.id)
     assert (row["crawl_status"], row["jobs_found"]) == ("completed", 2)
+    assert await (writer.close()) == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_pipe_to_the_writer_holds_a_whole_frame(store, writer):
+    # a frame is a few hundred kB: through Linux's default 64 kB pipe it crossed in as many turns of
+    # the crawl's busy reactor, and its pages waited that long in the page window
+    fcntl = pytest.importorskip("fcntl")
+    allowed = int(open("/proc/sys/fs/pipe-max-size").read())
+    assert fcntl.fcntl(writer.transport.pipes[0].fileno(), fcntl.F_GETPIPE_SZ) == min(PIPE_SIZE, allowed)
+    assert PIPE_SIZE >= 1 << 20
+    [lease] = store.claim("qcwy", "test", 1)
+    frame = [posting(f"j{n}", lease.id, title="职位" * 200) for n in range(400)]  # some 700 kB
+    result = await writer.write(frame, [(lease, 1, 400, 1)])
+    assert result.postings == 400 and result.pages[0].completed
     assert await (writer.close()) == 0
 
 
