@@ -30,6 +30,7 @@ from twisted.internet.defer import DeferredList
 from farm import signals
 from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
+from farm.shared.link import RedisUnreachable
 from farm.spiders.base import LeaseLost
 from farm.state.clock import utcnow
 from farm.state.store import Outlook
@@ -126,8 +127,8 @@ class KeywordLeaseMiddleware:
             if run.live and self.runtime.shared is None:
                 requests += [spider.page_request(lease, page) for page in run.ask(sorted(pending))]
         shared = self.runtime.shared
-        if shared is not None and leases:
-            shared.hold(leases)  # the old tokens ended when the shared work was joined
+        if shared is not None:
+            shared.hold(leases, claimed=True)  # the old tokens ended when the shared work was joined
         if self._closing:
             return  # closed meanwhile: spider_closed releases what was taken back
         for request in requests:
@@ -142,9 +143,10 @@ class KeywordLeaseMiddleware:
             self._refill()
             raise DontCloseSpider
         shared = self.runtime.shared
-        if shared is not None and shared.busy:
-            # other workers still hold requests of this site: should one of them stop, this
-            # worker takes its requests and keywords over. Look again now: done, it closes at once.
+        if shared is not None and (shared.busy or shared.adopting):
+            # other workers still hold requests of this site, or take keywords on: should one of them
+            # stop, this worker takes its requests and keywords over. Look again now: done, it closes
+            # at once.
             self._nothing_claimed(Outlook(0, None), spider)
             raise DontCloseSpider
 
@@ -202,7 +204,13 @@ class KeywordLeaseMiddleware:
                 self._later.cancel()
             self._later = None
         spider = self.crawler.spider
-        self._claim = self.runtime.run(self._claim_or_outlook, spider.name, wanted, frozenset(self.skip))
+        shared = self.runtime.shared
+        if shared is None:
+            self._claim = self.runtime.run(self._claim_or_outlook, spider.name, wanted, frozenset(self.skip))
+        else:  # Redis first says this worker is taking keywords on: should it stop, a survivor looks
+            self._claim = shared.claiming()
+            self._claim.addCallback(lambda _: self.runtime.run(self._claim_or_outlook, spider.name, wanted,
+                                                               frozenset(self.skip)))  # fmt: skip
         self._claim.addCallback(self._claimed, spider)
         self._claim.addErrback(self._claim_failed, spider)
 
@@ -219,6 +227,9 @@ class KeywordLeaseMiddleware:
         self._claim = None
         leases, outlook = result
         self.stats.inc_value("farm/lease/claimed", len(leases))
+        shared = self.runtime.shared
+        if shared is not None:
+            shared.hold(leases, claimed=True)  # before their first requests are queued: a survivor adopts them
         if not leases:
             self._nothing_claimed(outlook, spider)
             return
@@ -229,14 +240,11 @@ class KeywordLeaseMiddleware:
                 spider.name, lease.city, lease.job, lease.id, lease.from_status, lease.start_page,
             )
         # every claimed lease becomes a run, even while closing: spider_closed releases it
-        shared = self.runtime.shared
         checkpoint = self.runtime.checkpoint
         for lease in leases:
             spider.runs[lease.key] = KeywordRun(lease, shared=shared is not None)
             if checkpoint is not None:
                 checkpoint.hold(lease.key)
-        if shared is not None:
-            shared.hold(leases)  # before their first requests are queued: a survivor adopts them
         requests = [request for lease in leases for request in spider.lease_requests(lease)]
         if self._closing:
             return
@@ -275,8 +283,10 @@ class KeywordLeaseMiddleware:
         d.addErrback(shared._failed, "looking at the shared queue")
 
     def _others_busy(self, busy, spider):
-        self.runtime.shared.busy = busy
-        if not busy and not self.runs and self._none_left and self._claim is None and not self._closing:
+        shared = self.runtime.shared
+        shared.busy = busy
+        idle = not self.runs and self._none_left and self._claim is None and not self._closing
+        if not busy and not shared.adopting and idle:
             self._finished(spider)
 
     def _finished(self, spider):
@@ -294,7 +304,7 @@ class KeywordLeaseMiddleware:
         self._claim = None
         self.stats.inc_value("farm/lease/claim_error")
         logger.error("farm: claiming keywords failed: %s", failure.getErrorMessage())
-        self.runtime.close_crawl("farm_db_error")
+        self.runtime.close_crawl("farm_redis_error" if failure.check(RedisUnreachable) else "farm_db_error")
 
     async def spider_closed(self, spider, reason):
         self._closing = True
@@ -303,6 +313,8 @@ class KeywordLeaseMiddleware:
         self._later = None
         if self._claim is not None:
             await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
+        if self.runtime.shared is not None:  # keywords being adopted become runs first, released below
+            await maybe_deferred_to_future(self.runtime.shared.closing())
         outbox = self.runtime.outbox
         # the progress of every page fetched goes before the releases
         await maybe_deferred_to_future(outbox.drain())

@@ -19,6 +19,8 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
     seen:<day>   set   the day's fingerprints (farm.shared.dupefilter)
     taken:<w>    zset  worker w's in-flight requests, id -> the score they had
     leases:<w>   set   the leases worker w claimed (a survivor adopts them)
+    taking:<w>   set   workers whose keywords w is taking on, itself while it claims: the keyword
+                       table, not Redis, says which (a claim commits before its leases are listed)
     owner        hash  lease -> the worker that claimed or adopted it
     inbox:<w>    list  ends of w's leases, written by whichever worker ended them
     live         zset  worker -> last heartbeat (Redis' own clock, ms)
@@ -127,10 +129,16 @@ class SharedQueue(PriorityQueue):
         return self.server.zcard(self.k("queue"))
 
     def busy(self) -> bool:
-        """Whether the queue, or any live worker's in-flight set, holds requests."""
+        """Whether the queue or any live worker's in-flight set holds requests, or another live worker
+        is taking keywords on (claiming, or adopting a stopped worker's)."""
         if self.server.zcard(self.k("queue")):
             return True
-        return any(self.server.zcard(self.k("taken:" + w.decode())) for w in self.server.zrange(self.k("live"), 0, -1))
+        for worker in (w.decode() for w in self.server.zrange(self.k("live"), 0, -1)):
+            if self.server.zcard(self.k("taken:" + worker)):
+                return True
+            if worker != self.worker and self.server.scard(self.k("taking:" + worker)):
+                return True
+        return False
 
     # --- workers and keywords ------------------------------------------------
 
@@ -144,19 +152,32 @@ class SharedQueue(PriorityQueue):
         self.server.set(self.k("epoch"), uuid.uuid4().hex, nx=True)
         return self.server.get(self.k("epoch")).decode()
 
-    def requeue_dead(self, timeout: float) -> tuple[int, list[str]]:
-        """Put back the in-flight requests of workers silent for ``timeout`` s; (how many, leases adopted)."""
-        out = self.scripts["requeue_dead"](keys=[self.k("live"), self.k("queue")],
-                                           args=[int(timeout * 1000), self.worker, self.key])  # fmt: skip
-        return int(out[0]), [lease.decode() for lease in out[1:]]
+    def requeue_dead(self, timeout: float) -> tuple[int, list[str], list[str]]:
+        """Put back the in-flight requests of workers silent for ``timeout`` s; (how many, leases
+        adopted, workers whose keywords this one now takes on from the keyword table)."""
+        requeued, adopted, look_up = self.scripts["requeue_dead"](
+            keys=[self.k("live"), self.k("queue")], args=[int(timeout * 1000), self.worker, self.key])
+        return int(requeued), [lease.decode() for lease in adopted], [w.decode() for w in look_up]
 
-    def hold(self, leases) -> None:
-        """This worker claimed (or adopted) these leases: a survivor adopts them if it dies."""
-        if not leases:
-            return
+    def claiming(self) -> None:
+        """This worker is about to claim: live, and taking keywords on, before the claim commits (a
+        survivor looks its keywords up in the keyword table should it stop before it lists them)."""
+        self.heartbeat()
+        self.server.sadd(self.k("taking:" + self.worker), self.worker)
+
+    def taking(self) -> set[str]:
+        """The workers whose keywords this one is taking on."""
+        return {w.decode() for w in self.server.smembers(self.k("taking:" + self.worker))}
+
+    def hold(self, leases, taken_from: str | None = None) -> None:
+        """This worker claimed (or adopted) these leases: a survivor adopts them if it dies. With
+        ``taken_from``, they are all the keyword table listed for that worker (or for this one's claim)."""
         pipe = self.server.pipeline()
-        pipe.sadd(self.k("leases:" + self.worker), *leases)
-        pipe.hset(self.k("owner"), mapping={lease: self.worker for lease in leases})
+        if leases:
+            pipe.sadd(self.k("leases:" + self.worker), *leases)
+            pipe.hset(self.k("owner"), mapping={lease: self.worker for lease in leases})
+        if taken_from is not None:
+            pipe.srem(self.k("taking:" + self.worker), taken_from)
         pipe.execute()
 
     def ended(self, lease: str, outcome: str) -> str:
@@ -187,7 +208,8 @@ class SharedQueue(PriorityQueue):
     def leave(self) -> int:
         """A clean close: what this worker took and did not settle goes back in the queue, and it is no
         longer live. Nothing shared is deleted. Returns how many requests went back."""
-        keys = [self.k("live"), self.k("queue"), self.k("taken:" + self.worker), self.k("inbox:" + self.worker)]
+        keys = [self.k("live"), self.k("queue"), self.k("taken:" + self.worker), self.k("inbox:" + self.worker),
+                self.k("taking:" + self.worker)]  # fmt: skip
         return int(self.scripts["leave"](keys=keys, args=[self.worker]))
 
     # --- the site's pace -------------------------------------------------------

@@ -12,6 +12,11 @@
   workers ended (its inbox); workers silent for FARM_WORKER_TIMEOUT have their
   in-flight requests put back and their keywords adopted by this one, at once,
   without waiting for FARM_LEASE_TIMEOUT.
+- **Claims.** A claim commits in the keyword table before its leases are listed in
+  Redis; a worker killed between the two would leave keywords no survivor knows of.
+  So a worker marks itself as taking keywords on before it claims, and whoever
+  finds it stopped takes over what the keyword table says it holds. While a worker
+  is taking keywords on, the others do not end.
 - **Redis is a cache.** A missing epoch means Redis lost everything (FLUSHALL, a
   restart without persistence): one worker, under a lock, queues again the missing
   pages of every keyword being crawled, from the keyword table; the others wait for
@@ -21,6 +26,7 @@
 import logging
 import uuid
 
+from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
 from farm.keywordrun import KeywordRun
@@ -46,6 +52,9 @@ class SharedWork:
         self.progress = progress  # farm.extensions.progress.PageProgress: ends that other workers made
         self.on_lost = on_lost  # Redis lost for longer than FARM_OUTAGE_GRACE: closes the crawl
         self.busy = True  # whether the shared queue or any worker's in-flight set holds requests (last look)
+        self.adopting = 0  # stopped workers whose keywords are being looked up in the keyword table
+        self._adoptions = set()  # Deferreds of keywords being adopted
+        self._closing = False  # the crawl is closing: it adopts nothing more
         self.epoch = None
         self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue
         self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
@@ -170,8 +179,14 @@ class SharedWork:
         d = self.link.run(self.queue.ended, lease.name, outcome)
         d.addErrback(self._failed, "sharing a keyword's end")
 
-    def hold(self, leases) -> None:
-        d = self.link.run(self.queue.hold, [lease.name for lease in leases])
+    def claiming(self):
+        """Before a claim: a Deferred that fires once Redis says this worker is taking keywords on."""
+        return self.link.run(self.queue.claiming)
+
+    def hold(self, leases, claimed: bool = False) -> None:
+        """List these leases as this worker's; ``claimed``: all its claim took (the claim is over)."""
+        taken_from = self.queue.worker if claimed else None
+        d = self.link.run(self.queue.hold, [lease.name for lease in leases], taken_from)
         d.addErrback(self._failed, "sharing the keywords claimed")
 
     # --- heartbeat ---------------------------------------------------------------------------
@@ -191,6 +206,7 @@ class SharedWork:
             # the leases it held end, so that their requests are dropped at the pop, not fetched to
             # be fenced; the lease middleware takes the keywords back under new tokens
             self.queue.leave()
+            self.queue.claiming()  # it takes its keywords back (the lease middleware)
             others = self.queue.adopted_by_others()
             for name in self.queue.own_leases() | {f"{kid}:{token}" for kid, token in self.resuming - others}:
                 self.queue.ended(name, "lost")
@@ -209,7 +225,7 @@ class SharedWork:
         if self._beating is not None:
             return
         self._ticks += 1
-        maintain = self._ticks % 3 == 1
+        maintain = self._ticks % 3 == 1 and not self._closing
         self._beating = self.link.run(self._beat_once, maintain)
         self._beating.addCallback(self._beaten)
         self._beating.addErrback(self._failed, "the heartbeat")
@@ -222,12 +238,12 @@ class SharedWork:
     def _beat_once(self, maintain: bool):
         _, epoch = self.queue.heartbeat()
         inbox = self.queue.inbox()
-        requeued, adopted = self.queue.requeue_dead(self.worker_timeout) if maintain else (0, [])
+        requeued, adopted, look_up = self.queue.requeue_dead(self.worker_timeout) if maintain else (0, [], [])
         busy = self.queue.busy()
-        return epoch, inbox, requeued, adopted, busy
+        return epoch, inbox, requeued, adopted, look_up, busy
 
     def _beaten(self, result):
-        epoch, inbox, requeued, adopted, busy = result
+        epoch, inbox, requeued, adopted, look_up, busy = result
         self.busy = busy
         if epoch != self.epoch:
             self._lost_everything(epoch)
@@ -240,8 +256,14 @@ class SharedWork:
             self.stats.inc_value("farm/shared/requeued", requeued)
             logger.warning("farm: a worker stopped: %d of its requests back in the queue, %d keyword(s) adopted",
                            requeued, len(adopted))  # fmt: skip
+        if self._closing:
+            # taken over as the crawl closes: this worker stays listed as taking them on (see leave),
+            # and a survivor that finds it silent takes them on in turn
+            return
         for lease_name in adopted:
             self._adopt(lease_name)
+        for stopped in look_up:
+            self.take_over(stopped)
         if self._ticks % OWNER_CHECK_TICKS == 0:
             for run in list(self.runs.values()):
                 if run.owned and run.live:
@@ -252,6 +274,39 @@ class SharedWork:
         d = self.run_db(self.store.lease, self.crawler.spider.name, int(keyword_id), int(token))
         d.addCallback(self._adopted)
         d.addErrback(self._failed, "adopting a keyword")
+        self._track(d)
+
+    def take_over(self, stopped: str) -> None:
+        """Adopt the keywords the keyword table says the stopped worker holds (its claim may have
+        committed without its leases listed in Redis)."""
+        self.adopting += 1
+        spider = self.crawler.spider.name
+        d = self.run_db(self.store.adopt_held, spider, stopped, self.queue.worker)
+        d.addCallback(self._taken_over, stopped)
+        d.addErrback(self._failed, "adopting a stopped worker's keywords")
+        d.addBoth(self._adopting_done)
+        self._track(d)
+
+    def _taken_over(self, leases, stopped):
+        if leases:
+            logger.info("farm: %d keyword(s) held by %s in the keyword table, adopted", len(leases), stopped)
+        for lease in leases:
+            self._adopted(lease)
+        return self.link.run(self.queue.hold, [lease.name for lease in leases], stopped)
+
+    def _adopting_done(self, result):
+        self.adopting -= 1
+        return result
+
+    def _track(self, d):
+        self._adoptions.add(d)
+        d.addBoth(lambda result: self._adoptions.discard(d) or result)
+
+    def closing(self):
+        """The crawl closes: nothing more is adopted; a Deferred that fires once the adoptions under
+        way have made their runs (which the crawl then releases with its own)."""
+        self._closing = True
+        return DeferredList(list(self._adoptions), consumeErrors=True)
 
     def _adopted(self, lease):
         if lease is None:

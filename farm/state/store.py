@@ -642,6 +642,24 @@ class KeywordStore:
         return [(self._lease_of(source, r), r.crawler_id, LeaseProgress(
             r.last_completed_page, r.total_pages, frozenset(_parse_pages(r.pages_ahead)))) for r in rows]  # fmt: skip
 
+    def adopt_held(self, source: str, stopped: str, crawler_id: str) -> list[Lease]:
+        """The keywords of ``source`` that ``stopped`` holds, ``crawling``, now held by ``crawler_id``
+        under the same tokens (shared through Redis: a survivor takes over a stopped worker's
+        keywords, those it claimed and had not yet listed in Redis too)."""
+
+        def write():
+            with self.engine.begin() as conn:
+                held = and_(c.source == source, c.crawler_id == stopped, c.crawl_status == "crawling")
+                ids = conn.execute(select(c.id).where(held)).scalars().all()
+                if not ids:
+                    return []
+                conn.execute(update(K).where(held, c.id.in_(ids)).values(crawler_id=crawler_id))
+                taken = and_(c.id.in_(ids), c.crawler_id == crawler_id, c.crawl_status == "crawling")
+                rows = conn.execute(select(*_LEASE_COLUMNS).where(taken).order_by(c.id)).all()
+            return [self._lease_of(source, r) for r in rows]
+
+        return self._retrying(write)
+
     def lease(self, source: str, keyword_id: int, lease_token: int) -> Lease | None:
         """The lease (id, token) while it is current: for a worker that takes over a dead one's keywords."""
         stmt = select(*_LEASE_COLUMNS).where(

@@ -10,6 +10,10 @@ import pytest
 import redis
 
 from farm.sandbox.testing import SandboxProcess
+from farm.shared.dupefilter import DayDupeFilter
+from farm.shared.queue import SharedQueue
+from farm.spiders.qcwy import QcwySpider
+from farm.state.clock import utcnow
 from tests.conftest import REDIS_URL
 from tests.relay import Relay
 from tests.e2e.harness import (
@@ -23,6 +27,7 @@ from tests.e2e.harness import (
     stored_postings,
     wait_until,
 )
+from tests.unit.spider_helpers import make_spider
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -113,6 +118,24 @@ def test_a_worker_killed_five_times_over_loses_nothing_and_is_replaced_at_once(m
         assert sum(fetches.values()) - len(pages) <= 5 * PAGES_IN_FLIGHT  # at most each kill's pages in flight
     output = logs(tmp_path)
     assert "a worker stopped" in output
+
+
+def test_a_worker_killed_between_its_claim_and_listing_it_in_redis_loses_no_keyword(mariadb_url, shared, tmp_path):
+    rows = rows_for(12)
+    store = prepare_db(mariadb_url, rows)
+    # what a worker leaves when killed after its claim committed and before it listed the claim in
+    # Redis: live (its last heartbeat), taking keywords on, and three keywords crawling under its id
+    spider, _ = make_spider(QcwySpider)
+    key = f"{shared[1]}:qcwy"
+    server = redis.Redis.from_url(shared[0])
+    SharedQueue(server, spider, key, "killed", DayDupeFilter(server, f"{key}:seen", store.tz, utcnow)).claiming()
+    server.close()
+    claimed = store.claim("qcwy", "killed", 3)
+    with SandboxProcess(seed=4, postings=(200, 200)) as sandbox:
+        finish(start_workers(1, mariadb_url, sandbox, shared, tmp_path), tmp_path)
+        check_everything_once(mariadb_url, sandbox, rows)  # the killed worker's three included
+    assert {k["crawler_id"] for k in keywords(mariadb_url) if k["id"] in {lease.id for lease in claimed}} == {"worker0"}
+    assert "3 keyword(s) held by killed in the keyword table, adopted" in logs(tmp_path)
 
 
 def test_redis_losing_everything_mid_crawl_is_rebuilt_from_the_keyword_table(mariadb_url, tmp_path):

@@ -89,9 +89,10 @@ def test_a_dead_workers_in_flight_requests_go_back_with_their_priority_and_its_k
     _, taken = dead.pop_many(10)
     assert taken_pages(taken) == [2, 1]  # priority first
     alive.heartbeat()
-    assert alive.requeue_dead(timeout=5) == (0, [])  # not silent long enough
+    assert alive.requeue_dead(timeout=5) == (0, [], [])  # not silent long enough
     time.sleep(0.05)
-    assert alive.requeue_dead(timeout=0.01) == (2, ["1:1"])
+    # and what the keyword table says "dead" holds is now "alive"'s to look up
+    assert alive.requeue_dead(timeout=0.01) == (2, ["1:1"], ["dead"])
     assert server.smembers(alive.k("leases:alive")) == {b"1:1"}
     assert server.hget(alive.k("owner"), "1:1") == b"alive"
     _, again = alive.pop_many(10)
@@ -99,6 +100,44 @@ def test_a_dead_workers_in_flight_requests_go_back_with_their_priority_and_its_k
     assert dead.ack([t.id for t in taken]) == []  # the dead worker's late acks change nothing
     assert server.zcard(alive.k("taken:alive")) == 2
     assert server.zscore(alive.k("live"), "dead") is None
+
+
+def test_a_worker_taking_keywords_on_keeps_the_others_and_whoever_finds_it_stopped_takes_that_on(server, spider):
+    claimer, other, survivor = (queue_for(server, spider, name) for name in ("claimer", "other", "survivor"))
+    other.heartbeat()
+    survivor.heartbeat()
+    assert not other.busy()
+    claimer.claiming()  # then its claim commits in the keyword table; it is killed before it lists it here
+    assert other.busy() and not claimer.busy()  # the others wait; its own taking-on is not work it waits for
+    time.sleep(0.05)
+    other.heartbeat()
+    survivor.heartbeat()
+    assert survivor.requeue_dead(timeout=0.04) == (0, [], ["claimer"])
+    assert server.zscore(survivor.k("live"), "claimer") is None
+    assert other.busy()  # the survivor now takes it on
+    survivor.hold(["7:1"], taken_from="claimer")  # what the keyword table listed for it
+    assert not other.busy() and survivor.taking() == set()
+    assert server.hget(survivor.k("owner"), "7:1") == b"survivor"
+
+
+def test_a_worker_that_leaves_while_taking_on_a_stopped_ones_keywords_is_left_for_a_survivor(server, spider):
+    stopped, leaving, survivor = (queue_for(server, spider, name) for name in ("stopped", "leaving", "survivor"))
+    stopped.claiming()
+    time.sleep(0.05)
+    leaving.heartbeat()
+    assert leaving.requeue_dead(timeout=0.04) == (0, [], ["stopped"])
+    leaving.claiming()
+    leaving.leave()  # a clean close before it looked "stopped" up: it stays listed, as silent
+    assert server.zscore(leaving.k("live"), "leaving") is not None
+    time.sleep(0.05)
+    survivor.heartbeat()
+    _, _, look_up = survivor.requeue_dead(timeout=0.04)
+    assert sorted(look_up) == ["leaving", "stopped"]
+    leaving2 = queue_for(server, spider, "quiet")
+    leaving2.claiming()
+    leaving2.hold([], taken_from="quiet")
+    leaving2.leave()  # nothing taken on: no longer live
+    assert server.zscore(leaving2.k("live"), "quiet") is None
 
 
 def test_an_ended_keywords_queued_requests_are_dropped_at_the_pop_and_its_owner_told(server, spider):
