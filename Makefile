@@ -14,9 +14,11 @@ $(BIN)/farm: requirements.txt pyproject.toml
 
 install: $(BIN)/farm
 
-# Every test: unit (no services), integration (real MariaDB and Redis), e2e (real crawls).
+# Every test: unit (no services), integration (real MariaDB and Redis), e2e (real crawls), in
+# TEST_WORKERS processes (pytest-xdist; 1 runs them in this one, in order).
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS))
 
 test-unit: install
 	$(BIN)/python -m pytest tests/unit
