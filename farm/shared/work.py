@@ -199,23 +199,29 @@ class SharedWork:
         return d
 
     def _join(self):
+        # a worker restarted under the same id (FARM_CRAWLER_ID), before it pops: what it had taken
+        # and not settled goes back in the queue (no survivor would ever put it back: this worker's
+        # heartbeat goes on, and its in-flight set would keep every worker from ending)
+        self.queue.leave()
+        self.queue.claiming()  # it takes its keywords back: the lease middleware (JOBDIR), or take_over
         others = set()
         if self.resuming is not None:
-            # the same worker, restarted, before it pops: what it had taken and not settled goes back
-            # in the queue (no survivor would ever put it back: this worker's heartbeat goes on), and
             # the leases it held end, so that their requests are dropped at the pop, not fetched to
             # be fenced; the lease middleware takes the keywords back under new tokens
-            self.queue.leave()
-            self.queue.claiming()  # it takes its keywords back (the lease middleware)
             others = self.queue.adopted_by_others()
             for name in self.queue.own_leases() | {f"{kid}:{token}" for kid, token in self.resuming - others}:
                 self.queue.ended(name, "lost")
-        return self.queue.start_epoch(), others
+        inherited = self.queue.taking() - {self.queue.worker}  # stopped workers it was taking on
+        return self.queue.start_epoch(), others, inherited
 
     def _started(self, result):
-        epoch, self.others = result
+        epoch, self.others, inherited = result
         self.epoch = epoch
         self._beat.start(max(0.2, self.worker_timeout / 6), now=True)
+        if self.resuming is None:  # without its checkpoint, it adopts its keywords as a survivor would
+            self.take_over(self.queue.worker)
+        for stopped in inherited:
+            self.take_over(stopped)
 
     def stop(self):
         if self._beat.running:

@@ -20,6 +20,7 @@ from tests.e2e.harness import (
     expected_crawl,
     fetched_pages,
     keywords,
+    kill_at_a_random_moment,
     prepare_db,
     served,
     start_crawl,
@@ -136,6 +137,22 @@ def test_a_worker_killed_between_its_claim_and_listing_it_in_redis_loses_no_keyw
         check_everything_once(mariadb_url, sandbox, rows)  # the killed worker's three included
     assert {k["crawler_id"] for k in keywords(mariadb_url) if k["id"] in {lease.id for lease in claimed}} == {"worker0"}
     assert "3 keyword(s) held by killed in the keyword table, adopted" in logs(tmp_path)
+
+
+def test_a_worker_killed_and_started_again_under_its_id_without_jobdir_takes_its_work_back(mariadb_url, shared,
+                                                                                        tmp_path):  # fmt: skip
+    """No survivor, no checkpoint, FARM_LEASE_TIMEOUT far away: the worker started again under the same
+    FARM_CRAWLER_ID puts back what it had in flight (its own heartbeat would keep it there for ever,
+    and every worker waiting on it) and adopts the keywords the keyword table says it holds."""
+    rows = rows_for(12)
+    prepare_db(mariadb_url, rows)
+    slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2}
+    with SandboxProcess(seed=5, postings=(200, 200)) as sandbox:
+        start = lambda: start_workers(1, mariadb_url, sandbox, shared, tmp_path, **slow)[0]  # noqa: E731
+        assert kill_at_a_random_moment(sandbox, start, random.Random(5), 20, 40)
+        finish([start()], tmp_path, timeout=120)
+        check_everything_once(mariadb_url, sandbox, rows)
+    assert "held by worker0 in the keyword table, adopted" in logs(tmp_path)
 
 
 def test_redis_losing_everything_mid_crawl_is_rebuilt_from_the_keyword_table(mariadb_url, tmp_path):
