@@ -133,11 +133,11 @@ def test_a_worker_that_leaves_while_taking_on_a_stopped_ones_keywords_is_left_fo
     survivor.heartbeat()
     _, _, look_up = survivor.requeue_dead(timeout=0.04)
     assert sorted(look_up) == ["leaving", "stopped"]
-    leaving2 = queue_for(server, spider, "quiet")
-    leaving2.claiming()
-    leaving2.hold([], taken_from="quiet")
-    leaving2.leave()  # nothing taken on: no longer live
-    assert server.zscore(leaving2.k("live"), "quiet") is None
+    quiet = queue_for(server, spider, "quiet")
+    quiet.claiming()
+    quiet.hold([], taken_from="quiet")  # its claim found nothing
+    quiet.leave()  # nothing taken on: no longer live
+    assert server.zscore(quiet.k("live"), "quiet") is None
 
 
 def test_an_ended_keywords_queued_requests_are_dropped_at_the_pop_and_its_owner_told(server, spider):
