@@ -205,12 +205,13 @@ class KeywordLeaseMiddleware:
             self._later = None
         spider = self.crawler.spider
         shared = self.runtime.shared
+        # what this crawl holds, as it stands now: one claim at a time, each registered before the next
+        args = (spider.name, wanted, frozenset(self.skip), frozenset(self.runs))
         if shared is None:
-            self._claim = self.runtime.run(self._claim_or_outlook, spider.name, wanted, frozenset(self.skip))
+            self._claim = self.runtime.run(self._claim_or_outlook, *args)
         else:  # Redis first says this worker is taking keywords on: should it stop, a survivor looks
             self._claim = shared.claiming()
-            self._claim.addCallback(lambda _: self.runtime.run(self._claim_or_outlook, spider.name, wanted,
-                                                               frozenset(self.skip)))  # fmt: skip
+            self._claim.addCallback(lambda _: self.runtime.run(self._claim_or_outlook, *args))
         self._claim.addCallback(self._claimed, spider)
         self._claim.addErrback(self._claim_failed, spider)
 
@@ -219,8 +220,8 @@ class KeywordLeaseMiddleware:
         slot = getattr(self.crawler.engine, "_slot", None)  # no public way in Scrapy
         return slot is not None and slot.closing is not None
 
-    def _claim_or_outlook(self, source, wanted, skip):
-        leases = self.store.claim(source, self.runtime.crawler_id, wanted, skip_partial=skip)
+    def _claim_or_outlook(self, source, wanted, skip, held):
+        leases = self.store.claim(source, self.runtime.crawler_id, wanted, skip_partial=skip, held=held)
         return leases, (None if leases else self.store.outlook(source, skip_partial=skip))
 
     def _claimed(self, result, spider):
@@ -241,6 +242,10 @@ class KeywordLeaseMiddleware:
             )
         # every claimed lease becomes a run, even while closing: spider_closed releases it
         checkpoint = self.runtime.checkpoint
+        known = [lease for lease in leases if lease.key in spider.runs]
+        for lease in known:  # adopted meanwhile (shared), found again by a claim that recovered it
+            spider.runs[lease.key].owned = True
+        leases = [lease for lease in leases if lease.key not in spider.runs]
         for lease in leases:
             spider.runs[lease.key] = KeywordRun(lease, shared=shared is not None)
             if checkpoint is not None:

@@ -149,17 +149,41 @@ class KeywordStore:
 
     # --- claims ---------------------------------------------------------------
 
-    def claim(self, source: str, crawler_id: str, n: int = 1, skip_partial=()) -> list[Lease]:
+    def claim(self, source: str, crawler_id: str, n: int = 1, skip_partial=(), held=None) -> list[Lease]:
         """Up to ``n`` keywords of ``source``, now held by ``crawler_id``.
 
         Partial rows of today first, then failed rows of today with retries left,
         then fresh rows (not requested today), oldest request first. Partial rows
         whose id is in ``skip_partial`` are left for another crawler or another run
         (a crawler does not spin on a keyword the site keeps blocking).
+
+        ``held``: the leases (id, token) the claimer knows it holds. A connection lost
+        at the commit leaves its outcome unknown: if the claim had committed, the next
+        attempt would claim other rows and the first would stay ``crawling`` under a
+        holder that never learnt of them. So an attempt after a failed one first
+        returns the rows the table says ``crawler_id`` holds beyond ``held``, if any.
         """
         if n < 1:
             return []
-        return self._retrying(lambda: self._claim(source, crawler_id, n, skip_partial))
+        failed_before = False
+
+        def attempt():
+            nonlocal failed_before
+            if failed_before and held is not None:
+                unknown = self._held_beyond(source, crawler_id, held)
+                if unknown:
+                    return unknown
+            failed_before = True  # until it returns
+            return self._claim(source, crawler_id, n, skip_partial)
+
+        return self._retrying(attempt)
+
+    def _held_beyond(self, source: str, crawler_id: str, held) -> list[Lease]:
+        stmt = select(*_LEASE_COLUMNS).where(c.source == source, c.crawler_id == crawler_id,
+                                             c.crawl_status == "crawling").order_by(c.id)  # fmt: skip
+        with self.engine.connect() as conn:
+            rows = conn.execute(stmt).all()
+        return [self._lease_of(source, r, "recovered") for r in rows if (r.id, r.lease_token) not in held]
 
     @staticmethod
     def _claimable(kind: str):
@@ -674,9 +698,9 @@ class KeywordStore:
             return conn.execute(stmt).first()
 
     @staticmethod
-    def _lease_of(source: str, r) -> Lease:
+    def _lease_of(source: str, r, from_status: str = "adopted") -> Lease:
         return Lease(id=r.id, source=source, city=r.city, job=r.job, lease_token=r.lease_token,
-                     start_page=r.last_completed_page + 1, from_status="adopted", total_pages=r.total_pages,
+                     start_page=r.last_completed_page + 1, from_status=from_status, total_pages=r.total_pages,
                      pages_ahead=frozenset(_parse_pages(r.pages_ahead)), retry_count=r.retry_count)  # fmt: skip
 
     # --- writes outside leases ------------------------------------------------

@@ -4,9 +4,11 @@ import asyncio
 import time
 from types import SimpleNamespace
 
+import pymysql
 import pytest_twisted
 from scrapy import signals as scrapy_signals
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
@@ -123,3 +125,33 @@ def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_t
     finally:
         other.dispose()
         store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_claim_whose_commit_lost_its_answer_keeps_the_rows_it_took(mariadb_url):
+    rows = [("qcwy", city, "python") for city in ("北京", "上海", "广州", "深圳", "杭州", "成都")]
+    crawler, middleware = crawler_for(mariadb_url, rows, FARM_LEASES_IN_FLIGHT=2)
+    store = FarmRuntime.of(crawler).store
+    claim, committed = store._claim, []
+
+    def commit_then_lose_the_answer(*args):
+        leases = claim(*args)
+        if not committed:  # the connection drops after the COMMIT reached the server
+            committed.extend(leases)
+            lost = pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query")
+            raise OperationalError("COMMIT", {}, lost, connection_invalidated=True)
+        return leases
+
+    store._claim = commit_then_lose_the_answer
+    try:
+        crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
+        await until(lambda: middleware.runs, 10, "a claim")
+        await db_barrier(crawler)
+        with store.engine.connect() as conn:
+            held = conn.execute(text("SELECT id, lease_token FROM keyword WHERE crawl_status = 'crawling' "
+                                     "AND crawler_id = :me"), {"me": FarmRuntime.of(crawler).crawler_id}).all()
+        assert len(committed) == 2
+        assert set(middleware.runs) == {lease.key for lease in committed} == {tuple(row) for row in held}
+        assert crawler.stats.get_value("farm/lease/claimed/recovered") == 2
+    finally:
+        FarmRuntime.of(crawler).close()
