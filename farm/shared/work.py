@@ -258,10 +258,11 @@ class SharedWork:
             run = self._run_named(lease_name)
             if run is not None and run.owned and not run.ended:
                 self.progress.ended_elsewhere(run, outcome)
-        if requeued or adopted:
+        if requeued or adopted or look_up:  # look_up names every worker found stopped
             self.stats.inc_value("farm/shared/requeued", requeued)
-            logger.warning("farm: a worker stopped: %d of its requests back in the queue, %d keyword(s) adopted",
-                           requeued, len(adopted))  # fmt: skip
+            logger.warning("farm: a worker stopped (%s): %d of its requests back in the queue, %d keyword(s) "
+                           "adopted; the keyword table says what else it held", ", ".join(look_up), requeued,
+                           len(adopted))  # fmt: skip
         if self._closing:
             # taken over as the crawl closes: this worker stays listed as taking them on (see leave),
             # and a survivor that finds it silent takes them on in turn

@@ -1,6 +1,7 @@
 """Many workers sharing one site's work through Redis (FARM_REDIS_URL) and one keyword table on MariaDB."""
 
 import random
+import re
 import signal
 import time
 import uuid
@@ -100,16 +101,25 @@ def test_a_worker_killed_five_times_over_loses_nothing_and_is_replaced_at_once(m
     rows = rows_for(30)
     prepare_db(mariadb_url, rows)
     chance = random.Random(9)
+    client = redis.Redis.from_url(shared[0])
     with SandboxProcess(seed=6, postings=(200, 200)) as sandbox:
         # slowed so that a kill lands mid-crawl; FARM_LEASE_TIMEOUT stays at its 30 minutes
         slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2}
         survivors = start_workers(2, mariadb_url, sandbox, shared, tmp_path, **slow)
+        killed = []
         for kill in range(5):
-            target = served(sandbox) + chance.randint(5, 25)
+            name = f"worker{2 + kill}"
             [victim] = start_workers(1, mariadb_url, sandbox, shared, tmp_path, first=2 + kill, **slow)
+            # at a random moment once it has joined: claiming, holding keywords, fetching
+            joined = lambda: client.zscore(f"{shared[1]}:qcwy:live", name) is not None  # noqa: E731
+            wait_until(lambda: joined() or victim.poll() is not None, 60, "the worker to join")
+            target = served(sandbox) + chance.randint(0, 25)
             wait_until(lambda: served(sandbox) >= target or victim.poll() is not None, 60, "pages")
+            if victim.poll() is None:
+                killed.append(name)
             victim.send_signal(signal.SIGKILL)
             victim.wait()
+        client.close()
         started = time.monotonic()
         finish(survivors, tmp_path, timeout=180)
         assert time.monotonic() - started < 120  # not FARM_LEASE_TIMEOUT
@@ -117,8 +127,8 @@ def test_a_worker_killed_five_times_over_loses_nothing_and_is_replaced_at_once(m
         fetches = fetched_pages(sandbox, "qcwy")
         assert set(fetches) == pages
         assert sum(fetches.values()) - len(pages) <= 5 * PAGES_IN_FLIGHT  # at most each kill's pages in flight
-    output = logs(tmp_path)
-    assert "a worker stopped" in output
+    stopped = re.findall(r"a worker stopped \(([^)]*)\)", logs(tmp_path))
+    assert killed and set(killed) <= {name for found in stopped for name in found.split(", ")}
 
 
 def test_a_worker_killed_between_its_claim_and_listing_it_in_redis_loses_no_keyword(mariadb_url, shared, tmp_path):
