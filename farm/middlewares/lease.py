@@ -242,8 +242,8 @@ class KeywordLeaseMiddleware:
             )
         # every claimed lease becomes a run, even while closing: spider_closed releases it
         checkpoint = self.runtime.checkpoint
-        known = [lease for lease in leases if lease.key in spider.runs]
-        for lease in known:  # adopted meanwhile (shared), found again by a claim that recovered it
+        for lease in [lease for lease in leases if lease.key in spider.runs]:
+            # adopted meanwhile (shared), and found again by a claim that recovered it
             spider.runs[lease.key].owned = True
         leases = [lease for lease in leases if lease.key not in spider.runs]
         for lease in leases:

@@ -52,8 +52,7 @@ class SharedWork:
         self.progress = progress  # farm.extensions.progress.PageProgress: ends that other workers made
         self.on_lost = on_lost  # Redis lost for longer than FARM_OUTAGE_GRACE: closes the crawl
         self.busy = True  # whether the shared queue or any worker's in-flight set holds requests (last look)
-        self.adopting = 0  # stopped workers whose keywords are being looked up in the keyword table
-        self._adoptions = set()  # Deferreds of keywords being adopted
+        self._adoptions = set()  # Deferreds of keywords being adopted (looked up in the keyword table)
         self._closing = False  # the crawl is closing: it adopts nothing more
         self.epoch = None
         self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue
@@ -286,12 +285,10 @@ class SharedWork:
     def take_over(self, stopped: str) -> None:
         """Adopt the keywords the keyword table says the stopped worker holds (its claim may have
         committed without its leases listed in Redis)."""
-        self.adopting += 1
         spider = self.crawler.spider.name
         d = self.run_db(self.store.adopt_held, spider, stopped, self.queue.worker)
         d.addCallback(self._taken_over, stopped)
         d.addErrback(self._failed, "adopting a stopped worker's keywords")
-        d.addBoth(self._adopting_done)
         self._track(d)
 
     def _taken_over(self, leases, stopped):
@@ -301,13 +298,14 @@ class SharedWork:
             self._adopted(lease)
         return self.link.run(self.queue.hold, [lease.name for lease in leases], stopped)
 
-    def _adopting_done(self, result):
-        self.adopting -= 1
-        return result
-
     def _track(self, d):
         self._adoptions.add(d)
         d.addBoth(lambda result: self._adoptions.discard(d) or result)
+
+    @property
+    def adopting(self) -> bool:
+        """Keywords are being adopted: runs this worker is about to hold."""
+        return bool(self._adoptions)
 
     def closing(self):
         """The crawl closes: nothing more is adopted; a Deferred that fires once the adoptions under

@@ -178,9 +178,13 @@ class KeywordStore:
 
         return self._retrying(attempt)
 
+    @staticmethod
+    def _held_by(source: str, crawler_id: str):
+        """The rows of ``source`` being crawled under ``crawler_id``."""
+        return and_(c.source == source, c.crawler_id == crawler_id, c.crawl_status == "crawling")
+
     def _held_beyond(self, source: str, crawler_id: str, held) -> list[Lease]:
-        stmt = select(*_LEASE_COLUMNS).where(c.source == source, c.crawler_id == crawler_id,
-                                             c.crawl_status == "crawling").order_by(c.id)  # fmt: skip
+        stmt = select(*_LEASE_COLUMNS).where(self._held_by(source, crawler_id)).order_by(c.id)
         with self.engine.connect() as conn:
             rows = conn.execute(stmt).all()
         return [self._lease_of(source, r, "recovered") for r in rows if (r.id, r.lease_token) not in held]
@@ -673,7 +677,7 @@ class KeywordStore:
 
         def write():
             with self.engine.begin() as conn:
-                held = and_(c.source == source, c.crawler_id == stopped, c.crawl_status == "crawling")
+                held = self._held_by(source, stopped)
                 ids = conn.execute(select(c.id).where(held)).scalars().all()
                 if not ids:
                     return []
