@@ -15,7 +15,9 @@ which farm turns on for itself. The first ratio is what a user gains or loses
 by crawling with farm; the second is what farm's own machinery (leases, page
 progress, the postings pipeline, the state writer) costs. farm runs once on
 SQLite (the embedded default) and once on the machine's MariaDB, whose server
-shares the machine's two cores with the crawl and the sandbox.
+shares the machine's two cores with the crawl and the sandbox. A fifth side
+splits farm's cost in two: farm on SQLite with its postings reported handled but
+never stored (bench.unstored), so what is left is its per-page machinery.
 """
 
 import json
@@ -64,18 +66,22 @@ def plain(sandbox_url, keywords, lean=False):
     return _run(command + COMMON + (LEAN if lean else []), env)
 
 
-def farm(sandbox_url, keywords, db_url):
+# farm's pipeline minus the storing (bench/unstored.py)
+UNSTORED = ["-s", "ITEM_PIPELINES=" + json.dumps({"bench.unstored.UnstoredPostingsPipeline": 300})]
+
+
+def farm(sandbox_url, keywords, db_url, extra=()):
     upgrade(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords([("qcwy", city, job) for city, job in keywords])
     store.engine.dispose()
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url, FARM_DB_URL=db_url)
-    return _run([sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON, env)
+    return _run([sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON + list(extra), env)
 
 
 def run(rounds=5):
     keywords = [(city, job) for city in CITIES for job in JOBS]
-    rates = {"plain": [], "lean": [], "farm": [], "mariadb": []}
+    rates = {"plain": [], "lean": [], "farm": [], "mariadb": [], "unstored": []}
     pages = 0
     with SandboxProcess(seed=9, postings=(800, 800)) as sandbox, tempfile.TemporaryDirectory() as tmp:
         sides = {
@@ -83,6 +89,8 @@ def run(rounds=5):
             "lean": lambda round_no: plain(sandbox.url, keywords, lean=True),
             "farm": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-{round_no}.db"),
             "mariadb": lambda round_no: _on_mariadb(sandbox.url, keywords),
+            "unstored": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/unstored-{round_no}.db",
+                                              UNSTORED),
         }
         for round_no in range(rounds):
             for side in sides if round_no % 2 == 0 else reversed(sides):
@@ -99,11 +107,14 @@ def run(rounds=5):
         ("  the same, best farm run / best plain + LeanProcess run", max(rates["farm"]) / max(rates["lean"]), "ratio"),
         ("farm / plain Scrapy as it comes", ratio("farm", "plain"), "ratio"),
         ("farm on MariaDB / plain Scrapy + LeanProcess", ratio("mariadb", "lean"), "ratio"),
+        ("farm, its postings not stored / plain Scrapy + LeanProcess (per-page machinery)",
+         ratio("unstored", "lean"), "ratio"),
         (f"plain Scrapy, qcwy pages ({pages} per run, median of {rounds}, 16 at once)",
          statistics.median(rates["plain"]), "pages/s"),
         ("plain Scrapy + farm's LeanProcess", statistics.median(rates["lean"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, SQLite state + pipeline", statistics.median(rates["farm"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, MariaDB state + pipeline", statistics.median(rates["mariadb"]), "pages/s"),
+        ("farm `scrapy crawl qcwy`, postings not stored", statistics.median(rates["unstored"]), "pages/s"),
     ]  # fmt: skip
 
 
