@@ -24,9 +24,13 @@ heartbeats, reaps; first in, first out). With FARM_REDIS_URL, ``shared`` is this
 worker's part in the work shared through Redis (farm.shared.work).
 
 Components take the runtime with ``FarmRuntime.of(crawler)`` and keep the parts
-they use; nothing is written into it after it is built. The writer process and
-the threads start with ``start()``, when the scheduler opens (the first of the
-crawl's steps that needs them), not when the runtime is built.
+they use; nothing is written into it after it is built. The threads start with
+``start()``, when the scheduler opens (the first of the crawl's steps that needs
+them), not when the runtime is built. The writer process starts then too, or,
+in a crawl that is starting (``Crawler.crawling``), as soon as the runtime is
+built: it takes a third of a second to start, and started when the scheduler
+opens it was not ready when the first pages were, which held the crawl's first
+pages in a full window for a tenth of a second.
 """
 
 import logging
@@ -52,6 +56,9 @@ from farm.window import PageWindow
 from farm.writer import StateWriter
 
 logger = logging.getLogger(__name__)
+
+# Seconds between looks at a starting crawl that spawned its writer: has it started, or failed to?
+START_CHECK_INTERVAL = 0.5
 
 
 class FarmStartError(RuntimeError):
@@ -111,6 +118,9 @@ class FarmRuntime:
             # start() is the schedulers' to call; this covers a crawl on another SCHEDULER
             crawler.signals.connect(runtime.start, signal=signals.spider_opened)
             crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
+            if crawler.crawling:  # a crawl is starting, not a test or a tool building the runtime
+                runtime.spawn_writer()
+                runtime._watch_start()
         return runtime
 
     @classmethod
@@ -148,10 +158,26 @@ class FarmRuntime:
             return
         self._started = True
         self._pool.start()
-        self.writer = StateWriter.spawn(self.store)
-        self.outbox.connect(self.writer)
+        self.spawn_writer()
         if self.shared is not None:
             self.shared.link.start()
+
+    def spawn_writer(self) -> None:
+        """Spawn the state writer process (once)."""
+        if self.writer is not None:
+            return
+        self.writer = StateWriter.spawn(self.store)
+        self.outbox.connect(self.writer)
+
+    def _watch_start(self) -> None:
+        """Close the writer of a crawl whose start failed after it was spawned (a later component
+        refused its setting): such a crawl never stops an engine, and its process may live on."""
+        if self._started or self.writer is None:
+            return
+        if not self.crawler.crawling:
+            self.writer.close()
+            return
+        reactor.callLater(START_CHECK_INTERVAL, self._watch_start)
 
     @property
     def site(self) -> str:

@@ -140,8 +140,10 @@ EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,
     # NotConfigured unless FARM_METRICS_PORT is set; first of farm's, so that a port in use
     # stops the crawl before anything else of farm's has started
-    "farm.extensions.metrics.FarmMetrics": 50,
-    "farm.extensions.progress.PageProgress": 100,
+    "farm.extensions.metrics.FarmMetrics": -20,
+    # before Scrapy's own (0): it builds the crawl's runtime, which starts the state writer
+    # process, and the writer's third of a second to start overlaps theirs
+    "farm.extensions.progress.PageProgress": -10,
     "farm.extensions.reaper.LeaseReaper": 110,
     "farm.extensions.logstats.FarmLogStats": 120,
     "farm.extensions.lean.LeanProcess": 130,

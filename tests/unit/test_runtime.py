@@ -1,11 +1,17 @@
 """The crawl's runtime: built in one place, nothing started until the crawl opens, nothing written in later."""
 
 import threading
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import pytest_twisted
-
+from scrapy.crawler import Crawler
+from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
 
 from farm.extensions.progress import PageProgress
 from farm.pipelines.sql import SqlPostingsPipeline
@@ -67,3 +73,34 @@ def test_start_is_once(sqlite_url):
         assert runtime.writer is writer
     finally:
         runtime.close()
+
+
+def alive(pid):
+    """Whether the process exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_starting_crawl_spawns_its_writer_when_the_runtime_is_built_and_closes_it_if_the_start_fails(
+    sqlite_url,
+):
+    # the writer takes a third of a second to start: a crawl starts it with its first components,
+    # not when its scheduler opens; a start that fails after that (the lease middleware refuses
+    # its setting, after the extensions built the runtime) never stops an engine: the runtime
+    # closes the writer itself
+    built_crawler(sqlite_url)  # the database and its keyword
+    settings = farm_settings(FARM_DB_URL=sqlite_url, FARM_QCWY_BASE_URL="http://sandbox.invalid",
+                             FARM_LEASES_IN_FLIGHT=0, REMOTE_CONTROL_ENABLED=False)  # fmt: skip
+    crawler = Crawler(QcwySpider, Settings(settings))
+    with pytest.raises(ValueError, match="FARM_LEASES_IN_FLIGHT must be at least 1"):
+        await crawler.crawl_async()
+    writer = crawler._farm_runtime.writer
+    assert writer is not None and alive(writer.transport.pid)
+    pid = writer.transport.pid
+    deadline = time.monotonic() + 20
+    while alive(pid):
+        assert time.monotonic() < deadline, "the writer of a crawl that failed to start is still running"
+        await deferLater(reactor, 0.05, lambda: None)
