@@ -1,4 +1,5 @@
-"""The crawl's runtime: built in one place, nothing started until the crawl opens, nothing written in later."""
+"""The crawl's runtime: built in one place, its thread started when the crawl opens (its writer as soon
+as a crawl starts), nothing written in later."""
 
 import threading
 import time
@@ -24,11 +25,15 @@ from farm.state.store import KeywordStore
 from tests.unit.components import farm_settings
 
 
-def built_crawler(db_url):
+def database_with_a_keyword(db_url):
     upgrade(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords([("qcwy", "北京", "python")])
     store.engine.dispose()
+
+
+def built_crawler(db_url):
+    database_with_a_keyword(db_url)
     crawler = get_crawler(QcwySpider, farm_settings(FARM_DB_URL=db_url, FARM_QCWY_BASE_URL="http://sandbox.invalid"))
     crawler.spider = QcwySpider.from_crawler(crawler)
     return crawler
@@ -91,7 +96,7 @@ async def test_a_starting_crawl_spawns_its_writer_when_the_runtime_is_built_and_
     # not when its scheduler opens; a start that fails after that (the lease middleware refuses
     # its setting, after the extensions built the runtime) never stops an engine: the runtime
     # closes the writer itself
-    built_crawler(sqlite_url)  # the database and its keyword
+    database_with_a_keyword(sqlite_url)
     settings = farm_settings(FARM_DB_URL=sqlite_url, FARM_QCWY_BASE_URL="http://sandbox.invalid",
                              FARM_LEASES_IN_FLIGHT=0, REMOTE_CONTROL_ENABLED=False)  # fmt: skip
     crawler = Crawler(QcwySpider, Settings(settings))
