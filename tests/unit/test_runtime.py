@@ -12,6 +12,7 @@ from scrapy.crawler import Crawler
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
 from farm.extensions.progress import PageProgress
@@ -101,7 +102,8 @@ async def test_a_starting_crawl_spawns_its_writer_when_the_runtime_is_built_and_
                              FARM_LEASES_IN_FLIGHT=0, REMOTE_CONTROL_ENABLED=False)  # fmt: skip
     crawler = Crawler(QcwySpider, Settings(settings))
     with pytest.raises(ValueError, match="FARM_LEASES_IN_FLIGHT must be at least 1"):
-        await crawler.crawl_async()
+        # a crawl that started after all would fail the test on the timeout, not run on
+        await Deferred.fromCoroutine(crawler.crawl_async()).addTimeout(60, reactor)
     writer = crawler._farm_runtime.writer
     assert writer is not None and alive(writer.transport.pid)
     pid = writer.transport.pid
