@@ -10,7 +10,7 @@ A page's path through a crawl, and who does each step:
    has room and the site's ``pace`` allows it.
 3. **Response.** ``SiteBlockMiddleware`` (farm.middlewares.blocks) tells blocks and
    site trouble from pages; the spider parses the page's postings and says how
-   many it yielded (the ``page_parsed`` signal).
+   many it yielded (``PageProgress.page_parsed``).
 4. **Items.** ``SqlPostingsPipeline`` (farm.pipelines.sql) hands each posting to
    the ``outbox``.
 5. **Progress.** ``PageProgress`` (farm.extensions.progress) counts a page done

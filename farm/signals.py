@@ -3,10 +3,6 @@
 Each is an ``object()`` like Scrapy's; handlers take the keyword arguments named here.
 """
 
-# The spider parsed one page: page_parsed(lease, page, postings).
-# ``postings`` is how many items the page yielded.
-page_parsed = object()
-
 # The keyword is to end: keyword_end(lease, kind, reason, page).
 # ``kind`` is one of farm.state.lease.ENDS ("completed", "failed", "blocked",
 # "released"); ``page`` is the page that was given up with it, or None. The end is

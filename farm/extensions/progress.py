@@ -57,7 +57,6 @@ class PageProgress:
         connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
         connect(ext.item_error, signal=scrapy_signals.item_error)
         connect(ext.spider_error, signal=scrapy_signals.spider_error)
-        connect(ext.page_parsed, signal=signals.page_parsed)
         connect(ext.keyword_end, signal=signals.keyword_end)
         return ext
 
@@ -68,6 +67,7 @@ class PageProgress:
     # --- postings through the pipeline -----------------------------------
 
     def spider_opened(self, spider):
+        spider.progress = self  # each page parsed is told here (LeaseSpider.progress)
         if not _farm_pipeline_in(self.crawler.settings):
             # no farm pipeline: count postings off Scrapy's per-item signal instead
             self.crawler.signals.connect(self.item_scraped, signal=scrapy_signals.item_scraped)

@@ -16,6 +16,8 @@ back through the scheduler and comes through here again.
 """
 
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
 
 
 class RequestSigningMiddleware:
@@ -39,8 +41,20 @@ class RequestSigningMiddleware:
         # public setter for a request's URL.
         url, headers = signed
         if url != request.url:
+            # sent exactly as signed (the sign covers these very characters, quoted already):
+            # Scrapy's URL escaping would only spend time finding nothing to do
+            request.meta["verbatim_url"] = True
             request._set_url(url)
         for name, value in headers.items():
             request.headers[name] = value
         self.stats.inc_value("farm/sign/signed")
         return None
+
+
+def signs_when_sent(settings) -> bool:
+    """Whether a crawl with these settings signs its requests here, as each attempt goes out."""
+    enabled = build_component_list(settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES"))
+    return any(
+        isinstance(component, type) and issubclass(component, RequestSigningMiddleware)
+        for component in (load_object(path) if isinstance(path, str) else path for path in enabled)
+    )

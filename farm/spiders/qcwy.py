@@ -9,6 +9,7 @@ import scrapy
 
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
+from farm.middlewares.signing import signs_when_sent
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import json_kind, response_json, response_text, site_time, unique_tags
 
@@ -35,11 +36,20 @@ class QcwySpider(LeaseSpider):
     code_pattern = CODE_PATTERNS["qcwy"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["qcwy"]
     clock = staticmethod(time.time)  # the sign covers the timestamp: tests pin it
+    # In a crawl with farm.middlewares.signing, every attempt is signed as it goes out: a
+    # search request is made unsigned, not signed twice. Without it, it is signed when made.
+    signed_when_sent = False
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.signed_when_sent = signs_when_sent(crawler.settings)
+        return spider
 
     def search_request(self, city_code, job, page):
         params = {
             "api_key": "51job",
-            "timestamp": "",  # the time of sending: signed again then (sign)
+            "timestamp": "",  # the time of sending, set when signed (sign)
             "keyword": job,
             "searchType": "2",
             **dict.fromkeys(["function", "industry"], ""),
@@ -62,17 +72,16 @@ class QcwySpider(LeaseSpider):
         # quote (not quote_plus) with safe="": every reserved character is %-escaped, so
         # Scrapy's safe_url_string leaves the query as is and the sign matches what is sent
         query = urlencode(params, quote_via=quote)
-        url, sign = self._signature(f"{self.base_url}{SEARCH_PATH}?{query}")
-        return scrapy.Request(
-            url,
-            headers={
-                "From-Domain": "51job_web",
-                "Origin": self.base_url,
-                "Referer": f"{self.base_url}/",
-                "Accept": "application/json, text/plain, */*",
-                "sign": sign,
-            },
-        )
+        url = f"{self.base_url}{SEARCH_PATH}?{query}"
+        headers = {
+            "From-Domain": "51job_web",
+            "Origin": self.base_url,
+            "Referer": f"{self.base_url}/",
+            "Accept": "application/json, text/plain, */*",
+        }
+        if not self.signed_when_sent:
+            url, headers["sign"] = self._signature(url)
+        return scrapy.Request(url, headers=headers)
 
     def sign(self, url: str) -> tuple[str, dict[str, str]] | None:
         """``url`` with the current ``timestamp``, and the headers that sign it (§2.1); None for a

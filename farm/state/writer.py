@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 from collections import Counter
+from itertools import chain, repeat
 
 import orjson
 
@@ -48,12 +49,18 @@ CONFIG_VARIABLE = "FARM_STATE_WRITER"
 def frame(postings: list[bytes], pages, ends=()) -> bytes:
     """A frame of postings (each already a JSON object), pages done (lease, page, jobs, total_pages)
     and keyword ends (lease, kind, message)."""
-    payload = b"".join([
-        b'{"postings":[', b",".join(postings), b'],"pages":',
-        orjson.dumps([[lease.wire(), page, jobs, total] for lease, page, jobs, total in pages]), b',"ends":',
-        orjson.dumps([[lease.wire(), kind, message] for lease, kind, message in ends]), b"}",
-    ])  # fmt: skip
-    return len(payload).to_bytes(HEADER, "big") + payload
+    # Joined once, header and all: a frame is often larger than malloc's mmap threshold, and
+    # each copy of it made on the way (the postings joined, then the payload, then the header
+    # added) was a fresh mapping the crawl faulted in page by page.
+    parts = [b"", b'{"postings":[', *chain.from_iterable(zip(postings, repeat(b",")))]
+    if postings:
+        parts.pop()  # the last comma
+    parts += [
+        b'],"pages":', orjson.dumps([[lease.wire(), page, jobs, total] for lease, page, jobs, total in pages]),
+        b',"ends":', orjson.dumps([[lease.wire(), kind, message] for lease, kind, message in ends]), b"}",
+    ]  # fmt: skip
+    parts[0] = sum(map(len, parts)).to_bytes(HEADER, "big")
+    return b"".join(parts)
 
 
 @dataclasses.dataclass

@@ -23,15 +23,27 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 CONTENT_TYPES = {".json": "application/json;charset=UTF-8", ".html": "text/html; charset=utf-8"}
 
 
+class PageRecorder:
+    """Stands in for the crawl's page progress (LeaseSpider.progress): records each page parsed."""
+
+    def __init__(self, sent):
+        self.sent = sent
+
+    def page_parsed(self, lease, page, postings, spider):
+        self.sent.append(("page_parsed", {"lease": lease, "page": page, "postings": postings, "spider": spider}))
+
+
 def make_spider(spidercls, clock=None, **overrides):
-    """The spider built by from_crawler with farm's default settings, and the signals it sends."""
+    """The spider built by from_crawler with farm's default settings, and what it reports:
+    the pages it parsed (to its progress) and the signals it sends."""
     settings = {name: getattr(farm_settings, name) for name in dir(farm_settings) if name.startswith("FARM_")}
     crawler = get_crawler(spidercls, {**settings, **overrides})
     spider = spidercls.from_crawler(crawler)
     if clock is not None:
         spider.clock = lambda: clock
     sent = []
-    names = {getattr(signals, name): name for name in ("page_parsed", "keyword_end")}
+    spider.progress = PageRecorder(sent)
+    names = {signals.keyword_end: "keyword_end"}
 
     def receiver(signal, sender, **kwargs):
         sent.append((names[signal], kwargs))

@@ -56,7 +56,8 @@ def stored(crawler, lease, page):
 
 
 def parsed(crawler, lease, page, postings):
-    send(crawler, signals.page_parsed, lease=lease, page=page, postings=postings)
+    """What the spider tells the progress of each page it parsed."""
+    component(crawler, PageProgress).page_parsed(lease, page, postings, crawler.spider)
 
 
 async def settle(crawler, times=2):

@@ -77,8 +77,7 @@ async def test_an_ended_keywords_requests_are_dropped_and_free_the_window_for_th
     runtime = FarmRuntime.of(crawler)
     assert runtime.window.pages == {(a.key, first_two[0][1]), (b.key, 1)}
     # A's page still in flight arrives; its progress goes first, then A's end
-    crawler.signals.send_catch_log(signals.page_parsed, lease=a, page=first_two[0][1], postings=0,
-                                   spider=crawler.spider)  # fmt: skip
+    runtime.progress.page_parsed(a, first_two[0][1], 0, crawler.spider)
     await db_barrier(crawler)
     await db_barrier(crawler)
     row = keyword_row(crawler, a.id)

@@ -102,3 +102,26 @@ def test_sits_after_the_lease_middleware_and_before_scrapys_retry():
     signing_at = priorities["farm.middlewares.signing.RequestSigningMiddleware"]
     retry_at = DOWNLOADER_MIDDLEWARES_BASE["scrapy.downloadermiddlewares.retry.RetryMiddleware"]
     assert priorities["farm.middlewares.lease.KeywordLeaseMiddleware"] < signing_at < retry_at
+
+
+def test_in_a_crawl_that_signs_at_send_a_request_is_made_unsigned_and_signed_once_as_it_goes_out():
+    spider, _ = make_spider(QcwySpider, DOWNLOADER_MIDDLEWARES=farm_settings.DOWNLOADER_MIDDLEWARES)
+    spider.clock = Clock(1750000000)
+    spider.crawler.spider = spider
+    assert spider.signed_when_sent
+    request = spider.page_request(make_lease("qcwy"), 1)
+    assert timestamp_of(request) == "" and "sign" not in request.headers  # no sign made only to be made again
+    middleware = build_from_crawler(RequestSigningMiddleware, spider.crawler)
+    assert middleware.process_request(request) is None
+    assert timestamp_of(request) == "1750000000"
+    assert_signed(request)
+    assert request.meta["verbatim_url"]  # sent exactly as signed: Scrapy escapes it no further
+
+
+def test_a_crawl_without_the_signing_middleware_signs_a_request_when_it_is_made():
+    disabled = {**farm_settings.DOWNLOADER_MIDDLEWARES, "farm.middlewares.signing.RequestSigningMiddleware": None}
+    spider, _ = make_spider(QcwySpider, clock=1750000000, DOWNLOADER_MIDDLEWARES=disabled)
+    assert not spider.signed_when_sent
+    request = spider.page_request(make_lease("qcwy"), 1)
+    assert timestamp_of(request) == "1750000000"
+    assert_signed(request)
