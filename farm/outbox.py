@@ -13,6 +13,10 @@ while it commits one; what arrives meanwhile goes in the frame after (group
 commit). A frame goes out when there is room if it has a page to record or
 FARM_SQL_BATCH_SIZE postings, else FARM_SQL_FLUSH_INTERVAL seconds after its
 first posting. An end goes out at once, as a page does.
+
+The crawl's keyword claims go the same way, in the next frame out whatever it
+carries (a claim waits for nothing the crawl wrote), and are made after its
+writes: the state writer makes them, off the crawl's GIL (farm.state.writer).
 """
 
 import logging
@@ -31,6 +35,8 @@ logger = logging.getLogger(__name__)
 # already in its pipe. More would only make each page wait behind more postings.
 FRAMES_IN_FLIGHT = 2
 
+PAGE, END, CLAIM = "page", "end", "claim"  # what an op asks of the writer
+
 
 class Outbox:
     def __init__(
@@ -47,8 +53,9 @@ class Outbox:
         self.flush_interval = flush_interval
         self.on_lost = on_lost
         self.postings: list[bytes] = []
-        # pages done and keyword ends: (postings queued before it, is an end, its arguments, its reply)
-        self.ops: list[tuple[int, bool, tuple, Deferred]] = []
+        # pages done, keyword ends and claims: (postings queued before it, PAGE, END or CLAIM,
+        # its arguments, its reply)
+        self.ops: list[tuple[int, str, tuple, Deferred]] = []
         self.lost: str | None = None
         self._in_flight = 0  # frames sent, not yet answered
         self._timer = None
@@ -70,18 +77,23 @@ class Outbox:
 
     def page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None) -> Deferred:
         """Record the page done once its postings are committed; fires with its PageWrite."""
-        return self._queue(False, (lease, page, jobs, total_pages))
+        return self._queue(PAGE, (lease, page, jobs, total_pages))
 
     def end(self, lease: Lease, kind: str, message: str | None = None) -> Deferred:
         """End the keyword (one of farm.state.lease.ENDS) after everything queued before;
         fires with the status written, or None when the lease was no longer current."""
-        return self._queue(True, (lease, kind, message))
+        return self._queue(END, (lease, kind, message))
 
-    def _queue(self, is_end: bool, args: tuple) -> Deferred:
+    def claim(self, source: str, crawler_id: str, n: int, skip_partial: frozenset, held: frozenset) -> Deferred:
+        """KeywordStore.claim in the next frame; fires with (leases, None), or with ([], its
+        Outlook) when it took none."""
+        return self._queue(CLAIM, (source, crawler_id, n, skip_partial, held), after_postings=False)
+
+    def _queue(self, kind: str, args: tuple, after_postings: bool = True) -> Deferred:
         if self.lost is not None:
             return fail(WriteLost(self.lost))
         reply = Deferred()
-        self.ops.append((len(self.postings), is_end, args, reply))
+        self.ops.append((len(self.postings) if after_postings else 0, kind, args, reply))
         self._send()
         return reply
 
@@ -104,6 +116,11 @@ class Outbox:
     def queued(self) -> int:
         return len(self.postings) + len(self.ops)
 
+    @property
+    def in_flight(self) -> int:
+        """Frames sent, not yet answered."""
+        return self._in_flight
+
     def _send(self, now: bool = False) -> None:
         if self._timer is not None:
             if self._timer.active():
@@ -118,15 +135,16 @@ class Outbox:
             sent = len(postings)
             ops = [op for op in self.ops if op[0] <= sent]
             self.ops = [(before - sent, *rest) for before, *rest in self.ops if before > sent]
-            pages = [(args, reply) for _, is_end, args, reply in ops if not is_end]
-            ends = [(args, reply) for _, is_end, args, reply in ops if is_end]
+            pages, ends, claims = ([(args, reply) for _, of, args, reply in ops if of == kind]
+                                   for kind in (PAGE, END, CLAIM))  # fmt: skip
             self._in_flight += 1
-            written = self.writer.write(postings, [args for args, _ in pages], [args for args, _ in ends])
-            written.addBoth(self._written, sent, [reply for _, reply in pages], [reply for _, reply in ends])
+            written = self.writer.write(postings, *([args for args, _ in each] for each in (pages, ends, claims)))
+            written.addBoth(self._written, sent, *([reply for _, reply in each] for each in (pages, ends, claims)))
 
-    def _written(self, result, sent: int, page_replies: list[Deferred], end_replies: list[Deferred]):
+    def _written(self, result, sent: int, page_replies: list[Deferred], end_replies: list[Deferred],
+                 claim_replies: list[Deferred]):  # fmt: skip
         self._in_flight -= 1
-        replies = page_replies + end_replies
+        replies = page_replies + end_replies + claim_replies
         if isinstance(result, Failure):
             if self.lost is None:
                 self._lose(result, sent, replies)
@@ -142,6 +160,8 @@ class Outbox:
                 reply.callback(page_write)
             for reply, status in zip(end_replies, result.ends):
                 reply.callback(status)
+            for reply, claimed in zip(claim_replies, result.claims):
+                reply.callback(claimed)
             self._send(now=bool(self._idle_waiters))  # a drain is waiting: no delay
         if not self._in_flight and (self.lost is not None or not self.queued):
             waiters, self._idle_waiters = self._idle_waiters, []

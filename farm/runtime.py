@@ -19,8 +19,8 @@ A page's path through a crawl, and who does each step:
    A keyword's end goes the same way, after every page it fetched.
 
 Database work runs off the reactor in two places: the outbox's state writer
-process (the hot writes, on another core) and the DB thread (claims,
-heartbeats, reaps; first in, first out). With FARM_REDIS_URL, ``shared`` is this
+process (the hot writes and the claims, on another core) and the DB thread
+(heartbeats, reaps, a checkpoint's take-back; first in, first out). With FARM_REDIS_URL, ``shared`` is this
 worker's part in the work shared through Redis (farm.shared.work).
 
 Components take the runtime with ``FarmRuntime.of(crawler)`` and keep the parts
@@ -38,8 +38,9 @@ import logging
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
-from twisted.internet import reactor, threads
 from sqlalchemy.exc import DBAPIError
+from twisted.internet import reactor, threads
+from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThreadPool
 
 from farm.extensions.progress import PageProgress
@@ -187,6 +188,14 @@ class FarmRuntime:
     def runs(self) -> dict[tuple[int, int], KeywordRun]:
         """The keywords this crawl holds, by lease key (the spider's; the lease middleware fills it)."""
         return self.crawler.spider.runs
+
+    def claim(self, source: str, wanted: int, skip: frozenset, held: frozenset) -> Deferred:
+        """KeywordStore.claim_or_outlook for this crawler: made by the state writer once it has
+        started, off this process's GIL; on the DB thread before (the writer takes a third of a
+        second to start, and the crawl's first claim would wait for it)."""
+        if self.writer is not None and self.writer.ready:
+            return self.outbox.claim(source, self.crawler_id, wanted, skip, held)
+        return self.run(self.store.claim_or_outlook, source, self.crawler_id, wanted, skip, held)
 
     def wake(self) -> None:
         """Have the engine ask the scheduler again now (it would at its next 5 s heartbeat)."""

@@ -17,7 +17,7 @@ from twisted.internet import protocol, reactor
 from twisted.internet.defer import Deferred, fail
 
 import farm
-from farm.state.writer import CONFIG_VARIABLE, frame, read_answer
+from farm.state.writer import CONFIG_VARIABLE, READY, frame, read_answer
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,7 @@ class StateWriter(protocol.ProcessProtocol):
         self._out = b""
         self.error: str | None = None
         self._closed = False
+        self.ready = False  # the child has started and answers at once (its first line)
         self.ended = Deferred()
 
     @classmethod
@@ -54,15 +55,15 @@ class StateWriter(protocol.ProcessProtocol):
         reactor.spawnProcess(writer, sys.executable, argv, env=env)
         return writer
 
-    def write(self, postings: list[bytes], pages, ends=()) -> Deferred:
+    def write(self, postings: list[bytes], pages, ends=(), claims=()) -> Deferred:
         """KeywordStore.write_batch of postings (each a JSON object), pages done (lease, page,
-        jobs, total_pages) and keyword ends (lease, kind, message); fires with its BatchResult
-        once committed."""
+        jobs, total_pages) and keyword ends (lease, kind, message), then the claims (source,
+        crawler_id, n, ids to skip, keys held); fires with its BatchResult once committed."""
         if self.error is not None or self._closed:
             return fail(WriteLost(self.error or "the state writer was closed"))
         reply = Deferred()
         self._replies.append(reply)
-        self.transport.write(frame(postings, pages, ends))
+        self.transport.write(frame(postings, pages, ends, claims))
         return reply
 
     def close(self) -> Deferred:
@@ -79,6 +80,9 @@ class StateWriter(protocol.ProcessProtocol):
         self._out += data
         *lines, self._out = self._out.split(b"\n")
         for line in lines:
+            if line + b"\n" == READY and not self.ready:
+                self.ready = True
+                continue
             kind, _, detail = line.partition(b" ")
             if kind == b"ok" and self._replies:
                 self._replies.popleft().callback(read_answer(detail))

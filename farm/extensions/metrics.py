@@ -216,7 +216,7 @@ class _Collector:
                                      "(at most FARM_PAGES_IN_FLIGHT)", len(runtime.window)),
             ("farm_writer_queued_postings", "Postings in the outbox, not yet sent to the state writer",
              len(outbox.postings)),
-            ("farm_writer_queued_ops", "Page progress and keyword ends in the outbox, not yet sent to the state writer",
+            ("farm_writer_queued_ops", "Page progress, keyword ends and claims in the outbox, not yet sent to the state writer",
              len(outbox.ops)),
             # the outbox keeps no public count of these; its own attribute is read, not changed
             ("farm_writer_frames_in_flight", "Frames sent to the state writer and not yet committed",

@@ -208,10 +208,10 @@ class KeywordLeaseMiddleware:
         # what this crawl holds, as it stands now: one claim at a time, each registered before the next
         args = (spider.name, wanted, frozenset(self.skip), frozenset(self.runs))
         if shared is None:
-            self._claim = self.runtime.run(self._claim_or_outlook, *args)
+            self._claim = self.runtime.claim(*args)
         else:  # Redis first says this worker is taking keywords on: should it stop, a survivor looks
             self._claim = shared.claiming()
-            self._claim.addCallback(lambda _: self.runtime.run(self._claim_or_outlook, *args))
+            self._claim.addCallback(lambda _: self.runtime.claim(*args))
         self._claim.addCallback(self._claimed, spider)
         self._claim.addErrback(self._claim_failed, spider)
 
@@ -219,10 +219,6 @@ class KeywordLeaseMiddleware:
         """The crawl is closing (a pause, an error): what is in flight finishes, nothing new is claimed."""
         slot = getattr(self.crawler.engine, "_slot", None)  # no public way in Scrapy
         return slot is not None and slot.closing is not None
-
-    def _claim_or_outlook(self, source, wanted, skip, held):
-        leases = self.store.claim(source, self.runtime.crawler_id, wanted, skip_partial=skip, held=held)
-        return leases, (None if leases else self.store.outlook(source, skip_partial=skip))
 
     def _claimed(self, result, spider):
         self._claim = None

@@ -104,3 +104,5 @@ class BatchResult:
     rejected: list = field(default_factory=list)  # (source, job_id, reason) of postings the database refused
     # fields changed to fit their columns (farm.state.normalise): name -> postings changed
     normalised: dict = field(default_factory=dict)
+    # per claim asked (after the writes): (leases claimed, and when none, the store's Outlook)
+    claims: list = field(default_factory=list)

@@ -373,6 +373,11 @@ class KeywordStore:
                 ))  # fmt: skip
         return leases
 
+    def claim_or_outlook(self, source: str, crawler_id: str, n: int, skip_partial=(), held=None):
+        """``claim``, and when it takes nothing, the ``outlook``: (leases, None) or ([], Outlook)."""
+        leases = self.claim(source, crawler_id, n, skip_partial=skip_partial, held=held)
+        return leases, (None if leases else self.outlook(source, skip_partial=skip_partial))
+
     def outlook(self, source: str, skip_partial=()) -> "Outlook":
         """What a claim could hand out now, and when the next failed row comes due for a retry.
 

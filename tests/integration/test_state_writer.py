@@ -116,6 +116,45 @@ async def test_an_end_is_committed_after_the_pages_of_its_frame(store, writer):
     await (writer.close())
 
 
+def claim_of(crawler_id, n=1, skip=(), held=()):
+    return ("qcwy", crawler_id, n, frozenset(skip), frozenset(held))
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_writer_makes_the_crawls_claims_after_the_writes_of_their_frame(store, writer):
+    [first] = (await (writer.write([], [], [], [claim_of("me")]))).claims
+    [a], outlook = first
+    assert (a.source, a.lease_token, a.from_status, outlook) == ("qcwy", 1, "fresh", None)
+    # the same frame releases a and claims: the claim comes after the release, and takes a back first
+    result = await (writer.write([], [], [(a, "released", "crawl closed")], [claim_of("me", 2, held={a.key})]))
+    assert result.ends == ["partial"]
+    [(leases, outlook)] = result.claims
+    assert [(lease.id, lease.from_status) for lease in leases] == [(a.id, "partial"), (a.id + 1, "fresh")]
+    assert leases[0].lease_token == 2 and outlook is None
+    # nothing left: the answer says what a claim could take now (nothing) for the crawl to decide
+    [(leases, outlook)] = (await (writer.write([], [], [], [claim_of("me")]))).claims
+    assert leases == [] and (outlook.claimable, outlook.next_retry_at) == (0, None)
+    await (writer.close())
+
+
+def test_a_claim_of_a_crawl_that_was_killed_is_not_made(store, monkeypatch):
+    # the writer still commits a killed crawl's frames (its pages stay done), but claims nothing for it
+    import io
+
+    from farm.state import writer as state_writer
+    from farm.state.writer import frame, read_answer, serve
+
+    crawl = os.getppid()
+    parents = iter([crawl, crawl, 1])  # serve's start, the first frame's claim, then the crawl is gone
+    monkeypatch.setattr(state_writer.os, "getppid", lambda: next(parents))
+    frames = io.BytesIO(frame([], [], [], [claim_of("me")]) + frame([], [], [], [claim_of("me")]))
+    out = io.BytesIO()
+    serve(store, frames, out)
+    first, second = (read_answer(line.removeprefix(b"ok ")) for line in out.getvalue().splitlines())
+    assert len(first.claims[0][0]) == 1 and second.claims == [([], None)]
+    assert [k["crawl_status"] for k in store.list_keywords()].count("crawling") == 1
+
+
 def rename_postings_table(store, old, new):
     with store.engine.begin() as conn:
         conn.exec_driver_sql(f"ALTER TABLE {old} RENAME TO {new}")

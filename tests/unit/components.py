@@ -1,6 +1,10 @@
 """Building farm's components without a crawl: a crawler on farm's settings and a SQLite file."""
 
+import time
+
 from scrapy.utils.test import get_crawler
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
 
 import farm.settings
 from farm.runtime import FarmRuntime
@@ -35,15 +39,28 @@ def component(crawler, cls):
 
 
 async def db_barrier(crawler):
-    """Wait until every database write queued so far (and its callbacks) has run.
+    """Wait until every database write and claim queued so far (and its callbacks) has run.
 
-    Ready page progress is written first (the outbox's drain); then, as the
-    crawl's database thread is first in, first out, a no-op queued now finishes
-    after everything queued before it.
+    What the outbox holds is written first (its drain: page progress, ends and claims);
+    then, as the crawl's database thread is first in, first out, a no-op queued now
+    finishes after everything queued before it. What either's callbacks queued in the
+    other (a take-back on the thread, then a claim in the outbox) is waited for in turn.
     """
     runtime = FarmRuntime.of(crawler)
-    await runtime.outbox.drain()
-    await runtime.run(lambda: None)
+    while True:
+        await runtime.outbox.drain()
+        await runtime.run(lambda: None)
+        if not runtime.outbox.queued and not runtime.outbox.in_flight:
+            return
+
+
+async def writer_started(crawler, timeout=30.0):
+    """Wait until the crawl's state writer says it has started (a third of a second)."""
+    writer = FarmRuntime.of(crawler).writer
+    deadline = time.monotonic() + timeout
+    while not writer.ready:
+        assert time.monotonic() < deadline, "the state writer did not start"
+        await deferLater(reactor, 0.02, lambda: None)
 
 
 def keyword_row(crawler, keyword_id):

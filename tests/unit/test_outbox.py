@@ -22,18 +22,20 @@ class RecordingWriter:
     def __init__(self):
         self.frames: list[tuple[list[bytes], list, Deferred]] = []
         self.ends: list[list] = []
+        self.claims: list[list] = []
 
-    def write(self, postings, pages, ends=()):
+    def write(self, postings, pages, ends=(), claims=()):
         reply = Deferred()
         self.frames.append((postings, pages, reply))
         self.ends.append(list(ends))
+        self.claims.append(list(claims))
         return reply
 
-    def commit(self, index=-1, rejected=(), normalised=None):
+    def commit(self, index=-1, rejected=(), normalised=None, claimed=()):
         postings, pages, reply = self.frames[index]
         page_writes = [PageWrite(True, True, page, None) for _, page, _, _ in pages]
         ends = ["failed" if kind == "failed" else "partial" for _, kind, _ in self.ends[index]]
-        reply.callback(BatchResult(len(postings), page_writes, ends, list(rejected), normalised or {}))
+        reply.callback(BatchResult(len(postings), page_writes, ends, list(rejected), normalised or {}, list(claimed)))
 
     def sent(self):
         return [([row.decode() for row in postings], [page for _, page, _, _ in pages]) for postings, pages, _ in self.frames]
@@ -176,3 +178,20 @@ def test_fields_the_writer_fitted_to_their_columns_are_counted_by_name(writer, l
     writer.commit(normalised={"title": 1})
     assert box.stats.get_value("farm/posting/normalised/title") == 3
     assert box.stats.get_value("farm/posting/normalised/published_at") == 1
+
+
+def test_a_claim_goes_in_the_next_frame_out_and_fires_with_its_answer(writer, lost):
+    box = outbox(writer, lost)
+    box.page_done(LEASE, 1, 0, 4)
+    box.page_done(LEASE, 2, 0, 4)  # two frames in flight: what comes now waits for the next
+    box.add_posting(b'"a"')
+    claimed = []
+    box.claim("qcwy", "me", 2, frozenset({7}), frozenset({(1, 1)})).addCallback(claimed.append)
+    assert len(writer.frames) == 2
+    writer.commit(0)  # room: the claim goes out at once, with what was queued before it
+    assert writer.sent()[2] == (['"a"'], [])
+    assert writer.claims[2] == [("qcwy", "me", 2, frozenset({7}), frozenset({(1, 1)}))]
+    assert claimed == []  # until the writer has made it
+    writer.commit(2, claimed=[([LEASE], None)])
+    assert claimed == [([LEASE], None)]
+
