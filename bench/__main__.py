@@ -2,19 +2,21 @@
 
 Ratios are measured within one run (these machines are shared and noisy):
 claims at 10k vs 1M keyword rows, claims over HTTP vs in process, the sandbox vs
-one Scrapy process, farm vs plain Scrapy, a crawl with JOBDIR vs without.
+one Scrapy process, farm vs plain Scrapy, a claim on a thread of a busy process,
+a crawl with JOBDIR vs without.
 """
 
 import sys
 import time
 
-from bench import api_bench, checkpoint_bench, claims_bench, crawl_bench, redis_bench, sandbox_bench
+from bench import api_bench, checkpoint_bench, claim_thread_bench, claims_bench, crawl_bench, redis_bench, sandbox_bench
 
 SECTIONS = [
     ("keyword claims, 8 processes on MariaDB", claims_bench.run),
     ("keyword claims over HTTP (farm api), 8 clients on MariaDB", api_bench.run),
     ("sandbox throughput", sandbox_bench.run),
     ("crawl throughput: farm vs plain Scrapy", crawl_bench.run),
+    ("a keyword claim on a thread of a busy process (why the state writer makes the claims)", claim_thread_bench.run),
     ("work shared through Redis: farm's Redis mode vs local mode vs scrapy-redis", redis_bench.run),
     ("pause and resume (JOBDIR): checkpoint saves, crawl with JOBDIR vs without vs Scrapy's", checkpoint_bench.run),
 ]

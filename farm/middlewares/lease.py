@@ -7,7 +7,7 @@ reclaim, in the same crawl, a keyword it gave up for a site block or an outage
 (the next run, or another crawler, will); and when the crawl closes early
 (Ctrl+C, an error, CloseSpider) it releases what it holds as ``partial``, after
 the progress of its fetched pages, so that the next claimer resumes at the next
-unfinished page.
+unfinished page. The state writer process makes the claims (FarmRuntime.claim).
 
 With JOBDIR set, a crawl that resumes first takes back, at once, the keywords its
 checkpoint says it held (farm.state.store.KeywordStore.take_back), with the pages

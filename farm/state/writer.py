@@ -8,9 +8,9 @@ with ``FARM_STATE_WRITER`` set to a JSON object: the database URL and the
 crawl's store options (KeywordStore.options).
 
 The crawl's keyword claims are made here too, after the frame's writes. On
-the crawl's database thread each claim cost the crawl's own thread 2 to 4.5 ms
-(measured against a CPU-bound loop): the two threads handing the GIL back and
-forth around every SQLite call. Here they cost it nothing.
+the crawl's database thread each claim cost the crawl's own thread 1.4 to 4.5 ms
+(bench/claim_thread_bench.py): the two threads handing the GIL back and forth
+around every SQLite call. Here they cost it nothing.
 
 The protocol, over the child's stdin and stdout. In: frames of a 4-byte
 big-endian length and a JSON object, ``{"postings": [row, ...], "pages":

@@ -217,7 +217,7 @@ async def test_a_jobdir_checkpoint_has_its_keywords_taken_back_first_with_their_
 
 @pytest_twisted.ensureDeferred
 async def test_claims_are_made_by_the_state_writer_not_on_the_crawls_database_thread(crawler, middleware):
-    # on the database thread, each claim cost the crawl's own thread 2 to 4.5 ms (GIL handoffs)
+    # on the database thread, each claim cost the crawl's own thread 1.4 to 4.5 ms (GIL handoffs)
     runtime = FarmRuntime.of(crawler)
     await writer_started(crawler)
     release = threading.Event()
