@@ -20,8 +20,9 @@ A page's path through a crawl, and who does each step:
 
 Database work runs off the reactor in two places: the outbox's state writer
 process (the hot writes and the claims, on another core) and the DB thread
-(heartbeats, reaps, a checkpoint's take-back; first in, first out). With FARM_REDIS_URL, ``shared`` is this
-worker's part in the work shared through Redis (farm.shared.work).
+(heartbeats, reaps, a checkpoint's take-back; first in, first out). With
+FARM_REDIS_URL, ``shared`` is this worker's part in the work shared through
+Redis (farm.shared.work).
 
 Components take the runtime with ``FarmRuntime.of(crawler)`` and keep the parts
 they use; nothing is written into it after it is built. The threads start with

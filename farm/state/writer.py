@@ -141,7 +141,10 @@ def serve(store: KeywordStore, stdin, stdout) -> None:
     crawl = os.getppid()
     while (header := _read_exactly(stdin, HEADER)) is not None:
         batch = decode(_read_exactly(stdin, int.from_bytes(header, "big")))
-        result = store.write_batch(batch.postings, batch.pages, utcnow(), batch.ends)
+        if batch.postings or batch.pages or batch.ends:
+            result = store.write_batch(batch.postings, batch.pages, utcnow(), batch.ends)
+        else:  # a claim alone: no write transaction (nor, on SQLite, the write lock) for nothing
+            result = BatchResult(0, [], [])
         # the frames of a crawl that was killed are still written (its pages stay done), but
         # nothing is claimed for it: nobody would crawl what it took
         claims = [store.claim_or_outlook(*claim) if os.getppid() == crawl else ([], None) for claim in batch.claims]
