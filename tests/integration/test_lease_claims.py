@@ -9,12 +9,10 @@ import pytest_twisted
 from scrapy import signals as scrapy_signals
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
-from twisted.internet import reactor
-from twisted.internet.task import deferLater
 
 from farm.middlewares.lease import KeywordLeaseMiddleware
 from farm.runtime import FarmRuntime
-from tests.unit.components import db_barrier, make_crawler
+from tests.unit.components import db_barrier, make_crawler, until
 
 
 def recording_engine():
@@ -27,14 +25,6 @@ def recording_engine():
 
     engine.close_spider_async = close_spider_async
     return engine
-
-
-async def until(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await deferLater(reactor, 0.02, lambda: None)
 
 
 def crawler_for(db_url, rows, **settings):

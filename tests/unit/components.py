@@ -54,13 +54,19 @@ async def db_barrier(crawler):
             return
 
 
+async def until(condition, timeout, what):
+    """Wait until ``condition()`` holds; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await deferLater(reactor, 0.02, lambda: None)
+
+
 async def writer_started(crawler, timeout=30.0):
     """Wait until the crawl's state writer says it has started (a third of a second)."""
     writer = FarmRuntime.of(crawler).writer
-    deadline = time.monotonic() + timeout
-    while not writer.ready:
-        assert time.monotonic() < deadline, "the state writer did not start"
-        await deferLater(reactor, 0.02, lambda: None)
+    await until(lambda: writer.ready, timeout, "the state writer to start")
 
 
 def keyword_row(crawler, keyword_id):

@@ -10,6 +10,7 @@ from scrapy import Request
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.defer import deferred_from_coro
+from twisted.internet import reactor
 
 from farm import signals
 from farm.middlewares.lease import ORPHAN_ROUNDS, KeywordLeaseMiddleware
@@ -224,7 +225,7 @@ async def test_claims_are_made_by_the_state_writer_not_on_the_crawls_database_th
     busy = runtime.run(release.wait, 60)  # the database thread is busy (a heartbeat on a slow database)
     try:
         send(crawler, scrapy_signals.spider_opened)
-        await runtime.outbox.drain()
+        await runtime.outbox.drain().addTimeout(30, reactor)  # a writer that never answers fails the test
         assert len(middleware.runs) == 2  # claimed meanwhile
         assert [r.meta["farm_page"] for r in crawler.engine.scheduled] == [1, 1]
     finally:
@@ -239,5 +240,5 @@ async def test_until_the_state_writer_has_started_a_claim_is_made_on_the_databas
     runtime.writer.ready = False  # as it is for that third of a second
     send(crawler, scrapy_signals.spider_opened)
     assert not runtime.outbox.queued and not runtime.outbox.in_flight
-    await runtime.run(lambda: None)  # the database thread, first in first out
+    await runtime.run(lambda: None).addTimeout(30, reactor)  # the database thread, first in first out
     assert len(middleware.runs) == 2
