@@ -2,13 +2,17 @@
 
 One process each, side by side in one run, on the same qcwy pages from one sandbox:
 farm with FARM_REDIS_URL (the shared queue, dupefilter and pace), farm without it
-(Scrapy's own queues), and the plain spider on scrapy-redis's own scheduler. Each
-keeps its best round. Reported: pages/s, the ratios, Redis commands and bytes of
-network traffic per page (INFO's counters before and after), and, after farm's
-crawl, the bytes its day's fingerprints take (MEMORY USAGE of the set).
+(Scrapy's own queues), and the plain spider on scrapy-redis's own scheduler, in
+rounds as in bench.crawl_bench: the order turns each round, a ratio is taken
+within a round, and the median of the rounds' ratios is the figure (a best run
+of each side, as this bench took before, is as much luck as speed here).
+Reported: pages/s, the ratios, Redis commands and bytes of network traffic per
+page (INFO's counters before and after), and, after farm's crawl, the bytes its
+day's fingerprints take (MEMORY USAGE of the set).
 """
 
 import os
+import statistics
 import sys
 import tempfile
 import uuid
@@ -59,41 +63,47 @@ def _scrapy_redis(sandbox_url, keywords):
     return _run(command + COMMON, env)
 
 
-def run(rounds=2):
+def run(rounds=5):
     client = redis.Redis.from_url(REDIS_URL)
     keywords = [(city, job) for city in CITIES for job in JOBS]
-    best = {"local": (0, 0.0, 0, 0), "redis": (0, 0.0, 0, 0), "scrapy-redis": (0, 0.0, 0, 0)}
+    results = {"local": [], "redis": [], "scrapy-redis": []}  # (pages, pages/s, commands, bytes) a round
     fingerprint_bytes = memory_after = 0.0
     with SandboxProcess(seed=9, postings=(800, 800)) as sandbox, tempfile.TemporaryDirectory() as tmp:
         for round_no in range(rounds):
             prefix = f"farm-bench-{uuid.uuid4().hex[:8]}"
             client.flushdb()
-            runs = {
+            sides = {
                 "local": lambda: _farm(sandbox.url, keywords, f"sqlite:///{tmp}/local-{round_no}.db"),
                 "redis": lambda: _farm(sandbox.url, keywords, f"sqlite:///{tmp}/redis-{round_no}.db", prefix),
                 "scrapy-redis": lambda: _scrapy_redis(sandbox.url, keywords),
             }
-            for name, crawl in runs.items():
-                result = _measured(client, crawl)
-                if result[1] > best[name][1]:
-                    best[name] = result
+            # as in bench.crawl_bench: the order turns each round, the ratios are taken within a round
+            for name in sides if round_no % 2 == 0 else reversed(sides):
+                results[name].append(_measured(client, sides[name]))
                 if name == "redis":
                     [seen] = list(client.scan_iter(f"{prefix}:qcwy:seen:*"))
                     fingerprint_bytes = client.memory_usage(seen) / client.scard(seen)
                     memory_after = client.info("memory")["used_memory"]
         client.flushdb()
     client.close()
-    local, shared, plain = best["local"], best["redis"], best["scrapy-redis"]
+
+    def median(name, field):
+        return statistics.median(result[field] for result in results[name])
+
+    def ratio(side, baseline):  # the median of the rounds' ratios
+        return statistics.median(a[1] / b[1] for a, b in zip(results[side], results[baseline]))
+
+    pages = results["redis"][0][0]
     return [
-        (f"farm, Redis mode ({shared[0]} qcwy pages, best of {rounds})", shared[1], "pages/s"),
-        ("farm, local mode", local[1], "pages/s"),
-        ("plain spider on scrapy-redis's scheduler", plain[1], "pages/s"),
-        ("farm Redis mode / farm local mode (aim >= 0.85)", shared[1] / local[1], "ratio"),
-        ("farm Redis mode / scrapy-redis (aim > 1)", shared[1] / plain[1], "ratio"),
-        ("farm Redis mode: Redis commands per page", shared[2], "commands"),
-        ("scrapy-redis: Redis commands per page", plain[2], "commands"),
-        ("farm Redis mode: Redis network bytes per page", shared[3], "bytes"),
-        ("scrapy-redis: Redis network bytes per page", plain[3], "bytes"),
+        (f"farm, Redis mode ({pages} qcwy pages, median of {rounds} rounds)", median("redis", 1), "pages/s"),
+        ("farm, local mode", median("local", 1), "pages/s"),
+        ("plain spider on scrapy-redis's scheduler", median("scrapy-redis", 1), "pages/s"),
+        ("farm Redis mode / farm local mode (aim >= 0.85)", ratio("redis", "local"), "ratio"),
+        ("farm Redis mode / scrapy-redis (aim > 1)", ratio("redis", "scrapy-redis"), "ratio"),
+        ("farm Redis mode: Redis commands per page", median("redis", 2), "commands"),
+        ("scrapy-redis: Redis commands per page", median("scrapy-redis", 2), "commands"),
+        ("farm Redis mode: Redis network bytes per page", median("redis", 3), "bytes"),
+        ("scrapy-redis: Redis network bytes per page", median("scrapy-redis", 3), "bytes"),
         ("farm: bytes per fingerprint (the day's set, MEMORY USAGE)", fingerprint_bytes, "bytes"),
         ("Redis memory after farm's crawl (used_memory)", memory_after, "bytes"),
     ]

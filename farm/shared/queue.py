@@ -38,7 +38,7 @@ from importlib.resources import files
 
 from scrapy_redis.queue import PriorityQueue
 
-from farm.shared.codec import BadPayload, JsonRequestSerializer
+from farm.shared.codec import BadPayload, JsonRequestSerializer, encode
 
 SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace", "end", "leave")
 
@@ -57,6 +57,10 @@ class SharedQueue(PriorityQueue):
         self.dupefilter = dupefilter
         source = files("farm.shared") / "scripts"
         self.scripts = {name: server.register_script((source / f"{name}.lua").read_text()) for name in SCRIPTS}
+        self._callback_names = {}  # farm.shared.codec.request_dict
+
+    def _encode_request(self, request) -> bytes:
+        return encode(request, self.spider, self._callback_names)
 
     def k(self, name: str) -> str:
         return f"{self.key}:{name}"

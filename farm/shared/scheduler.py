@@ -55,6 +55,7 @@ class SharedScheduler(RedisScheduler):
         self._pump_call = None
         self._idle_poll = 0
         self._closing = False
+        work.on_queued = self._queued
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -121,6 +122,12 @@ class SharedScheduler(RedisScheduler):
     @property
     def prefetch(self) -> int:
         return self.runtime.window.size
+
+    def _queued(self):
+        """This worker's own requests reached the shared queue: take them now, not at the next idle poll."""
+        self._idle_poll = 0
+        if self._pump_call is not None and self._pump_call.active():
+            self._pump()
 
     def _pump(self):
         room = self.prefetch - len(self._buffer)

@@ -58,6 +58,7 @@ class SharedWork:
         self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue
         self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
         self._flush_call = None
+        self.on_queued = lambda: None  # requests of this worker's are in the shared queue (the scheduler's pump)
         self._beat = LoopingCall(self._heartbeat)
         self._beating = None
         self._ticks = 0
@@ -110,19 +111,23 @@ class SharedWork:
         return done
 
     def _send(self, batches):
-        empty = []  # leases with no request open anywhere
+        queued, empty = 0, []  # how many requests went in the queue; leases with no request open anywhere
         for kind, batch in batches:
             if kind == "push":
-                queued = self.queue.push_many(batch)
-                self.stats.inc_value("farm/shared/queued", sum(queued))
-                self.stats.inc_value("farm/shared/seen", len(queued) - sum(queued))
+                pushed = self.queue.push_many(batch)
+                queued += sum(pushed)
+                self.stats.inc_value("farm/shared/queued", sum(pushed))
+                self.stats.inc_value("farm/shared/seen", len(pushed) - sum(pushed))
             elif kind == "ack":
                 empty += [lease for lease, left in self.queue.ack(batch) if left <= 0]
             else:  # "look": after everything this worker queued before it
                 empty += [lease for lease in batch if self.queue.open_requests(lease) <= 0]
-        return empty
+        return queued, empty
 
-    def _sent(self, empty):
+    def _sent(self, result):
+        queued, empty = result
+        if queued:
+            self.on_queued()
         for lease in dict.fromkeys(empty):
             self.check_stall(lease)
 
