@@ -35,12 +35,13 @@ class RedisLink:
         self.url = url
         self.grace = grace
         try:
+            # one connection, as there is one thread: a pooled command first asks its socket whether
+            # anything is pending, one more system call, after which this thread waits for the crawl's GIL
             self.server = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5,
-                                               health_check_interval=30)  # fmt: skip
+                                               health_check_interval=30, single_connection_client=True)  # fmt: skip
+            self.server.ping()
         except ValueError as exc:
             raise RedisUnreachable(f"{setting}={mask_url(url)!r} is not a Redis URL ({exc})") from None
-        try:
-            self.server.ping()
         except redis.RedisError as exc:
             raise RedisUnreachable(f"cannot reach Redis at {setting}={mask_url(url)!r}: {exc}") from None
         self._pool = single_thread_pool("farm-redis")

@@ -173,7 +173,8 @@ class SharedScheduler(RedisScheduler):
         if taken:
             self._idle_poll = 0
             runtime.wake()
-            self._later(0)
+            if len(self._buffer) <= self.prefetch // 2:  # else next_request pumps when it is
+                self._later(0)  # (topping up at once made pops of one or two requests, each a round trip)
         elif wait > 0:
             self._later(wait)
         else:

@@ -5,7 +5,10 @@ import pytest_twisted
 
 import farm.shared.scheduler as shared_scheduler
 from scrapy.crawler import CrawlerRunner
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
 
+from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
 from farm.shared.scheduler import SharedScheduler
 from farm.spiders.qcwy import QcwySpider
@@ -26,7 +29,8 @@ def crawler_sharing_work(db_url, rows, redis_url, prefix):
     store.add_keywords(rows)
     store.engine.dispose()
     settings = farm_settings(FARM_DB_URL=db_url, FARM_QCWY_BASE_URL="http://sandbox.invalid", FARM_REDIS_URL=redis_url,
-                             FARM_REDIS_PREFIX=prefix, REMOTE_CONTROL_ENABLED=False, TELNETCONSOLE_ENABLED=False)
+                             FARM_REDIS_PREFIX=prefix, FARM_QCWY_RATE=0, REMOTE_CONTROL_ENABLED=False,
+                             TELNETCONSOLE_ENABLED=False)  # fmt: skip
     crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
     crawler.spider = crawler._create_spider()
     crawler._apply_settings()
@@ -49,6 +53,35 @@ async def test_a_workers_own_requests_are_taken_at_once_not_at_its_next_idle_pol
         assert not scheduler._buffer
         runtime.shared.push(crawler.spider.page_request(make_lease("qcwy"), 1))
         await until(lambda: len(scheduler._buffer) == 1, 10, "the request this worker queued to be taken")
+    finally:
+        scheduler.close("finished")
+        runtime.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pop_that_leaves_the_buffer_over_half_full_is_not_topped_up_at_once(sqlite_url, shared):
+    # each pop is a round trip on the Redis thread under the crawl's GIL: topping the buffer up after
+    # every pop made pops of one or two requests; it is refilled when half of it is served
+    redis_url, prefix = shared
+    crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], redis_url, prefix)
+    runtime = FarmRuntime.of(crawler)
+    scheduler = SharedScheduler.from_crawler(crawler)
+    half = scheduler.prefetch // 2
+    try:
+        lease = make_lease("qcwy")
+        runtime.runs[lease.key] = KeywordRun(lease)  # held here: its requests are still wanted
+        for page in range(1, half * 2 + 9):
+            runtime.shared.push(crawler.spider.page_request(lease, page))
+        await runtime.shared.flush()
+        assert scheduler.next_request() is None  # a pop starts
+        await until(lambda: len(scheduler._buffer) == half * 2, 10, "the buffer to fill")
+        served = [scheduler.next_request() for _ in range(half + 1)]  # down to under half: a pop
+        assert all(served)
+        await until(lambda: crawler.stats.get_value("farm/shared/pops") >= 2, 10, "the second pop")
+        assert len(scheduler._buffer) == half - 1 + 8  # the rest of the queue: over half full
+        await deferLater(reactor, 0, lambda: None)  # a top-up would be asked for now,
+        await runtime.shared.link.run(lambda: None)  # and made before this (the link is first in, first out)
+        assert crawler.stats.get_value("farm/shared/pops") == 2
     finally:
         scheduler.close("finished")
         runtime.close()
