@@ -58,6 +58,7 @@ class SharedWork:
         self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue
         self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
         self._flush_call = None
+        self._sending = None  # the send on its way to Redis, if any
         self.on_queued = lambda: None  # requests of this worker's are in the shared queue (the scheduler's pump)
         self._beat = LoopingCall(self._heartbeat)
         self._beating = None
@@ -86,10 +87,19 @@ class SharedWork:
             self.ack(request_id)
 
     def _soon(self):
-        if self._flush_call is None:
+        # one send at a time: what comes meanwhile goes in the next (each send is a round trip on the
+        # link's thread, under the crawl's GIL; one a reactor turn made sends of one or two acks)
+        if self._flush_call is None and self._sending is None:
             from twisted.internet import reactor
 
             self._flush_call = reactor.callLater(0, self.flush)
+
+    def _send_done(self, result, sending):
+        if self._sending is sending:
+            self._sending = None
+            if self._ops:
+                self._soon()
+        return result
 
     def flush(self):
         """Send what is waiting; a Deferred that fires once it is in Redis."""
@@ -105,9 +115,11 @@ class SharedWork:
             kind = op
             batch.append(value)
         batches.append((kind, batch))
-        done = self.link.run(self._send, batches)
+        self.stats.inc_value("farm/shared/sends")
+        done = self._sending = self.link.run(self._send, batches)
         done.addCallback(self._sent)
         done.addErrback(self._failed, "sending requests and acknowledgements")
+        done.addBoth(self._send_done, done)
         return done
 
     def _send(self, batches):

@@ -1,4 +1,7 @@
-"""The shared scheduler's pump on the machine's real Redis: when it takes requests from the shared queue."""
+"""A worker's round trips to the shared queue on the machine's real Redis: when its scheduler takes requests,
+when it sends its own."""
+
+import threading
 
 import pytest
 import pytest_twisted
@@ -84,4 +87,34 @@ async def test_a_pop_that_leaves_the_buffer_over_half_full_is_not_topped_up_at_o
         assert crawler.stats.get_value("farm/shared/pops") == 2
     finally:
         scheduler.close("finished")
+        runtime.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_acknowledgements_made_while_a_send_is_on_its_way_go_together_in_the_next(sqlite_url, shared):
+    # one send a reactor turn made sends of one or two acknowledgements, each a round trip
+    redis_url, prefix = shared
+    crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], redis_url, prefix)
+    runtime = FarmRuntime.of(crawler)
+    work = runtime.shared
+    release = threading.Event()
+    sends = []
+    send = work._send
+    work._send = lambda batches: sends.append(batches) or send(batches)
+    busy = work.link.run(release.wait, 10)  # the link's thread is busy: the first send waits behind it
+    try:
+        work.ack("1")
+        await until(lambda: crawler.stats.get_value("farm/shared/sends") == 1, 10, "the first send")
+        for request_id in "2345":
+            work.ack(request_id)
+            await deferLater(reactor, 0, lambda: None)  # a reactor turn each
+        release.set()
+        assert await busy
+        await until(lambda: len(sends) >= 2, 10, "the second send")
+        await deferLater(reactor, 0, lambda: None)
+        await work.link.run(lambda: None)  # any other send would be made before this
+        assert sends == [[("ack", ["1"])], [("ack", ["2", "3", "4", "5"])]]
+        assert crawler.stats.get_value("farm/shared/sends") == 2 and not work._ops
+    finally:
+        release.set()
         runtime.close()
