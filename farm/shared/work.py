@@ -2,7 +2,8 @@
 
 - **Out, in order.** Requests to queue and acknowledgements of settled pages leave in
   the order the crawl made them (a page's follow-ups before its acknowledgement), in
-  batches, on the Redis link's thread.
+  batches, on the Redis link's thread, one batch at a time: what the crawl makes while
+  one is on its way goes in the next.
 - **Stalls.** An acknowledgement that leaves a keyword with no request open anywhere
   (queued or in any worker's hands) makes this worker look at the keyword table: the
   pages still missing are queued again, or the keyword is completed. The owner of a
