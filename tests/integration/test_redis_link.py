@@ -3,6 +3,7 @@
 import pytest
 import pytest_twisted
 import redis
+from twisted.internet import reactor
 
 from farm.shared.link import RedisLink
 from tests.conftest import REDIS_URL
@@ -24,7 +25,7 @@ async def test_the_links_commands_go_over_its_one_connection_without_a_pool_chec
         made = len(checkouts)  # the connection itself, made as the link is
         assert made <= 1
         for _ in range(5):
-            assert await link.run(link.server.ping)
+            assert await link.run(link.server.ping).addTimeout(30, reactor)
         assert len(checkouts) == made
     finally:
         link.close()
