@@ -1,4 +1,4 @@
-"""A TCP relay a test owns, in front of a real server (MariaDB): stopping it is the server going away."""
+"""A TCP relay a test owns, in front of a real server (MariaDB, Redis): stopping it is the server going away."""
 
 import socket
 import threading
