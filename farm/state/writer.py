@@ -47,6 +47,7 @@ from itertools import chain, repeat
 
 import orjson
 
+from farm.heap import lean_heap
 from farm.state.clock import utcnow
 from farm.state.db import make_engine
 from farm.state.lease import BatchResult, Lease, PageWrite
@@ -162,6 +163,7 @@ def main() -> int:
     try:
         config = orjson.loads(os.environ[CONFIG_VARIABLE])
         store = KeywordStore(make_engine(config.pop("db_url")), **config)
+        lean_heap()  # each frame decodes into thousands of objects: collected rarely, as in the crawl
         stdout.write(READY)  # the crawl's claims may come here from now on
         stdout.flush()
         try:

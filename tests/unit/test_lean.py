@@ -7,7 +7,8 @@ import logging
 import pytest
 from scrapy.utils.test import get_crawler
 
-from farm.extensions.lean import YOUNG_COLLECTION_THRESHOLD, LeanProcess
+from farm.extensions.lean import LeanProcess
+from farm.heap import YOUNG_COLLECTION_THRESHOLD
 
 
 @pytest.fixture
