@@ -2,13 +2,14 @@
 
 A full collection walks every live object, and a process keeps all it built at start
 (Scrapy, Twisted, SQLAlchemy: some 120,000 objects in a crawl); frozen (``gc.freeze``),
-they are skipped (Scrapy spent a fifth of a crawl's CPU on those walks). The youngest generation is collected every 700 container objects
-allocated and not yet freed: a page's parsed JSON, or a frame of postings decoded in the
-state writer, is thousands, alive while it is handled, so every page ran several
-collections that found it alive and moved it to the older generations, which then took
-some 25 full collections a crawl, each for a few hundred objects freed. At
-YOUNG_COLLECTION_THRESHOLD a crawl runs about none; garbage in reference cycles, the only
-kind a collection frees, is still freed when that many have piled up.
+they are skipped (Scrapy spent a fifth of a crawl's CPU on those walks). The youngest
+generation is collected every 700 container objects allocated and not yet freed: a
+page's parsed JSON, or a frame of postings decoded in the state writer, is thousands,
+alive while it is handled, so every page ran several collections that found it alive
+and moved it to the older generations, which then took some 25 full collections a
+crawl, each for a few hundred objects freed. At YOUNG_COLLECTION_THRESHOLD a crawl runs
+about one; garbage in reference cycles, the only kind a collection frees, is still
+freed when that many have piled up.
 
 Measured on a 1,600-page crawl: the crawl's own collections took 0.5 to 0.9 s of its 5 s
 (``gc.callbacks``), and the state writer's slowed the crawl by 8 % besides (the two share
