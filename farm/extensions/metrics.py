@@ -218,9 +218,8 @@ class _Collector:
              len(outbox.postings)),
             ("farm_writer_queued_ops", "Page progress, keyword ends and claims in the outbox, not yet sent to the state writer",
              len(outbox.ops)),
-            # the outbox keeps no public count of these; its own attribute is read, not changed
             ("farm_writer_frames_in_flight", "Frames sent to the state writer and not yet committed",
-             getattr(outbox, "_in_flight", 0)),
+             outbox.in_flight),
         ]  # fmt: skip
         for name, text, value in values:
             family = GaugeMetricFamily(name, text, labels=LABELS)
