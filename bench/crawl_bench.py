@@ -9,11 +9,14 @@ median of the rounds' ratios is the figure: this machine's speed drifts by a
 fifth from one minute to the next, and a best run on either side (the best of
 each side is shown too) is as much luck as speed.
 
-Two baselines: plain Scrapy as it comes, and plain Scrapy with farm's
-LeanProcess extension (the heap frozen at start, debug records not built),
-which farm turns on for itself. The first ratio is what a user gains or loses
-by crawling with farm; the second is what farm's own machinery (leases, page
-progress, the postings pipeline, the state writer) costs. farm runs once on
+Two baselines: plain Scrapy as it comes (Scrapy's own CONCURRENT_ITEMS of
+100), and plain Scrapy with what farm tunes in Scrapy for itself: its
+LeanProcess extension (the heap frozen at start, debug records not built) and
+its CONCURRENT_ITEMS (8: Scrapy starts that many tasks, plus one, for every
+response's output). The first ratio is what a user gains or loses by crawling
+with farm; the second is what farm's own machinery (leases, page progress, the
+postings pipeline, the state writer) costs. A sixth side is farm with Scrapy's
+CONCURRENT_ITEMS, to show what farm's setting is worth. farm runs once on
 SQLite (the embedded default) and once on the machine's MariaDB, whose server
 shares the machine's two cores with the crawl and the sandbox. A fifth side
 splits farm's cost in two: farm on SQLite with its postings reported handled but
@@ -38,7 +41,8 @@ from farm.state.store import KeywordStore
 REPO = Path(__file__).resolve().parents[1]
 CITIES = ("北京", "上海", "广州", "深圳", "杭州")
 JOBS = ("python", "java", "前端", "测试", "运维", "产品经理", "数据分析", "算法")
-# the same concurrency on both sides; farm's polite default pace is off for the local sandbox
+# the same concurrency on both sides (CONCURRENT_ITEMS: farm's project setting, unless a side
+# sets Scrapy's); farm's polite default pace is off for the local sandbox
 COMMON = ["-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16",
           "-s", "FARM_QCWY_MAX_PAGES=40", "-s", "FARM_QCWY_RATE=0"]
 
@@ -57,13 +61,14 @@ def _run(command, env):
 
 
 LEAN = ["-s", "EXTENSIONS=" + json.dumps({"farm.extensions.lean.LeanProcess": 0})]
+SCRAPY_ITEMS = ["-s", "CONCURRENT_ITEMS=100"]  # Scrapy's default
 
 
 def plain(sandbox_url, keywords, lean=False):
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
     command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy.py"), "-a", f"keywords={pairs}"]
-    return _run(command + COMMON + (LEAN if lean else []), env)
+    return _run(command + COMMON + (LEAN if lean else SCRAPY_ITEMS), env)
 
 
 # farm's pipeline minus the storing (bench/unstored.py)
@@ -81,7 +86,7 @@ def farm(sandbox_url, keywords, db_url, extra=()):
 
 def run(rounds=5):
     keywords = [(city, job) for city in CITIES for job in JOBS]
-    rates = {"plain": [], "lean": [], "farm": [], "mariadb": [], "unstored": []}
+    rates = {"plain": [], "lean": [], "farm": [], "mariadb": [], "unstored": [], "scrapy_items": []}
     pages = 0
     with SandboxProcess(seed=9, postings=(800, 800)) as sandbox, tempfile.TemporaryDirectory() as tmp:
         sides = {
@@ -91,6 +96,8 @@ def run(rounds=5):
             "mariadb": lambda round_no: _on_mariadb(sandbox.url, keywords),
             "unstored": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/unstored-{round_no}.db",
                                               UNSTORED),
+            "scrapy_items": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/items-{round_no}.db",
+                                                  SCRAPY_ITEMS),
         }
         for round_no in range(rounds):
             for side in sides if round_no % 2 == 0 else reversed(sides):
@@ -106,15 +113,17 @@ def run(rounds=5):
          ratio("farm", "lean"), "ratio"),
         ("  the same, best farm run / best plain + LeanProcess run", max(rates["farm"]) / max(rates["lean"]), "ratio"),
         ("farm / plain Scrapy as it comes", ratio("farm", "plain"), "ratio"),
+        ("farm / farm with Scrapy's CONCURRENT_ITEMS (100)", ratio("farm", "scrapy_items"), "ratio"),
         ("farm on MariaDB / plain Scrapy + LeanProcess", ratio("mariadb", "lean"), "ratio"),
         ("farm, its postings not stored / plain Scrapy + LeanProcess (per-page machinery)",
          ratio("unstored", "lean"), "ratio"),
         (f"plain Scrapy, qcwy pages ({pages} per run, median of {rounds}, 16 at once)",
          statistics.median(rates["plain"]), "pages/s"),
-        ("plain Scrapy + farm's LeanProcess", statistics.median(rates["lean"]), "pages/s"),
+        ("plain Scrapy + farm's LeanProcess and CONCURRENT_ITEMS", statistics.median(rates["lean"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, SQLite state + pipeline", statistics.median(rates["farm"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, MariaDB state + pipeline", statistics.median(rates["mariadb"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, postings not stored", statistics.median(rates["unstored"]), "pages/s"),
+        ("farm `scrapy crawl qcwy`, Scrapy's CONCURRENT_ITEMS", statistics.median(rates["scrapy_items"]), "pages/s"),
     ]  # fmt: skip
 
 
