@@ -15,7 +15,10 @@ LeanProcess extension (the heap frozen at start, debug records not built) and
 its CONCURRENT_ITEMS (8: Scrapy starts that many tasks, plus one, for every
 response's output). The first ratio is what a user gains or loses by crawling
 with farm; the second is what farm's own machinery (leases, page progress, the
-postings pipeline, the state writer) costs. A sixth side is farm with Scrapy's
+postings pipeline, the state writer) costs. A third baseline is that one
+writing its postings to a JSON lines feed (Scrapy's FEEDS): what a plain Scrapy
+user who keeps the postings pays, in the cheapest form Scrapy offers (a file,
+not a table, and nothing of farm's: exactly once, resumable). A sixth side is farm with Scrapy's
 CONCURRENT_ITEMS, to show what farm's setting is worth. farm runs once on
 SQLite (the embedded default) and once on the machine's MariaDB, whose server
 shares the machine's two cores with the crawl and the sandbox. A fifth side
@@ -64,10 +67,15 @@ LEAN = ["-s", "EXTENSIONS=" + json.dumps({"farm.extensions.lean.LeanProcess": 0}
 SCRAPY_ITEMS = ["-s", "CONCURRENT_ITEMS=100"]  # Scrapy's default
 
 
-def plain(sandbox_url, keywords, lean=False):
+def plain(sandbox_url, keywords, lean=False, feed=None):
+    """Plain Scrapy's pages/s: as it comes, or with farm's tuning of Scrapy (lean), and writing
+    its postings to a JSON lines file (feed) or not."""
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
     command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy.py"), "-a", f"keywords={pairs}"]
+    if feed is not None:
+        command += ["-s", "FEEDS=" + json.dumps({str(feed): {"format": "jsonlines", "encoding": "utf-8",
+                                                             "overwrite": True}})]  # fmt: skip
     return _run(command + COMMON + (LEAN if lean else SCRAPY_ITEMS), env)
 
 
@@ -86,12 +94,13 @@ def farm(sandbox_url, keywords, db_url, extra=()):
 
 def run(rounds=5):
     keywords = [(city, job) for city in CITIES for job in JOBS]
-    rates = {"plain": [], "lean": [], "farm": [], "mariadb": [], "unstored": [], "scrapy_items": []}
+    rates = {"plain": [], "lean": [], "feed": [], "farm": [], "mariadb": [], "unstored": [], "scrapy_items": []}
     pages = 0
     with SandboxProcess(seed=9, postings=(800, 800)) as sandbox, tempfile.TemporaryDirectory() as tmp:
         sides = {
             "plain": lambda round_no: plain(sandbox.url, keywords),
             "lean": lambda round_no: plain(sandbox.url, keywords, lean=True),
+            "feed": lambda round_no: plain(sandbox.url, keywords, lean=True, feed=Path(tmp) / "postings.jsonl"),
             "farm": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-{round_no}.db"),
             "mariadb": lambda round_no: _on_mariadb(sandbox.url, keywords),
             "unstored": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/unstored-{round_no}.db",
@@ -113,6 +122,7 @@ def run(rounds=5):
          ratio("farm", "lean"), "ratio"),
         ("  the same, best farm run / best plain + LeanProcess run", max(rates["farm"]) / max(rates["lean"]), "ratio"),
         ("farm / plain Scrapy as it comes", ratio("farm", "plain"), "ratio"),
+        ("farm / plain Scrapy + LeanProcess writing a JSON lines feed", ratio("farm", "feed"), "ratio"),
         ("farm / farm with Scrapy's CONCURRENT_ITEMS (100)", ratio("farm", "scrapy_items"), "ratio"),
         ("farm on MariaDB / plain Scrapy + LeanProcess", ratio("mariadb", "lean"), "ratio"),
         ("farm, its postings not stored / plain Scrapy + LeanProcess (per-page machinery)",
@@ -120,6 +130,7 @@ def run(rounds=5):
         (f"plain Scrapy, qcwy pages ({pages} per run, median of {rounds}, 16 at once)",
          statistics.median(rates["plain"]), "pages/s"),
         ("plain Scrapy + farm's LeanProcess and CONCURRENT_ITEMS", statistics.median(rates["lean"]), "pages/s"),
+        ("  the same, writing its postings to a JSON lines feed", statistics.median(rates["feed"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, SQLite state + pipeline", statistics.median(rates["farm"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, MariaDB state + pipeline", statistics.median(rates["mariadb"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, postings not stored", statistics.median(rates["unstored"]), "pages/s"),
