@@ -9,21 +9,23 @@ median of the rounds' ratios is the figure: this machine's speed drifts by a
 fifth from one minute to the next, and a best run on either side (the best of
 each side is shown too) is as much luck as speed.
 
-Two baselines: plain Scrapy as it comes (Scrapy's own CONCURRENT_ITEMS of
-100), and plain Scrapy with what farm tunes in Scrapy for itself: its
-LeanProcess extension (the heap frozen at start, debug records not built) and
-its CONCURRENT_ITEMS (8: Scrapy starts that many tasks, plus one, for every
-response's output). The first ratio is what a user gains or loses by crawling
-with farm; the second is what farm's own machinery (leases, page progress, the
-postings pipeline, the state writer) costs. A third baseline is that one
-writing its postings to a JSON lines feed (Scrapy's FEEDS): what a plain Scrapy
-user who keeps the postings pays, in the cheapest form Scrapy offers (a file,
-not a table, and nothing of farm's: exactly once, resumable). A sixth side is farm with Scrapy's
-CONCURRENT_ITEMS, to show what farm's setting is worth. farm runs once on
-SQLite (the embedded default) and once on the machine's MariaDB, whose server
-shares the machine's two cores with the crawl and the sandbox. A fifth side
-splits farm's cost in two: farm on SQLite with its postings reported handled but
-never stored (bench.unstored), so what is left is its per-page machinery.
+Three baselines, all plain Scrapy:
+- as it comes (Scrapy's own CONCURRENT_ITEMS of 100): what a user gains or
+  loses by crawling with farm;
+- with what farm tunes in Scrapy for itself, its LeanProcess extension (the heap
+  frozen at start, debug records not built) and its CONCURRENT_ITEMS (8: Scrapy
+  starts that many tasks, plus one, for every response's output): what farm's
+  own machinery (leases, page progress, the postings pipeline, the state
+  writer) costs, like for like;
+- that one writing its postings to a JSON lines feed (Scrapy's FEEDS): what a
+  plain Scrapy user who keeps the postings pays, in the cheapest form Scrapy
+  offers (a file: nothing exactly once, nothing resumable).
+
+And four sides of farm: on SQLite (the embedded default); on the machine's
+MariaDB, whose server shares the two cores with the crawl and the sandbox; on
+SQLite with its postings reported handled but never stored (bench.unstored), so
+that what is left is its per-page machinery; and with Scrapy's CONCURRENT_ITEMS,
+to show what farm's setting is worth.
 """
 
 import json
