@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test test-unit test-integration test-e2e fuzz demo bench clean
+.PHONY: install test test-unit test-integration test-e2e fuzz demo bench bench-breakdown clean
 
 $(BIN)/farm: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ demo: install
 
 bench: install
 	$(BIN)/python -m bench
+
+# Where farm's crawl spends its core beyond plain Scrapy's, part by part (bench/crawl_breakdown.py).
+bench-breakdown: install
+	$(BIN)/python -m bench.crawl_breakdown
 
 clean:
 	rm -rf $(VENV) demo-run .pytest_cache

@@ -59,26 +59,39 @@ def _pages_per_second(output):
 
 
 def _run(command, env):
+    return _pages_per_second(crawl_output(command, env))
+
+
+def crawl_output(command, env) -> str:
+    """What a crawl wrote to stderr (its log), once it has ended well."""
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:5])} failed:\n{proc.stderr[-3000:]}")
-    return _pages_per_second(proc.stderr)
+    return proc.stderr
 
 
-LEAN = ["-s", "EXTENSIONS=" + json.dumps({"farm.extensions.lean.LeanProcess": 0})]
+LEAN = {"farm.extensions.lean.LeanProcess": 0}  # plain Scrapy's EXTENSIONS, tuned as farm tunes it
 SCRAPY_ITEMS = ["-s", "CONCURRENT_ITEMS=100"]  # Scrapy's default
 
 
 def plain(sandbox_url, keywords, lean=False, feed=None):
     """Plain Scrapy's pages/s: as it comes, or with farm's tuning of Scrapy (lean), and writing
     its postings to a JSON lines file (feed) or not."""
+    return _run(*plain_command(sandbox_url, keywords, lean, feed))
+
+
+def plain_command(sandbox_url, keywords, lean=False, feed=None, extensions=None):
+    """The command and environment of a plain Scrapy crawl (``extensions``: more EXTENSIONS)."""
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
     command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy.py"), "-a", f"keywords={pairs}"]
     if feed is not None:
         command += ["-s", "FEEDS=" + json.dumps({str(feed): {"format": "jsonlines", "encoding": "utf-8",
                                                              "overwrite": True}})]  # fmt: skip
-    return _run(command + COMMON + (LEAN if lean else SCRAPY_ITEMS), env)
+    extensions = {**(LEAN if lean else {}), **(extensions or {})}
+    if extensions:
+        command += ["-s", "EXTENSIONS=" + json.dumps(extensions)]
+    return command + COMMON + ([] if lean else SCRAPY_ITEMS), env
 
 
 # farm's pipeline minus the storing (bench/unstored.py)
@@ -86,12 +99,17 @@ UNSTORED = ["-s", "ITEM_PIPELINES=" + json.dumps({"bench.unstored.UnstoredPostin
 
 
 def farm(sandbox_url, keywords, db_url, extra=()):
+    return _run(*farm_command(sandbox_url, keywords, db_url, extra))
+
+
+def farm_command(sandbox_url, keywords, db_url, extra=()):
+    """The command and environment of farm's crawl of ``keywords``, added to a new state database."""
     upgrade(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords([("qcwy", city, job) for city, job in keywords])
     store.engine.dispose()
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url, FARM_DB_URL=db_url)
-    return _run([sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON + list(extra), env)
+    return [sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON + list(extra), env
 
 
 def run(rounds=5):
