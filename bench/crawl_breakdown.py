@@ -19,14 +19,20 @@ from farm.sandbox.testing import SandboxProcess
 from farm.settings import EXTENSIONS
 
 TIMES = {"bench.component_times.ComponentTimes": 1000}
-# what both sides do, in their own places: farm decodes a page's JSON in its block check
-# and signs a request as it goes out; plain Scrapy does both in the spider
+# What both sides do, each in its own place: the parse; farm decodes a page's JSON in its
+# block check, builds a page's request in page_request and signs it as it goes out, where
+# plain Scrapy does all three in its spider (only the parse and the decoding timed there).
 SHARED = {"QcwySpider.parse_page", "parsing.response_json", "RequestSigningMiddleware.process_request",
           "LeaseSpider.page_request"}  # fmt: skip
 
 
 def _times(output: str) -> dict:
     return json.loads(re.search(r"component-times (.*)", output).group(1))
+
+
+def _median(runs: list[dict], part: str, of: int) -> float:
+    """The median over ``runs`` of a part's seconds (of=0) or calls (of=1); 0 where it did not run."""
+    return statistics.median(times["parts"].get(part, [0, 0])[of] for times in runs)
 
 
 def run(rounds=3):
@@ -38,24 +44,22 @@ def run(rounds=3):
             extra = ["-s", "EXTENSIONS=" + json.dumps({**EXTENSIONS, **TIMES})]
             db_url = f"sqlite:///{tmp}/farm-{round_no}.db"
             farm_runs.append(_times(crawl_output(*farm_command(sandbox.url, keywords, db_url, extra))))
-    plain_cpu = statistics.median(run["cpu"] for run in plain_runs)
-    farm_cpu = statistics.median(run["cpu"] for run in farm_runs)
+    plain_cpu = statistics.median(times["cpu"] for times in plain_runs)
+    farm_cpu = statistics.median(times["cpu"] for times in farm_runs)
     rows = [("crawl thread CPU, plain Scrapy + LeanProcess", plain_cpu, "s"),
             ("crawl thread CPU, farm", farm_cpu, "s"),
             ("  farm's more", farm_cpu - plain_cpu, "s")]  # fmt: skip
-    parts = sorted({name for run in farm_runs for name in run["parts"]},
-                   key=lambda name: -statistics.median(run["parts"].get(name, [0, 0])[0] for run in farm_runs))  # fmt: skip
+    parts = {part for times in farm_runs for part in times["parts"]}
+    parts = sorted(parts, key=lambda part: -_median(farm_runs, part, 0))
     own = 0.0
-    for name in parts:
-        seconds = statistics.median(run["parts"].get(name, [0, 0])[0] for run in farm_runs)
-        calls = statistics.median(run["parts"].get(name, [0, 0])[1] for run in farm_runs)
-        plain_seconds = statistics.median(run["parts"].get(name, [0, 0])[0] for run in plain_runs)
-        if name not in SHARED:
+    for part in parts:
+        seconds, calls = _median(farm_runs, part, 0), _median(farm_runs, part, 1)
+        if part not in SHARED:
             own += seconds
-        where = "both" if name in SHARED else "farm"
-        rows.append((f"{where}: {name} ({calls:.0f} calls, {seconds / calls * 1e6:.1f} us each)", seconds, "s"))
-        if plain_seconds:
-            rows.append(("  the same in plain Scrapy", plain_seconds, "s"))
+        each = f", {seconds / calls * 1e6:.1f} us each" if calls else ""
+        rows.append((f"{'both' if part in SHARED else 'farm'}: {part} ({calls:.0f} calls{each})", seconds, "s"))
+        if _median(plain_runs, part, 1):
+            rows.append(("  the same in plain Scrapy", _median(plain_runs, part, 0), "s"))
     rows.append(("farm's own parts, summed", own, "s"))
     return rows
 
