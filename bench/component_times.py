@@ -39,6 +39,7 @@ PARTS = [
 
 _totals: dict[str, list] = {}  # part -> [exclusive seconds, calls]
 _stack: list[list[float]] = []  # time spent in parts called from each part running
+_installed: list[bool] = []
 
 
 def _timed(function, name):
@@ -61,6 +62,9 @@ def _timed(function, name):
 
 
 def _install():
+    if _installed:
+        return  # a second crawl in this process: its parts are timed already, not twice
+    _installed.append(True)
     for module_name, class_name, function_name in PARTS:
         module = importlib.import_module(module_name)
         owner = getattr(module, class_name) if class_name else module

@@ -33,3 +33,20 @@ def test_a_part_that_raises_is_timed_and_leaves_no_frame_behind(clock):
         outer()
     assert component_times._totals == {"inner": [3.0, 1], "outer": [7.0, 1]}
     assert component_times._stack == []
+
+
+def test_a_second_crawl_in_the_process_does_not_time_its_parts_twice(monkeypatch):
+    from farm.outbox import Outbox
+
+    monkeypatch.setattr(component_times, "_installed", [])
+    for module_name, class_name, function_name in component_times.PARTS:
+        module = component_times.importlib.import_module(module_name)
+        owner = getattr(module, class_name) if class_name else module
+        monkeypatch.setattr(owner, function_name, getattr(owner, function_name))
+    for spider in ("farm.spiders.qcwy", "farm.spiders.boss"):
+        module = component_times.importlib.import_module(spider)
+        monkeypatch.setattr(module, "response_json", module.response_json)
+    component_times._install()
+    once = Outbox._send
+    component_times._install()
+    assert Outbox._send is once
