@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test test-unit test-integration test-e2e fuzz demo bench bench-breakdown clean
+.PHONY: install test test-unit test-integration test-e2e fuzz demo bench bench-breakdown bench-variants clean
 
 $(BIN)/farm: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ bench: install
 # Where farm's crawl spends its core beyond plain Scrapy's, part by part (bench/crawl_breakdown.py).
 bench-breakdown: install
 	$(BIN)/python -m bench.crawl_breakdown
+
+# farm's crawl with experimental patches, against plain Scrapy and farm (bench/variants.py):
+# make bench-variants VARIANTS="page=postings_from_page.patch"
+bench-variants: install
+	$(BIN)/python -m bench.variants $(VARIANTS)
 
 clean:
 	rm -rf $(VENV) demo-run .pytest_cache

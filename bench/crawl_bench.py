@@ -52,19 +52,21 @@ COMMON = ["-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURR
           "-s", "FARM_QCWY_MAX_PAGES=40", "-s", "FARM_QCWY_RATE=0"]
 
 
-def _pages_per_second(output):
+def pages_per_second(output):
+    """(responses, pages/s) of a crawl, from Scrapy's own stats in its log."""
     responses = int(re.search(r"'response_received_count': (\d+)", output).group(1))
     elapsed = float(re.search(r"'elapsed_time_seconds': ([\d.]+)", output).group(1))
     return responses, responses / elapsed
 
 
 def _run(command, env):
-    return _pages_per_second(crawl_output(command, env))
+    return pages_per_second(crawl_output(command, env))
 
 
-def crawl_output(command, env) -> str:
-    """What a crawl wrote to stderr (its log), once it has ended well."""
-    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+def crawl_output(command, env, cwd=REPO) -> str:
+    """What a crawl run in ``cwd`` (farm's code is imported from there) wrote to stderr (its
+    log), once it has ended well."""
+    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:5])} failed:\n{proc.stderr[-3000:]}")
     return proc.stderr

@@ -1,0 +1,129 @@
+"""farm's crawl with experimental changes, in paired rounds against plain Scrapy and farm as it is.
+
+``python -m bench.variants [--rounds N] NAME=PATCH[+PATCH...] ...`` (``make bench-variants
+VARIANTS="..."``). Each variant is this checkout's HEAD in a git worktree of its own with
+the patches (``git apply``, in order, paths relative to bench/experiments/ or to the
+repository) applied. Each round crawls the crawl benchmark's 1,600 pages with every side,
+in an order that turns each round, as ``make bench`` does: plain Scrapy with
+``LeanProcess`` (the like-for-like baseline), farm as it is, farm with its postings not
+stored (bench.unstored), then the variants. Printed: each side's median ratio to plain
+Scrapy and to farm, the rounds' ratios, and the postings each farm side stored, so that
+a variant that stores fewer says so.
+
+An experiment that was tried and not kept stays here as its patch, so that the figure
+the README gives for it can be measured again (bench/experiments/README.md).
+"""
+
+import argparse
+import sqlite3
+import statistics
+import subprocess
+import tempfile
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from bench.crawl_bench import CITIES, JOBS, REPO, UNSTORED, crawl_output, farm_command, plain_command, pages_per_second
+from farm.sandbox.testing import SandboxProcess
+
+EXPERIMENTS = REPO / "bench" / "experiments"
+
+
+def patch_path(name: str) -> Path:
+    """A patch named as given: under bench/experiments/, or a path from the repository."""
+    for path in (EXPERIMENTS / name, REPO / name):
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"no patch {name!r} in {EXPERIMENTS} or {REPO}")
+
+
+@contextmanager
+def variant_tree(patches: list[Path]):
+    """A worktree of HEAD with ``patches`` applied in order; removed on leaving."""
+    with tempfile.TemporaryDirectory(prefix="farm-variant-") as parent:
+        tree = Path(parent) / "farm"
+        _git("worktree", "add", "--detach", "--quiet", str(tree), "HEAD")
+        try:
+            for patch in patches:
+                _git("apply", str(patch), cwd=tree)
+            yield tree
+        finally:
+            _git("worktree", "remove", "--force", str(tree))
+
+
+def _git(*args: str, cwd: Path = REPO) -> None:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
+
+
+def _farm_side(tree: Path, sandbox_url: str, keywords, db: Path, extra=()):
+    command, env = farm_command(sandbox_url, keywords, f"sqlite:///{db}", extra)
+    rate = pages_per_second(crawl_output(command, env, cwd=tree))[1]
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT count(*) FROM job_posting").fetchone()[0]
+    return rate, stored
+
+
+def run(variants: dict[str, list[Path]], rounds: int) -> list[str]:
+    keywords = [(city, job) for city in CITIES for job in JOBS]
+    with ExitStack() as stack:
+        trees = {name: stack.enter_context(variant_tree(patches)) for name, patches in variants.items()}
+        sandbox = stack.enter_context(SandboxProcess(seed=9, postings=(800, 800)))
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+
+        def farm_in(tree, name, extra=()):
+            return lambda round_no: _farm_side(tree, sandbox.url, keywords, tmp / f"{name}-{round_no}.db", extra)
+
+        sides = {
+            "lean": lambda round_no: (pages_per_second(crawl_output(*plain_command(sandbox.url, keywords, lean=True)))[1],
+                                      None),
+            "farm": farm_in(REPO, "farm"),
+            "unstored": farm_in(REPO, "unstored", UNSTORED),
+            **{name: farm_in(tree, name) for name, tree in trees.items()},
+        }  # fmt: skip
+        rates = {side: [] for side in sides}
+        stored = {side: set() for side in sides}
+        for round_no in range(rounds):
+            for side in sides if round_no % 2 == 0 else reversed(sides):
+                rate, postings = sides[side](round_no)
+                rates[side].append(rate)
+                stored[side].add(postings)
+            print(f"round {round_no + 1}: " + ", ".join(f"{side} {rates[side][-1]:.1f}" for side in sides), flush=True)
+    lines = []
+    for side in sides:
+        if side == "lean":
+            lines.append(f"{'lean':<14} {statistics.median(rates['lean']):7.1f} pages/s (plain Scrapy + LeanProcess)")
+            continue
+        to_lean = [a / b for a, b in zip(rates[side], rates["lean"])]
+        to_farm = [a / b for a, b in zip(rates[side], rates["farm"])]
+        lines.append(
+            f"{side:<14} {statistics.median(rates[side]):7.1f} pages/s, / lean {statistics.median(to_lean):.3f} "
+            f"({' '.join(f'{r:.3f}' for r in to_lean)}), / farm {statistics.median(to_farm):.3f}, "
+            f"postings stored {sorted(stored[side])}"
+        )
+    return lines
+
+
+def parse_variants(specs: list[str]) -> dict[str, list[Path]]:
+    variants = {}
+    for spec in specs:
+        name, sep, patches = spec.partition("=")
+        if not sep or not name or not patches:
+            raise SystemExit(f"a variant is NAME=PATCH[+PATCH...], got {spec!r}")
+        if name in ("lean", "farm", "unstored") or name in variants:
+            raise SystemExit(f"variant name {name!r} is taken")
+        variants[name] = [patch_path(patch) for patch in patches.split("+")]
+    return variants
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m bench.variants", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("variants", nargs="*", metavar="NAME=PATCH[+PATCH...]")
+    args = parser.parse_args(argv)
+    for line in run(parse_variants(args.variants), args.rounds):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
