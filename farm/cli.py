@@ -7,7 +7,6 @@ and the other ``FARM_*`` environment variables mean here what they mean to
 
 import functools
 import json
-import time
 import unicodedata
 from datetime import date, datetime
 from itertools import islice
@@ -18,6 +17,7 @@ from scrapy.utils.project import get_project_settings
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
+from farm import repeat
 from farm.api.server import api
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
@@ -327,22 +327,22 @@ def _watch(farm_ctx: Farm, store: KeywordStore, sample, interval: float, window:
     """Draw the stats every ``interval`` seconds (in place on a terminal) until Ctrl+C, which exits 0."""
     tty = click.get_text_stream("stdout").isatty()
     before = None
-    try:
-        while True:
-            try:
-                now, rows = sample()
-            except DBAPIError as exc:  # a database gone for a moment: say so, and try again
-                click.echo(f"database error at {farm_ctx.masked_url}: {_reason(exc)}; trying again in {interval:g}s")
-                time.sleep(interval)
-                continue
-            text = _stats_text(farm_ctx, store, now, rows, window, before)
-            heading = f"farm stats every {interval:g}s (Ctrl+C to stop), {now.astimezone(store.tz):%H:%M:%S}"
-            # on a terminal: cursor home, clear, redraw; in a pipe or a file: one frame after another
-            click.echo(("\x1b[H\x1b[2J" if tty else "") + heading + "\n" + text + ("" if tty else "\n"))
-            before = (now, rows)
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        click.echo()
+
+    def draw():
+        nonlocal before
+        try:
+            now, rows = sample()
+        except DBAPIError as exc:  # a database gone for a moment: say so, and try again
+            click.echo(f"database error at {farm_ctx.masked_url}: {_reason(exc)}; trying again in {interval:g}s")
+            return
+        text = _stats_text(farm_ctx, store, now, rows, window, before)
+        heading = f"farm stats every {interval:g}s (Ctrl+C to stop), {now.astimezone(store.tz):%H:%M:%S}"
+        # on a terminal: cursor home, clear, redraw; in a pipe or a file: one frame after another
+        click.echo(("\x1b[H\x1b[2J" if tty else "") + heading + "\n" + text + ("" if tty else "\n"))
+        before = (now, rows)
+
+    repeat.every(interval, draw)
+    click.echo()
 
 
 def _stats_text(farm_ctx: Farm, store: KeywordStore, now: datetime, rows: list[dict], window: float,
