@@ -3,7 +3,8 @@
 ``python -m bench.variants [--rounds N] NAME=PATCH[+PATCH...] ...`` (``make bench-variants
 VARIANTS="..."``). Each variant is this checkout's HEAD in a git worktree of its own with
 the patches (``git apply``, in order, paths relative to bench/experiments/ or to the
-repository) applied. Each round crawls the crawl benchmark's 1,600 pages with every side,
+repository) applied; farm as it is runs from HEAD too (uncommitted changes are in no side:
+make them a patch). Each round crawls the crawl benchmark's 1,600 pages with every side,
 in an order that turns each round, as ``make bench`` does: plain Scrapy with
 ``LeanProcess`` (the like-for-like baseline), farm as it is, farm with its postings not
 stored (bench.unstored), then the variants. Printed: each side's median ratio to plain
@@ -67,6 +68,8 @@ def _farm_side(tree: Path, sandbox_url: str, keywords, db: Path, extra=()):
 def run(variants: dict[str, list[Path]], rounds: int) -> list[str]:
     keywords = [(city, job) for city in CITIES for job in JOBS]
     with ExitStack() as stack:
+        # farm as it is from HEAD too: what the working tree holds uncommitted is in no side
+        head = stack.enter_context(variant_tree([]))
         trees = {name: stack.enter_context(variant_tree(patches)) for name, patches in variants.items()}
         sandbox = stack.enter_context(SandboxProcess(seed=9, postings=(800, 800)))
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
@@ -75,10 +78,10 @@ def run(variants: dict[str, list[Path]], rounds: int) -> list[str]:
             return lambda round_no: _farm_side(tree, sandbox.url, keywords, tmp / f"{name}-{round_no}.db", extra)
 
         sides = {
-            "lean": lambda round_no: (pages_per_second(crawl_output(*plain_command(sandbox.url, keywords, lean=True)))[1],
-                                      None),
-            "farm": farm_in(REPO, "farm"),
-            "unstored": farm_in(REPO, "unstored", UNSTORED),
+            "lean": lambda round_no: (pages_per_second(crawl_output(*plain_command(sandbox.url, keywords, lean=True),
+                                                                    cwd=head))[1], None),
+            "farm": farm_in(head, "farm"),
+            "unstored": farm_in(head, "unstored", UNSTORED),
             **{name: farm_in(tree, name) for name, tree in trees.items()},
         }  # fmt: skip
         rates = {side: [] for side in sides}

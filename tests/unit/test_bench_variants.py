@@ -47,7 +47,7 @@ def test_a_patch_that_does_not_apply_is_an_error_and_its_worktree_is_removed(tmp
     bad = tmp_path / "bad.patch"
     bad.write_text("--- a/farm/nothing.py\n+++ b/farm/nothing.py\n@@ -1 +1 @@\n-old\n+new\n")
     with pytest.raises(RuntimeError, match="git apply"):
-        with variants.variant_tree([bad]) as tree:
+        with variants.variant_tree([bad]):
             pass
     assert "farm-variant-" not in _worktrees()
 
