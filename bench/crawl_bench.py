@@ -52,15 +52,15 @@ COMMON = ["-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURR
           "-s", "FARM_QCWY_MAX_PAGES=40", "-s", "FARM_QCWY_RATE=0"]
 
 
-def pages_per_second(output):
+def _pages_per_second(output):
     """(responses, pages/s) of a crawl, from Scrapy's own stats in its log."""
     responses = int(re.search(r"'response_received_count': (\d+)", output).group(1))
     elapsed = float(re.search(r"'elapsed_time_seconds': ([\d.]+)", output).group(1))
     return responses, responses / elapsed
 
 
-def _run(command, env):
-    return pages_per_second(crawl_output(command, env))
+def _run(command, env, cwd=REPO):
+    return _pages_per_second(crawl_output(command, env, cwd))
 
 
 def crawl_output(command, env, cwd=REPO) -> str:
@@ -76,10 +76,10 @@ LEAN = {"farm.extensions.lean.LeanProcess": 0}  # plain Scrapy's EXTENSIONS, tun
 SCRAPY_ITEMS = ["-s", "CONCURRENT_ITEMS=100"]  # Scrapy's default
 
 
-def plain(sandbox_url, keywords, lean=False, feed=None):
+def plain(sandbox_url, keywords, lean=False, feed=None, cwd=REPO):
     """Plain Scrapy's pages/s: as it comes, or with farm's tuning of Scrapy (lean), and writing
-    its postings to a JSON lines file (feed) or not."""
-    return _run(*plain_command(sandbox_url, keywords, lean, feed))
+    its postings to a JSON lines file (feed) or not; farm's code from ``cwd``."""
+    return _run(*plain_command(sandbox_url, keywords, lean, feed), cwd)
 
 
 def plain_command(sandbox_url, keywords, lean=False, feed=None, extensions=None):
@@ -100,8 +100,8 @@ def plain_command(sandbox_url, keywords, lean=False, feed=None, extensions=None)
 UNSTORED = ["-s", "ITEM_PIPELINES=" + json.dumps({"bench.unstored.UnstoredPostingsPipeline": 300})]
 
 
-def farm(sandbox_url, keywords, db_url, extra=()):
-    return _run(*farm_command(sandbox_url, keywords, db_url, extra))
+def farm(sandbox_url, keywords, db_url, extra=(), cwd=REPO):
+    return _run(*farm_command(sandbox_url, keywords, db_url, extra), cwd)
 
 
 def farm_command(sandbox_url, keywords, db_url, extra=()):

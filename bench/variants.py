@@ -23,7 +23,7 @@ import tempfile
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from bench.crawl_bench import CITIES, JOBS, REPO, UNSTORED, crawl_output, farm_command, plain_command, pages_per_second
+from bench.crawl_bench import CITIES, JOBS, REPO, UNSTORED, farm, plain
 from farm.sandbox.testing import SandboxProcess
 
 EXPERIMENTS = REPO / "bench" / "experiments"
@@ -58,8 +58,7 @@ def _git(*args: str, cwd: Path = REPO) -> None:
 
 
 def _farm_side(tree: Path, sandbox_url: str, keywords, db: Path, extra=()):
-    command, env = farm_command(sandbox_url, keywords, f"sqlite:///{db}", extra)
-    rate = pages_per_second(crawl_output(command, env, cwd=tree))[1]
+    rate = farm(sandbox_url, keywords, f"sqlite:///{db}", extra, cwd=tree)[1]
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT count(*) FROM job_posting").fetchone()[0]
     return rate, stored
@@ -78,8 +77,7 @@ def run(variants: dict[str, list[Path]], rounds: int) -> list[str]:
             return lambda round_no: _farm_side(tree, sandbox.url, keywords, tmp / f"{name}-{round_no}.db", extra)
 
         sides = {
-            "lean": lambda round_no: (pages_per_second(crawl_output(*plain_command(sandbox.url, keywords, lean=True),
-                                                                    cwd=head))[1], None),
+            "lean": lambda round_no: (plain(sandbox.url, keywords, lean=True, cwd=head)[1], None),
             "farm": farm_in(head, "farm"),
             "unstored": farm_in(head, "unstored", UNSTORED),
             **{name: farm_in(tree, name) for name, tree in trees.items()},
