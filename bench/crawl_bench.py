@@ -28,6 +28,7 @@ that what is left is its per-page machinery; and with Scrapy's CONCURRENT_ITEMS,
 to show what farm's setting is worth.
 """
 
+import csv
 import json
 import os
 import re
@@ -101,17 +102,35 @@ UNSTORED = ["-s", "ITEM_PIPELINES=" + json.dumps({"bench.unstored.UnstoredPostin
 
 
 def farm(sandbox_url, keywords, db_url, extra=(), cwd=REPO):
-    return _run(*farm_command(sandbox_url, keywords, db_url, extra), cwd)
+    return _run(*farm_command(sandbox_url, keywords, db_url, extra, cwd), cwd)
 
 
-def farm_command(sandbox_url, keywords, db_url, extra=()):
-    """The command and environment of farm's crawl of ``keywords``, added to a new state database."""
-    upgrade(db_url)
-    store = KeywordStore(make_engine(db_url))
-    store.add_keywords([("qcwy", city, job) for city, job in keywords])
-    store.engine.dispose()
+def farm_command(sandbox_url, keywords, db_url, extra=(), cwd=REPO):
+    """The command and environment of farm's crawl of ``keywords``, added to a new state database
+    by the farm code in ``cwd``."""
+    rows = [("qcwy", city, job) for city, job in keywords]
+    if Path(cwd).resolve() == REPO:
+        upgrade(db_url)
+        store = KeywordStore(make_engine(db_url))
+        store.add_keywords(rows)
+        store.engine.dispose()
+    else:
+        _add_with_cli(db_url, rows, cwd)
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url, FARM_DB_URL=db_url)
     return [sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON + list(extra), env
+
+
+def _add_with_cli(db_url, rows, cwd):
+    """The state database made by the `farm` command of the tree ``cwd``: a tree at another
+    commit has its own migrations, and this process's would not match its code."""
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="") as file:
+        csv.writer(file).writerows([("source", "city", "job"), *rows])
+        file.flush()
+        for args in (["db", "upgrade"], ["keywords", "import", file.name]):
+            proc = subprocess.run([sys.executable, "-m", "farm", "--db-url", db_url, *args], cwd=cwd,
+                                  capture_output=True, text=True)  # fmt: skip
+            if proc.returncode != 0:
+                raise RuntimeError(f"farm {' '.join(args)} in {cwd} failed:\n{proc.stderr[-3000:]}")
 
 
 def run(rounds=5):

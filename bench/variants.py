@@ -1,13 +1,15 @@
 """farm's crawl with experimental changes, in paired rounds against plain Scrapy and farm as it is.
 
-``python -m bench.variants [--rounds N] NAME=PATCH[+PATCH...] ...`` (``make bench-variants
-VARIANTS="..."``). Each variant is this checkout's HEAD in a git worktree of its own with
-the patches (``git apply``, in order, paths relative to bench/experiments/ or to the
-repository) applied; farm as it is runs from HEAD too (uncommitted changes are in no side:
-make them a patch). Each round crawls the crawl benchmark's 1,600 pages with every side,
-in an order that turns each round, as ``make bench`` does: plain Scrapy with
-``LeanProcess`` (the like-for-like baseline), farm as it is, farm with its postings not
-stored (bench.unstored), then the variants. Printed: each side's median ratio to plain
+``python -m bench.variants [--rounds N] NAME=[@COMMIT+]PATCH[+PATCH...] NAME=@COMMIT ...``
+(``make bench-variants VARIANTS="..."``). Each variant is this checkout's HEAD (or COMMIT:
+farm as it was, to show whether a change made the crawl slower) in a git worktree of its
+own with the patches (``git apply``, in order, paths relative to bench/experiments/ or to
+the repository) applied; each farm side makes its state database with its own tree's
+`farm` command (an older commit has its own migrations). Farm as it is runs from HEAD too
+(uncommitted changes are in no side: make them a patch). Each round crawls the crawl
+benchmark's 1,600 pages with every side, in an order that turns each round, as ``make
+bench`` does: plain Scrapy with ``LeanProcess`` (the like-for-like baseline), farm as it
+is, farm with its postings not stored (bench.unstored), then the variants. Printed: each side's median ratio to plain
 Scrapy and to farm, the rounds' ratios, and the postings each farm side stored, so that
 a variant that stores fewer says so.
 
@@ -21,6 +23,7 @@ import statistics
 import subprocess
 import tempfile
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.crawl_bench import CITIES, JOBS, REPO, UNSTORED, farm, plain
@@ -37,12 +40,18 @@ def patch_path(name: str) -> Path:
     raise FileNotFoundError(f"no patch {name!r} in {EXPERIMENTS} or {REPO}")
 
 
+@dataclass(frozen=True)
+class Variant:
+    commit: str  # what git names it by: HEAD, or a commit's id
+    patches: list[Path]
+
+
 @contextmanager
-def variant_tree(patches: list[Path]):
-    """A worktree of HEAD with ``patches`` applied in order; removed on leaving."""
+def variant_tree(patches: list[Path], commit: str = "HEAD"):
+    """A worktree of ``commit`` with ``patches`` applied in order; removed on leaving."""
     with tempfile.TemporaryDirectory(prefix="farm-variant-") as parent:
         tree = Path(parent) / "farm"
-        _git("worktree", "add", "--detach", "--quiet", str(tree), "HEAD")
+        _git("worktree", "add", "--detach", "--quiet", str(tree), commit)
         try:
             for patch in patches:
                 _git("apply", str(patch), cwd=tree)
@@ -51,10 +60,11 @@ def variant_tree(patches: list[Path]):
             _git("worktree", "remove", "--force", str(tree))
 
 
-def _git(*args: str, cwd: Path = REPO) -> None:
+def _git(*args: str, cwd: Path = REPO) -> str:
     proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
+    return proc.stdout.strip()
 
 
 def _farm_side(tree: Path, sandbox_url: str, keywords, db: Path, extra=()):
@@ -64,12 +74,13 @@ def _farm_side(tree: Path, sandbox_url: str, keywords, db: Path, extra=()):
     return rate, stored
 
 
-def run(variants: dict[str, list[Path]], rounds: int) -> list[str]:
+def run(variants: dict[str, Variant], rounds: int) -> list[str]:
     keywords = [(city, job) for city in CITIES for job in JOBS]
     with ExitStack() as stack:
         # farm as it is from HEAD too: what the working tree holds uncommitted is in no side
         head = stack.enter_context(variant_tree([]))
-        trees = {name: stack.enter_context(variant_tree(patches)) for name, patches in variants.items()}
+        trees = {name: stack.enter_context(variant_tree(variant.patches, variant.commit))
+                 for name, variant in variants.items()}  # fmt: skip
         sandbox = stack.enter_context(SandboxProcess(seed=9, postings=(800, 800)))
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
 
@@ -105,22 +116,34 @@ def run(variants: dict[str, list[Path]], rounds: int) -> list[str]:
     return lines
 
 
-def parse_variants(specs: list[str]) -> dict[str, list[Path]]:
+def parse_variants(specs: list[str]) -> dict[str, Variant]:
     variants = {}
     for spec in specs:
-        name, sep, patches = spec.partition("=")
-        if not sep or not name or not patches:
-            raise SystemExit(f"a variant is NAME=PATCH[+PATCH...], got {spec!r}")
+        name, sep, parts = spec.partition("=")
+        if not sep or not name or not parts:
+            raise SystemExit(f"a variant is NAME=PATCH[+PATCH...] or NAME=@COMMIT[+PATCH...], got {spec!r}")
         if name in ("lean", "farm", "unstored") or name in variants:
             raise SystemExit(f"variant name {name!r} is taken")
-        variants[name] = [patch_path(patch) for patch in patches.split("+")]
+        patches = parts.split("+")
+        commit = "HEAD"
+        if patches[0].startswith("@"):
+            commit = _commit(patches.pop(0)[1:])
+        variants[name] = Variant(commit, [patch_path(patch) for patch in patches])
     return variants
+
+
+def _commit(name: str) -> str:
+    """The id of the commit ``name`` names (a hash, tag or branch), or a SystemExit saying why not."""
+    try:
+        return _git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}")
+    except RuntimeError:
+        raise SystemExit(f"no commit {name!r} in {REPO}") from None
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.variants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("variants", nargs="*", metavar="NAME=PATCH[+PATCH...]")
+    parser.add_argument("variants", nargs="*", metavar="NAME=[@COMMIT+]PATCH[+PATCH...]|NAME=@COMMIT")
     args = parser.parse_args(argv)
     for line in run(parse_variants(args.variants), args.rounds):
         print(line)
