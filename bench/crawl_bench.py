@@ -7,7 +7,9 @@ turns each round (ABBA), so that a side is not always the one that follows a
 long run. A ratio is taken within each round, from runs seconds apart, and the
 median of the rounds' ratios is the figure: this machine's speed drifts by a
 fifth from one minute to the next, and a best run on either side (the best of
-each side is shown too) is as much luck as speed.
+each side is shown too) is as much luck as speed. The headline also says where
+its median lies (bench.rounds): five rounds place it within a tenth or so, too
+wide to settle an aim near it; ``python -m bench.variants --rounds 30`` is closer.
 
 Three baselines, all plain Scrapy:
 - as it comes (Scrapy's own CONCURRENT_ITEMS of 100): what a user gains or
@@ -39,6 +41,7 @@ import tempfile
 from pathlib import Path
 
 from bench.mariadb import mariadb_database
+from bench.rounds import median_interval
 from farm.sandbox.testing import SandboxProcess
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
@@ -154,13 +157,22 @@ def run(rounds=5):
                 pages, rate = sides[side](round_no)
                 rates[side].append(rate)
 
-    def ratio(side, baseline):  # the median of the rounds' ratios
-        return statistics.median(a / b for a, b in zip(rates[side], rates[baseline]))
+    def ratios(side, baseline):  # each round's
+        return [a / b for a, b in zip(rates[side], rates[baseline])]
 
+    def ratio(side, baseline):  # the median of the rounds' ratios
+        return statistics.median(ratios(side, baseline))
+
+    where = []
+    if rounds > 1:
+        low, high, coverage = median_interval(ratios("farm", "lean"))
+        where = [(f"  where that median lies, {coverage:.1%} sure (bench.rounds): from", low, "ratio"),
+                 ("  to", high, "ratio")]  # fmt: skip
     return [
         # the headline: like for like, both with LeanProcess; what farm's own machinery costs
         (f"farm / plain Scrapy + LeanProcess (like for like, aim >= 0.9; median of {rounds} rounds)",
          ratio("farm", "lean"), "ratio"),
+        *where,
         ("  the same, best farm run / best plain + LeanProcess run", max(rates["farm"]) / max(rates["lean"]), "ratio"),
         ("farm / plain Scrapy as it comes", ratio("farm", "plain"), "ratio"),
         ("farm / plain Scrapy + LeanProcess writing a JSON lines feed", ratio("farm", "feed"), "ratio"),

@@ -1,16 +1,18 @@
 """farm's crawl with experimental changes, in paired rounds against plain Scrapy and farm as it is.
 
-``python -m bench.variants [--rounds N] NAME=[@COMMIT+]PATCH[+PATCH...] NAME=@COMMIT ...``
-(``make bench-variants VARIANTS="..."``). Each variant is this checkout's HEAD (or COMMIT:
-farm as it was, to show whether a change made the crawl slower) in a git worktree of its
-own with the patches (``git apply``, in order, paths relative to bench/experiments/ or to
-the repository) applied; each farm side makes its state database with its own tree's
-`farm` command (an older commit has its own migrations). Farm as it is runs from HEAD too
-(uncommitted changes are in no side: make them a patch). Each round crawls the crawl
-benchmark's 1,600 pages with every side, in an order that turns each round, as ``make
-bench`` does: plain Scrapy with ``LeanProcess`` (the like-for-like baseline), farm as it
-is, farm with its postings not stored (bench.unstored), then the variants. Printed: each side's median ratio to plain
-Scrapy and to farm, the rounds' ratios, and the postings each farm side stored, so that
+``python -m bench.variants [--rounds N] NAME=[@COMMIT+]PATCH[+PATCH...] NAME=@COMMIT
+...`` (``make bench-variants VARIANTS="..."``). Each variant is this checkout's HEAD (or
+COMMIT: farm as it was, to show whether a change made the crawl slower) in a git
+worktree of its own with the patches (``git apply``, in order, paths relative to
+bench/experiments/ or to the repository) applied; each farm side makes its state
+database with its own tree's `farm` command (an older commit has its own migrations).
+Farm as it is runs from HEAD too (uncommitted changes are in no side: make them a
+patch). Each round crawls the crawl benchmark's 1,600 pages with every side, in an order
+that turns each round, as ``make bench`` does: plain Scrapy with ``LeanProcess`` (the
+like-for-like baseline), farm as it is, farm with its postings not stored
+(bench.unstored), then the variants. Printed: each side's median ratio to plain Scrapy
+and to farm, where each median lies (bench.rounds: an interval that holds it with a
+stated probability), the rounds' ratios, and the postings each farm side stored, so that
 a variant that stores fewer says so.
 
 An experiment that was tried and not kept stays here as its patch, so that the figure
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.crawl_bench import CITIES, JOBS, REPO, UNSTORED, farm, plain
+from bench.rounds import median_interval
 from farm.sandbox.testing import SandboxProcess
 
 EXPERIMENTS = REPO / "bench" / "experiments"
@@ -110,10 +113,18 @@ def run(variants: dict[str, Variant], rounds: int) -> list[str]:
         to_farm = [a / b for a, b in zip(rates[side], rates["farm"])]
         lines.append(
             f"{side:<14} {statistics.median(rates[side]):7.1f} pages/s, / lean {statistics.median(to_lean):.3f} "
-            f"({' '.join(f'{r:.3f}' for r in to_lean)}), / farm {statistics.median(to_farm):.3f}, "
-            f"postings stored {sorted(stored[side])}"
+            f"[{_interval(to_lean)}] ({' '.join(f'{r:.3f}' for r in to_lean)}), "
+            f"/ farm {statistics.median(to_farm):.3f} [{_interval(to_farm)}], postings stored {sorted(stored[side])}"
         )
     return lines
+
+
+def _interval(ratios) -> str:
+    """Where the median of ``ratios`` lies (bench.rounds), as the output shows it."""
+    if len(ratios) < 2:
+        return "one round: no interval"
+    low, high, coverage = median_interval(ratios)
+    return f"{low:.3f} to {high:.3f}, {coverage:.1%} sure"
 
 
 def parse_variants(specs: list[str]) -> dict[str, Variant]:
