@@ -111,10 +111,11 @@ def run(variants: dict[str, Variant], rounds: int) -> list[str]:
             continue
         to_lean = [a / b for a, b in zip(rates[side], rates["lean"])]
         to_farm = [a / b for a, b in zip(rates[side], rates["farm"])]
+        against_farm = "" if side == "farm" else f"/ farm {statistics.median(to_farm):.3f} [{_interval(to_farm)}], "
         lines.append(
             f"{side:<14} {statistics.median(rates[side]):7.1f} pages/s, / lean {statistics.median(to_lean):.3f} "
             f"[{_interval(to_lean)}] ({' '.join(f'{r:.3f}' for r in to_lean)}), "
-            f"/ farm {statistics.median(to_farm):.3f} [{_interval(to_farm)}], postings stored {sorted(stored[side])}"
+            f"{against_farm}postings stored {sorted(stored[side])}"
         )
     return lines
 
