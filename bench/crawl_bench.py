@@ -43,9 +43,6 @@ from pathlib import Path
 from bench.mariadb import mariadb_database
 from bench.rounds import median_interval
 from farm.sandbox.testing import SandboxProcess
-from farm.state.db import make_engine
-from farm.state.migrate import upgrade
-from farm.state.store import KeywordStore
 
 REPO = Path(__file__).resolve().parents[1]
 CITIES = ("北京", "上海", "广州", "深圳", "杭州")
@@ -110,30 +107,17 @@ def farm(sandbox_url, keywords, db_url, extra=(), cwd=REPO):
 
 def farm_command(sandbox_url, keywords, db_url, extra=(), cwd=REPO):
     """The command and environment of farm's crawl of ``keywords``, added to a new state database
-    by the farm code in ``cwd``."""
-    rows = [("qcwy", city, job) for city, job in keywords]
-    if Path(cwd).resolve() == REPO:
-        upgrade(db_url)
-        store = KeywordStore(make_engine(db_url))
-        store.add_keywords(rows)
-        store.engine.dispose()
-    else:
-        _add_with_cli(db_url, rows, cwd)
-    env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url, FARM_DB_URL=db_url)
-    return [sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON + list(extra), env
-
-
-def _add_with_cli(db_url, rows, cwd):
-    """The state database made by the `farm` command of the tree ``cwd``: a tree at another
-    commit has its own migrations, and this process's would not match its code."""
+    by the `farm` command of the tree ``cwd`` (a tree at another commit has its own migrations)."""
     with tempfile.NamedTemporaryFile("w", suffix=".csv", newline="") as file:
-        csv.writer(file).writerows([("source", "city", "job"), *rows])
+        csv.writer(file).writerows([("source", "city", "job"), *(("qcwy", city, job) for city, job in keywords)])
         file.flush()
         for args in (["db", "upgrade"], ["keywords", "import", file.name]):
             proc = subprocess.run([sys.executable, "-m", "farm", "--db-url", db_url, *args], cwd=cwd,
                                   capture_output=True, text=True)  # fmt: skip
             if proc.returncode != 0:
                 raise RuntimeError(f"farm {' '.join(args)} in {cwd} failed:\n{proc.stderr[-3000:]}")
+    env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url, FARM_DB_URL=db_url)
+    return [sys.executable, "-m", "scrapy", "crawl", "qcwy"] + COMMON + list(extra), env
 
 
 def run(rounds=5):
