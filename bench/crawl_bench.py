@@ -11,7 +11,7 @@ each side is shown too) is as much luck as speed. The headline also says where
 its median lies (bench.rounds): five rounds place it within a tenth or so, too
 wide to settle an aim near it; ``python -m bench.variants --rounds 30`` is closer.
 
-Three baselines, all plain Scrapy:
+Four baselines, all plain Scrapy:
 - as it comes (Scrapy's own CONCURRENT_ITEMS of 100): what a user gains or
   loses by crawling with farm;
 - with what farm tunes in Scrapy for itself, its LeanProcess extension (the heap
@@ -21,7 +21,10 @@ Three baselines, all plain Scrapy:
   writer) costs, like for like;
 - that one writing its postings to a JSON lines feed (Scrapy's FEEDS): what a
   plain Scrapy user who keeps the postings pays, in the cheapest form Scrapy
-  offers (a file: nothing exactly once, nothing resumable).
+  offers (a file: nothing exactly once, nothing resumable);
+- with LeanProcess at Scrapy's own CONCURRENT_ITEMS: the like-for-like
+  baseline as issue #8 was filed, before farm set CONCURRENT_ITEMS for itself
+  and the bench gave the baseline the same.
 
 And four sides of farm: on SQLite (the embedded default); on the machine's
 MariaDB, whose server shares the two cores with the crawl and the sandbox; on
@@ -77,14 +80,17 @@ LEAN = {"farm.extensions.lean.LeanProcess": 0}  # plain Scrapy's EXTENSIONS, tun
 SCRAPY_ITEMS = ["-s", "CONCURRENT_ITEMS=100"]  # Scrapy's default
 
 
-def plain(sandbox_url, keywords, lean=False, feed=None, cwd=REPO):
+def plain(sandbox_url, keywords, lean=False, feed=None, cwd=REPO, scrapy_items=None):
     """Plain Scrapy's pages/s: as it comes, or with farm's tuning of Scrapy (lean), and writing
     its postings to a JSON lines file (feed) or not; farm's code from ``cwd``."""
-    return _run(*plain_command(sandbox_url, keywords, lean, feed), cwd)
+    return _run(*plain_command(sandbox_url, keywords, lean, feed, scrapy_items=scrapy_items), cwd)
 
 
-def plain_command(sandbox_url, keywords, lean=False, feed=None, extensions=None):
-    """The command and environment of a plain Scrapy crawl (``extensions``: more EXTENSIONS)."""
+def plain_command(sandbox_url, keywords, lean=False, feed=None, extensions=None, scrapy_items=None):
+    """The command and environment of a plain Scrapy crawl (``extensions``: more EXTENSIONS).
+    Lean, it runs at farm's CONCURRENT_ITEMS, as it comes at Scrapy's; ``scrapy_items`` says
+    which, whatever ``lean`` is (lean at Scrapy's: the like-for-like baseline as issue #8 was
+    filed, before farm tuned CONCURRENT_ITEMS)."""
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
     command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy.py"), "-a", f"keywords={pairs}"]
@@ -94,7 +100,9 @@ def plain_command(sandbox_url, keywords, lean=False, feed=None, extensions=None)
     extensions = {**(LEAN if lean else {}), **(extensions or {})}
     if extensions:
         command += ["-s", "EXTENSIONS=" + json.dumps(extensions)]
-    return command + COMMON + ([] if lean else SCRAPY_ITEMS), env
+    if scrapy_items is None:
+        scrapy_items = not lean
+    return command + COMMON + (SCRAPY_ITEMS if scrapy_items else []), env
 
 
 # farm's pipeline minus the storing (bench/unstored.py)
@@ -122,12 +130,14 @@ def farm_command(sandbox_url, keywords, db_url, extra=(), cwd=REPO):
 
 def run(rounds=5):
     keywords = [(city, job) for city in CITIES for job in JOBS]
-    rates = {"plain": [], "lean": [], "feed": [], "farm": [], "mariadb": [], "unstored": [], "scrapy_items": []}
+    rates = {"plain": [], "lean": [], "lean_as_filed": [], "feed": [], "farm": [], "mariadb": [], "unstored": [],
+             "scrapy_items": []}  # fmt: skip
     pages = 0
     with SandboxProcess(seed=9, postings=(800, 800)) as sandbox, tempfile.TemporaryDirectory() as tmp:
         sides = {
             "plain": lambda round_no: plain(sandbox.url, keywords),
             "lean": lambda round_no: plain(sandbox.url, keywords, lean=True),
+            "lean_as_filed": lambda round_no: plain(sandbox.url, keywords, lean=True, scrapy_items=True),
             "feed": lambda round_no: plain(sandbox.url, keywords, lean=True, feed=Path(tmp) / "postings.jsonl"),
             "farm": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-{round_no}.db"),
             "mariadb": lambda round_no: _on_mariadb(sandbox.url, keywords),
@@ -147,17 +157,22 @@ def run(rounds=5):
     def ratio(side, baseline):  # the median of the rounds' ratios
         return statistics.median(ratios(side, baseline))
 
-    where = []
-    if rounds > 1:
-        low, high, coverage = median_interval(ratios("farm", "lean"))
-        where = [(f"  where that median lies, {coverage:.1%} sure (bench.rounds): from", low, "ratio"),
-                 ("  to", high, "ratio")]  # fmt: skip
+    def where(side, baseline):  # where the median of the rounds' ratios lies
+        if rounds < 2:
+            return []
+        low, high, coverage = median_interval(ratios(side, baseline))
+        return [(f"  where that median lies, {coverage:.1%} sure (bench.rounds): from", low, "ratio"),
+                ("  to", high, "ratio")]  # fmt: skip
+
     return [
         # the headline: like for like, both with LeanProcess; what farm's own machinery costs
         (f"farm / plain Scrapy + LeanProcess (like for like, aim >= 0.9; median of {rounds} rounds)",
          ratio("farm", "lean"), "ratio"),
-        *where,
+        *where("farm", "lean"),
         ("  the same, best farm run / best plain + LeanProcess run", max(rates["farm"]) / max(rates["lean"]), "ratio"),
+        ("farm / plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS (as #8 was filed)",
+         ratio("farm", "lean_as_filed"), "ratio"),
+        *where("farm", "lean_as_filed"),
         ("farm / plain Scrapy as it comes", ratio("farm", "plain"), "ratio"),
         ("farm / plain Scrapy + LeanProcess writing a JSON lines feed", ratio("farm", "feed"), "ratio"),
         ("farm / farm with Scrapy's CONCURRENT_ITEMS (100)", ratio("farm", "scrapy_items"), "ratio"),
@@ -167,6 +182,8 @@ def run(rounds=5):
         (f"plain Scrapy, qcwy pages ({pages} per run, median of {rounds}, 16 at once)",
          statistics.median(rates["plain"]), "pages/s"),
         ("plain Scrapy + farm's LeanProcess and CONCURRENT_ITEMS", statistics.median(rates["lean"]), "pages/s"),
+        ("plain Scrapy + farm's LeanProcess, Scrapy's CONCURRENT_ITEMS", statistics.median(rates["lean_as_filed"]),
+         "pages/s"),
         ("  the same, writing its postings to a JSON lines feed", statistics.median(rates["feed"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, SQLite state + pipeline", statistics.median(rates["farm"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, MariaDB state + pipeline", statistics.median(rates["mariadb"]), "pages/s"),

@@ -1,6 +1,6 @@
 """farm's crawl with experimental changes, in paired rounds against plain Scrapy and farm as it is.
 
-``python -m bench.variants [--rounds N] NAME=[@COMMIT+]PATCH[+PATCH...] NAME=@COMMIT
+``python -m bench.variants [--rounds N] [--as-filed] NAME=[@COMMIT+]PATCH[+PATCH...] NAME=@COMMIT
 ...`` (``make bench-variants VARIANTS="..."``). Each variant is this checkout's HEAD (or
 COMMIT: farm as it was, to show whether a change made the crawl slower) in a git
 worktree of its own with the patches (``git apply``, in order, paths relative to
@@ -10,13 +10,15 @@ Farm as it is runs from HEAD too (uncommitted changes are in no side: make them 
 patch). Each round crawls the crawl benchmark's 1,600 pages with every side, in an order
 that turns each round, as ``make bench`` does: plain Scrapy with ``LeanProcess`` (the
 like-for-like baseline), farm as it is, farm with its postings not stored
-(bench.unstored), then the variants. Printed: each side's median ratio to plain Scrapy
+(bench.unstored), then the variants; with ``--as-filed``, plain Scrapy with
+``LeanProcess`` at Scrapy's CONCURRENT_ITEMS too (the like-for-like baseline as issue #8
+was filed) and each farm side's ratio to it. Printed: each side's median ratio to plain Scrapy
 and to farm, where each median lies (bench.rounds: an interval that holds it with a
 stated probability), the rounds' ratios, and the postings each farm side stored, so that
 a variant that stores fewer says so.
 
 An experiment that was tried and not kept stays here as its patch, so that the figure
-the README gives for it can be measured again (bench/experiments/README.md).
+docs/benchmarks.md gives for it can be measured again (bench/experiments/README.md).
 """
 
 import argparse
@@ -77,7 +79,12 @@ def _farm_side(tree: Path, sandbox_url: str, keywords, db: Path, extra=()):
     return rate, stored
 
 
-def run(variants: dict[str, Variant], rounds: int) -> list[str]:
+# the like-for-like baseline as issue #8 was filed: plain Scrapy + LeanProcess at Scrapy's
+# CONCURRENT_ITEMS (100), before farm tuned that setting for itself and the baseline with it
+AS_FILED = "lean100"
+
+
+def run(variants: dict[str, Variant], rounds: int, as_filed: bool = False) -> list[str]:
     keywords = [(city, job) for city in CITIES for job in JOBS]
     with ExitStack() as stack:
         # farm as it is from HEAD too: what the working tree holds uncommitted is in no side
@@ -92,6 +99,8 @@ def run(variants: dict[str, Variant], rounds: int) -> list[str]:
 
         sides = {
             "lean": lambda round_no: (plain(sandbox.url, keywords, lean=True, cwd=head)[1], None),
+            **({AS_FILED: lambda round_no: (plain(sandbox.url, keywords, lean=True, cwd=head, scrapy_items=True)[1],
+                                            None)} if as_filed else {}),  # fmt: skip
             "farm": farm_in(head, "farm"),
             "unstored": farm_in(head, "unstored", UNSTORED),
             **{name: farm_in(tree, name) for name, tree in trees.items()},
@@ -109,14 +118,17 @@ def run(variants: dict[str, Variant], rounds: int) -> list[str]:
         if side == "lean":
             lines.append(f"{'lean':<14} {statistics.median(rates['lean']):7.1f} pages/s (plain Scrapy + LeanProcess)")
             continue
-        to_lean = [a / b for a, b in zip(rates[side], rates["lean"])]
-        to_farm = [a / b for a, b in zip(rates[side], rates["farm"])]
-        against_farm = "" if side == "farm" else f"/ farm {statistics.median(to_farm):.3f} [{_interval(to_farm)}], "
-        lines.append(
-            f"{side:<14} {statistics.median(rates[side]):7.1f} pages/s, / lean {statistics.median(to_lean):.3f} "
-            f"[{_interval(to_lean)}] ({' '.join(f'{r:.3f}' for r in to_lean)}), "
-            f"{against_farm}postings stored {sorted(stored[side])}"
-        )
+        baselines = ["lean"]
+        if side != AS_FILED:
+            baselines += [other for other in (AS_FILED, "farm") if other in sides and other != side]
+        ratios = []
+        for baseline in baselines:
+            each = [a / b for a, b in zip(rates[side], rates[baseline])]
+            listed = f" ({' '.join(f'{r:.3f}' for r in each)})" if baseline == "lean" else ""
+            ratios.append(f"/ {baseline} {statistics.median(each):.3f} [{_interval(each)}]{listed}")
+        what = (" (plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS: as #8 was filed)" if side == AS_FILED
+                else f", postings stored {sorted(stored[side])}")  # fmt: skip
+        lines.append(f"{side:<14} {statistics.median(rates[side]):7.1f} pages/s, {', '.join(ratios)}{what}")
     return lines
 
 
@@ -134,7 +146,7 @@ def parse_variants(specs: list[str]) -> dict[str, Variant]:
         name, sep, parts = spec.partition("=")
         if not sep or not name or not parts:
             raise SystemExit(f"a variant is NAME=PATCH[+PATCH...] or NAME=@COMMIT[+PATCH...], got {spec!r}")
-        if name in ("lean", "farm", "unstored") or name in variants:
+        if name in ("lean", AS_FILED, "farm", "unstored") or name in variants:
             raise SystemExit(f"variant name {name!r} is taken")
         patches = parts.split("+")
         commit = "HEAD"
@@ -155,9 +167,12 @@ def _commit(name: str) -> str:
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.variants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--as-filed", action="store_true",
+                        help=f"also plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS ({AS_FILED}), the "
+                             "like-for-like baseline as issue #8 was filed, and each farm side's ratio to it")
     parser.add_argument("variants", nargs="*", metavar="NAME=[@COMMIT+]PATCH[+PATCH...]|NAME=@COMMIT")
     args = parser.parse_args(argv)
-    for line in run(parse_variants(args.variants), args.rounds):
+    for line in run(parse_variants(args.variants), args.rounds, args.as_filed):
         print(line)
 
 

@@ -1,6 +1,7 @@
 """bench.variants: experiments kept as patches still apply to HEAD, and leave no worktree behind;
 a variant at an earlier commit crawls with that commit's code and schema."""
 
+import json
 import py_compile
 import re
 import sqlite3
@@ -9,7 +10,7 @@ import subprocess
 import pytest
 
 from bench import variants
-from bench.crawl_bench import REPO, farm_command
+from bench.crawl_bench import LEAN, REPO, farm_command, plain_command
 
 pytestmark = pytest.mark.skipif(not (REPO / ".git").exists(), reason="needs a git checkout")
 
@@ -72,6 +73,7 @@ def test_a_patch_that_does_not_apply_is_an_error_and_its_worktree_is_removed(tmp
     ("page", "NAME=PATCH"),
     ("=postings_from_page.patch", "NAME=PATCH"),
     ("farm=postings_from_page.patch", "taken"),
+    ("lean100=postings_from_page.patch", "taken"),
     ("before=@no-such-commit", "no commit 'no-such-commit'"),
 ])  # fmt: skip
 def test_a_malformed_variant_is_refused_by_name(spec, error):
@@ -82,6 +84,23 @@ def test_a_malformed_variant_is_refused_by_name(spec, error):
 def test_an_unknown_patch_is_named():
     with pytest.raises(FileNotFoundError, match="no_such.patch"):
         variants.parse_variants(["x=no_such.patch"])
+
+
+def _settings(command) -> dict:
+    """The -s settings of a crawl command, the last of each name winning, as Scrapy takes them."""
+    return dict(command[i + 1].split("=", 1) for i, arg in enumerate(command) if arg == "-s")
+
+
+@pytest.mark.parametrize("lean, scrapy_items, extensions, items", [
+    (False, None, None, "100"),  # plain Scrapy as it comes
+    (True, None, LEAN, None),  # like for like: farm's LeanProcess and CONCURRENT_ITEMS (the project's)
+    (True, True, LEAN, "100"),  # like for like as issue #8 was filed: LeanProcess at Scrapy's CONCURRENT_ITEMS
+])  # fmt: skip
+def test_each_plain_baseline_runs_with_its_own_tuning(lean, scrapy_items, extensions, items):
+    command, _ = plain_command("http://sandbox", [("北京", "python")], lean=lean, scrapy_items=scrapy_items)
+    settings = _settings(command)
+    assert (json.loads(settings["EXTENSIONS"]) if "EXTENSIONS" in settings else None) == extensions
+    assert settings.get("CONCURRENT_ITEMS") == items
 
 
 def _git(*args, cwd=REPO) -> str:
