@@ -1,5 +1,6 @@
 """bench.variants: experiments kept as patches still apply to HEAD, and leave no worktree behind;
-a variant at an earlier commit crawls with that commit's code and schema."""
+a variant at an earlier commit crawls with that commit's code and schema; each plain Scrapy
+baseline of the crawl benches runs with its own tuning."""
 
 import json
 import py_compile
