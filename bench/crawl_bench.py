@@ -130,8 +130,6 @@ def farm_command(sandbox_url, keywords, db_url, extra=(), cwd=REPO):
 
 def run(rounds=5):
     keywords = [(city, job) for city in CITIES for job in JOBS]
-    rates = {"plain": [], "lean": [], "lean_as_filed": [], "feed": [], "farm": [], "mariadb": [], "unstored": [],
-             "scrapy_items": []}  # fmt: skip
     pages = 0
     with SandboxProcess(seed=9, postings=(800, 800)) as sandbox, tempfile.TemporaryDirectory() as tmp:
         sides = {
@@ -146,6 +144,7 @@ def run(rounds=5):
             "scrapy_items": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/items-{round_no}.db",
                                                   SCRAPY_ITEMS),
         }
+        rates = {side: [] for side in sides}
         for round_no in range(rounds):
             for side in sides if round_no % 2 == 0 else reversed(sides):
                 pages, rate = sides[side](round_no)
