@@ -5,7 +5,7 @@ Measures, against one sandbox process, side by side (alternating rounds against 
       every page is *fresh*: a (keyword, page) never requested before in this server process, so each one
       is generated on request, as in a real crawl (each round uses keywords of its own);
   (b) pages/s one plain Scrapy process fetches from it (fresh qcwy pages, JSON parsed; no pipelines);
-  (c) the ratio a / b, which should be at least 3 (issue #3);
+  (c) the ratio a / b, which should be at least 3 (a crawl must not wait on the sandbox);
 and, for reference, the rate for pages served again from the page cache.
 
     .venv/bin/python bench/sandbox_bench.py [--seconds 5] [--rounds 2]
