@@ -47,7 +47,7 @@ bench-breakdown: install
 	$(BIN)/python -m bench.crawl_breakdown
 
 # farm's crawl with experimental patches, against plain Scrapy and farm (bench/variants.py):
-# make bench-variants VARIANTS="page=postings_from_page.patch before8=@2260740" (a patch, an earlier commit)
+# make bench-variants VARIANTS="page=postings_from_page.patch before=@COMMIT" (a patch, an earlier commit)
 bench-variants: install
 	$(BIN)/python -m bench.variants $(VARIANTS)
 
