@@ -74,3 +74,39 @@ class Relay:
     def restart(self) -> "Relay":
         """The server is back, on the same port."""
         return self.start()
+
+
+class ReplyDropper(Relay):
+    """A relay that loses the reply to one command: the server runs it, and the connection drops as
+    its reply comes back, as when Redis stalls past the client's socket timeout or a reset cuts it."""
+
+    def __init__(self, target: tuple[str, int]):
+        super().__init__(target)
+        self.trigger: bytes | None = None
+        self.dropped = threading.Event()
+        self._doomed: set[socket.socket] = set()  # servers whose next reply is lost
+
+    def drop_reply_to(self, trigger: bytes) -> None:
+        """Lose the reply to the next command whose bytes contain ``trigger`` (a script's sha, a key)."""
+        self.dropped.clear()
+        self.trigger = trigger
+
+    def _pump(self, source, sink):
+        try:
+            while data := source.recv(65536):
+                if source in self._doomed:  # the reply to the command: lost, with the connection
+                    self._doomed.discard(source)
+                    self.dropped.set()
+                    break
+                if self.trigger is not None and self.trigger in data:
+                    self.trigger = None
+                    self._doomed.add(sink)  # before the command reaches the server: its reply comes after
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass

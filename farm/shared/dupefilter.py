@@ -1,16 +1,18 @@
-"""The shared dupefilter: scrapy-redis's fingerprint set, one per day, expiring with it.
+"""The shared dupefilter: scrapy-redis's fingerprint set, one per lease, expiring after it.
 
 scrapy-redis's RFPDupeFilter keeps one set for ever (Redis memory grows with every
-request ever made) and deletes it when any worker closes. farm's fingerprints
-belong to the day (in FARM_TIMEZONE) their keyword is crawled on: the set expires
-an hour after that day ends, so Redis holds at most about a day's work, and no
-worker's close touches it.
+request ever made) and deletes it when any worker closes. farm's page fingerprints
+belong to their keyword's lease (``seen:<keyword id>:<lease token>``): the set
+expires a day after the lease's last page was queued, so Redis holds about a day's
+work, no worker's close touches it, and midnight changes nothing for a keyword in
+flight. A request without a keyword goes through the day's set (in FARM_TIMEZONE,
+``seen:<day>``), which expires an hour after its day ends.
 
-A page request's fingerprint is its page's identity, ``keyword id:lease token:page``
-(a few bytes, not a 40-character hash of a URL that carries a timestamp): two
-workers that both learn of page 7 queue it once; a keyword claimed again (a new
-token) may fetch its pages again. The push script adds fingerprints in the same
-atomic step that queues the request (farm.shared.queue).
+A page request's fingerprint is its page number (a few bytes, not a 40-character
+hash of a URL that carries a timestamp): two workers that both learn of page 7
+queue it once; a keyword claimed again (a new token, a new set) may fetch its
+pages again. The push script adds fingerprints in the same atomic step that
+queues the request (farm.shared.queue).
 """
 
 from datetime import datetime, time, timedelta
@@ -18,6 +20,8 @@ from datetime import datetime, time, timedelta
 from scrapy_redis.dupefilter import RFPDupeFilter
 
 from farm.state.clock import today
+
+LEASE_SECONDS = 24 * 3600  # a lease's fingerprints, and its end, are kept this long after they are written
 
 
 class DayDupeFilter(RFPDupeFilter):
@@ -41,16 +45,24 @@ class DayDupeFilter(RFPDupeFilter):
         end = datetime.combine(now.date() + timedelta(days=1), time(), tzinfo=self.tz) + timedelta(hours=1)
         return max(60, int((end - now).total_seconds()))
 
+    def lease_key(self, lease_name: str) -> str:
+        """The set of a lease's page fingerprints."""
+        return f"{self.base_key}:{lease_name}"
+
     def request_fingerprint(self, request) -> str:
         lease = request.meta.get("farm_lease")
         if lease is None:
             return super().request_fingerprint(request)
-        return f"{lease.id}:{lease.lease_token}:{request.meta['farm_page']}"
+        return str(request.meta["farm_page"])
 
     def request_seen(self, request) -> bool:
-        key = self.key
+        lease = request.meta.get("farm_lease")
+        key, ttl = (self.key, self.ttl()) if lease is None else (self.lease_key(lease.name), LEASE_SECONDS)
         added = self.server.sadd(key, self.request_fingerprint(request))
-        self.server.expire(key, self.ttl(), nx=True)
+        if lease is None:
+            self.server.expire(key, ttl, nx=True)
+        else:
+            self.server.expire(key, ttl)
         return added == 0
 
     def close(self, reason=""):

@@ -15,22 +15,30 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
     req          hash  id -> the request as JSON (farm.shared.codec)
     lease        hash  id -> its keyword's lease, ``id:token``
     open         hash  lease -> its requests not yet settled (queued or in flight)
-    ended        set   leases that ended: their queued requests are dropped at the pop
-    seen:<day>   set   the day's fingerprints (farm.shared.dupefilter)
+    ends         zset  lease -> until when (Redis' clock, ms) it is known to have ended: its queued
+                       requests are dropped at the pop; each end kept a day, trimmed as ends are written
+    seen:<lease> set   the lease's page fingerprints, kept a day after its last page was queued
+    seen:<day>   set   the day's fingerprints of requests without a keyword (farm.shared.dupefilter)
     taken:<w>    zset  worker w's in-flight requests, id -> the score they had
     leases:<w>   set   the leases worker w claimed (a survivor adopts them)
     taking:<w>   set   workers whose keywords w is taking on, itself while it claims: the keyword
                        table, not Redis, says which (a claim commits before its leases are listed)
     owner        hash  lease -> the worker that claimed or adopted it
     inbox:<w>    list  ends of w's leases, written by whichever worker ended them
+    calls:<w>    hash  call id -> reply of worker w's last calls that must not run twice
     live         zset  worker -> last heartbeat (Redis' own clock, ms)
-    pace         hash  next_at, interval, penalty (ms): the site's shared pace
+    pace         hash  next_at, interval, penalty (ms): the site's shared pace; every pop carries the
+                       interval and this worker's back-off, and writes them back when they are gone
     epoch        str   set once; missing means Redis lost everything (farm rebuilds)
 
-Every move between keys is one Lua script (farm/shared/scripts). All methods block:
-call them off the reactor (the scheduler runs them on its Redis thread).
+Every move between keys is one Lua script (farm/shared/scripts). A script that must not run twice
+(a pop, a push, an acknowledgement, an inbox read, an adoption, a back-off) takes a call id: when its
+reply is lost (Redis stalled past the socket timeout, a reset, a failover), the link makes the same
+call again, and the script answers what it answered the first time (scripts/once.lua). All methods
+block: call them off the reactor (the scheduler runs them on its Redis thread).
 """
 
+import itertools
 import random
 import uuid
 from dataclasses import dataclass
@@ -39,8 +47,12 @@ from importlib.resources import files
 from scrapy_redis.queue import PriorityQueue
 
 from farm.shared.codec import BadPayload, JsonRequestSerializer, encode
+from farm.shared.dupefilter import LEASE_SECONDS
 
-SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace", "end", "leave")
+SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace", "end", "leave", "inbox")
+ONCE = ("push", "ack", "requeue_dead", "pace", "inbox")  # wrapped in scripts/once.lua (pop does it itself)
+CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
+CALLS_KEPT_MS = 3600 * 1000  # and for how long after its last call (well past FARM_OUTAGE_GRACE)
 
 
 @dataclass
@@ -56,7 +68,12 @@ class SharedQueue(PriorityQueue):
         self.worker = worker
         self.dupefilter = dupefilter
         source = files("farm.shared") / "scripts"
-        self.scripts = {name: server.register_script((source / f"{name}.lua").read_text()) for name in SCRIPTS}
+        once = (source / "once.lua").read_text()
+        self.scripts = {}
+        for name in SCRIPTS:
+            text = (source / f"{name}.lua").read_text()
+            self.scripts[name] = server.register_script(once.replace("--SCRIPT--", text) if name in ONCE else text)
+        self._calls = itertools.count(random.randrange(1 << 48))
         self._callback_names = {}  # farm.shared.codec.request_dict
 
     def _encode_request(self, request) -> bytes:
@@ -65,9 +82,18 @@ class SharedQueue(PriorityQueue):
     def k(self, name: str) -> str:
         return f"{self.key}:{name}"
 
+    def new_call(self) -> int:
+        """An id for a call that must not run twice: made again with it, the call answers as it did."""
+        return next(self._calls)
+
+    def _once(self, name, keys, args, call):
+        call = self.new_call() if call is None else call
+        args = [call, CALLS_KEPT_MS, call - CALLS_KEPT, *args]
+        return self.scripts[name](keys=[self.k("calls:" + self.worker), *keys], args=args)
+
     # --- requests -----------------------------------------------------------
 
-    def push_many(self, requests) -> list[bool]:
+    def push_many(self, requests, call: int | None = None) -> list[bool]:
         """Queue the requests whose page was not queued today; True for each queued.
 
         Every page request goes through the day's fingerprints (its own dont_filter only keeps
@@ -77,7 +103,7 @@ class SharedQueue(PriorityQueue):
         """
         if not requests:
             return []
-        args = [self.dupefilter.ttl()]
+        args = [self.dupefilter.ttl(), LEASE_SECONDS, self.dupefilter.lease_key("")]
         for request in requests:
             lease = request.meta.get("farm_lease")
             filtered = lease is not None or not request.dont_filter
@@ -92,17 +118,23 @@ class SharedQueue(PriorityQueue):
                 self._encode_request(request),
             ]
         keys = [self.k("queue"), self.k("req"), self.k("seq"), self.dupefilter.key, self.k("open"), self.k("lease"),
-                self.k("ended")]  # fmt: skip
-        return [bool(ok) for ok in self.scripts["push"](keys=keys, args=args)]
+                self.k("ends")]  # fmt: skip
+        return [bool(ok) for ok in self._once("push", keys, args, call)]
 
     def push(self, request):
         self.push_many([request])
 
-    def pop_many(self, n: int) -> tuple[float, list[Taken]]:
-        """(seconds to wait for the site's pace, requests taken: at most n, one when paced)."""
+    def pop_many(self, n: int, interval: float | None = None, penalty: float = 0.0,
+                 call: int | None = None) -> tuple[float, list[Taken]]:  # fmt: skip
+        """(seconds to wait for the site's pace, requests taken: at most n, one when paced).
+
+        ``interval`` and ``penalty`` (s): the site's interval and this worker's back-off, written
+        back should Redis have lost the pace."""
+        call = self.new_call() if call is None else call
         keys = [self.k("queue"), self.k("req"), self.k("taken:" + self.worker), self.k("pace"), self.k("lease"),
-                self.k("ended"), self.k("open")]  # fmt: skip
-        out = self.scripts["pop"](keys=keys, args=[n, random.random()])
+                self.k("ends"), self.k("open"), self.k("calls:" + self.worker)]  # fmt: skip
+        pace = [int(interval * 1000) if interval is not None else "", int(penalty * 1000)]
+        out = self.scripts["pop"](keys=keys, args=[n, random.random(), *pace, call, CALLS_KEPT_MS, call - CALLS_KEPT])
         if out[0]:
             return out[0] / 1000, []
         taken = []
@@ -118,12 +150,12 @@ class SharedQueue(PriorityQueue):
     def pop(self, timeout=0):
         raise NotImplementedError("pop_many: a taken request must be acknowledged")
 
-    def ack(self, ids) -> list[tuple[str, int]]:
+    def ack(self, ids, call: int | None = None) -> list[tuple[str, int]]:
         """These requests' pages are settled; (lease, its requests still open) for each."""
         if not ids:
             return []
         keys = [self.k("taken:" + self.worker), self.k("req"), self.k("lease"), self.k("open")]
-        out = self.scripts["ack"](keys=keys, args=list(ids))
+        out = self._once("ack", keys, list(ids), call)
         return [(out[i].decode(), int(out[i + 1])) for i in range(0, len(out), 2)]
 
     def open_requests(self, lease: str) -> int:
@@ -156,11 +188,11 @@ class SharedQueue(PriorityQueue):
         self.server.set(self.k("epoch"), uuid.uuid4().hex, nx=True)
         return self.server.get(self.k("epoch")).decode()
 
-    def requeue_dead(self, timeout: float) -> tuple[int, list[str], list[str]]:
+    def requeue_dead(self, timeout: float, call: int | None = None) -> tuple[int, list[str], list[str]]:
         """Put back the in-flight requests of workers silent for ``timeout`` s; (how many, leases
         adopted, workers whose keywords this one now takes on from the keyword table)."""
-        requeued, adopted, look_up = self.scripts["requeue_dead"](
-            keys=[self.k("live"), self.k("queue")], args=[int(timeout * 1000), self.worker, self.key])
+        requeued, adopted, look_up = self._once("requeue_dead", [self.k("live"), self.k("queue")],
+                                                [int(timeout * 1000), self.worker, self.key], call)  # fmt: skip
         return int(requeued), [lease.decode() for lease in adopted], [w.decode() for w in look_up]
 
     def claiming(self) -> None:
@@ -186,8 +218,8 @@ class SharedQueue(PriorityQueue):
 
     def ended(self, lease: str, outcome: str) -> str:
         """The lease's keyword ended: its queued requests are dropped, its owner told. Returns the owner."""
-        args = [lease, outcome, self.dupefilter.ttl(), self.worker, self.key]
-        owner = self.scripts["end"](keys=[self.k("ended"), self.k("owner")], args=args)
+        args = [lease, outcome, LEASE_SECONDS, self.worker, self.key]
+        owner = self.scripts["end"](keys=[self.k("ends"), self.k("owner")], args=args)
         return owner.decode() if isinstance(owner, bytes) else owner
 
     def adopted_by_others(self) -> set[tuple[int, int]]:
@@ -204,16 +236,16 @@ class SharedQueue(PriorityQueue):
         """The leases Redis lists as this worker's."""
         return {name.decode() for name in self.server.smembers(self.k("leases:" + self.worker))}
 
-    def inbox(self, most: int = 100) -> list[tuple[str, str]]:
+    def inbox(self, most: int = 100, call: int | None = None) -> list[tuple[str, str]]:
         """(lease, outcome) of this worker's leases that other workers ended."""
-        items = self.server.lpop(self.k("inbox:" + self.worker), most) or []
+        items = self._once("inbox", [self.k("inbox:" + self.worker)], [most], call)
         return [tuple(item.decode().split(" ", 1)) for item in items]
 
     def leave(self) -> int:
         """A clean close: what this worker took and did not settle goes back in the queue, and it is no
         longer live. Nothing shared is deleted. Returns how many requests went back."""
         keys = [self.k("live"), self.k("queue"), self.k("taken:" + self.worker), self.k("inbox:" + self.worker),
-                self.k("taking:" + self.worker)]  # fmt: skip
+                self.k("taking:" + self.worker), self.k("calls:" + self.worker)]  # fmt: skip
         return int(self.scripts["leave"](keys=keys, args=[self.worker]))
 
     # --- the site's pace -------------------------------------------------------
@@ -221,12 +253,12 @@ class SharedQueue(PriorityQueue):
     def set_rate(self, rate: float) -> None:
         self.server.hset(self.k("pace"), "interval", int(1000 / rate) if rate > 0 else 0)
 
-    def back_off(self, base: float, most: float, retry_after: float | None = None) -> int:
+    def back_off(self, base: float, most: float, retry_after: float | None = None, call: int | None = None) -> int:
         args = ["back_off", int(base * 1000), int(most * 1000), int((retry_after or 0) * 1000)]
-        return self.scripts["pace"](keys=[self.k("pace")], args=args)
+        return self._once("pace", [self.k("pace")], args, call)
 
-    def ease(self, base: float, most: float) -> int:
-        return self.scripts["pace"](keys=[self.k("pace")], args=["ease", int(base * 1000), int(most * 1000), 0])
+    def ease(self, base: float, most: float, call: int | None = None) -> int:
+        return self._once("pace", [self.k("pace")], ["ease", int(base * 1000), int(most * 1000), 0], call)
 
     def clear(self):
         raise RuntimeError("the shared queue is never cleared by a worker")

@@ -139,7 +139,10 @@ class SharedScheduler(RedisScheduler):
             self._pump_call.cancel()
         self._pump_call = None
         self._popping = True
-        d = self.work.link.run(self.work.queue.pop_many, room)
+        queue, pace = self.work.queue, self.runtime.pace
+        # the pop carries the site's pace (written back if Redis lost it) and its call id (made again
+        # after a lost reply, it answers the requests it took: none is stranded in the in-flight set)
+        d = self.work.link.run(queue.pop_many, room, pace.interval, pace.penalty, queue.new_call())
         d.addCallback(self._popped)
         d.addErrback(self.work._failed, "taking requests from the shared queue")
         d.addBoth(self._pumped)

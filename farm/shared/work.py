@@ -117,22 +117,25 @@ class SharedWork:
             batch.append(value)
         batches.append((kind, batch))
         self.stats.inc_value("farm/shared/sends")
-        done = self._sending = self.link.run(self._send, batches)
+        # each push and acknowledgement has its call id before it leaves: made again after a lost
+        # reply, it answers as it did and queues or settles nothing twice
+        calls = [self.queue.new_call() for _ in batches]
+        done = self._sending = self.link.run(self._send, batches, calls)
         done.addCallback(self._sent)
         done.addErrback(self._failed, "sending requests and acknowledgements")
         done.addBoth(self._send_done, done)
         return done
 
-    def _send(self, batches):
+    def _send(self, batches, calls):
         queued, empty = 0, []  # how many requests went in the queue; leases with no request open anywhere
-        for kind, batch in batches:
+        for (kind, batch), call in zip(batches, calls):
             if kind == "push":
-                pushed = self.queue.push_many(batch)
+                pushed = self.queue.push_many(batch, call)
                 queued += sum(pushed)
                 self.stats.inc_value("farm/shared/queued", sum(pushed))
                 self.stats.inc_value("farm/shared/seen", len(pushed) - sum(pushed))
             elif kind == "ack":
-                empty += [lease for lease, left in self.queue.ack(batch) if left <= 0]
+                empty += [lease for lease, left in self.queue.ack(batch, call) if left <= 0]
             else:  # "look": after everything this worker queued before it
                 empty += [lease for lease in batch if self.queue.open_requests(lease) <= 0]
         return queued, empty
@@ -249,7 +252,8 @@ class SharedWork:
             return
         self._ticks += 1
         maintain = self._ticks % 3 == 1 and not self._closing
-        self._beating = self.link.run(self._beat_once, maintain)
+        calls = (self.queue.new_call(), self.queue.new_call())  # the inbox read and the adoptions: once each
+        self._beating = self.link.run(self._beat_once, maintain, calls)
         self._beating.addCallback(self._beaten)
         self._beating.addErrback(self._failed, "the heartbeat")
         self._beating.addBoth(self._beat_done)
@@ -258,10 +262,10 @@ class SharedWork:
         self._beating = None
         return result
 
-    def _beat_once(self, maintain: bool):
+    def _beat_once(self, maintain: bool, calls):
         _, epoch = self.queue.heartbeat()
-        inbox = self.queue.inbox()
-        requeued, adopted, look_up = self.queue.requeue_dead(self.worker_timeout) if maintain else (0, [], [])
+        inbox = self.queue.inbox(call=calls[0])
+        requeued, adopted, look_up = self.queue.requeue_dead(self.worker_timeout, calls[1]) if maintain else (0, [], [])
         busy = self.queue.busy()
         return epoch, inbox, requeued, adopted, look_up, busy
 
@@ -359,8 +363,9 @@ class SharedWork:
     def _take_rebuild_lock(self, epoch):
         if epoch:  # another worker rebuilt it already: its epoch is the one now
             return None
-        lock = self.queue.k("rebuild")
-        return self.queue.server.set(lock, self.queue.worker, nx=True, ex=REBUILD_LOCK_SECONDS)
+        lock, server, me = self.queue.k("rebuild"), self.queue.server, self.queue.worker
+        # taken again after a lost reply, the lock is this worker's own
+        return server.set(lock, me, nx=True, ex=REBUILD_LOCK_SECONDS) or server.get(lock) == me.encode()
 
     def _rebuild(self, locked):
         if not locked:
@@ -388,16 +393,16 @@ class SharedWork:
                 self.push(request)
         self.stats.inc_value("farm/shared/rebuilt_keywords", len(held))
         done = self.flush()
-        done.addCallback(lambda _: self.link.run(self._new_epoch, by_holder))
+        epoch = uuid.uuid4().hex  # chosen here: written again after a lost reply, it is the same epoch
+        done.addCallback(lambda _: self.link.run(self._new_epoch, by_holder, epoch))
         done.addCallback(self._rebuilt)
         return done
 
-    def _new_epoch(self, by_holder):
+    def _new_epoch(self, by_holder, epoch):
         server = self.queue.server
         for holder, leases in by_holder.items():
             server.sadd(self.queue.k("leases:" + holder), *(lease.name for lease in leases))
             server.hset(self.queue.k("owner"), mapping={lease.name: holder for lease in leases})
-        epoch = uuid.uuid4().hex
         server.set(self.queue.k("epoch"), epoch)
         server.delete(self.queue.k("rebuild"))
         return epoch

@@ -177,13 +177,101 @@ def test_a_payload_that_is_not_farms_json_is_refused_never_run(server, spider):
     assert "not JSON" in str(taken[0].request) and "class" in str(taken[1].request)
 
 
-def test_the_days_fingerprints_expire_after_the_day_ends(server, spider):
+def test_a_keywords_fingerprints_are_its_leases_and_a_requests_without_one_expire_after_the_day_ends(server,
+                                                                                                    spider):  # fmt: skip
     clock = lambda: datetime(2026, 11, 30, 23, 0, tzinfo=SHANGHAI)  # noqa: E731
     queue = queue_for(server, spider, "w1", clock)
-    queue.push_many(pages(spider, make_lease("qcwy"), 1))
-    key = f"{server.prefix}:qcwy:seen:2026-11-30"
-    assert server.smembers(key) == {b"1:1:1"}
-    assert timedelta(minutes=119) <= timedelta(seconds=server.ttl(key)) <= timedelta(hours=2)
+    no_keyword = spider.page_request(make_lease("qcwy"), 1).replace(meta={}, dont_filter=False)
+    queue.push_many(pages(spider, make_lease("qcwy"), 1) + [no_keyword])
+    lease_key, day_key = f"{server.prefix}:qcwy:seen:1:1", f"{server.prefix}:qcwy:seen:2026-11-30"
+    assert server.smembers(lease_key) == {b"1"}
+    assert timedelta(hours=23) <= timedelta(seconds=server.ttl(lease_key)) <= timedelta(days=1)
+    assert server.scard(day_key) == 1
+    assert timedelta(minutes=119) <= timedelta(seconds=server.ttl(day_key)) <= timedelta(hours=2)
+
+
+def test_a_keyword_in_flight_at_midnight_keeps_its_fingerprints_and_no_worker_queues_its_pages_again(server,
+                                                                                                   spider):  # fmt: skip
+    now = [datetime(2026, 11, 30, 23, 59, 30, tzinfo=SHANGHAI)]
+    owner, other = (queue_for(server, spider, name, lambda: now[0]) for name in ("owner", "other"))
+    lease = make_lease("qcwy")
+    assert owner.push_many(pages(spider, lease, 1, 2, 3)) == [True, True, True]
+    now[0] += timedelta(minutes=1)  # midnight: the keyword is still in flight
+    # another worker that parses page 1 learns of pages 2 to 4: only 4 is new
+    assert other.push_many(pages(spider, lease, 2, 3, 4)) == [False, False, True]
+    assert owner.push_many(pages(spider, lease, 3)) == [False]
+    assert len(owner) == 4
+
+
+def test_each_end_keeps_its_own_lifetime_and_lapsed_ones_are_trimmed(server, spider):
+    now = [datetime(2026, 11, 30, 23, 59, 30, tzinfo=SHANGHAI)]  # the day's fingerprints have a minute left
+    queue = queue_for(server, spider, "w1", lambda: now[0])
+    lease, later, lapsed = make_lease("qcwy"), make_lease("qcwy", id=2), make_lease("qcwy", id=3)
+    queue.push_many(pages(spider, lease, 1) + pages(spider, later, 1) + pages(spider, lapsed, 1))
+    queue.ended(lease.name, "completed")
+    now[0] += timedelta(hours=8)
+    queue.ended(later.name, "completed")
+    # each end is kept a day from when it was written, not from the first end or the day's end
+    ends = queue.k("ends")
+    seconds, micros = server.time()
+    redis_now = seconds * 1000 + micros // 1000
+    for name in (lease.name, later.name):
+        assert timedelta(hours=23) <= timedelta(milliseconds=server.zscore(ends, name) - redis_now) <= timedelta(days=1)
+    assert timedelta(hours=23) <= timedelta(milliseconds=server.pttl(ends)) <= timedelta(days=1)
+    # an end whose lifetime is over (written a day ago) is trimmed as another is written, and drops nothing
+    server.zadd(ends, {lapsed.name: redis_now - 1000})
+    queue.ended("9:1", "failed")
+    assert server.zscore(ends, lapsed.name) is None
+    _, taken = queue.pop_many(10)
+    assert [t.lease for t in taken] == [lapsed.name]
+
+
+def test_the_pace_and_the_back_off_hold_after_redis_lost_them(server, spider):
+    one, two = queue_for(server, spider, "one"), queue_for(server, spider, "two")
+    one.set_rate(2)  # one request every 500 ms
+    one.push_many(pages(spider, make_lease("qcwy"), *range(1, 9)))
+    for key in server.scan_iter(f"{server.prefix}:*:pace"):
+        server.delete(key)  # as a FLUSHALL or a restart without persistence would
+    # every pop carries the site's interval: the first after the loss writes it back
+    wait, taken = one.pop_many(10, interval=0.5)
+    assert wait == 0 and len(taken) == 1
+    wait, taken = two.pop_many(10, interval=0.5)
+    assert 0.2 <= wait <= 0.75 and taken == []
+    # and this worker's back-off: after the loss, the site is still backed off
+    one.back_off(base=2, most=60)
+    for key in server.scan_iter(f"{server.prefix}:*:pace"):
+        server.delete(key)
+    wait, taken = two.pop_many(10, interval=0.5, penalty=0)  # two knows of no back-off
+    assert len(taken) == 1 and server.hget(two.k("pace"), "penalty") == b"0"
+    server.delete(two.k("pace"))
+    wait, taken = one.pop_many(10, interval=0.5, penalty=2)
+    assert len(taken) == 1 and server.hget(one.k("pace"), "penalty") == b"2000"
+    wait, _ = two.pop_many(10, interval=0.5)
+    assert 0.9 <= wait <= 3.0  # the gap is the back-off's 2 s, jittered
+
+
+def test_a_call_made_again_under_its_id_answers_as_it_did_and_runs_once(server, spider):
+    queue = queue_for(server, spider, "w1")
+    lease = make_lease("qcwy")
+    again = pages(spider, lease, 1, 2)
+    for request in again:
+        request.meta["farm_again"] = True  # no fingerprint: a second run would queue them twice
+    call = queue.new_call()
+    assert queue.push_many(again, call) == queue.push_many(again, call) == [True, True]
+    assert len(queue) == 2
+    call = queue.new_call()
+    first = queue.pop_many(10, call=call)[1]
+    assert [t.id for t in queue.pop_many(10, call=call)[1]] == [t.id for t in first] == ["1", "2"]
+    call = queue.new_call()
+    assert queue.ack(["1", "2"], call) == queue.ack(["1", "2"], call) == [("1:1", 1), ("1:1", 0)]
+    call = queue.new_call()
+    assert queue.back_off(2, 60, call=call) == queue.back_off(2, 60, call=call) == 2000
+    # only a worker's last calls are kept, and nothing once it leaves
+    for _ in range(300):
+        queue.ack(["none"])
+    assert server.hlen(queue.k("calls:w1")) <= 256
+    queue.leave()
+    assert not server.exists(queue.k("calls:w1"))
 
 
 def test_a_clean_leave_puts_back_what_it_took_and_deletes_nothing_shared(server, spider):
@@ -199,4 +287,4 @@ def test_a_clean_leave_puts_back_what_it_took_and_deletes_nothing_shared(server,
     assert server.zcard(staying.k("taken:staying")) == 1  # another worker's in-flight set is intact
     _, again = staying.pop_many(10)
     assert sorted(t.id for t in again) == sorted([mine[0].id, "3"])  # what it took, back in the queue
-    assert server.scard(leaving.dupefilter.key) == 3  # the day's fingerprints stay
+    assert server.scard(leaving.dupefilter.lease_key(lease.name)) == 3  # the keyword's fingerprints stay

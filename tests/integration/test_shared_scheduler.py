@@ -2,9 +2,11 @@
 when it sends its own."""
 
 import threading
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_twisted
+import redis
 from scrapy.crawler import CrawlerRunner
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
@@ -12,11 +14,15 @@ from twisted.internet.task import deferLater
 import farm.shared.scheduler as shared_scheduler
 from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
+from farm.shared.queue import SharedQueue
 from farm.shared.scheduler import SharedScheduler
+from farm.shared.work import SharedWork
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
+from tests.conftest import REDIS_URL
+from tests.relay import ReplyDropper
 from tests.unit.components import farm_settings, until
 from tests.unit.spider_helpers import make_lease
 
@@ -100,7 +106,7 @@ async def test_acknowledgements_made_while_a_send_is_on_its_way_go_together_in_t
     release = threading.Event()
     sends = []
     send = work._send
-    work._send = lambda batches: sends.append(batches) or send(batches)
+    work._send = lambda batches, calls: sends.append(batches) or send(batches, calls)
     busy = work.link.run(release.wait, WAIT)  # the link's thread is busy: the first send waits behind it
     try:
         work.ack("1")
@@ -116,3 +122,137 @@ async def test_acknowledgements_made_while_a_send_is_on_its_way_go_together_in_t
     await work.link.run(lambda: None).addTimeout(WAIT, reactor)  # any other send would be made before this
     assert sends == [[("ack", ["1"])], [("ack", ["2", "3", "4", "5"])]]
     assert crawler.stats.get_value("farm/shared/sends") == 2 and not work._ops
+
+
+# --- a lost reply ---------------------------------------------------------------------------------
+# Redis ran the command, the worker never heard back (a stall past the socket timeout, a reset): the
+# link makes the call again, and it must neither strand nor repeat what the first one did.
+
+
+@pytest.fixture
+def dropper(shared):
+    """A relay in front of the tests' Redis that loses one reply when told; the scripts loaded first
+    (else the reply lost would be Redis asking for the script)."""
+    redis_url, _ = shared
+    address = urlsplit(redis_url)
+    relay = ReplyDropper((address.hostname, address.port or 6379)).start()
+    yield relay
+    relay.stop()
+
+
+@pytest.fixture
+def worker_losing_a_reply(sqlite_url, shared, dropper):
+    """A worker as ``worker``'s, talking to Redis through ``dropper``."""
+    redis_url, prefix = shared
+    address = urlsplit(redis_url)
+    crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")],
+                                   f"redis://127.0.0.1:{dropper.port}{address.path}", prefix)  # fmt: skip
+    runtime = FarmRuntime.of(crawler)
+    scheduler = SharedScheduler.from_crawler(crawler)
+    client = redis.Redis.from_url(redis_url)
+    for script in runtime.shared.queue.scripts.values():
+        client.script_load(script.script)
+    yield crawler, runtime, scheduler, client
+    client.close()
+    scheduler.close("finished")
+    runtime.close()
+
+
+def sha(queue, name) -> bytes:
+    return queue.scripts[name].sha.encode()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pop_whose_reply_is_lost_strands_nothing_in_the_workers_in_flight_set(worker_losing_a_reply, dropper):
+    crawler, runtime, scheduler, client = worker_losing_a_reply
+    work, queue = runtime.shared, runtime.shared.queue
+    lease = make_lease("qcwy")
+    runtime.runs[lease.key] = KeywordRun(lease)
+    for page in (1, 2, 3):
+        work.push(crawler.spider.page_request(lease, page))
+    await work.flush().addTimeout(WAIT, reactor)
+    dropper.drop_reply_to(sha(queue, "pop"))
+    assert scheduler.next_request() is None  # a pop starts; its reply is lost, and it is made again
+    await until(lambda: len(scheduler._buffer) == 3, 10, "the three requests the pop took, after its lost reply")
+    assert dropper.dropped.is_set()
+    in_flight = {rid.decode() for rid in client.zrange(queue.k("taken:" + queue.worker), 0, -1)}
+    assert in_flight == set(work.taken.values()) and len(in_flight) == 3 and not client.zcard(queue.k("queue"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_push_and_an_acknowledgement_whose_replies_are_lost_queue_once_and_settle_once(
+    worker_losing_a_reply, dropper, monkeypatch
+):
+    crawler, runtime, scheduler, client = worker_losing_a_reply
+    work, queue = runtime.shared, runtime.shared.queue
+    lease = make_lease("qcwy")
+    runtime.runs[lease.key] = KeywordRun(lease)
+    dropper.drop_reply_to(sha(queue, "push"))
+    for page in (1, 2):
+        request = crawler.spider.page_request(lease, page)
+        request.meta["farm_again"] = True  # asked for anew: no fingerprint would stop a second copy
+        work.push(request)
+    await work.flush().addTimeout(WAIT, reactor)
+    assert dropper.dropped.is_set()
+    assert client.zcard(queue.k("queue")) == 2 and queue.open_requests(lease.name) == 2
+    assert scheduler.next_request() is None
+    await until(lambda: len(scheduler._buffer) == 2, 10, "the two requests")
+    # the acknowledgement that leaves the keyword with nothing open: its reply lost, the keyword is
+    # still looked at (else it stays crawling with nothing on its way)
+    stalls = []
+    monkeypatch.setattr(work, "check_stall", stalls.append)
+    dropper.drop_reply_to(sha(queue, "ack"))
+    for page in (1, 2):
+        work.settled(lease.key, page)
+    await until(lambda: stalls, 10, "the keyword with nothing open to be looked at")
+    assert dropper.dropped.is_set() and stalls == [lease.name]
+    assert queue.open_requests(lease.name) == 0 and not client.zcard(queue.k("taken:" + queue.worker))
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_inbox_read_and_an_adoption_whose_replies_are_lost_are_answered_again(worker_losing_a_reply, dropper):
+    crawler, runtime, _, client = worker_losing_a_reply
+    work, queue = runtime.shared, runtime.shared.queue
+    link = work.link
+    other = SharedQueue(client, crawler.spider, queue.key, "other", queue.dupefilter)
+    await link.run(queue.hold, ["1:1"]).addTimeout(WAIT, reactor)
+    other.ended("1:1", "failed")  # written into this worker's inbox
+    dropper.drop_reply_to(sha(queue, "inbox"))
+    assert await link.run(queue.inbox, 100, queue.new_call()).addTimeout(WAIT, reactor) == [("1:1", "failed")]
+    assert dropper.dropped.is_set()
+    # a worker that stopped, holding a keyword and a request: adopted once, by this one
+    gone = SharedQueue(client, crawler.spider, queue.key, "gone", queue.dupefilter)
+    gone.push_many([crawler.spider.page_request(make_lease("qcwy", id=2), 1)])
+    gone.heartbeat()
+    gone.hold(["2:1"])
+    gone.pop_many(10)
+    await deferLater(reactor, 0.05, lambda: None)
+    dropper.drop_reply_to(sha(queue, "requeue_dead"))
+    adopted = await link.run(queue.requeue_dead, 0.01, queue.new_call()).addTimeout(WAIT, reactor)
+    assert dropper.dropped.is_set() and adopted == (1, ["2:1"], ["gone"])
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_back_off_whose_reply_is_lost_backs_off_once(worker_losing_a_reply, dropper):
+    _, runtime, _, _ = worker_losing_a_reply
+    queue, link = runtime.shared.queue, runtime.shared.link
+    dropper.drop_reply_to(sha(queue, "pace"))
+    assert await link.run(queue.back_off, 2, 60, None, queue.new_call()).addTimeout(WAIT, reactor) == 2000
+    assert dropper.dropped.is_set() and queue.server.hget(queue.k("pace"), "penalty") == b"2000"
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_rebuild_lock_taken_again_after_a_lost_reply_is_the_workers_own_and_its_epoch_one(
+    worker_losing_a_reply, dropper
+):
+    _, runtime, _, client = worker_losing_a_reply
+    work = runtime.shared
+    queue, link = work.queue, work.link
+    dropper.drop_reply_to(queue.k("rebuild").encode())
+    assert await link.run(work._take_rebuild_lock, "").addTimeout(WAIT, reactor)
+    assert dropper.dropped.is_set()
+    other = SharedQueue(client, runtime.crawler.spider, queue.key, "other", queue.dupefilter)
+    assert not SharedWork._take_rebuild_lock(type("W", (), {"queue": other})(), "")  # another worker's is not
+    dropper.drop_reply_to(queue.k("epoch").encode())
+    assert await link.run(work._new_epoch, {}, "chosen-before").addTimeout(WAIT, reactor) == "chosen-before"
+    assert dropper.dropped.is_set() and client.get(queue.k("epoch")) == b"chosen-before"

@@ -28,7 +28,7 @@ for _, worker in ipairs(dead) do
     local taking = prefix .. ':taking:' .. worker
     redis.call('SADD', mine, worker)
     for _, other in ipairs(redis.call('SMEMBERS', taking)) do redis.call('SADD', mine, other) end
-    redis.call('DEL', taken, held, taking, prefix .. ':inbox:' .. worker)
+    redis.call('DEL', taken, held, taking, prefix .. ':inbox:' .. worker, prefix .. ':calls:' .. worker)
     redis.call('ZREM', KEYS[1], worker)
   end
 end

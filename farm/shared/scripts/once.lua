@@ -1,0 +1,19 @@
+-- A call whose reply can be lost (Redis stalled past the socket timeout, a reset, a failover) is made
+-- again under the same call id: it answers what it answered the first time, without running twice.
+-- The script below is the call's own (its KEYS and ARGV follow these).
+-- KEYS: 1 this worker's calls (hash call id -> reply as JSON), then the script's
+-- ARGV: 1 call id, 2 how long the calls are kept (ms), 3 the call id it forgets, then the script's
+local calls, call = KEYS[1], ARGV[1]
+local done = redis.call('HGET', calls, call)
+if done then return cjson.decode(done) end
+local function script(KEYS, ARGV)
+--SCRIPT--
+end
+local keys, argv = {}, {}
+for i = 2, #KEYS do keys[i - 1] = KEYS[i] end
+for i = 4, #ARGV do argv[i - 3] = ARGV[i] end
+local reply = script(keys, argv)
+redis.call('HSET', calls, call, cjson.encode(reply))
+redis.call('HDEL', calls, ARGV[3])
+redis.call('PEXPIRE', calls, tonumber(ARGV[2]))
+return reply
