@@ -3,6 +3,8 @@
 import random
 import re
 import signal
+import socket
+import subprocess
 import time
 import uuid
 from collections import Counter
@@ -250,3 +252,65 @@ def test_redis_or_the_database_unreachable_at_start_is_one_clear_line_and_a_fail
     assert stop(crawl, 60) != 0
     output = logs(tmp_path)
     assert f"ERROR: farm: {words}" in output and "s3cret" not in output
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def private_redis():
+    """A redis-server of this test's own, on a free port (stalled and flushed as the shared one must
+    never be); its URL, and the process."""
+    port = free_port()
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url)
+
+    def answers():
+        try:
+            return client.ping()
+        except redis.ConnectionError:
+            return False
+
+    try:
+        wait_until(answers, 10, "the private redis-server to answer")
+        yield url, server
+    finally:
+        client.close()
+        server.send_signal(signal.SIGCONT)  # should the test have failed while it was stopped
+        server.kill()
+        server.wait()
+
+
+def test_redis_stalled_then_flushed_ends_the_crawl_with_everything_once_at_its_pace(mariadb_url, private_redis,
+                                                                                   tmp_path):  # fmt: skip
+    """Redis stalls for longer than the link's socket timeout (10 s), so that replies are lost, then
+    loses everything (a FLUSHALL); two workers share a pace of 8 requests a second."""
+    url, server = private_redis
+    rows = rows_for(12)
+    prepare_db(mariadb_url, rows)
+    client = redis.Redis.from_url(url)
+    rate = 8
+    with SandboxProcess(seed=10, postings=(200, 200)) as sandbox:
+        workers = start_workers(2, mariadb_url, sandbox, (url, "farm"), tmp_path, FARM_QCWY_RATE=rate)
+        wait_until(lambda: served(sandbox) >= 25, 60, "some pages")
+        server.send_signal(signal.SIGSTOP)  # Redis stalls: every command waits past the socket timeout
+        time.sleep(12)  # the stall itself, not a wait for a condition
+        server.send_signal(signal.SIGCONT)
+        resumed = served(sandbox) + 10
+        wait_until(lambda: served(sandbox) >= resumed, 60, "the crawl to go on after the stall")
+        client.flushall()  # then Redis loses everything
+        client.close()
+        finish(workers, tmp_path, timeout=120)
+        check_everything_once(mariadb_url, sandbox, rows)
+        timeline = sandbox.timeline()
+    output = logs(tmp_path)
+    assert "Redis unreachable" in output and "rebuilt from the keyword table" in output
+    seconds = sorted(timeline)
+    for start in range(seconds[0], seconds[-1] - 3):
+        window = sum(timeline.get(second, 0) for second in range(start, start + 5))
+        assert window <= 5 * rate * 1.2, (start, window)  # the pace held through the stall and the flush
