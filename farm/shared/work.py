@@ -38,6 +38,9 @@ logger = logging.getLogger(__name__)
 REBUILD_LOCK_SECONDS = 120
 _OUTCOMES = {"completed": "completed", "failed": "failed", "partial": "released"}
 OWNER_CHECK_TICKS = 5  # heartbeats between the owner's look at its keywords' open requests
+# Batches (runs of pushes or of acknowledgements) in one send at most: each is a call Redis keeps the
+# reply of, and a send made again after a lost reply needs all of its own (CALLS_KEPT, farm.shared.queue)
+SEND_BATCHES = 64
 
 
 class SharedWork:
@@ -109,13 +112,17 @@ class SharedWork:
         if not ops:
             return self.link.run(lambda: None)
         batches, kind, batch = [], None, []
-        for op, value in ops:
+        for i, (op, value) in enumerate(ops):
             if op != kind and batch:
                 batches.append((kind, batch))
                 batch = []
+                if len(batches) == SEND_BATCHES:  # the rest in the next send
+                    self._ops[:0] = ops[i:]
+                    break
             kind = op
             batch.append(value)
-        batches.append((kind, batch))
+        else:
+            batches.append((kind, batch))
         self.stats.inc_value("farm/shared/sends")
         # each push and acknowledgement has its call id before it leaves: made again after a lost
         # reply, it answers as it did and queues or settles nothing twice

@@ -177,8 +177,7 @@ def test_a_payload_that_is_not_farms_json_is_refused_never_run(server, spider):
     assert "not JSON" in str(taken[0].request) and "class" in str(taken[1].request)
 
 
-def test_a_keywords_fingerprints_are_its_leases_and_a_requests_without_one_expire_after_the_day_ends(server,
-                                                                                                    spider):  # fmt: skip
+def test_a_keywords_fingerprints_are_its_leases_and_those_without_a_keyword_expire_with_the_day(server, spider):
     clock = lambda: datetime(2026, 11, 30, 23, 0, tzinfo=SHANGHAI)  # noqa: E731
     queue = queue_for(server, spider, "w1", clock)
     no_keyword = spider.page_request(make_lease("qcwy"), 1).replace(meta={}, dont_filter=False)
@@ -190,8 +189,7 @@ def test_a_keywords_fingerprints_are_its_leases_and_a_requests_without_one_expir
     assert timedelta(minutes=119) <= timedelta(seconds=server.ttl(day_key)) <= timedelta(hours=2)
 
 
-def test_a_keyword_in_flight_at_midnight_keeps_its_fingerprints_and_no_worker_queues_its_pages_again(server,
-                                                                                                   spider):  # fmt: skip
+def test_a_keyword_in_flight_at_midnight_keeps_its_fingerprints_and_no_worker_queues_its_pages_again(server, spider):
     now = [datetime(2026, 11, 30, 23, 59, 30, tzinfo=SHANGHAI)]
     owner, other = (queue_for(server, spider, name, lambda: now[0]) for name in ("owner", "other"))
     lease = make_lease("qcwy")

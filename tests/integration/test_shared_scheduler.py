@@ -12,6 +12,7 @@ from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 import farm.shared.scheduler as shared_scheduler
+import farm.shared.work as shared_work
 from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
 from farm.shared.queue import SharedQueue
@@ -256,3 +257,19 @@ async def test_the_rebuild_lock_taken_again_after_a_lost_reply_is_the_workers_ow
     dropper.drop_reply_to(queue.k("epoch").encode())
     assert await link.run(work._new_epoch, {}, "chosen-before").addTimeout(WAIT, reactor) == "chosen-before"
     assert dropper.dropped.is_set() and client.get(queue.k("epoch")) == b"chosen-before"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_send_takes_at_most_its_share_of_batches_and_the_rest_follows(worker):
+    # each batch is a call whose reply Redis keeps: a send made again after a lost reply needs them all
+    crawler, runtime, _ = worker
+    work = runtime.shared
+    sends = []
+    send = work._send
+    work._send = lambda batches, calls: sends.append(len(batches)) or send(batches, calls)
+    lease = make_lease("qcwy")
+    for page in range(1, shared_work.SEND_BATCHES + 10):
+        work.push(crawler.spider.page_request(lease, page))
+        work.ack(f"{page}")
+    await until(lambda: sum(sends) == 2 * (shared_work.SEND_BATCHES + 9), WAIT, "every batch to be sent")
+    assert sends == [shared_work.SEND_BATCHES, shared_work.SEND_BATCHES, 18] and not work._ops
