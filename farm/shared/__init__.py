@@ -9,8 +9,9 @@ its settings' meaning, and subclasses its queue and dupefilter to fix each gap:
                 until its page is recorded; a worker whose heartbeat stops has its
                 in-flight requests put back and its keywords adopted by a survivor
 - codec.py      requests as JSON data (Request.to_dict), never pickle; anything else is refused
-- dupefilter.py page fingerprints that belong to a day and expire with it
-- scripts/      the Lua scripts: every move between keys is one atomic script
+- dupefilter.py page fingerprints that belong to a keyword's lease, whatever the day
+- scripts/      the Lua scripts: every move between keys is one atomic script, and one that must not
+                run twice answers a call made again (its reply lost) as it did (scripts/once.lua)
 
 Redis is a cache of work the keyword table can always rebuild (see the scheduler).
 """

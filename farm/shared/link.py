@@ -9,7 +9,9 @@ a page's follow-up requests are queued before its acknowledgement.
 A call that cannot reach Redis is retried with a growing pause for up to
 FARM_OUTAGE_GRACE seconds; after that ``on_lost`` closes the crawl (its keywords
 are released ``partial`` in the keyword table; Redis is a cache of work the table
-can rebuild).
+can rebuild). A call retried may have run already, its reply lost (a stall past the
+socket timeout, a reset): a call that must not run twice carries a call id chosen
+before it is first made, and answers as it did (farm.shared.queue).
 """
 
 import logging
