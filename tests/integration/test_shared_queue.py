@@ -240,10 +240,12 @@ def test_the_pace_and_the_back_off_hold_after_redis_lost_them(server, spider):
     for key in server.scan_iter(f"{server.prefix}:*:pace"):
         server.delete(key)
     wait, taken = two.pop_many(10, interval=0.5, penalty=0)  # two knows of no back-off
-    assert len(taken) == 1 and server.hget(two.k("pace"), "penalty") == b"0"
+    assert len(taken) == 1 and server.hget(two.k("pace"), "penalty") is None
     server.delete(two.k("pace"))
     wait, taken = one.pop_many(10, interval=0.5, penalty=2)
     assert len(taken) == 1 and server.hget(one.k("pace"), "penalty") == b"2000"
+    server.hdel(one.k("pace"), "penalty")  # the interval written again (a worker started), the back-off lost
+    assert one.pop_many(10, interval=0.5, penalty=2)[0] > 0 and server.hget(one.k("pace"), "penalty") == b"2000"
     wait, _ = two.pop_many(10, interval=0.5)
     assert 0.9 <= wait <= 3.0  # the gap is the back-off's 2 s, jittered
 

@@ -22,10 +22,17 @@ end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local pace = redis.call('HMGET', KEYS[4], 'next_at', 'interval', 'penalty')
-if not pace[2] and ARGV[3] ~= '' then
-  -- the pace is gone (a flush, a restart without persistence): every pop carries it back
-  pace[2], pace[3] = ARGV[3], math.max(tonumber(pace[3]) or 0, tonumber(ARGV[4]))
-  redis.call('HSET', KEYS[4], 'interval', pace[2], 'penalty', pace[3])
+if ARGV[3] ~= '' then
+  -- the pace lost (a flush, a restart without persistence): every pop carries it back, the interval
+  -- and, if this worker backed off, its back-off (a back-off writes the penalty, an ease keeps it)
+  if not pace[2] then
+    pace[2] = ARGV[3]
+    redis.call('HSET', KEYS[4], 'interval', pace[2])
+  end
+  if not pace[3] and tonumber(ARGV[4]) > 0 then
+    pace[3] = ARGV[4]
+    redis.call('HSET', KEYS[4], 'penalty', pace[3])
+  end
 end
 local next_at = tonumber(pace[1]) or 0
 if now < next_at then return {next_at - now} end
