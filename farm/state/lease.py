@@ -1,6 +1,21 @@
 """What a claim hands out, and what the store's fenced writes answer."""
 
+import secrets
 from dataclasses import dataclass, field
+
+TOKEN_MAX = 2**63 - 1  # keyword.lease_token is a signed BIGINT
+
+
+def new_lease_token(old: int | None = None) -> int:
+    """A lease token for a new claim: random in 1..TOKEN_MAX, and never ``old``.
+
+    Only the claimer learns it, so a holder whose lease was taken back cannot
+    guess the new holder's token and write over its keyword.
+    """
+    while True:
+        token = secrets.randbelow(TOKEN_MAX) + 1
+        if token != old:
+            return token
 
 
 @dataclass(frozen=True)
@@ -8,7 +23,7 @@ class Lease:
     """One keyword held by one crawler until it is completed, failed or released.
 
     Every write about the keyword names (``id``, ``lease_token``); once another
-    claim has bumped the token, the writes of this lease change nothing.
+    claim has given the keyword a new token, the writes of this lease change nothing.
     """
 
     id: int

@@ -88,8 +88,8 @@ class Keyword(Base):
     retry_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
-    # bumped at every claim; every write names it (fencing)
-    lease_token: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # a new random one at every claim (farm.state.lease.new_lease_token); every write names it (fencing)
+    lease_token: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     heartbeat_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     # pages done beyond the watermark, comma-separated, so out-of-order pages count once
     pages_ahead: Mapped[str] = mapped_column(String(PAGES_AHEAD_MAX), default="", server_default="")

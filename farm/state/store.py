@@ -3,7 +3,7 @@
 Claims hand out leases atomically (``SELECT … FOR UPDATE SKIP LOCKED`` on
 MySQL/MariaDB, one ``BEGIN IMMEDIATE`` write transaction on SQLite); every later
 write about a keyword names its (id, lease_token) and changes nothing once another
-claim has bumped the token. Transactions are short and never span a callback.
+claim has given it a new token (random: see new_lease_token). Transactions are short and never span a callback.
 """
 
 import itertools
@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta, timezone
 
-from sqlalchemy import Integer, and_, bindparam, func, literal, or_, select, union_all, update
+from sqlalchemy import Integer, and_, bindparam, case, func, literal, or_, select, union_all, update
 from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine, reader
-from farm.state.lease import ENDS, BatchResult, Lease, PageWrite
+from farm.state.lease import ENDS, BatchResult, Lease, PageWrite, new_lease_token
 from farm.state.models import SOURCES, Keyword
 from farm.state.postings import upsert_postings
 from farm.state.validation import validate_keyword
@@ -258,9 +258,8 @@ class KeywordStore:
             crawler_id=bindparam("crawler_id"),
             crawl_started_at=bindparam("now"),
             heartbeat_at=bindparam("now"),
-            lease_token=c.lease_token + 1,
             updated_at=bindparam("now"),
-        )
+        )  # and a new lease_token per row, set at each claim
         values = {
             "partial": common,
             "failed": dict(common, retry_count=c.retry_count + 1),
@@ -293,13 +292,12 @@ class KeywordStore:
             picked.sort(key=lambda r: (r.kind, r.last_requested_date is not None,
                                        r.last_requested_date or day, r.id))
             picked = picked[:n]
+            tokens = {r.id: new_lease_token(r.lease_token) for r in picked}
             for kind_index, kind in enumerate(_KINDS):
                 ids = [r.id for r in picked if r.kind == kind_index]
                 if ids:
-                    conn.execute(
-                        self._take[kind],
-                        {"ids": ids, "day": day, "now": now, "crawler_id": crawler_id},
-                    )
+                    take = self._take[kind].values(lease_token=case({i: tokens[i] for i in ids}, value=c.id))
+                    conn.execute(take, {"ids": ids, "day": day, "now": now, "crawler_id": crawler_id})
         leases = []
         for r in picked:
             kind = _KINDS[r.kind]
@@ -316,7 +314,7 @@ class KeywordStore:
                     source=source,
                     city=r.city,
                     job=r.job,
-                    lease_token=r.lease_token + 1,
+                    lease_token=tokens[r.id],
                     start_page=start,
                     from_status=kind,
                     total_pages=total,
@@ -357,17 +355,18 @@ class KeywordStore:
                     continue  # given back for good (a block, an outage): today's claim rules decide
                 if (r.id, r.lease_token) in others:
                     continue
+                token = new_lease_token(r.lease_token)
                 taken = conn.execute(
                     update(K)
                     .where(c.id == r.id, c.lease_token == r.lease_token, c.crawler_id == crawler_id,
                            c.crawl_status == r.crawl_status)  # fmt: skip
-                    .values(crawl_status="crawling", lease_token=c.lease_token + 1, heartbeat_at=now,
+                    .values(crawl_status="crawling", lease_token=token, heartbeat_at=now,
                             last_requested_at=now, updated_at=now)  # fmt: skip
                 ).rowcount
                 if taken != 1:
                     continue
                 leases.append(Lease(
-                    id=r.id, source=source, city=r.city, job=r.job, lease_token=r.lease_token + 1,
+                    id=r.id, source=source, city=r.city, job=r.job, lease_token=token,
                     start_page=r.last_completed_page + 1, from_status="resumed", total_pages=r.total_pages,
                     pages_ahead=frozenset(_parse_pages(r.pages_ahead)), retry_count=r.retry_count,
                 ))  # fmt: skip
