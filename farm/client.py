@@ -122,10 +122,12 @@ class KeywordClient:
 
     def available(self, source: str, limit: int = 1, reserve: bool = False, crawler_id: str | None = None,
                   skip_partial=()) -> dict:  # fmt: skip
-        params = {"source": source, "limit": limit, "reserve": "true" if reserve else "false",
-                  "skip_partial": sorted(skip_partial)}  # fmt: skip
+        """What a claim would take (a GET), or with ``reserve`` a claim (a POST)."""
+        params = {"source": source, "limit": limit, "skip_partial": sorted(skip_partial)}
         if crawler_id:
             params["crawler_id"] = crawler_id
+        if reserve:
+            return self._call("POST", "/keyword/available", json=params)
         return self._call("GET", "/keyword/available", params=params)
 
     def claim(self, source: str, crawler_id: str, limit: int = 1, skip_partial=()) -> tuple[list[Claim], dict]:

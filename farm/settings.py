@@ -100,6 +100,8 @@ FARM_API_TOKEN = _env("FARM_API_TOKEN", "")
 FARM_API_MAX_BODY = int(_env("FARM_API_MAX_BODY", 1_048_576))
 # Seconds a client is told to wait (Retry-After) when the database is unavailable (503).
 FARM_API_RETRY_AFTER = int(_env("FARM_API_RETRY_AFTER", 5))
+# Seconds a request's head and body may take to arrive whole; a slower client is cut off (408).
+FARM_API_READ_TIMEOUT = _env("FARM_API_READ_TIMEOUT", "10")
 
 # --- scrapy -----------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from farm.api.auth import TokenRequired, check_bind
 from farm.api.errors import database_reason
+from farm.api.logsafe import escape_on
 from farm.state.db import DatabaseUrlError
 from farm.state.migrate import SchemaNotCurrent, require_current
 from farm.state.store import KeywordStore
@@ -28,6 +29,22 @@ from farm.state.store import KeywordStore
 logger = logging.getLogger(__name__)
 
 MIN_BODY = 1024  # bytes: below this not even a heartbeat fits
+KEEP_ALIVE = 5  # seconds an idle connection is kept between requests
+# connections and requests at once; past it uvicorn answers 503 (each request holds a worker thread
+# while it waits for the database, and FARM_API_READ_TIMEOUT frees those that trickle)
+MAX_CONNECTIONS = 1000
+
+
+def _read_timeout(value) -> float:
+    """FARM_API_READ_TIMEOUT: seconds > 0, as a number."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not 0 < seconds < 86400:  # refuses nan too
+        raise click.ClickException(f"FARM_API_READ_TIMEOUT must be a number of seconds above 0 (e.g. 10), "
+                                   f"got {value!r}")  # fmt: skip
+    return seconds
 
 
 class FileClock:
@@ -74,10 +91,12 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
     retry_after = settings.getint("FARM_API_RETRY_AFTER")
     if retry_after < 1:
         raise click.ClickException(f"FARM_API_RETRY_AFTER must be at least 1 second, got {retry_after}")
+    read_timeout = _read_timeout(settings.get("FARM_API_READ_TIMEOUT"))
     try:
         import uvicorn
 
         from farm.api.app import create_app
+        from farm.api.deadline import DeadlineProtocol
     except ImportError as exc:
         raise click.ClickException(
             f"farm api needs FastAPI and uvicorn ({exc}): pip install 'farm[api]'"
@@ -85,6 +104,7 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
 
     logging.basicConfig(level=settings.get("LOG_LEVEL") or "INFO", stream=sys.stderr,
                         format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")  # fmt: skip
+    escape_on(logging.getLogger())  # a request path with %0A in it is one line of the log
     store = _open_store(farm_ctx, FileClock(test_clock) if test_clock else None)
     sock = _listen(host, port)
     bound_port = sock.getsockname()[1]
@@ -102,8 +122,10 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
         logger.info("not reaping stale leases: FARM_REAP_INTERVAL is 0")
     app = create_app(store, token=token, max_body=max_body, retry_after=retry_after,
                      reap_interval=reap_interval, on_started=started)  # fmt: skip
+    protocol = type("FarmHttp", (DeadlineProtocol,), {"read_timeout": read_timeout})
     config = uvicorn.Config(app, log_config=None, access_log=access_log, server_header=False,
-                            timeout_graceful_shutdown=10)  # fmt: skip
+                            timeout_graceful_shutdown=10, http=protocol, timeout_keep_alive=KEEP_ALIVE,
+                            limit_concurrency=MAX_CONNECTIONS)  # fmt: skip
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

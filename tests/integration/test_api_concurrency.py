@@ -27,9 +27,8 @@ def claim_until_empty(server, worker, start, results):
             start.wait(timeout=DEADLINE)
             deadline = time.monotonic() + DEADLINE
             while time.monotonic() < deadline:
-                params = {"source": "boss", "limit": rng.randint(1, 5), "reserve": "true",
-                          "crawler_id": f"client-{worker}"}  # fmt: skip
-                r = http.get("/api/v1/keyword/available", params=params)
+                params = {"source": "boss", "limit": rng.randint(1, 5), "crawler_id": f"client-{worker}"}
+                r = http.post("/api/v1/keyword/available", json=params)
                 r.raise_for_status()
                 answer = r.json()
                 got.extend((k["id"], k["lease_token"]) for k in answer["keywords"])

@@ -26,14 +26,13 @@ def test_database_down_gets_503_with_retry_after_and_nothing_is_lost(mariadb_url
     try:
         with ApiServer(via_relay, tmp_path / "api.log", env={"FARM_API_RETRY_AFTER": "7"}) as server:
             with server.client() as http:
-                [kw] = http.get("/api/v1/keyword/available", params={"source": "boss", "reserve": "true"}).json()[
-                    "keywords"]  # fmt: skip
+                [kw] = http.post("/api/v1/keyword/available", json={"source": "boss"}).json()["keywords"]
                 lease = {"keyword_id": kw["id"], "lease_token": kw["lease_token"]}
                 progress = {**lease, "page": 1, "jobs_found": 15, "total_pages": 2}
 
                 relay.stop()
                 calls = [
-                    ("GET", "/api/v1/keyword/available", {"params": {"source": "boss", "reserve": "true"}}),
+                    ("POST", "/api/v1/keyword/available", {"json": {"source": "boss"}}),
                     ("GET", "/api/v1/keyword/available", {"params": {"source": "boss"}}),
                     ("GET", "/api/v1/keyword/stats", {}),
                     ("POST", "/api/v1/keyword/page-progress", {"json": progress}),
