@@ -16,6 +16,10 @@ logger = logging.getLogger(__name__)
 MAX_HEAD = 16 * 1024  # bytes of request line and headers, as h11's and Node's default
 
 
+class HeadTooLarge(Exception):
+    """Raised from a parser callback: the head is past ``max_head`` (the parser stops; 431)."""
+
+
 class DeadlineProtocol(HttpToolsProtocol):
     """HttpToolsProtocol, its requests read within ``read_timeout`` and their heads within ``max_head``."""
 
@@ -44,6 +48,26 @@ class DeadlineProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._head = 0
+        self._parsed = 0  # bytes of URL and headers parsed: a whole head may come in one read
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _count(self, size: int) -> None:
+        self._parsed += size
+        if self._parsed > self.max_head:
+            raise HeadTooLarge  # the parser stops, and uvicorn answers 400: send_400_response makes it 431
+
+    def send_400_response(self, msg: str) -> None:
+        if self._head is not None and self._parsed > self.max_head:
+            self._refuse(431, f"request head over {self.max_head} bytes")
+        else:
+            super().send_400_response(msg)
 
     def on_headers_complete(self) -> None:
         self._head = None
