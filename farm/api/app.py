@@ -2,8 +2,9 @@
 
 Outermost first: the bearer token (401), or without one a loopback server's own Host
 and origin (400, 403), the body size limit (413), then FastAPI,
-whose handlers turn a refused write into 404/409, an invalid request into 422
-naming the field, and a database it cannot reach into 503 with Retry-After. While
+whose handlers turn a refused write into 404/409, a body that is not JSON into 400,
+an invalid request into 422 naming the field, and a database it cannot reach into
+503 with Retry-After. While
 it serves, it reaps stale leases as every crawl does, so a client that died
 gives its keyword back after FARM_LEASE_TIMEOUT even when no spider runs.
 """

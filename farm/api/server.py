@@ -76,7 +76,8 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
 
     Claims, page progress, ends and heartbeats go through the same store as the
     spiders', with the same guarantees. Every call needs `Authorization: Bearer
-    $FARM_API_TOKEN`; without FARM_API_TOKEN the API serves 127.0.0.1 only, unauthenticated.
+    $FARM_API_TOKEN`; without FARM_API_TOKEN the API serves 127.0.0.1 only, unauthenticated,
+    to this machine's programs and never to a web page.
     The OpenAPI document is at /openapi.json, an explorer at /docs.
     """
     settings = farm_ctx.settings
