@@ -13,7 +13,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 logger = logging.getLogger(__name__)
 
-MAX_HEAD = 16 * 1024  # bytes of request line and headers, as h11's and Node's default
+# bytes of request line and headers: a listing may name 1,000 keywords to skip in its query (30 KB)
+MAX_HEAD = 64 * 1024
 
 
 class HeadTooLarge(Exception):

@@ -2,10 +2,11 @@
 
 Without a token the API listens on a loopback address only, so no other machine
 reaches it; but every browser on this machine does, on behalf of any page it shows.
-So the server answers only requests that name it by a loopback Host with its own
-port (a page that rebinds its DNS name to 127.0.0.1 still sends its own name: 400)
-and that no browser sent from another site (an Origin other than the server's own,
-or ``Sec-Fetch-Site`` cross-site or same-site: 403). Programs send neither header.
+So the server answers only requests that name it by a loopback Host (a page that
+rebinds its DNS name to 127.0.0.1 still sends its own name: 400) and that no browser
+sent from another site (an Origin other than the Host's own, or ``Sec-Fetch-Site``
+cross-site or same-site: 403). Programs send neither header. Any port is taken, so
+that an SSH tunnel or a container's port mapping still reaches the server.
 """
 
 import logging
@@ -32,13 +33,10 @@ def _host_and_port(value: str) -> tuple[str, int | None] | None:
     return name, int(port) if port else None
 
 
-def _own(host: bytes, server_port: int | None) -> bool:
-    """``host`` (a Host header, or an Origin without its scheme) names this server at a loopback address."""
+def _loopback(host: bytes) -> bool:
+    """``host`` (a Host header) names a loopback address, with any port."""
     parsed = _host_and_port(host.decode("latin-1"))
-    if parsed is None:
-        return False
-    name, port = parsed
-    return is_loopback(name) and (port or 80) == server_port
+    return parsed is not None and is_loopback(parsed[0])
 
 
 class LocalOnly:
@@ -51,19 +49,17 @@ class LocalOnly:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        headers = dict(scope["headers"])  # the last of a repeated header: they are refused below anyway
-        port = (scope.get("server") or (None, None))[1]
+        headers = dict(scope["headers"])
         host = headers.get(b"host")
         why = None
-        if host is None or not _own(host, port):
-            status, why = 400, f"Host {host.decode('latin-1')!r} is not this server's loopback address"
+        if host is None or not _loopback(host):
+            status, why = 400, f"Host {(host or b'').decode('latin-1')!r} is not a loopback address"
             detail = (b'{"detail":"the Host header must name this server at a loopback address '
-                      b'(localhost, 127.0.0.1 or [::1]) and its port"}')  # fmt: skip
+                      b'(localhost, 127.0.0.1 or [::1])"}')  # fmt: skip
         else:
             origin = headers.get(b"origin")
             site = headers.get(b"sec-fetch-site")
-            scheme, _, origin_host = (origin or b"").partition(b"://")
-            if origin is not None and (scheme != b"http" or not _own(origin_host, port)):
+            if origin is not None and origin.lower() != b"http://" + host.lower():
                 why = f"Origin {origin.decode('latin-1')!r} is another site"
             elif site is not None and site.lower() not in SAME_ORIGIN:
                 why = f"Sec-Fetch-Site {site.decode('latin-1')!r}"

@@ -1,7 +1,6 @@
 """The reads the keyword API needs and KeywordStore has no method for; all read-only.
 
 - ``keyword_state``: a keyword as it is now, for the answer to a refused write;
-- ``keyword_source``: the source a write that names one is checked against;
 - ``claimable_keywords``: what a claim would take now, in claim order, without taking it;
 - ``day_progress``: pages done on a day, and when the day's first claim still on record was made.
 
@@ -51,12 +50,6 @@ def keyword_state(store: KeywordStore, keyword_id: int, lease_token: int) -> dic
     state["heartbeat_at"] = _aware(state["heartbeat_at"])
     state["lease_current"] = state.pop("lease_token") == lease_token
     return state
-
-
-def keyword_source(store: KeywordStore, keyword_id: int) -> str | None:
-    """The keyword's source; None when there is no such keyword."""
-    with store.engine.connect() as conn:
-        return conn.execute(select(c.source).where(c.id == keyword_id)).scalar()
 
 
 def claimable_keywords(store: KeywordStore, source: str, limit: int, skip_partial=frozenset()) -> list[dict]:

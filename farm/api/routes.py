@@ -12,7 +12,6 @@ from datetime import date
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.exceptions import RequestValidationError
 from pydantic import Field
 
 from farm.api import reads
@@ -43,7 +42,8 @@ WRITES = {
     **COMMON,
     400: {"model": Problem, "description": "The body is not JSON."},
     404: {"model": Problem, "description": "No keyword has this id."},
-    409: {"model": Conflict, "description": "The lease token is not current: nothing was written."},
+    409: {"model": Conflict, "description": "The lease token is not current, or the source sent is not the "
+                                            "keyword's: nothing was written."},
     413: {"model": Problem, "description": "The body is over FARM_API_MAX_BODY bytes."},
 }
 
@@ -110,22 +110,20 @@ def _page_out(keyword_id: int, page: int, write: PageWrite) -> PageProgressOut:
     )  # fmt: skip
 
 
-def _check_source(store, request, body) -> None:
-    """A write that names a source (as the seed design's clients do) must name the keyword's: 422 else,
-    404 when there is no such keyword. Without a source, the lease alone says which keyword it is."""
+def _check_source(store, request, body, what: str) -> None:
+    """A write that names a source (as the seed design's clients do) must name the keyword's: 409 with the
+    keyword else (404 when there is none). Without a source, the lease alone says which keyword it is."""
     if body.source is None:
         return
-    source = reads.keyword_source(store, body.keyword_id)
-    if source is None:
-        raise _refused(store, request, body, "write")
-    if source != body.source:
-        raise RequestValidationError([{
-            "type": "value_error", "loc": ("body", "source"), "input": body.source,
-            "msg": f"keyword {body.keyword_id} is a keyword of {source}, not of {body.source}",
-        }])  # fmt: skip
+    state = reads.keyword_state(store, body.keyword_id, body.lease_token)
+    if state is None:
+        raise _refused(store, request, body, what)
+    if state["source"] != body.source:
+        why = f"keyword {body.keyword_id} is a keyword of {state['source']}, not of {body.source}"
+        raise _refused(store, request, body, what, state, why)
 
 
-def _refused(store, request, body, what: str, state: dict | None = None) -> ApiError:
+def _refused(store, request, body, what: str, state: dict | None = None, why: str | None = None) -> ApiError:
     """Why the write ``what`` of (keyword_id, lease_token) was refused: 404, or 409 with the keyword
     as it is now (but never its current lease token: the old holder must not write as the new one)."""
     if state is None:
@@ -136,9 +134,9 @@ def _refused(store, request, body, what: str, state: dict | None = None) -> ApiE
         logger.info("404: cannot %s: no keyword %d", what, body.keyword_id)
         return ApiError(404, {"detail": f"no keyword has id {body.keyword_id}"})
     tally.add("fenced")
-    if not state["lease_current"]:
+    if why is None and not state["lease_current"]:
         why = f"lease token {body.lease_token} is not the keyword's current one (claimed again since?)"
-    else:
+    elif why is None:
         why = f"the keyword is no longer crawling under this lease (it is {state['crawl_status']})"
     logger.info("409: cannot %s of keyword %d: %s", what, body.keyword_id, why)
     keyword = KeywordState(**state).model_dump(mode="json")
@@ -188,6 +186,13 @@ def claim(request: Request, params: ClaimIn = Depends(claim_params)):
                         claimable=claimable, next_retry_at=next_retry_at)  # fmt: skip
 
 
+@router.api_route("/keyword/available", methods=["PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"],
+                  include_in_schema=False)  # fmt: skip
+def available_other_methods():
+    """The path has two routes, GET and POST: a 405 of either alone would name only its own method."""
+    raise ApiError(405, {"detail": "Method Not Allowed"}, {"Allow": "GET, POST"})
+
+
 @router.post("/keyword/page-progress", response_model=PageProgressOut, responses=WRITES,
              operation_id="page_progress")
 def page_progress(request: Request, body: PageProgressIn):
@@ -196,7 +201,7 @@ def page_progress(request: Request, body: PageProgressIn):
     again counts its jobs once, and the page that brings the watermark to total_pages completes
     the keyword."""
     store = _store(request)
-    _check_source(store, request, body)
+    _check_source(store, request, body, "record a page")
     [write] = store.pages_done([(_lease(body), body.page, body.jobs_found, body.total_pages)])
     if not write.applied:
         raise _refused(store, request, body, "record a page")
@@ -211,7 +216,7 @@ def crawl_complete(request: Request, body: CrawlCompleteIn):
     """The client is done with the keyword: completed, failed (retried later while retries are left),
     partial (given back unfinished) or blocked (partial because the site blocked the client)."""
     store = _store(request)
-    _check_source(store, request, body)
+    _check_source(store, request, body, f"end the keyword as {body.status}")
     message = body.error_message or ("blocked by the site" if body.status == "blocked" else None)
     written = store.end(_lease(body), _ENDS[body.status], message)
     if written is None:

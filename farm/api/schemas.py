@@ -118,8 +118,7 @@ JsonValue = TypeAliasType(
 )
 Day = Annotated[date, BeforeValidator(_iso_date)]
 KeywordId = _int(1, ID_MAX, "The keyword's id, as the claim gave it.")
-LeaseToken = _int(1, TOKEN_MAX, "The lease token the claim gave: a 63-bit integer, to be read and sent back "
-                  "exactly (in JavaScript, not as a Number).")
+LeaseToken = _int(1, TOKEN_MAX, "The lease token the claim gave (random).")
 Page = _int(1, PAGE_MAX, "A page number, 1-based.")
 TotalPages = _int(1, PAGE_MAX, "How many pages the keyword has.")
 JobsFound = _int(0, JOBS_MAX, "Postings the page listed.")
@@ -137,9 +136,10 @@ class ClaimIn(_Body):
     """A claim's parameters, in a JSON body (read strictly, as every body) or in the query (from text)."""
 
     source: Source
-    limit: int = Field(1, ge=1, le=LIMIT_MAX, description="At most this many keywords.")
+    limit: Annotated[int, Field(ge=1, le=LIMIT_MAX), BeforeValidator(_json_int)] = Field(
+        1, description="At most this many keywords.")
     crawler_id: CrawlerId | None = Field(None, description="Who claims. [default: api@<the client's address>]")
-    skip_partial: list[Annotated[int, Field(ge=1, le=ID_MAX)]] = Field(
+    skip_partial: list[Annotated[int, Field(ge=1, le=ID_MAX), BeforeValidator(_json_int)]] = Field(
         [], max_length=SKIP_MAX, description="Partial keywords to leave to others: the ones this client gave back "
         "blocked, so that it does not claim them straight back (as a spider does).")  # fmt: skip
 
@@ -151,7 +151,8 @@ class LeaseIn(_Body):
 
 class SourceChecked(LeaseIn):
     source: Source | None = Field(
-        None, description="The keyword's source, as the claim gave it: checked against the keyword when sent."
+        None, description="The keyword's source, as the claim gave it: when sent, a write about a keyword of "
+        "another source is refused (409)."
     )
 
 

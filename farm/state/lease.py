@@ -3,7 +3,9 @@
 import secrets
 from dataclasses import dataclass, field
 
-TOKEN_MAX = 2**63 - 1  # keyword.lease_token is a signed BIGINT
+# keyword.lease_token is a BIGINT; tokens keep to the integers every JSON reader holds exactly (a
+# double's 53 bits: JavaScript's, and the API's keyword ids), and 2**53 of them leave nothing to guess
+TOKEN_MAX = 2**53 - 1
 
 
 def new_lease_token(old: int | None = None) -> int:

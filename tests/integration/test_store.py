@@ -86,7 +86,7 @@ def test_claim_sets_fields_and_a_new_token(store, clock):
     kid = add(store, "python")
     [lease] = store.claim("boss", "host:1")
     assert (lease.id, lease.source, lease.city, lease.job) == (kid["python"], "boss", "北京", "python")
-    assert (lease.start_page, lease.from_status) == (1, "fresh") and 0 < lease.lease_token < 2**63
+    assert (lease.start_page, lease.from_status) == (1, "fresh") and 0 < lease.lease_token < 2**53
     assert (lease.total_pages, lease.pages_ahead, lease.retry_count) == (None, frozenset(), 0)
     r = row(store, lease.id)
     assert r["crawl_status"] == "crawling"

@@ -1,4 +1,4 @@
-"""Lease tokens of 63 random bits: ``keyword.lease_token`` becomes a BIGINT.
+"""Random lease tokens of 53 bits: ``keyword.lease_token`` becomes a BIGINT.
 
 A claim gives each keyword a random token (farm.state.lease.new_lease_token), which an
 INT cannot hold. The tokens already in the table stay as they are: the next claim of
