@@ -64,9 +64,15 @@ def row(store, kid):
 
 
 def claim(http, n=1, who="w1", source="boss"):
-    r = http.post(AVAILABLE, json={"source": source, "limit": n, "crawler_id": who})
-    assert r.status_code == 200, r.text
-    return r.json()
+    deadline = time.monotonic() + 10
+    while True:
+        r = http.post(AVAILABLE, json={"source": source, "limit": n, "crawler_id": who})
+        assert r.status_code == 200, r.text
+        answer = r.json()
+        # claimable > 0 with nothing claimed: the reaper held the rows locked for a moment (ask again)
+        if answer["keywords"] or not answer["claimable"] or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.05)
 
 
 def claimed(http, n=1, who="w1", source="boss"):
