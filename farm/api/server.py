@@ -55,7 +55,7 @@ class FileClock:
               help="For tests only: read the time from this file (ISO 8601 with offset) at every call.")  # fmt: skip
 @click.pass_obj
 def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None):
-    """Serve the keyword API (seed design 000) for crawlers that are not Scrapy.
+    """Serve the keyword API for crawlers that are not Scrapy.
 
     Claims, page progress, ends and heartbeats go through the same store as the
     spiders', with the same guarantees. Every call needs `Authorization: Bearer
