@@ -13,7 +13,8 @@ MASK = "***"
 # scheme://user:password@ anywhere in a text: everything up to the last @ of the word
 _USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)[^\s@]*@")
 # query parameters that may carry a secret to a driver (?password=, ?passwd=, ?pwd=, ?token=, ...)
-_SECRET_PARAM = re.compile(r"([?&][^=&\s]*(?:pass|pwd|secret|token|auth|key)[^=&\s]*=)[^&\s#'\"]*", re.IGNORECASE)
+_SECRET_PARAM = re.compile(r"([?&][^=&\s]*(?:pass|pwd|secret|token|auth|key)[^=&\s]*=)(?!\*\*\*)[^&\s#'\"]*",
+                           re.IGNORECASE)  # fmt: skip
 # pieces of a password shorter than this are not masked on their own (they would mask ordinary words)
 _MIN_PIECE = 3
 _SPLIT = re.compile(r"[/:?#@&=]")
@@ -38,13 +39,19 @@ def secrets_in(url) -> list[str]:
     return sorted({p for p in pieces if len(p) >= _MIN_PIECE}, key=len, reverse=True)
 
 
+def _mask_userinfo(match) -> str:
+    password = match.group(0)[len(match.group(1)):-1]
+    # the placeholder of farm's own examples (user:password@host) is no secret
+    return match.group(0) if password in ("password", MASK) else f"{match.group(1)}{MASK}@"
+
+
 def without_secrets(text, *urls) -> str:
     """``text`` with every password masked: in ``user:password@``, in password-like query
     parameters, and wherever a secret of one of ``urls`` (the settings it may quote) appears."""
     shown = str(text)
     for secret in {s for url in urls for s in secrets_in(url)}:
         shown = shown.replace(secret, MASK)
-    shown = _USERINFO.sub(rf"\1{MASK}@", shown)
+    shown = _USERINFO.sub(_mask_userinfo, shown)
     return _SECRET_PARAM.sub(rf"\1{MASK}", shown)
 
 

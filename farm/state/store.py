@@ -24,6 +24,7 @@ from farm.state.db import make_engine, reader
 from farm.state.lease import ENDS, BatchResult, Lease, PageWrite
 from farm.state.models import SOURCES, Keyword
 from farm.state.postings import upsert_postings
+from farm.display import escape
 from farm.state.validation import validate_keyword
 
 logger = logging.getLogger(__name__)
@@ -81,9 +82,11 @@ def _aware(value: datetime | None) -> datetime | None:
 
 
 def _truncate(message, limit: int = ERROR_MAX) -> str | None:
+    """An error message as stored: control characters escaped (a client's or a site's text moves
+    no cursor of whoever reads it later), cut to ``limit``."""
     if message is None:
         return None
-    message = str(message)
+    message = escape(str(message))
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
