@@ -13,8 +13,9 @@ MASK = "***"
 # scheme://user:password@ anywhere in a text: everything up to the last @ of the word
 _USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)[^\s@]*@")
 # query parameters that may carry a secret to a driver (?password=, ?passwd=, ?pwd=, ?token=, ...)
-_SECRET_PARAM = re.compile(r"([?&][^=&\s]*(?:pass|pwd|secret|token|auth|key)[^=&\s]*=)(?!\*\*\*)[^&\s#'\"]*",
-                           re.IGNORECASE)  # fmt: skip
+# (up to the next parameter, or a ": " that ends the URL in a message; a value masked already is left)
+_SECRET_PARAM = re.compile(r"([?&][^=&\s]*(?:pass|pwd|secret|token|auth|key)[^=&\s]*=)"
+                           r"(?!\*\*\*)(?:(?!:\s|:$)[^&\s#'\"])*", re.IGNORECASE)
 # pieces of a password shorter than this are not masked on their own (they would mask ordinary words)
 _MIN_PIECE = 3
 _SPLIT = re.compile(r"[/:?#@&=]")

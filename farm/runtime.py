@@ -137,7 +137,8 @@ class FarmRuntime:
         try:
             config = FarmConfig.of(crawler)
         except SettingError as exc:  # a crawl not started by `scrapy crawl` (farm.commands.crawl)
-            raise _start_failed(str(exc)) from None
+            logger.error("farm: %s", exc)  # its one line
+            raise
         store = KeywordStore.from_settings(settings)
         try:
             require_current(store.engine)
