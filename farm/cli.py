@@ -202,7 +202,7 @@ def keywords():
 
 
 @keywords.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @database_command
 def keywords_import(farm_ctx: Farm, file: str):
     """Add the keywords of a CSV FILE with the header source,city,job (- reads standard input).
@@ -221,8 +221,8 @@ def keywords_import(farm_ctx: Farm, file: str):
     inserted = 0
     for start in range(0, len(rows), IMPORT_CHUNK):
         inserted += store.add_keywords(rows[start : start + IMPORT_CHUNK])
-    click.echo(f"imported {inserted} new keywords ({len(rows) - inserted} already present, "
-               f"{total - len(rows)} repeated in the file)")  # fmt: skip
+    repeated = f", {total - len(rows)} repeated in the file" if total > len(rows) else ""
+    click.echo(f"imported {inserted} new keywords ({len(rows) - inserted} already present{repeated})")
 
 
 def _unique_keywords(file: str) -> tuple[int, list[tuple[str, str, str]]]:
@@ -274,7 +274,7 @@ def keywords_list(farm_ctx: Farm, source: str | None, status: str | None, limit:
             r["jobs_found"],
             r["retry_count"],
             _or_dash(r["last_requested_date"]),
-            _clip(escape(_or_dash(r["error_message"])), 60),  # a client's text: no escape reaches the terminal
+            _clip(escape(" ".join(_or_dash(r["error_message"]).split())), 60),  # a client's text: no escape reaches the terminal
         ]
         for r in rows
     ]

@@ -96,8 +96,8 @@ def _db_url(raw):
     try:
         check_stored(str(raw))
         make_engine(str(raw)).dispose()  # the driver and its options in the URL (no connection)
-    except DatabaseUrlError as exc:
-        raise Invalid(exc.problem) from None
+    except DatabaseUrlError as exc:  # names the setting, with examples
+        raise SettingError(str(exc)) from None
     return str(raw)
 
 
