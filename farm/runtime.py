@@ -44,6 +44,8 @@ from twisted.internet import reactor, threads
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThreadPool
 
+from farm.config import FarmConfig, SettingError
+from farm.display import without_secrets
 from farm.extensions.progress import PageProgress
 from farm.keywordrun import KeywordRun
 from farm.outbox import Outbox
@@ -67,8 +69,11 @@ class FarmStartError(RuntimeError):
     """A crawl cannot start: the message names the setting and what to do, safe to print."""
 
 
-def _start_failed(message: str) -> FarmStartError:
-    logger.error("farm: %s", message)  # the one line to read; Scrapy prints its traceback after it
+def _start_failed(message: str, *urls) -> FarmStartError:
+    """The error to raise, logged first in one line, with no secret of ``urls`` (the settings it
+    may quote) in it; farm.commands.crawl keeps Scrapy from printing it again."""
+    message = without_secrets(message, *urls)
+    logger.error("farm: %s", message)
     return FarmStartError(message)
 
 
@@ -129,13 +134,18 @@ class FarmRuntime:
     def from_settings(cls, crawler) -> "FarmRuntime":
         """Check the settings and the database, then build (FarmStartError names what is wrong)."""
         settings = crawler.settings
+        try:
+            config = FarmConfig.of(crawler)
+        except SettingError as exc:  # a crawl not started by `scrapy crawl` (farm.commands.crawl)
+            logger.error("farm: %s", exc)  # its one line
+            raise
         store = KeywordStore.from_settings(settings)
         try:
             require_current(store.engine)
         except DBAPIError as exc:
             raise _start_failed(
-                f"cannot reach the database at FARM_DB_URL={mask_url(settings.get('FARM_DB_URL'))!r}: "
-                f"{str(exc.orig or exc).strip().splitlines()[0]}"
+                f"cannot reach the database at FARM_DB_URL={mask_url(config.db_url)!r}: "
+                f"{str(exc.orig or exc).strip().splitlines()[0]}", config.db_url
             ) from None
         pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
         if pages_in_flight < 1:
@@ -293,7 +303,7 @@ def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
     try:
         link = RedisLink(redis_url, settings.getfloat("FARM_OUTAGE_GRACE"))
     except RuntimeError as exc:  # RedisUnreachable: the setting named, the password masked
-        raise _start_failed(str(exc)) from None
+        raise _start_failed(str(exc), redis_url) from None
     key = f"{settings.get('FARM_REDIS_PREFIX')}:{runtime.site}"
     dupefilter = DayDupeFilter(link.server, f"{key}:seen", runtime.store.tz, utcnow)
     queue = SharedQueue(link.server, crawler.spider, key, runtime.crawler_id, dupefilter)

@@ -1,5 +1,6 @@
 """Engines for the state database: SQLite (embedded default) or MySQL/MariaDB."""
 
+import inspect
 import re
 
 from sqlalchemy import create_engine, event
@@ -15,7 +16,12 @@ _SECRET_PARAM = re.compile(r"([?&][^=&]*(?:pass|pwd|secret|token)[^=&]*=)[^&]*",
 
 class DatabaseUrlError(ValueError):
     """A database URL that cannot be used. The message names the setting, shows the URL
-    with its password masked, and says what is wrong: it is safe to print and to log."""
+    with its password masked, and says what is wrong: it is safe to print and to log;
+    ``problem`` is what is wrong alone."""
+
+    def __init__(self, message: str, problem: str = ""):
+        super().__init__(message)
+        self.problem = problem or message
 
 
 def mask_url(url) -> str:
@@ -43,12 +49,8 @@ def mask_url(url) -> str:
     return _SECRET_PARAM.sub(r"\1***", masked)
 
 
-def make_engine(url: str, setting: str = "FARM_DB_URL") -> Engine:
-    """An engine tuned for farm's short transactions, for ``FARM_DB_URL``.
-
-    Every problem with the URL itself is a DatabaseUrlError naming ``setting``, with
-    the password masked (and no chained exception that could repeat it).
-    """
+def parse_url(url: str, setting: str = "FARM_DB_URL"):
+    """The SQLAlchemy URL of ``url``, or a DatabaseUrlError naming ``setting``."""
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -57,14 +59,69 @@ def make_engine(url: str, setting: str = "FARM_DB_URL") -> Engine:
         raise _url_error(url, setting, "has a port that is not a number (1 to 65535)") from None
     if parsed.port is not None and not 1 <= parsed.port <= 65535:
         raise _url_error(url, setting, f"has port {parsed.port}, outside 1 to 65535")
+    return parsed
+
+
+def check_stored(url: str, setting: str = "FARM_DB_URL"):
+    """``parse_url``, refusing a database that lives in memory only: what a command wrote
+    there would be gone when it ends."""
+    parsed = parse_url(url, setting)
+    if parsed.get_backend_name() == "sqlite" and (
+        parsed.database in (None, "", ":memory:") or parsed.query.get("mode") == "memory"
+    ):
+        raise _url_error(url, setting, "is a SQLite database in memory, gone when the command ends: "
+                                       "name a file")  # fmt: skip
+    return parsed
+
+
+def make_engine(url: str, setting: str = "FARM_DB_URL") -> Engine:
+    """An engine tuned for farm's short transactions, for ``FARM_DB_URL``.
+
+    Every problem with the URL itself, its driver options included, is a DatabaseUrlError
+    naming ``setting``, with the password masked (and no chained exception that could
+    repeat it).
+    """
+    parsed = parse_url(url, setting)
     try:
-        return _engine(parsed)
+        engine = _engine(parsed)
     except (ArgumentError, ImportError) as exc:  # an unknown dialect, a missing driver, a bad SQLite form
         # SQLAlchemy's own rendering masks only what it took for the password: show ours
         reason = " ".join(str(exc).split()).replace(parsed.render_as_string(), mask_url(url))
         if parsed.password:
             reason = reason.replace(parsed.password, "***")
         raise _url_error(url, setting, f"cannot be used: {reason}") from None
+    except (ValueError, TypeError) as exc:  # SQLAlchemy casts the options it knows: connect_timeout=abc
+        raise _url_error(url, setting, f"has a driver option of the wrong type ({exc})") from None
+    problem = _driver_options_problem(engine)
+    if problem:
+        engine.dispose()
+        raise _url_error(url, setting, problem)
+    return engine
+
+
+def _driver_options_problem(engine: Engine) -> str | None:
+    """What is wrong with the URL's driver options (``?charset=``, ``?connect_timeout=``...), found
+    now rather than as a driver's traceback at the first connection; None if nothing is."""
+    try:
+        _, options = engine.dialect.create_connect_args(engine.url)
+    except (ValueError, TypeError) as exc:  # SQLAlchemy casts the options it knows: connect_timeout=abc
+        return f"has a driver option of the wrong type ({exc})"
+    connect = getattr(engine.dialect.loaded_dbapi, "connect", None)
+    try:
+        accepted = inspect.signature(connect).parameters
+    except (TypeError, ValueError):  # a C function: the driver checks its own options
+        accepted = None
+    if accepted and not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        unknown = sorted(set(options) - set(accepted))
+        if unknown:
+            return f"has a driver option {engine.dialect.driver} does not know: {', '.join(unknown)}"
+    charset = options.get("charset")
+    if charset and engine.dialect.driver == "pymysql":
+        from pymysql.charset import charset_by_name
+
+        if charset_by_name(charset) is None:
+            return f"has charset={charset!r}, which MySQL does not know (farm uses utf8mb4)"
+    return None
 
 
 def reader(engine: Engine) -> Engine:
@@ -83,7 +140,7 @@ def reader(engine: Engine) -> Engine:
 
 
 def _url_error(url, setting: str, problem: str) -> DatabaseUrlError:
-    return DatabaseUrlError(f"{setting}={mask_url(url)!r} {problem} ({URL_EXAMPLES})")
+    return DatabaseUrlError(f"{setting}={mask_url(url)!r} {problem} ({URL_EXAMPLES})", problem)
 
 
 def _engine(parsed) -> Engine:

@@ -24,6 +24,7 @@ from farm.state.db import make_engine, reader
 from farm.state.lease import ENDS, BatchResult, Lease, PageWrite
 from farm.state.models import SOURCES, Keyword
 from farm.state.postings import upsert_postings
+from farm.display import escape
 from farm.state.validation import validate_keyword
 
 logger = logging.getLogger(__name__)
@@ -81,9 +82,11 @@ def _aware(value: datetime | None) -> datetime | None:
 
 
 def _truncate(message, limit: int = ERROR_MAX) -> str | None:
+    """An error message as stored: control characters escaped (a client's or a site's text moves
+    no cursor of whoever reads it later), cut to ``limit``."""
     if message is None:
         return None
-    message = str(message)
+    message = escape(str(message))
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
@@ -116,14 +119,17 @@ class KeywordStore:
 
     @classmethod
     def from_settings(cls, settings) -> "KeywordStore":
+        """The store of these settings, each checked by farm.config (SettingError names a bad one)."""
+        from farm.config import read
+
         return cls(
-            make_engine(settings.get("FARM_DB_URL") or "sqlite:///farm.db"),
-            timezone=settings.get("FARM_TIMEZONE") or "Asia/Shanghai",
-            lease_timeout=settings.getint("FARM_LEASE_TIMEOUT", 1800),
-            max_retries=settings.getint("FARM_MAX_RETRIES", 3),
-            retry_delay=settings.getfloat("FARM_RETRY_DELAY", 600),
-            max_blocked_claims=settings.getint("FARM_MAX_BLOCKED_CLAIMS", 5),
-            outage_grace=settings.getfloat("FARM_OUTAGE_GRACE", 60),
+            make_engine(read(settings, "db_url")),
+            timezone=read(settings, "timezone"),
+            lease_timeout=read(settings, "lease_timeout"),
+            max_retries=read(settings, "max_retries"),
+            retry_delay=read(settings, "retry_delay"),
+            max_blocked_claims=read(settings, "max_blocked_claims"),
+            outage_grace=read(settings, "outage_grace"),
         )
 
     def options(self) -> dict:
