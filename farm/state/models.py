@@ -2,6 +2,11 @@
 
 The tables are created and changed only by the Alembic migrations in
 ``farm/state/migrations``; these models describe the head revision.
+
+On MySQL/MariaDB the tables are ``utf8mb4_bin``, but the columns that identify a row
+(the unique keys' and ``keyword.crawler_id``) compare without padding (``utf8mb4_nopad_bin``,
+``utf8mb4_0900_bin`` on MySQL 8: migration 0005, on new databases too), as SQLite compares:
+``'a'`` and ``'a '`` are two job ids everywhere.
 """
 
 from datetime import date, datetime, timezone
