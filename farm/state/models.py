@@ -37,6 +37,16 @@ JOB_MAX = 128
 # characters of the comma-separated pages done beyond the watermark
 PAGES_AHEAD_MAX = 1024
 
+
+def max_pages_that_fit(limit: int = PAGES_AHEAD_MAX) -> int:
+    """The largest page cap whose pages done ahead of the watermark (2..N, comma-separated) fit the column."""
+    pages, length = 1, -1
+    while length + 1 + len(str(pages + 1)) <= limit:
+        pages += 1
+        length += 1 + len(str(pages))
+    return pages
+
+
 # SQLite only auto-increments an INTEGER PRIMARY KEY.
 Id = BigInteger().with_variant(Integer(), "sqlite")
 
