@@ -49,7 +49,7 @@ def no_pad_collation(bind) -> str:
             return name
     raise RuntimeError(
         "this MySQL/MariaDB server has no binary utf8mb4 collation without padding "
-        f"({' or '.join(NO_PAD)}): farm needs MariaDB 10.2 or later, or MySQL 8.0.17 or later"
+        f"({' or '.join(NO_PAD)}): farm needs MariaDB 10.6 or later, or MySQL 8.0.17 or later"
     )
 
 
