@@ -23,7 +23,7 @@ from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state import report
 from farm.state.clock import load_timezone, today
-from farm.state.db import DatabaseUrlError, make_engine, mask_url, reader
+from farm.state.db import make_engine, mask_url, reader
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
 from farm.state.models import SOURCES, STATUSES
 from farm.state.store import KeywordStore
@@ -56,7 +56,7 @@ class Farm:
         if self._engine is None:
             try:
                 engine = make_engine(self.db_url, setting=self.url_origin)
-            except DatabaseUrlError as exc:  # its message masks the password
+            except ValueError as exc:  # DatabaseUrlError (its message masks the password), a bad FARM_DB_TIMEOUT
                 raise click.ClickException(str(exc)) from None
             try:
                 with engine.connect():

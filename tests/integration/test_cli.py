@@ -633,3 +633,13 @@ def test_farm_sandbox_is_a_farm_command_listing_its_fault_kinds():
     assert "--fault-kinds" in result.output and "--fail-keyword" in result.output
     bad = CliRunner().invoke(farm_command, ["sandbox", "--postings", "5:1"])
     assert bad.exit_code != 0 and "5:1" in bad.output and "Traceback" not in bad.output
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan")])
+def test_a_database_deadline_that_is_not_a_positive_number_is_one_line(value, sqlite_url, monkeypatch):
+    import farm.settings
+
+    monkeypatch.setattr(farm.settings, "FARM_DB_TIMEOUT", value)
+    result = run(sqlite_url, "db", "upgrade")
+    assert result.exit_code == 1
+    assert result.output == f"Error: FARM_DB_TIMEOUT must be a number of seconds above 0, e.g. 5; got {value!r}\n"
