@@ -15,6 +15,7 @@ READ_OPTION = "farm_read"
 _SECRET_PARAM = re.compile(r"([?&][^=&]*(?:pass|pwd|secret|token)[^=&]*=)[^&]*", re.IGNORECASE)
 
 
+MYSQL = ("mysql", "mariadb")  # the backends of mysql+pymysql:// and mariadb+pymysql://
 # what the engine's deadlines are kept as, among its execution options (see deadlines())
 DEADLINES_OPTION = "farm_deadlines"
 # PyMySQL's own options for its socket timeouts: a URL that names one keeps its value
@@ -94,7 +95,7 @@ def deadlines(engine: Engine) -> dict:
 def without_read_deadline(engine: Engine) -> tuple[Engine, bool]:
     """An engine on ``engine``'s database whose reads and writes have no deadline, and whether it is
     a new one (the caller disposes of it). Only a MySQL/MariaDB engine has such a deadline."""
-    if engine.dialect.name != "mysql":
+    if engine.dialect.name not in MYSQL:
         return engine, False
     url = engine.url.render_as_string(hide_password=False)
     return make_engine(url, **deadlines(engine), read_deadline=False), True
@@ -145,7 +146,7 @@ def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool) ->
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
-    if backend == "mysql":
+    if backend in MYSQL:
         query = dict(parsed.query)
         query.setdefault("charset", "utf8mb4")
         # PyMySQL waits forever for a server that stopped answering unless told otherwise

@@ -55,12 +55,12 @@ def no_pad_collation(bind) -> str:
 
 def upgrade() -> None:
     bind = op.get_bind()
-    if bind.dialect.name != "mysql":
+    if bind.dialect.name not in ("mysql", "mariadb"):
         return
     _alter(no_pad_collation(bind))
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name != "mysql":
+    if op.get_bind().dialect.name not in ("mysql", "mariadb"):
         return
     _alter(PAD)
