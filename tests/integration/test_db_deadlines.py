@@ -10,6 +10,8 @@ import time
 
 import pytest
 from sqlalchemy import event
+
+import farm.settings
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -51,10 +53,22 @@ def in_thread(call):
     return wait
 
 
-def test_a_silent_database_is_an_outage_within_the_deadline_and_a_call_rides_it_out(mariadb_url, caplog):
+@pytest.fixture
+def deadlines(monkeypatch):
+    """FARM_DB_TIMEOUT and FARM_DB_POOL_TIMEOUT as the environment would set them."""
+
+    def set_to(timeout, pool_timeout):
+        monkeypatch.setattr(farm.settings, "FARM_DB_TIMEOUT", timeout, raising=False)
+        monkeypatch.setattr(farm.settings, "FARM_DB_POOL_TIMEOUT", pool_timeout, raising=False)
+
+    return set_to
+
+
+def test_a_silent_database_is_an_outage_within_the_deadline_and_a_call_rides_it_out(mariadb_url, deadlines, caplog):
     upgrade(mariadb_url)
     relay, url = via_relay(mariadb_url)
-    engine = make_engine(url, timeout=1, pool_timeout=1)
+    deadlines(1, 1)
+    engine = make_engine(url)
     try:
         store = KeywordStore(engine, outage_grace=0)
         store.add_keywords([("boss", "北京", "python")])
@@ -84,9 +98,10 @@ def test_a_silent_database_is_an_outage_within_the_deadline_and_a_call_rides_it_
         engine.dispose()
 
 
-def test_no_free_pooled_connection_is_an_outage_ridden_out_for_the_grace(mariadb_url, caplog):
+def test_no_free_pooled_connection_is_an_outage_ridden_out_for_the_grace(mariadb_url, deadlines, caplog):
     upgrade(mariadb_url)
-    engine = make_engine(mariadb_url, timeout=1, pool_timeout=0.2)
+    deadlines(1, 0.2)
+    engine = make_engine(mariadb_url)
     held = []
     try:
         store = KeywordStore(engine, outage_grace=30)
