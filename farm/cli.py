@@ -75,7 +75,7 @@ class Farm:
             try:
                 check_stored(self.db_url, setting=self.url_origin)  # not in memory: every command keeps or reads
                 engine = make_engine(self.db_url, setting=self.url_origin)
-            except DatabaseUrlError as exc:  # its message masks the password
+            except ValueError as exc:  # DatabaseUrlError (its message masks the password), a bad FARM_DB_TIMEOUT
                 raise click.ClickException(str(exc)) from None
             try:
                 with engine.connect():

@@ -146,6 +146,8 @@ class FarmConfig:
     redis_prefix: str = setting(text("a Redis key prefix, e.g. farm", empty=False))
     worker_timeout: float = setting(number(0, above=True, takes="a number of seconds above 0, e.g. 30"))
     outage_grace: float = setting(number(0, takes="a number of seconds from 0, e.g. 60"))
+    db_timeout: float = setting(number(0, above=True, takes="a number of seconds above 0, e.g. 5"))
+    db_pool_timeout: float = setting(number(0, above=True, takes="a number of seconds above 0, e.g. 5"))
     timezone: str = setting(TIMEZONE)
     lease_timeout: int = setting(whole(1, takes="a whole number of seconds, at least 1, e.g. 1800"))
     max_retries: int = setting(whole(0, 1000, "a whole number from 0 to 1000, e.g. 3"))

@@ -35,6 +35,11 @@ FARM_REDIS_PREFIX = _env("FARM_REDIS_PREFIX", "farm")
 FARM_WORKER_TIMEOUT = _env("FARM_WORKER_TIMEOUT", 30)
 # Seconds a worker rides out a lost Redis (or database) before it closes, leases left partial.
 FARM_OUTAGE_GRACE = _env("FARM_OUTAGE_GRACE", 60)
+# Seconds every MySQL/MariaDB call may wait on the server (to connect, each read, each write;
+# migrations have no read deadline), and any call for a pooled connection: a server that
+# stops answering is then an outage (a 503 from `farm api`), not a hang.
+FARM_DB_TIMEOUT = _env("FARM_DB_TIMEOUT", 5)
+FARM_DB_POOL_TIMEOUT = _env("FARM_DB_POOL_TIMEOUT", 5)
 FARM_TIMEZONE = _env("FARM_TIMEZONE", "Asia/Shanghai")
 FARM_LEASE_TIMEOUT = _env("FARM_LEASE_TIMEOUT", 1800)
 # Claims of a failed keyword per day, each at least FARM_RETRY_DELAY seconds after it failed.

@@ -16,6 +16,7 @@ from sqlalchemy import Integer, and_, bindparam, func, literal, or_, select, uni
 from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from dataclasses import dataclass
 
@@ -123,7 +124,8 @@ class KeywordStore:
         from farm.config import read
 
         return cls(
-            make_engine(read(settings, "db_url")),
+            make_engine(read(settings, "db_url"), timeout=read(settings, "db_timeout"),
+                        pool_timeout=read(settings, "db_pool_timeout")),
             timezone=read(settings, "timezone"),
             lease_timeout=read(settings, "lease_timeout"),
             max_retries=read(settings, "max_retries"),
@@ -763,18 +765,24 @@ class KeywordStore:
 
     def _retrying(self, fn, attempts: int = 5):
         """Run one short transaction, again after a MySQL deadlock or lock wait timeout, and again
-        while the database is unreachable, for up to outage_grace seconds (then the error stands)."""
+        while the database is unreachable, for up to outage_grace seconds (then the error stands).
+
+        Unreachable: refused, gone, lost mid-query, silent past FARM_DB_TIMEOUT (PyMySQL's read
+        deadline is a lost connection), or no pooled connection free within FARM_DB_POOL_TIMEOUT
+        (every one of them waiting on a server that does not answer)."""
         deadline, pause = None, 0.2
         for attempt in itertools.count():
             try:
                 return fn()
-            except OperationalError as exc:
-                code = exc.orig.args[0] if exc.orig is not None and exc.orig.args else None
+            except (OperationalError, PoolTimeout) as exc:
+                code = _mysql_code(exc)
                 if self._mysql and code in RETRYABLE_MYSQL and attempt < attempts - 1:
                     logger.debug("retrying after MySQL error %s (attempt %d)", code, attempt + 1)
                     time.sleep(0.01 * (attempt + 1))
                     continue
-                if not (exc.connection_invalidated or (self._mysql and code in CONNECTION_LOST_MYSQL)):
+                unreachable = isinstance(exc, PoolTimeout) or exc.connection_invalidated or (
+                    self._mysql and code in CONNECTION_LOST_MYSQL)  # fmt: skip
+                if not unreachable:
                     raise
                 deadline = deadline or time.monotonic() + self.outage_grace
                 if time.monotonic() >= deadline:
@@ -782,6 +790,11 @@ class KeywordStore:
                 logger.warning("the database is unreachable (%s); trying again in %.1fs", _first_line(exc), pause)
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
+
+
+def _mysql_code(exc) -> int | None:
+    orig = getattr(exc, "orig", None)  # a pool timeout has none
+    return orig.args[0] if orig is not None and orig.args else None
 
 
 def _first_line(exc) -> str:

@@ -700,3 +700,14 @@ def test_keywords_list_prints_control_characters_escaped(sqlite_url):
     result = run(sqlite_url, "keywords", "list")
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "\\e[2J\\e]0;owned\\x07gone" in result.output
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_a_database_deadline_that_is_not_a_positive_number_is_one_line(value, sqlite_url, monkeypatch):
+    import farm.settings
+
+    monkeypatch.setattr(farm.settings, "FARM_DB_TIMEOUT", value)
+    result = run(sqlite_url, "db", "upgrade")
+    assert result.exit_code == 2
+    assert result.output == (f"Error: FARM_DB_TIMEOUT={value!r} cannot be used: "
+                             "it takes a number of seconds above 0, e.g. 5\n")  # fmt: skip

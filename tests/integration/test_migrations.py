@@ -52,8 +52,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0003():
-    assert head_revision() == "0003" == HEAD
+def test_head_is_0005():
+    assert head_revision() == "0005" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
@@ -70,7 +70,7 @@ def test_upgrade_by_url(db_url, engine):
     upgrade(db_url, revision="0001")
     assert current_revision(engine) == "0001"
     upgrade(db_url)
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == HEAD
 
 
 def test_schema_at_head_equals_models(engine):
@@ -116,7 +116,7 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
                 dict(zip(("id", "source", "city", "job", "d", "status", "page", "total", "jobs", "started"), r), c=created),
             )
     upgrade(engine)
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == HEAD
     k = Keyword.__table__.c
     with engine.connect() as conn:
         rows = conn.execute(
@@ -140,6 +140,32 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
     assert store.reap() == 1  # the 0001-era crawling row, started 10 hours ago
     [lease] = store.claim("boss", "w")
     assert (lease.id, lease.from_status, lease.start_page) == (4, "partial", 3)
+
+
+def test_upgrade_to_ids_compared_as_written_keeps_every_row(engine):
+    upgrade(engine, revision="0003")
+    store = KeywordStore(engine)
+    store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
+    [lease] = store.claim("qcwy", "worker 1")
+    row = {"source": "qcwy", "keyword_id": lease.id, "title": "t"}
+    store.write_batch([{**row, "job_id": "a"}, {**row, "job_id": "b "}], [(lease, 1, 2, None)],
+                      datetime(2026, 12, 3, tzinfo=timezone.utc))  # fmt: skip
+    before = _everything(engine)
+    upgrade(engine)
+    assert current_revision(engine) == HEAD
+    assert _everything(engine) == before
+    # the key columns now tell trailing spaces apart: another posting, another crawler
+    store.upsert_postings([{**row, "job_id": "a "}], datetime(2026, 12, 3, tzinfo=timezone.utc))
+    assert sorted(_everything(engine)[1]) == sorted([*before[1], ("qcwy", "a ")])
+    assert store.take_back("qcwy", "worker 1 ") == []  # the lease of "worker 1" is not its
+
+
+def _everything(engine):
+    with engine.connect() as conn:
+        keywords = conn.execute(text("SELECT id, source, city, job, crawler_id, crawl_status, lease_token, "
+                                     "last_completed_page FROM keyword ORDER BY id")).all()  # fmt: skip
+        postings = conn.execute(text("SELECT source, job_id FROM job_posting ORDER BY id")).all()
+    return [tuple(r) for r in keywords], [tuple(r) for r in postings]
 
 
 def test_require_current_on_empty_database(engine):
