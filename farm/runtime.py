@@ -225,7 +225,10 @@ class FarmRuntime:
 
     def close_crawl(self, reason: str) -> None:
         """Close the crawl (from any callback); Scrapy's CloseSpider extension does the same."""
-        deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
+        engine = self.crawler.engine
+        if engine.spider is None or getattr(engine, "_slot", None) is None:
+            return  # closed already (a late failure of work the close left): nothing to close
+        deferred_from_coro(engine.close_spider_async(reason=reason))
 
     def run(self, function, *args, **kwargs):
         """Run ``function`` on the DB thread; a Deferred of its result."""
