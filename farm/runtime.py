@@ -225,7 +225,10 @@ class FarmRuntime:
 
     def close_crawl(self, reason: str) -> None:
         """Close the crawl (from any callback); Scrapy's CloseSpider extension does the same."""
-        engine = self.crawler.engine
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # the crawl has not started: nothing to close
+            return
         if engine.spider is None or getattr(engine, "_slot", None) is None:
             return  # closed already (a late failure of work the close left): nothing to close
         deferred_from_coro(engine.close_spider_async(reason=reason))
