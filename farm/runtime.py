@@ -229,7 +229,7 @@ class FarmRuntime:
             engine = self.crawler.engine
         except RuntimeError:  # the crawl has not started: nothing to close
             return
-        if engine.spider is None or getattr(engine, "_slot", None) is None:
+        if engine.spider is None:
             return  # closed already (a late failure of work the close left): nothing to close
         deferred_from_coro(engine.close_spider_async(reason=reason))
 

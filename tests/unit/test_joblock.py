@@ -83,20 +83,6 @@ def test_a_kill_9_of_the_holder_releases_the_jobdir(tmp_path):
     lock.release()
 
 
-def test_a_child_process_does_not_inherit_the_lock(tmp_path):
-    lock = JobdirLock.take(tmp_path)
-    try:
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], close_fds=False)
-        try:
-            lock.release()  # the crawl ends; its child lives on
-            JobdirLock.take(tmp_path).release()
-        finally:
-            child.kill()
-            child.wait(10)
-    finally:
-        lock.release()
-
-
 def test_a_crawl_on_a_held_jobdir_does_not_start_and_leaves_the_checkpoint_alone(sqlite_url, tmp_path):
     jobdir = tmp_path / "job"
     first = make_crawler(sqlite_url, ROWS, JOBDIR=str(jobdir), FARM_CRAWLER_ID="first")
