@@ -356,7 +356,8 @@ class KeywordLeaseMiddleware:
             self.runtime.shared.keep_listed()
             who = (f"this worker stays listed in Redis: a {spider.name} worker that finds it silent for "
                    f"FARM_WORKER_TIMEOUT ({settings.getfloat('FARM_WORKER_TIMEOUT'):g}s) adopts them once the "
-                   f"database answers (one running now, or the next started); failing that, {lease_timeout}")  # fmt: skip
+                   f"database answers (one running now, or the next started); "
+                   f"failing that, {lease_timeout}")  # fmt: skip
         elif self.runtime.checkpoint is not None:
             who = f"the next crawl on this JOBDIR takes them back at once; failing that, {lease_timeout}"
         else:

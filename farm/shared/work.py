@@ -441,7 +441,8 @@ class SharedWork:
             logger.error("farm: %s failed: %s", what, failure.getErrorMessage())
         elif failure.check(DBAPIError):  # the database lost past the outage grace: not a bug either
             error = failure.value.orig or failure.value
-            logger.error("farm: %s failed: the database: %s", what, str(error).strip().splitlines()[0])
+            logger.error("farm: %s failed: the database: %s", what,
+                         (str(error).strip().splitlines() or [type(error).__name__])[0])  # fmt: skip
         else:  # a bug, not Redis: say where
             logger.error("farm: %s failed", what, exc_info=(failure.type, failure.value, failure.getTracebackObject()))
         if self.on_lost is not None:

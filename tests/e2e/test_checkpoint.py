@@ -247,8 +247,9 @@ def _open_files(pid):
     return found
 
 
-def test_a_second_crawl_on_a_live_jobdir_is_refused_naming_the_holder_and_the_first_finishes_alone(sqlite_url,
-                                                                                                  tmp_path):  # fmt: skip
+def test_a_second_crawl_on_a_live_jobdir_is_refused_naming_the_holder_and_the_first_finishes_alone(
+    sqlite_url, tmp_path
+):
     rows = qcwy_rows()
     prepare_db(sqlite_url, rows)
     jobdir = tmp_path / "job"
