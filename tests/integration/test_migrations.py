@@ -17,6 +17,7 @@ from farm.state.migrate import (
     require_current,
     upgrade,
 )
+from farm.salary import COLUMNS as SALARY
 from farm.state.models import Base, Keyword
 
 
@@ -52,8 +53,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0003():
-    assert head_revision() == "0003" == HEAD
+def test_head_is_0006():
+    assert head_revision() == "0006" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
@@ -70,7 +71,7 @@ def test_upgrade_by_url(db_url, engine):
     upgrade(db_url, revision="0001")
     assert current_revision(engine) == "0001"
     upgrade(db_url)
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == HEAD
 
 
 def test_schema_at_head_equals_models(engine):
@@ -89,7 +90,7 @@ def test_schema_at_0001_differs_from_models(engine):
 def test_schema_at_0002_lacks_the_retry_and_block_columns(engine):
     upgrade(engine, revision="0002")
     added_columns = {d[3].name for d in schema_differences(engine) if d[0] == "add_column"}
-    assert added_columns == {"retry_at", "blocked_claims"}
+    assert added_columns == {"retry_at", "blocked_claims", *SALARY}
 
 
 SEED_ROWS = [
@@ -116,7 +117,7 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
                 dict(zip(("id", "source", "city", "job", "d", "status", "page", "total", "jobs", "started"), r), c=created),
             )
     upgrade(engine)
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == HEAD
     k = Keyword.__table__.c
     with engine.connect() as conn:
         rows = conn.execute(

@@ -2,7 +2,8 @@
 
 import pytest
 
-from farm.salary import NO_FIGURE, columns, parse
+from farm.salary import NO_FIGURE, UNPARSED_STAT, columns, parse
+from farm.state.normalise import fit_rows
 from tests.unit.salary_cases import NONE, SITES, UNKNOWN
 
 CASES = [(source, text, expected) for source, table in SITES.items() for text, expected in table]
@@ -36,3 +37,11 @@ def test_a_missing_salary_says_no_figure_and_a_non_text_is_unknown():
 def test_a_site_farm_does_not_know_is_read_by_the_common_grammar():
     assert parse("lagou", "15-25K·13薪").values() == (15000, 25000, 13, "month")
     assert parse("lagou", "8000-16000") is None  # bare yuan is zhilian's alone
+
+
+def test_the_writer_counts_each_salary_text_no_rule_knows_and_fits_the_rest_without_count():
+    rows = [{"source": "boss", "job_id": str(at), "salary": text}
+            for at, text in enumerate(["15-25K", "面议", None, "薪资保密", "15-25"])]  # fmt: skip
+    kept, rejected, changed = fit_rows(rows)
+    assert len(kept) == 5 and not rejected
+    assert changed == {UNPARSED_STAT: 2}
