@@ -17,9 +17,10 @@ What the words mean, for a day D in FARM_TIMEZONE:
 """
 
 from datetime import date, timedelta
+from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, case, func, literal, over, select
+from sqlalchemy import and_, case, func, literal, or_, over, select
 from sqlalchemy.engine import Connection
 
 from farm.report.days import day_span, last_days, start_of
@@ -33,6 +34,17 @@ FAILURE_GROUPS = 12  # distinct reasons shown
 CITIES = 30  # (site, city) rows shown
 SALARY_GROUPS = 30  # (job, city) rows shown
 COMPANIES = 15
+
+
+def _rows(result) -> list[dict]:
+    """The rows as dicts; MariaDB's DECIMAL sums as the ints (or floats) they are."""
+    return [{key: _number(value) for key, value in row._mapping.items()} for row in result]
+
+
+def _number(value):
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
 
 
 def _sum(condition):
@@ -61,7 +73,7 @@ def crawl_by_site(conn: Connection, day: date) -> list[dict]:
         .group_by(K.source)
         .order_by(K.source)
     )
-    return [dict(row._mapping) for row in conn.execute(query)]
+    return _rows(conn.execute(query))
 
 
 def failures(conn: Connection, day: date) -> list[dict]:
@@ -74,7 +86,7 @@ def failures(conn: Connection, day: date) -> list[dict]:
         .order_by(func.count().desc(), K.source, reason)
         .limit(FAILURE_GROUPS)
     )
-    return [dict(row._mapping) for row in conn.execute(query)]
+    return _rows(conn.execute(query))
 
 
 def _posting_figures(day: date, tz: ZoneInfo, gone_after: int):
@@ -84,15 +96,14 @@ def _posting_figures(day: date, tz: ZoneInfo, gone_after: int):
     new = and_(P.first_seen_at >= span.start, P.first_seen_at < span.end)
     went = and_(P.last_seen_at >= gone.start, P.last_seen_at < gone.end)
     figures = (_sum(seen).label("seen"), _sum(new).label("new"), _sum(went).label("gone"))
-    # only postings that count in one of them: first seen by D's end, last seen since D-N
-    relevant = and_(P.first_seen_at < span.end, P.last_seen_at >= gone.start)
+    relevant = or_(seen, went)  # new postings are seen too
     return figures, relevant
 
 
 def postings_by_site(conn: Connection, day: date, tz: ZoneInfo, gone_after: int) -> list[dict]:
     figures, relevant = _posting_figures(day, tz, gone_after)
     query = select(P.source, *figures).where(relevant).group_by(P.source).order_by(P.source)
-    return [dict(row._mapping) for row in conn.execute(query)]
+    return _rows(conn.execute(query))
 
 
 def postings_by_city(conn: Connection, day: date, tz: ZoneInfo, gone_after: int) -> list[dict]:
@@ -106,7 +117,7 @@ def postings_by_city(conn: Connection, day: date, tz: ZoneInfo, gone_after: int)
         .order_by(figures[0].desc(), P.source, city)
         .limit(CITIES)
     )
-    return [dict(row._mapping) for row in conn.execute(query)]
+    return _rows(conn.execute(query))
 
 
 def new_per_day(conn: Connection, day: date, tz: ZoneInfo, days: int) -> dict[str, list[int]]:
@@ -167,8 +178,8 @@ def salary_by_job_and_city(conn: Connection, day: date, tz: ZoneInfo) -> list[di
         .order_by(func.count().desc(), r.job, r.city)
         .limit(SALARY_GROUPS)
     )  # fmt: skip
-    return [{**row._mapping, "q1": float(row.q1), "median": float(row.median), "q3": float(row.q3)}
-            for row in conn.execute(query)]  # fmt: skip
+    return [{**row, "q1": float(row["q1"]), "median": float(row["median"]), "q3": float(row["q3"])}
+            for row in _rows(conn.execute(query))]  # fmt: skip
 
 
 def top_companies(conn: Connection, day: date, tz: ZoneInfo) -> list[dict]:
@@ -180,7 +191,7 @@ def top_companies(conn: Connection, day: date, tz: ZoneInfo) -> list[dict]:
         .order_by(func.count().desc(), P.company)
         .limit(COMPANIES)
     )
-    return [dict(row._mapping) for row in conn.execute(query)]
+    return _rows(conn.execute(query))
 
 
 def postings_stored(conn: Connection) -> int:
