@@ -541,8 +541,9 @@ def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
     """Crawl the bundled keywords of all three sites against the sandbox.
 
     Upgrades the database, imports farm/demo/keywords.csv, starts the sandbox,
-    runs `scrapy crawl` for boss, qcwy and zhilian, and prints the stats. Run
-    again the same day, it finds nothing new to crawl and says so.
+    runs `scrapy crawl` for boss, qcwy and zhilian, prints the stats and writes
+    the day's report (report.html in --log-dir). Run again the same day, it
+    finds nothing new to crawl and says so.
     """
     from farm.demo import KEYWORDS_FILE, run_demo
 
@@ -554,6 +555,8 @@ def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
     codes = run_demo(store, farm_ctx.db_url, Path(log_dir))
     click.echo()
     ctx.invoke(stats)
+    click.echo()
+    ctx.invoke(report_command, out=str(Path(log_dir) / "report.html"))
     failed = [source for source, code in codes.items() if code != 0]
     if failed:
         raise click.ClickException(f"the crawl of {', '.join(failed)} failed: see its log in {log_dir}/")
