@@ -478,7 +478,8 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
     new postings per day, salary quartiles per keyword and city, and the top
     companies by new postings. An empty database gives a page that says so.
     """
-    from farm.report import DayFigures, write_report
+    from farm.report.build import write_report
+    from farm.report.figures import DayFigures
     from farm.report.page import render
     from farm.state.clock import utcnow
 

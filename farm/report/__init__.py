@@ -4,23 +4,6 @@ farm.report.queries holds the SQL of every figure, farm.report.figures reads
 them in one snapshot, farm.report.charts draws them (matplotlib) and
 farm.report.page lays them out as one self-contained HTML file;
 farm.report.export streams a day's postings to CSV, JSON lines or Parquet.
-The commands import this package when they run: matplotlib stays out of a crawl.
+farm.report.build writes the page. The commands import these modules when they run, and only
+the report imports matplotlib.
 """
-
-from datetime import date
-from pathlib import Path
-from zoneinfo import ZoneInfo
-
-from sqlalchemy.engine import Engine
-
-from farm.report.figures import DayFigures, gather
-from farm.report.page import render
-from farm.state.clock import utcnow
-
-
-def write_report(engine: Engine, out: Path, day: date, tz: ZoneInfo, days: int = 30, gone_after: int = 7,
-                 database: str = "") -> DayFigures:  # fmt: skip
-    """Read the figures of ``day`` and write the page to ``out``; the figures."""
-    figures = gather(engine, day, tz, days, gone_after)
-    out.write_text(render(figures, utcnow().astimezone(tz), database), encoding="utf-8")
-    return figures

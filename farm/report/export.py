@@ -16,7 +16,7 @@ from typing import BinaryIO
 from zoneinfo import ZoneInfo
 
 import orjson
-from sqlalchemy import select
+from sqlalchemy import Text, select, type_coerce
 from sqlalchemy.engine import Engine
 
 from farm.report.days import day_span
@@ -24,7 +24,7 @@ from farm.report.queries import P
 from farm.state.db import reader
 
 FORMATS = ("csv", "jsonl", "parquet")
-CHUNK = 20_000  # rows a fetch, and a Parquet row group
+CHUNK = 10_000  # rows a fetch, and a Parquet row group
 COLUMNS = ("id", "source", "job_id", "title", "salary", "salary_min", "salary_max", "salary_months", "salary_unit",
            "company", "city", "area", "experience", "degree", "tags", "published_at", "url", "keyword_id",
            "first_seen_at", "last_seen_at")  # fmt: skip
@@ -32,10 +32,11 @@ _TIMES = ("published_at", "first_seen_at", "last_seen_at")
 
 
 def day_postings(engine: Engine, day: date, tz: ZoneInfo, chunk: int = CHUNK) -> Iterator[list[tuple]]:
-    """The postings seen on ``day``, in chunks of rows (COLUMNS' order; times aware UTC, tags a list)."""
+    """The postings seen on ``day``, in chunks of rows (COLUMNS' order; times aware UTC, tags JSON text)."""
     span = day_span(day, tz)
+    # tags as the JSON text stored: written out as it is, never decoded and encoded again
     query = (
-        select(*(P[name] for name in COLUMNS))
+        select(*(type_coerce(P.tags, Text).label("tags") if name == "tags" else P[name] for name in COLUMNS))
         .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
         .order_by(P.id)
     )
@@ -69,8 +70,6 @@ def _csv(chunks, out: BinaryIO) -> int:
             row = list(row)
             for at in _TIME_AT:
                 row[at] = _iso(row[at])
-            tags = row[_TAGS_AT]
-            row[_TAGS_AT] = "" if tags is None else orjson.dumps(tags).decode()
             writer.writerow(["" if value is None else value for value in row])
         count += len(rows)
         text.flush()
@@ -81,9 +80,17 @@ def _csv(chunks, out: BinaryIO) -> int:
 def _jsonl(chunks, out: BinaryIO) -> int:
     count = 0
     for rows in chunks:
-        out.write(b"".join(orjson.dumps(dict(zip(COLUMNS, row))) + b"\n" for row in rows))
+        out.write(b"".join(orjson.dumps(dict(zip(COLUMNS, _fragment(row)))) + b"\n" for row in rows))
         count += len(rows)
     return count
+
+
+def _fragment(row: tuple) -> list:
+    row = list(row)
+    tags = row[_TAGS_AT]
+    if tags is not None:
+        row[_TAGS_AT] = orjson.Fragment(tags)  # JSON text, included as it is
+    return row
 
 
 def parquet_schema():
@@ -105,7 +112,6 @@ def _parquet(chunks, out: BinaryIO) -> int:
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:
         for rows in chunks:
             columns = list(zip(*rows))
-            columns[_TAGS_AT] = [None if tags is None else orjson.dumps(tags).decode() for tags in columns[_TAGS_AT]]
             writer.write_batch(pa.record_batch([pa.array(column, type=field.type)
                                                 for column, field in zip(columns, schema)], schema=schema))  # fmt: skip
             count += len(rows)
