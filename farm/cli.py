@@ -449,6 +449,14 @@ farm.add_command(api, "api")
 # --- farm report, farm export ------------------------------------------------
 
 
+def _require(module: str, command: str) -> None:
+    """A one-line error, not a traceback, where an optional package is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise click.ClickException(f"{command} needs {module}: pip install 'farm[report]' (or make install)")
+
+
 def _report_day(farm_ctx: Farm, day: date | None):
     """(the day, the time zone): ``day``, or today in FARM_TIMEZONE."""
     try:
@@ -478,6 +486,7 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
     new postings per day, salary quartiles per keyword and city, and the top
     companies by new postings. An empty database gives a page that says so.
     """
+    _require("matplotlib", "farm report")
     from farm.report.build import write_report
     from farm.report.figures import DayFigures
     from farm.report.page import render
@@ -512,6 +521,9 @@ def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None):
     import sys
 
     from farm.report import export
+
+    if fmt == "parquet":
+        _require("pyarrow", "farm export --format parquet")
 
     day, tz = _report_day(farm_ctx, day)
     engine = farm_ctx.engine()

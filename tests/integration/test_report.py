@@ -142,3 +142,13 @@ def test_a_database_behind_the_code_is_one_line_saying_to_upgrade(db_url, tmp_pa
     result = CliRunner().invoke(farm, ["--db-url", db_url, "report", "--out", str(tmp_path / "r.html")])
     assert result.exit_code == 1
     assert "run `farm db upgrade`" in result.output and "Traceback" not in result.output
+
+
+def test_without_matplotlib_the_report_is_one_line_naming_the_extra(sqlite_url, tmp_path, monkeypatch):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else find_spec(name, *a))
+    result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "report", "--out", str(tmp_path / "r.html")])
+    assert result.exit_code == 1
+    assert "farm report needs matplotlib: pip install 'farm[report]'" in result.output
