@@ -106,7 +106,8 @@ class Browser:
 
     def requests(self) -> list[str]:
         """The URL of every request the page made (its own file included)."""
-        return [event["params"]["request"]["url"] for event in self.events if event["method"] == "Network.requestWillBeSent"]
+        sent = (event for event in self.events if event["method"] == "Network.requestWillBeSent")
+        return [event["params"]["request"]["url"] for event in sent]
 
     def screenshot(self, out: Path, width: int = 1100) -> None:
         """The whole page, ``width`` pixels wide, as PNG."""

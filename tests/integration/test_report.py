@@ -113,7 +113,8 @@ def test_every_figure_on_the_page_is_what_the_rows_say(filled, tmp_path):
 
     # top companies by postings first seen on the day
     companies = Counter(p["company"] for p in postings if span.start <= p["first_seen_at"] < span.end)
-    assert [(r["company"], r["new"]) for r in data["companies"]] == sorted(companies.items(), key=lambda c: (-c[1], c[0]))
+    by_count = sorted(companies.items(), key=lambda c: (-c[1], c[0]))
+    assert [(r["company"], r["new"]) for r in data["companies"]] == by_count
     assert html.escape("</script><b>x</b>") in page and "<b>x</b>" not in page
 
     # five charts, drawn by matplotlib as inline SVG; nothing the page would fetch
@@ -148,7 +149,8 @@ def test_without_matplotlib_the_report_is_one_line_naming_the_extra(sqlite_url, 
     import importlib.util
 
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else find_spec(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else find_spec(name, *a))  # fmt: skip
     result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "report", "--out", str(tmp_path / "r.html")])
     assert result.exit_code == 1
     assert "farm report needs matplotlib: pip install 'farm[report]'" in result.output

@@ -58,7 +58,8 @@ def test_db_upgrade_fills_the_salary_numbers_of_postings_already_stored_in_batch
             conn.execute(
                 text("INSERT INTO job_posting (source, job_id, salary, first_seen_at, last_seen_at) "
                      "VALUES (:source, :job_id, :salary, :now, :now)"),
-                [{"source": s, "job_id": j, "salary": salary, "now": NOW.replace(tzinfo=None)} for s, j, salary in STORED],
+                [{"source": s, "job_id": j, "salary": salary, "now": NOW.replace(tzinfo=None)}
+                 for s, j, salary in STORED],
             )  # fmt: skip
         monkeypatch.setattr(backfill_module.backfill, "__defaults__", (2,))  # batches of 2, the last one short
         result = CliRunner().invoke(farm, ["--db-url", db_url, "db", "upgrade"])
