@@ -495,12 +495,15 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
     day, tz = _report_day(farm_ctx, day)
     engine = farm_ctx.engine()
     path = Path(out)
-    if current_revision(engine) is None:  # never upgraded: nothing stored, and no tables to read
-        figures = DayFigures(day, tz.key, days, gone_after)
-        path.write_text(render(figures, utcnow().astimezone(tz), farm_ctx.masked_url), encoding="utf-8")
-    else:
-        require_current(engine)
-        figures = write_report(engine, path, day, tz, days, gone_after, database=farm_ctx.masked_url)
+    try:
+        if current_revision(engine) is None:  # never upgraded: nothing stored, and no tables to read
+            figures = DayFigures(day, tz.key, days, gone_after)
+            path.write_text(render(figures, utcnow().astimezone(tz), farm_ctx.masked_url), encoding="utf-8")
+        else:
+            require_current(engine)
+            figures = write_report(engine, path, day, tz, days, gone_after, database=farm_ctx.masked_url)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
     seen = sum(int(row["seen"]) for row in figures.postings)
     crawled = f"{len(figures.crawl)} site(s) crawled" if figures.crawled else "no crawl"
     click.echo(f"report of {day}: {crawled}, {seen:,} postings seen; written to {path.resolve()}")

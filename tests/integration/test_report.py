@@ -154,3 +154,12 @@ def test_without_matplotlib_the_report_is_one_line_naming_the_extra(sqlite_url, 
     result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "report", "--out", str(tmp_path / "r.html")])
     assert result.exit_code == 1
     assert "farm report needs matplotlib: pip install 'farm[report]'" in result.output
+
+
+def test_an_out_file_that_cannot_be_written_is_one_line(sqlite_url, tmp_path):
+    upgrade(sqlite_url)
+    for command in (["report"], ["export", "--format", "csv"]):
+        out = tmp_path / "no such directory" / "file"
+        result = CliRunner().invoke(farm, ["--db-url", sqlite_url, *command, "--out", str(out)])
+        assert result.exit_code == 1, result.output
+        assert f"cannot write {out}: No such file or directory" in result.output and "Traceback" not in result.output
