@@ -23,7 +23,7 @@ from farm.display import escape
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state import report
-from farm.state.clock import today
+from farm.state.clock import load_timezone, today
 from farm.state.db import DatabaseUrlError, check_stored, make_engine, mask_url, reader
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
 from farm.state.models import SOURCES, STATUSES
@@ -493,6 +493,105 @@ farm.add_command(sandbox, "sandbox")
 farm.add_command(api, "api")
 
 
+# --- farm report, farm export ------------------------------------------------
+
+
+def _require(module: str, command: str) -> None:
+    """A one-line error, not a traceback, where an optional package is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise click.ClickException(f"{command} needs {module}: pip install 'farm[report]' (or make install)")
+
+
+def _report_day(farm_ctx: Farm, day: date | None):
+    """(the day, the time zone): ``day``, or today in FARM_TIMEZONE."""
+    try:
+        tz = load_timezone(farm_ctx.settings.get("FARM_TIMEZONE"))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    from farm.state.clock import utcnow
+
+    return day or today(utcnow(), tz), tz
+
+
+@farm.command("report")
+@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
+              help="The day to report. [default: today in FARM_TIMEZONE]")  # fmt: skip
+@click.option("--days", type=click.IntRange(1, 366), default=30, show_default=True,
+              help="Days of the new-postings chart, ending with --date.")  # fmt: skip
+@click.option("--gone-after", type=click.IntRange(1, 366), default=7, show_default=True, metavar="DAYS",
+              help="A posting last seen DAYS days before --date, and not since, counts as gone that day.")  # fmt: skip
+@click.option("--out", default="report.html", show_default=True, type=click.Path(dir_okay=False, writable=True),
+              help="The HTML file to write.")  # fmt: skip
+@database_command
+def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int, out: str):
+    """Write the day's picture as one HTML file that opens from disk.
+
+    The day's crawl per site (keywords by state, failures grouped by reason,
+    pages, blocks, duration), postings seen, new and gone per site and city,
+    new postings per day, salary quartiles per keyword and city, and the top
+    companies by new postings. An empty database gives a page that says so.
+    """
+    _require("matplotlib", "farm report")
+    from farm.report.build import write_report
+    from farm.report.figures import DayFigures
+    from farm.report.page import render
+    from farm.state.clock import utcnow
+
+    day, tz = _report_day(farm_ctx, day)
+    engine = farm_ctx.engine()
+    path = Path(out)
+    try:
+        if current_revision(engine) is None:  # never upgraded: nothing stored, and no tables to read
+            figures = DayFigures(day, tz.key, days, gone_after)
+            path.write_text(render(figures, utcnow().astimezone(tz), farm_ctx.masked_url), encoding="utf-8")
+        else:
+            require_current(engine)
+            figures = write_report(engine, path, day, tz, days, gone_after, database=farm_ctx.masked_url)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
+    seen = sum(int(row["seen"]) for row in figures.postings)
+    crawled = f"{len(figures.crawl)} site(s) crawled" if figures.crawled else "no crawl"
+    click.echo(f"report of {day}: {crawled}, {seen:,} postings seen; written to {path.resolve()}")
+
+
+@farm.command("export")
+@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
+              help="The day whose postings to export. [default: today in FARM_TIMEZONE]")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(("csv", "jsonl", "parquet")), required=True,
+              help="csv (a header row, tags as JSON text), jsonl (one JSON object a line) or parquet.")  # fmt: skip
+@click.option("--out", metavar="PATH", help="The file to write, - for standard output. [default: postings-DATE.FORMAT]")
+@database_command
+def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None):
+    """Export the postings seen on a day (new ones included), with their salary as numbers.
+
+    Streamed: memory stays flat however many postings there are.
+    """
+    import sys
+
+    from farm.report import export
+
+    if fmt == "parquet":
+        _require("pyarrow", "farm export --format parquet")
+
+    day, tz = _report_day(farm_ctx, day)
+    engine = farm_ctx.engine()
+    require_current(engine)
+    out = out or f"postings-{day}.{fmt}"
+    if out == "-":
+        count = export.write(engine, sys.stdout.buffer, day, tz, fmt)
+        sys.stdout.buffer.flush()
+        click.echo(f"{count:,} postings seen on {day} written to standard output", err=True)
+        return
+    try:
+        with open(out, "wb") as file:
+            count = export.write(engine, file, day, tz, fmt)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
+    click.echo(f"{count:,} postings seen on {day} written to {Path(out).resolve()}")
+
+
 # --- farm demo --------------------------------------------------------------
 
 
@@ -505,8 +604,9 @@ def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
     """Crawl the bundled keywords of all three sites against the sandbox.
 
     Upgrades the database, imports farm/demo/keywords.csv, starts the sandbox,
-    runs `scrapy crawl` for boss, qcwy and zhilian, and prints the stats. Run
-    again the same day, it finds nothing new to crawl and says so.
+    runs `scrapy crawl` for boss, qcwy and zhilian, prints the stats and writes
+    the day's report (report.html in --log-dir). Run again the same day, it
+    finds nothing new to crawl and says so.
     """
     from farm.demo import KEYWORDS_FILE, run_demo
 
@@ -518,6 +618,8 @@ def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
     codes = run_demo(store, farm_ctx.db_url, Path(log_dir))
     click.echo()
     ctx.invoke(stats)
+    click.echo()
+    ctx.invoke(report_command, out=str(Path(log_dir) / "report.html"))
     failed = [source for source, code in codes.items() if code != 0]
     if failed:
         raise click.ClickException(f"the crawl of {', '.join(failed)} failed: see its log in {log_dir}/")

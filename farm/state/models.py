@@ -26,7 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-from farm.state.posting_fields import posting_columns
+from farm.state.posting_fields import posting_columns, salary_columns
 
 SOURCES = ("boss", "qcwy", "zhilian")
 STATUSES = ("idle", "crawling", "completed", "failed", "partial")
@@ -121,6 +121,7 @@ class JobPostingRow(Base):
         Base.metadata,
         Column("id", Id, primary_key=True, autoincrement=True),
         *posting_columns(UtcDateTime),
+        *salary_columns(),
         UniqueConstraint("source", "job_id", name="uq_job_posting_source_job_id"),
         Index("ix_job_posting_keyword", "keyword_id"),
         mysql_charset="utf8mb4",

@@ -17,6 +17,7 @@ from farm.state.migrate import (
     require_current,
     upgrade,
 )
+from farm.salary import COLUMNS as SALARY
 from farm.state.models import Base, Keyword
 
 
@@ -52,8 +53,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0005():
-    assert head_revision() == "0005" == HEAD
+def test_head_is_0006():
+    assert head_revision() == "0006" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
@@ -89,7 +90,7 @@ def test_schema_at_0001_differs_from_models(engine):
 def test_schema_at_0002_lacks_the_retry_and_block_columns(engine):
     upgrade(engine, revision="0002")
     added_columns = {d[3].name for d in schema_differences(engine) if d[0] == "add_column"}
-    assert added_columns == {"retry_at", "blocked_claims"}
+    assert added_columns == {"retry_at", "blocked_claims", *SALARY}
 
 
 SEED_ROWS = [
@@ -148,8 +149,12 @@ def test_upgrade_to_ids_compared_as_written_keeps_every_row(engine):
     store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     [lease] = store.claim("qcwy", "worker 1")
     row = {"source": "qcwy", "keyword_id": lease.id, "title": "t"}
-    store.write_batch([{**row, "job_id": "a"}, {**row, "job_id": "b "}], [(lease, 1, 2, None)],
-                      datetime(2026, 12, 3, tzinfo=timezone.utc))  # fmt: skip
+    seen = datetime(2026, 12, 3)
+    with engine.begin() as conn:  # postings as the 0003 schema holds them (the store writes newer columns)
+        for job_id in ("a", "b "):
+            conn.execute(text("INSERT INTO job_posting (source, job_id, title, keyword_id, first_seen_at, "
+                              "last_seen_at) VALUES (:source, :job_id, :title, :keyword_id, :seen, :seen)"),
+                         {**row, "job_id": job_id, "seen": seen})  # fmt: skip
     before = _everything(engine)
     upgrade(engine)
     assert current_revision(engine) == HEAD
