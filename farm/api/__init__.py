@@ -1,4 +1,4 @@
-"""The keyword API of seed design 000: `farm api`, for crawlers that are not Scrapy.
+"""The keyword API: `farm api`, for crawlers that are not Scrapy.
 
 It serves the keyword table over HTTP through the same KeywordStore the spiders
 use, so a claim, a page, an end or a heartbeat sent here is exactly the write a

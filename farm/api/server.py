@@ -28,23 +28,10 @@ from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
 
-MIN_BODY = 1024  # bytes: below this not even a heartbeat fits
 KEEP_ALIVE = 5  # seconds an idle connection is kept between requests
 # connections and requests at once; past it uvicorn answers 503 (each request holds a worker thread
 # while it waits for the database, and FARM_API_READ_TIMEOUT frees those that trickle)
 MAX_CONNECTIONS = 1000
-
-
-def _read_timeout(value) -> float:
-    """FARM_API_READ_TIMEOUT: seconds > 0, as a number."""
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = float("nan")
-    if not 0 < seconds < 86400:  # refuses nan too
-        raise click.ClickException(f"FARM_API_READ_TIMEOUT must be a number of seconds above 0 (e.g. 10), "
-                                   f"got {value!r}")  # fmt: skip
-    return seconds
 
 
 class FileClock:
@@ -72,7 +59,7 @@ class FileClock:
               help="For tests only: read the time from this file (ISO 8601 with offset) at every call.")  # fmt: skip
 @click.pass_obj
 def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None):
-    """Serve the keyword API (seed design 000) for crawlers that are not Scrapy.
+    """Serve the keyword API for crawlers that are not Scrapy.
 
     Claims, page progress, ends and heartbeats go through the same store as the
     spiders', with the same guarantees. Every call needs `Authorization: Bearer
@@ -86,13 +73,8 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
         check_bind(host, token)
     except TokenRequired as exc:
         raise click.ClickException(str(exc)) from None
-    max_body = settings.getint("FARM_API_MAX_BODY")
-    if max_body < MIN_BODY:
-        raise click.ClickException(f"FARM_API_MAX_BODY must be at least {MIN_BODY} bytes, got {max_body}")
-    retry_after = settings.getint("FARM_API_RETRY_AFTER")
-    if retry_after < 1:
-        raise click.ClickException(f"FARM_API_RETRY_AFTER must be at least 1 second, got {retry_after}")
-    read_timeout = _read_timeout(settings.get("FARM_API_READ_TIMEOUT"))
+    config = farm_ctx.config  # every setting checked: a bad one is its one line
+    max_body, retry_after, read_timeout = config.api_max_body, config.api_retry_after, config.api_read_timeout
     try:
         import uvicorn
 

@@ -236,6 +236,30 @@ def test_mariadb_gone_for_10_seconds_mid_crawl_is_ridden_out(mariadb_url, shared
         relay.stop()
 
 
+def test_mariadb_silent_mid_crawl_is_an_outage_ridden_out(mariadb_url, shared, tmp_path):
+    rows = rows_for(12)
+    prepare_db(mariadb_url, rows)
+    credentials, rest = mariadb_url.rsplit("@", 1)
+    host, database = rest.split("/", 1)
+    address, port = host.split(":")
+    relay = Relay((address, int(port))).start()
+    via_relay = f"{credentials}@127.0.0.1:{relay.port}/{database}"
+    try:
+        with SandboxProcess(seed=9, postings=(200, 200)) as sandbox:
+            slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2, "FARM_DB_TIMEOUT": 1}
+            workers = start_workers(2, via_relay, sandbox, shared, tmp_path, **slow)
+            wait_until(lambda: served(sandbox) >= 30, 60, "some pages")
+            relay.stall()  # the server keeps every connection and answers nothing
+            wait_until(lambda: "timed out" in logs(tmp_path), 30, "the crawl to see the silence as an outage")
+            time.sleep(3)  # the outage itself goes on, not a wait for a condition
+            relay.resume()  # what the workers sent meanwhile reaches it: writes whose outcome they never learnt
+            finish(workers, tmp_path, timeout=120)
+            check_everything_once(mariadb_url, sandbox, rows)
+        assert "the database is unreachable" in logs(tmp_path)
+    finally:
+        relay.stop()
+
+
 @pytest.mark.parametrize("setting, url, words", [
     ("FARM_REDIS_URL", "redis://:s3cret@127.0.0.1:9/0", "cannot reach Redis at FARM_REDIS_URL='redis://:***@127.0.0.1:9/0'"),
     ("FARM_DB_URL", "mysql+pymysql://root:s3cret@127.0.0.1:9/farm",

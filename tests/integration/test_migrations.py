@@ -18,6 +18,7 @@ from farm.state.migrate import (
     require_current,
     upgrade,
 )
+from farm.salary import COLUMNS as SALARY
 from farm.state.models import Base, Keyword
 
 
@@ -53,8 +54,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0004():
-    assert head_revision() == "0004" == HEAD
+def test_head_is_0006():
+    assert head_revision() == "0006" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
@@ -71,7 +72,7 @@ def test_upgrade_by_url(db_url, engine):
     upgrade(db_url, revision="0001")
     assert current_revision(engine) == "0001"
     upgrade(db_url)
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == HEAD
 
 
 def test_schema_at_head_equals_models(engine):
@@ -90,13 +91,13 @@ def test_schema_at_0001_differs_from_models(engine):
 def test_schema_at_0002_lacks_the_retry_and_block_columns(engine):
     upgrade(engine, revision="0002")
     added_columns = {d[3].name for d in schema_differences(engine) if d[0] == "add_column"}
-    assert added_columns == {"retry_at", "blocked_claims"}
+    assert added_columns == {"retry_at", "blocked_claims", *SALARY}
 
 
 def test_schema_at_0003_keeps_lease_tokens_in_an_int(engine):
     upgrade(engine, revision="0003")
-    [changed] = schema_differences(engine)
-    assert changed[0][0] == "modify_type" and changed[0][3] == "lease_token"
+    changed = [d[0] for d in schema_differences(engine) if isinstance(d, list)]
+    assert [(c[0], c[3]) for c in changed] == [("modify_type", "lease_token")]
 
 
 def test_upgrade_database_with_rows_at_0003_keeps_them_and_holds_random_tokens(engine):
@@ -114,7 +115,7 @@ def test_upgrade_database_with_rows_at_0003_keeps_them_and_holds_random_tokens(e
                 dict(id=kid, job=f"job{kid}", d=date(2025, 3, 10), status=status, token=token, now=now),
             )
     upgrade(engine)
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == HEAD
     k = Keyword.__table__.c
     with engine.connect() as conn:
         rows = conn.execute(select(k.id, k.crawl_status, k.lease_token, k.last_completed_page, k.pages_ahead)
@@ -154,7 +155,7 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
                 dict(zip(("id", "source", "city", "job", "d", "status", "page", "total", "jobs", "started"), r), c=created),
             )
     upgrade(engine)
-    assert current_revision(engine) == "0004"
+    assert current_revision(engine) == HEAD
     k = Keyword.__table__.c
     with engine.connect() as conn:
         rows = conn.execute(
@@ -178,6 +179,36 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
     assert store.reap() == 1  # the 0001-era crawling row, started 10 hours ago
     [lease] = store.claim("boss", "w")
     assert (lease.id, lease.from_status, lease.start_page) == (4, "partial", 3)
+
+
+def test_upgrade_to_ids_compared_as_written_keeps_every_row(engine):
+    upgrade(engine, revision="0004")
+    store = KeywordStore(engine)
+    store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
+    [lease] = store.claim("qcwy", "worker 1")
+    row = {"source": "qcwy", "keyword_id": lease.id, "title": "t"}
+    seen = datetime(2026, 12, 3)
+    with engine.begin() as conn:  # postings as the 0004 schema holds them (the store writes newer columns)
+        for job_id in ("a", "b "):
+            conn.execute(text("INSERT INTO job_posting (source, job_id, title, keyword_id, first_seen_at, "
+                              "last_seen_at) VALUES (:source, :job_id, :title, :keyword_id, :seen, :seen)"),
+                         {**row, "job_id": job_id, "seen": seen})  # fmt: skip
+    before = _everything(engine)
+    upgrade(engine)
+    assert current_revision(engine) == HEAD
+    assert _everything(engine) == before
+    # the key columns now tell trailing spaces apart: another posting, another crawler
+    store.upsert_postings([{**row, "job_id": "a "}], datetime(2026, 12, 3, tzinfo=timezone.utc))
+    assert sorted(_everything(engine)[1]) == sorted([*before[1], ("qcwy", "a ")])
+    assert store.take_back("qcwy", "worker 1 ") == []  # the lease of "worker 1" is not its
+
+
+def _everything(engine):
+    with engine.connect() as conn:
+        keywords = conn.execute(text("SELECT id, source, city, job, crawler_id, crawl_status, lease_token, "
+                                     "last_completed_page FROM keyword ORDER BY id")).all()  # fmt: skip
+        postings = conn.execute(text("SELECT source, job_id FROM job_posting ORDER BY id")).all()
+    return [tuple(r) for r in keywords], [tuple(r) for r in postings]
 
 
 def test_require_current_on_empty_database(engine):

@@ -303,6 +303,9 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url
         }
         assert (stats.get("farm/sql/dropped"), stats.get("farm/sql/error")) == (1, None)
         assert stats["farm/sql/upserted"] == len(hostile)
+        # the one salary text no rule knows ("职" * 64) is counted and stored without numbers
+        assert stats["farm/salary/unparsed"] == 1
+        assert (long.salary_min, long.salary_max, long.salary_unit) == (None, None, None)
     finally:
         runtime.close()
         await (runtime.writer.ended)

@@ -23,7 +23,7 @@ ROWS = [("qcwy", city, "python") for city in ("北京", "上海", "广州")]
 
 def recording_engine():
     """Records what the middleware schedules, and why it closes the crawl."""
-    engine = SimpleNamespace(scheduled=[], closed=[])
+    engine = SimpleNamespace(scheduled=[], closed=[], spider="open")  # Scrapy's: None once closed
     engine.crawl = engine.scheduled.append
 
     def close_spider_async(*, reason):
