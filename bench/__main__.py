@@ -3,13 +3,17 @@
 Ratios are measured within one run (these machines are shared and noisy):
 claims at 10k vs 1M keyword rows, claims over HTTP vs in process, the sandbox vs
 one Scrapy process, farm vs plain Scrapy, a claim on a thread of a busy process,
-a crawl with JOBDIR vs without.
+a crawl with JOBDIR vs without; the report and the export of a day among a
+million postings.
 """
 
 import sys
 import time
 
-from bench import api_bench, checkpoint_bench, claim_thread_bench, claims_bench, crawl_bench, redis_bench, sandbox_bench
+from bench import (
+    api_bench, checkpoint_bench, claim_thread_bench, claims_bench, crawl_bench, redis_bench, report_bench,
+    sandbox_bench,
+)  # fmt: skip
 
 SECTIONS = [
     ("keyword claims, 8 processes on MariaDB", claims_bench.run),
@@ -19,6 +23,7 @@ SECTIONS = [
     ("a keyword claim on a thread of a busy process (why the state writer makes the claims)", claim_thread_bench.run),
     ("work shared through Redis: farm's Redis mode vs local mode vs scrapy-redis", redis_bench.run),
     ("pause and resume (JOBDIR): checkpoint saves, crawl with JOBDIR vs without vs Scrapy's", checkpoint_bench.run),
+    ("farm report and farm export on 1M postings over 30 days (SQLite)", report_bench.run),
 ]
 
 

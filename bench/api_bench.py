@@ -5,7 +5,7 @@ in-process figure (8 processes calling KeywordStore.claim) measured in the same 
 
 Both run on 10,000 keywords in a throwaway database. Each client keeps one HTTP connection,
 claims WARMUP_CLAIMS before the clock starts, then CLAIMS_PER_CLIENT keywords one at a time
-(``GET /api/v1/keyword/available?reserve=true&limit=1``); the rate is all claims over the wall
+(``POST /api/v1/keyword/available`` with ``{"source": "boss", "limit": 1}``); the rate is all claims over the wall
 time from the start signal to the last client done. The server runs as `farm api` does by
 default (one process, its access log on), on the same 2 cores as MariaDB and the clients.
 """
@@ -38,16 +38,16 @@ SPAWN = multiprocessing.get_context("spawn")
 
 
 def _client(url, token, worker, ready, start, results):
-    claims = {"source": "boss", "limit": 1, "reserve": "true", "crawler_id": f"bench-{worker}"}
+    claims = {"source": "boss", "limit": 1, "crawler_id": f"bench-{worker}"}
     try:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
             for _ in range(WARMUP_CLAIMS):
-                http.get("/api/v1/keyword/available", params=claims).raise_for_status()
+                http.post("/api/v1/keyword/available", json=claims).raise_for_status()
             ready.put(worker)
             start.wait()
             claimed = 0
             for _ in range(CLAIMS_PER_CLIENT):
-                r = http.get("/api/v1/keyword/available", params=claims)
+                r = http.post("/api/v1/keyword/available", json=claims)
                 r.raise_for_status()
                 claimed += len(r.json()["keywords"])
         results.put((worker, claimed, time.monotonic(), None))

@@ -9,7 +9,6 @@ import functools
 import json
 import unicodedata
 from datetime import date, datetime
-from itertools import islice
 from pathlib import Path
 
 import click
@@ -19,11 +18,13 @@ from sqlalchemy.exc import DBAPIError
 
 from farm import repeat
 from farm.api.server import api
+from farm.config import FarmConfig, SettingError
+from farm.display import escape
 from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state import report
 from farm.state.clock import load_timezone, today
-from farm.state.db import DatabaseUrlError, make_engine, mask_url, reader
+from farm.state.db import DatabaseUrlError, check_stored, make_engine, mask_url, reader
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
 from farm.state.models import SOURCES, STATUSES
 from farm.state.store import KeywordStore
@@ -38,6 +39,12 @@ class DatabaseUnreachable(Exception):
     """The database URL is well formed but no connection could be made."""
 
 
+class BadSetting(click.ClickException):
+    """A setting farm cannot use: its one line (farm.config), and exit status 2, as for a bad option."""
+
+    exit_code = 2
+
+
 class Farm:
     """What every command shares: the settings, the database URL and, once asked for, the engine."""
 
@@ -46,6 +53,17 @@ class Farm:
         self.db_url = db_url
         self.url_origin = url_origin  # "--db-url" or "FARM_DB_URL": named in error messages
         self._engine: Engine | None = None
+        self._config: FarmConfig | None = None
+
+    @property
+    def config(self) -> FarmConfig:
+        """Every setting, checked once (BadSetting names a bad one)."""
+        if self._config is None:
+            try:
+                self._config = FarmConfig.from_settings(self.settings)
+            except SettingError as exc:
+                raise BadSetting(str(exc).replace("FARM_DB_URL=", f"{self.url_origin}=", 1)) from None
+        return self._config
 
     @property
     def masked_url(self) -> str:
@@ -55,8 +73,9 @@ class Farm:
         """The engine, after one connection proves the database is reachable."""
         if self._engine is None:
             try:
+                check_stored(self.db_url, setting=self.url_origin)  # not in memory: every command keeps or reads
                 engine = make_engine(self.db_url, setting=self.url_origin)
-            except DatabaseUrlError as exc:  # its message masks the password
+            except ValueError as exc:  # DatabaseUrlError (its message masks the password), a bad FARM_DB_TIMEOUT
                 raise click.ClickException(str(exc)) from None
             try:
                 with engine.connect():
@@ -73,20 +92,16 @@ class Farm:
         ``read_only``: for commands that only read (stats, list), whose reads then do
         not wait behind a crawl's writers on SQLite (farm.state.db.reader).
         """
+        config = self.config
         engine = reader(self.engine()) if read_only else self.engine()
         require_current(engine)
-        tz_name = self.settings.get("FARM_TIMEZONE")
-        try:
-            load_timezone(tz_name)
-        except ValueError as exc:
-            raise click.ClickException(str(exc)) from None
         return KeywordStore(
             engine,
-            timezone=tz_name,
-            lease_timeout=self.settings.getint("FARM_LEASE_TIMEOUT"),
-            max_retries=self.settings.getint("FARM_MAX_RETRIES"),
-            retry_delay=self.settings.getfloat("FARM_RETRY_DELAY"),
-            max_blocked_claims=self.settings.getint("FARM_MAX_BLOCKED_CLAIMS"),
+            timezone=config.timezone,
+            lease_timeout=config.lease_timeout,
+            max_retries=config.max_retries,
+            retry_delay=config.retry_delay,
+            max_blocked_claims=config.max_blocked_claims,
         )
 
     def close(self) -> None:
@@ -151,8 +166,12 @@ def farm(ctx: click.Context, db_url: str | None):
     if db_url is None:
         ctx.obj = Farm(settings, settings.get("FARM_DB_URL"), "FARM_DB_URL")
     else:
+        settings = settings.copy()
+        settings.set("FARM_DB_URL", db_url, priority="cmdline")  # checked with the other settings
         ctx.obj = Farm(settings, db_url, "--db-url")
     ctx.call_on_close(ctx.obj.close)
+    if ctx.invoked_subcommand != "doctor":  # doctor reports a bad setting as one of its checks
+        ctx.obj.config  # noqa: B018 - every setting checked before the command does anything
 
 
 # --- farm db ----------------------------------------------------------------
@@ -183,26 +202,37 @@ def keywords():
 
 
 @keywords.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @database_command
 def keywords_import(farm_ctx: Farm, file: str):
-    """Add the keywords of a CSV FILE with the header source,city,job.
+    """Add the keywords of a CSV FILE with the header source,city,job (- reads standard input).
 
-    Keywords already in the table are skipped. The whole file is checked first:
-    one bad line and nothing is written.
+    Keywords already in the table are skipped, and a keyword repeated in the file
+    is added once. The whole file is checked first: one bad line and nothing is
+    written. The file is read once, so a pipe or a process substitution works.
     """
     store = farm_ctx.store()
     try:
-        total = sum(1 for _ in read_keywords(file))
-        rows = ((source, city, job) for _, source, city, job in read_keywords(file))
-        inserted = 0
-        while chunk := list(islice(rows, IMPORT_CHUNK)):
-            inserted += store.add_keywords(chunk)
+        total, rows = _unique_keywords(file)
     except KeywordFileError as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"{file}: cannot read: {exc.strerror or exc}") from None
-    click.echo(f"imported {inserted} new keywords ({total - inserted} already present)")
+    inserted = 0
+    for start in range(0, len(rows), IMPORT_CHUNK):
+        inserted += store.add_keywords(rows[start : start + IMPORT_CHUNK])
+    repeated = f", {total - len(rows)} repeated in the file" if total > len(rows) else ""
+    click.echo(f"imported {inserted} new keywords ({len(rows) - inserted} already present{repeated})")
+
+
+def _unique_keywords(file: str) -> tuple[int, list[tuple[str, str, str]]]:
+    """The keyword lines of ``file`` (read once, all checked) and the distinct keywords among them."""
+    total = 0
+    unique: dict[tuple[str, str, str], None] = {}
+    for _, source, city, job in read_keywords(file):
+        total += 1
+        unique[(source, city, job)] = None
+    return total, list(unique)
 
 
 @keywords.command("add")
@@ -237,14 +267,14 @@ def keywords_list(farm_ctx: Farm, source: str | None, status: str | None, limit:
         [
             r["id"],
             r["source"],
-            r["city"],
-            r["job"],
+            escape(r["city"]),
+            escape(r["job"]),
             r["crawl_status"],
             f"{r['last_completed_page'] or 0}/{_or_dash(r['total_pages'])}",
             r["jobs_found"],
             r["retry_count"],
             _or_dash(r["last_requested_date"]),
-            _clip(_or_dash(r["error_message"]), 60),
+            _clip(escape(" ".join(_or_dash(r["error_message"]).split())), 60),  # a client's text: no escape reaches the terminal
         ]
         for r in rows
     ]
@@ -263,6 +293,24 @@ def _parse_date(ctx, param, value: str | None) -> date | None:
         raise click.BadParameter(f"{value!r} is not a date: use YYYY-MM-DD, e.g. 2024-05-01")
 
 
+# the longest --window (a year of minutes) and --interval (a day): beyond, dates overflow
+MAX_WINDOW = 366 * 24 * 60
+MAX_INTERVAL = 24 * 3600
+
+
+class FiniteRange(click.FloatRange):
+    """A number from ``lo`` to ``hi``; nan and inf refused (FloatRange lets nan through)."""
+
+    def __init__(self, lo: float, hi: float):
+        super().__init__(min=lo, max=hi)
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if number != number:  # nan compares false with every bound
+            self.fail(f"{value!r} is not a number from {self.min:g} to {self.max:g}", param, ctx)
+        return number
+
+
 STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial", "pages",
                 "jobs found"]  # fmt: skip
 RATE_COLUMNS = ["done", "left", "keywords/min", "pages/min"]
@@ -273,10 +321,10 @@ RATE_COLUMNS = ["done", "left", "keywords/min", "pages/min"]
 @click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
               help="The day to report. [default: today in FARM_TIMEZONE]")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as one JSON document.")
-@click.option("--window", type=click.FloatRange(min=0.1), default=report.DEFAULT_WINDOW_MINUTES, show_default=True,
+@click.option("--window", type=FiniteRange(0.1, MAX_WINDOW), default=report.DEFAULT_WINDOW_MINUTES, show_default=True,
               metavar="MINUTES", help="The recent rate counts the keywords that ended in the last MINUTES.")  # fmt: skip
 @click.option("--watch", is_flag=True, help="Refresh in place every --interval seconds until Ctrl+C.")
-@click.option("--interval", type=click.FloatRange(min=0.2), default=5.0, show_default=True, metavar="SECONDS",
+@click.option("--interval", type=FiniteRange(0.2, MAX_INTERVAL), default=5.0, show_default=True, metavar="SECONDS",
               help="Seconds between refreshes of --watch.")  # fmt: skip
 @database_command
 def stats(farm_ctx: Farm, source: str | None, day: date | None, as_json: bool, window: float = 10.0,
@@ -303,8 +351,7 @@ def stats(farm_ctx: Farm, source: str | None, day: date | None, as_json: bool, w
     "crawl_status", "jobs_found"}.
     """
     store = farm_ctx.store(read_only=True)
-    limits = report.Limits(farm_ctx.settings.getint("FARM_MAX_RETRIES"),
-                           farm_ctx.settings.getint("FARM_MAX_BLOCKED_CLAIMS"))  # fmt: skip
+    limits = report.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
 
     def sample():
         now = store.clock()
@@ -446,6 +493,105 @@ farm.add_command(sandbox, "sandbox")
 farm.add_command(api, "api")
 
 
+# --- farm report, farm export ------------------------------------------------
+
+
+def _require(module: str, command: str) -> None:
+    """A one-line error, not a traceback, where an optional package is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise click.ClickException(f"{command} needs {module}: pip install 'farm[report]' (or make install)")
+
+
+def _report_day(farm_ctx: Farm, day: date | None):
+    """(the day, the time zone): ``day``, or today in FARM_TIMEZONE."""
+    try:
+        tz = load_timezone(farm_ctx.settings.get("FARM_TIMEZONE"))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    from farm.state.clock import utcnow
+
+    return day or today(utcnow(), tz), tz
+
+
+@farm.command("report")
+@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
+              help="The day to report. [default: today in FARM_TIMEZONE]")  # fmt: skip
+@click.option("--days", type=click.IntRange(1, 366), default=30, show_default=True,
+              help="Days of the new-postings chart, ending with --date.")  # fmt: skip
+@click.option("--gone-after", type=click.IntRange(1, 366), default=7, show_default=True, metavar="DAYS",
+              help="A posting last seen DAYS days before --date, and not since, counts as gone that day.")  # fmt: skip
+@click.option("--out", default="report.html", show_default=True, type=click.Path(dir_okay=False, writable=True),
+              help="The HTML file to write.")  # fmt: skip
+@database_command
+def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int, out: str):
+    """Write the day's picture as one HTML file that opens from disk.
+
+    The day's crawl per site (keywords by state, failures grouped by reason,
+    pages, blocks, duration), postings seen, new and gone per site and city,
+    new postings per day, salary quartiles per keyword and city, and the top
+    companies by new postings. An empty database gives a page that says so.
+    """
+    _require("matplotlib", "farm report")
+    from farm.report.build import write_report
+    from farm.report.figures import DayFigures
+    from farm.report.page import render
+    from farm.state.clock import utcnow
+
+    day, tz = _report_day(farm_ctx, day)
+    engine = farm_ctx.engine()
+    path = Path(out)
+    try:
+        if current_revision(engine) is None:  # never upgraded: nothing stored, and no tables to read
+            figures = DayFigures(day, tz.key, days, gone_after)
+            path.write_text(render(figures, utcnow().astimezone(tz), farm_ctx.masked_url), encoding="utf-8")
+        else:
+            require_current(engine)
+            figures = write_report(engine, path, day, tz, days, gone_after, database=farm_ctx.masked_url)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
+    seen = sum(int(row["seen"]) for row in figures.postings)
+    crawled = f"{len(figures.crawl)} site(s) crawled" if figures.crawled else "no crawl"
+    click.echo(f"report of {day}: {crawled}, {seen:,} postings seen; written to {path.resolve()}")
+
+
+@farm.command("export")
+@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
+              help="The day whose postings to export. [default: today in FARM_TIMEZONE]")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(("csv", "jsonl", "parquet")), required=True,
+              help="csv (a header row, tags as JSON text), jsonl (one JSON object a line) or parquet.")  # fmt: skip
+@click.option("--out", metavar="PATH", help="The file to write, - for standard output. [default: postings-DATE.FORMAT]")
+@database_command
+def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None):
+    """Export the postings seen on a day (new ones included), with their salary as numbers.
+
+    Streamed: memory stays flat however many postings there are.
+    """
+    import sys
+
+    from farm.report import export
+
+    if fmt == "parquet":
+        _require("pyarrow", "farm export --format parquet")
+
+    day, tz = _report_day(farm_ctx, day)
+    engine = farm_ctx.engine()
+    require_current(engine)
+    out = out or f"postings-{day}.{fmt}"
+    if out == "-":
+        count = export.write(engine, sys.stdout.buffer, day, tz, fmt)
+        sys.stdout.buffer.flush()
+        click.echo(f"{count:,} postings seen on {day} written to standard output", err=True)
+        return
+    try:
+        with open(out, "wb") as file:
+            count = export.write(engine, file, day, tz, fmt)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
+    click.echo(f"{count:,} postings seen on {day} written to {Path(out).resolve()}")
+
+
 # --- farm demo --------------------------------------------------------------
 
 
@@ -458,8 +604,9 @@ def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
     """Crawl the bundled keywords of all three sites against the sandbox.
 
     Upgrades the database, imports farm/demo/keywords.csv, starts the sandbox,
-    runs `scrapy crawl` for boss, qcwy and zhilian, and prints the stats. Run
-    again the same day, it finds nothing new to crawl and says so.
+    runs `scrapy crawl` for boss, qcwy and zhilian, prints the stats and writes
+    the day's report (report.html in --log-dir). Run again the same day, it
+    finds nothing new to crawl and says so.
     """
     from farm.demo import KEYWORDS_FILE, run_demo
 
@@ -471,6 +618,8 @@ def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
     codes = run_demo(store, farm_ctx.db_url, Path(log_dir))
     click.echo()
     ctx.invoke(stats)
+    click.echo()
+    ctx.invoke(report_command, out=str(Path(log_dir) / "report.html"))
     failed = [source for source, code in codes.items() if code != 0]
     if failed:
         raise click.ClickException(f"the crawl of {', '.join(failed)} failed: see its log in {log_dir}/")

@@ -18,20 +18,66 @@ completed, failed (``fetch`` raised: the keyword's fault, retried later) or bloc
 was reaped and claimed again): the loop drops it, sends nothing more about it, and
 claims the next. A 503 is asked again after its Retry-After. The loop stops when no
 keyword of the source is left to claim now.
+
+What the client sends fits what the server takes: error texts are cleaned (no control
+characters, no lone surrogates) and cut, a site's total is capped at the server's page
+cap. On an error the loop cannot handle (the API refusing or unreachable, an interrupt)
+the keyword is given back ``partial`` before the error propagates, so the next claim
+resumes it at once rather than after FARM_LEASE_TIMEOUT.
 """
 
 import logging
+import math
+import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 
 import httpx
+
+from farm.state.models import max_pages_that_fit
 
 logger = logging.getLogger(__name__)
 
 API = "/api/v1"
+PAGE_MAX = max_pages_that_fit()  # the server's page cap: a total above it is refused
+ERROR_MESSAGE_MAX = 2_000  # characters of an error message the server keeps (it takes up to 10,000)
+RETRY_AFTER_DEFAULT = 5.0  # seconds, when a 503 says nothing readable
+RETRY_AFTER_MAX = 300.0  # seconds: a longer Retry-After is waited this long, then the call is made again
+# C0 and C1 control characters: a terminal would act on them
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_SURROGATES = re.compile(r"[\ud800-\udfff]")  # cannot be sent as UTF-8
+
+
+def retry_after(value: str | None, now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> float:
+    """Seconds to wait for a Retry-After header: delay-seconds or an HTTP date; at least 0, at most
+    RETRY_AFTER_MAX; RETRY_AFTER_DEFAULT when it is missing or unreadable."""
+    if value is None:
+        return RETRY_AFTER_DEFAULT
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return RETRY_AFTER_DEFAULT
+        if when.tzinfo is None:  # HTTP dates are GMT
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - now()).total_seconds()
+    if math.isnan(seconds):
+        return RETRY_AFTER_DEFAULT
+    return min(max(seconds, 0.0), RETRY_AFTER_MAX)
+
+
+def clean_text(text: str, limit: int = ERROR_MESSAGE_MAX) -> str:
+    """``text`` as the API takes it: each run of control characters one space, each lone
+    surrogate U+FFFD, at most ``limit`` characters (cut with an ellipsis)."""
+    text = _SURROGATES.sub("\ufffd", _CONTROLS.sub(" ", str(text))).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ApiError(Exception):
@@ -100,12 +146,13 @@ class KeywordClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _call(self, method: str, path: str, **kwargs):
-        for attempt in range(self.retries + 1):
+    def _call(self, method: str, path: str, retries: int | None = None, **kwargs):
+        retries = self.retries if retries is None else retries
+        for attempt in range(retries + 1):
             response = self.http.request(method, API + path, **kwargs)
-            if response.status_code != 503 or attempt == self.retries:
+            if response.status_code != 503 or attempt == retries:
                 break
-            wait = float(response.headers.get("retry-after", "5"))
+            wait = retry_after(response.headers.get("retry-after"))
             logger.warning("farm api: the database is unavailable; asking again in %.0fs", wait)
             self.sleep(wait)
         try:
@@ -122,10 +169,12 @@ class KeywordClient:
 
     def available(self, source: str, limit: int = 1, reserve: bool = False, crawler_id: str | None = None,
                   skip_partial=()) -> dict:  # fmt: skip
-        params = {"source": source, "limit": limit, "reserve": "true" if reserve else "false",
-                  "skip_partial": sorted(skip_partial)}  # fmt: skip
+        """What a claim would take (a GET), or with ``reserve`` a claim (a POST)."""
+        params = {"source": source, "limit": limit, "skip_partial": sorted(skip_partial)}
         if crawler_id:
             params["crawler_id"] = crawler_id
+        if reserve:
+            return self._call("POST", "/keyword/available", json=params)
         return self._call("GET", "/keyword/available", params=params)
 
     def claim(self, source: str, crawler_id: str, limit: int = 1, skip_partial=()) -> tuple[list[Claim], dict]:
@@ -151,9 +200,11 @@ class KeywordClient:
     def heartbeat(self, claim: Claim) -> dict:
         return self._call("POST", "/keyword/heartbeat", json=claim.lease)
 
-    def end(self, claim: Claim, status: str, error_message: str | None = None) -> dict:
-        """completed, failed, partial or blocked."""
-        return self._call("POST", "/keyword/crawl-complete",
+    def end(self, claim: Claim, status: str, error_message: str | None = None, retries: int | None = None) -> dict:
+        """completed, failed, partial or blocked; ``error_message`` cleaned and cut (clean_text)."""
+        if error_message is not None:
+            error_message = clean_text(error_message)
+        return self._call("POST", "/keyword/crawl-complete", retries=retries,
                           json={**claim.lease, "status": status, "error_message": error_message})  # fmt: skip
 
     def stats(self, source: str | None = None, day: str | None = None) -> list[dict]:
@@ -197,7 +248,30 @@ Fetch = Callable[[Claim, int], tuple[list[dict], int | None]]
 
 def crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_every: float = 60) -> str:
     """Fetch and report the claim's pages still to do, then end it; how it ended:
-    completed, failed, blocked, or lost (the lease was taken back)."""
+    completed, failed, blocked, or lost (the lease was taken back). On an error it cannot
+    handle, the keyword is given back partial, then the error propagates."""
+    try:
+        return _crawl_keyword(client, claim, fetch, heartbeat_every)
+    except BaseException as exc:  # the API refusing or gone, a posting it cannot send, an interrupt
+        _give_back(client, claim, exc)
+        raise
+
+
+def _give_back(client: KeywordClient, claim: Claim, exc: BaseException) -> None:
+    # one attempt: when the API itself is what failed, the error should not wait on it
+    reason = f"the crawler stopped: {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
+    try:
+        client.end(claim, "partial", reason, retries=0)
+    except LeaseLost:  # ended, or taken back, already
+        return
+    except Exception as lost:  # noqa: BLE001 - the error being raised is the one to report
+        logger.warning("farm api: keyword %d (%s) could not be given back (%s); it is reaped after "
+                       "FARM_LEASE_TIMEOUT", claim.id, claim.job, lost)  # fmt: skip
+        return
+    logger.warning("farm api: keyword %d (%s) given back partial: %s", claim.id, claim.job, clean_text(reason, 200))
+
+
+def _crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_every: float) -> str:
     page, total = claim.last_completed_page + 1, claim.total_pages
     try:
         with Heartbeat(client, claim, heartbeat_every) as beat:
@@ -208,7 +282,8 @@ def crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_e
                 postings, told = fetch(claim, page)
                 if beat.lost:  # taken back while the page was fetched: it is another crawler's now
                     raise LeaseLost(409, "the heartbeat found the lease taken back")
-                total = page if told is None else told  # no total told: this was the last page
+                # no total told: this was the last page; the server takes no total above its page cap
+                total = page if told is None else min(told, PAGE_MAX)
                 answer = client.postings(claim, postings, page=page, total_pages=total)
                 if answer["page"]["completed"]:
                     return "completed"

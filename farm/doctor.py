@@ -1,11 +1,12 @@
 """`farm doctor`: is this machine set up to crawl? One line per check: ok, warn or fail, and what to do.
 
-Checks: the database URL (reachable), the schema revision, Redis (when
+Checks: the settings (each one's value), the database URL (reachable), the schema revision, Redis (when
 FARM_REDIS_URL is set), each site's base URL (reachable or not: a warning, as a
 crawl may run elsewhere), FARM_TIMEZONE (and what "today" is there), stale
 leases, and keywords that failed for the day. Only a failure makes the command
 exit non-zero. Nothing is written anywhere: a missing SQLite file is reported,
-not created.
+not created. No line shows a secret (farm.display.without_secrets) or a control
+character a client stored (farm.display.escape).
 """
 
 import urllib.error
@@ -16,12 +17,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
+from farm.config import FarmConfig, SettingError
+from farm.display import escape, without_secrets
 from farm.state import report
 from farm.state.clock import load_timezone, today, utcnow
-from farm.state.db import DatabaseUrlError, make_engine
+from farm.state.db import DatabaseUrlError, make_engine, mask_url, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
 from farm.state.models import SOURCES
 
@@ -39,7 +42,16 @@ class Check:
 
 
 def run_checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[Check]:
-    """Every check, in order; the database's dependants only when the database answers."""
+    """Every check, in order; the database's dependants only when the database answers
+    and the settings they need are good. No secret of the database or Redis URL in any line."""
+    secrets = (db_url, settings.get("FARM_REDIS_URL"), settings.get("FARM_PROXIES"), settings.get("FARM_API_TOKEN"))
+    for check in _checks(settings, db_url, url_origin, timeout):
+        yield Check(check.status, check.name, without_secrets(check.message, *secrets))
+
+
+def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[Check]:
+    config, settings_check = check_settings(settings)
+    yield settings_check
     tz_check, tz = check_timezone(settings.get("FARM_TIMEZONE"))
     engine, db_check = connect(db_url, url_origin, timeout)
     try:
@@ -50,10 +62,12 @@ def run_checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterat
         if engine is not None:
             schema = check_schema(engine)
             yield schema
-            if schema.status == OK:
-                yield check_stale_leases(engine, settings.getint("FARM_LEASE_TIMEOUT"))
+            if schema.status == OK and config is None:
+                yield Check(WARN, "stale leases", "not checked: fix the settings first")
+            elif schema.status == OK:
+                yield check_stale_leases(engine, config.lease_timeout)
                 if tz is not None:
-                    limits = report.Limits(settings.getint("FARM_MAX_RETRIES"), settings.getint("FARM_MAX_BLOCKED_CLAIMS"))
+                    limits = report.Limits(config.max_retries, config.max_blocked_claims)
                     yield check_failing(engine, today(utcnow(), tz), limits)
     finally:
         if engine is not None:
@@ -63,14 +77,20 @@ def run_checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterat
     yield from check_sites(settings, timeout)
 
 
+def check_settings(settings) -> tuple[FarmConfig | None, Check]:
+    """Every setting checked as every command checks it (farm.config); the config, if good."""
+    try:
+        config = FarmConfig.from_settings(settings)
+    except SettingError as exc:
+        return None, Check(FAIL, "settings", f"{exc}: every command refuses to start until it is fixed")
+    return config, Check(OK, "settings", "every setting is valid")
+
+
 # --- the database ---------------------------------------------------------------
 
 
 def _masked(url: str) -> str:
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url
+    return mask_url(url)  # never raises: a URL that does not parse is shown masked too
 
 
 def connect(db_url: str, origin: str, timeout: float) -> tuple[Engine | None, Check]:
@@ -79,9 +99,10 @@ def connect(db_url: str, origin: str, timeout: float) -> tuple[Engine | None, Ch
     examples = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
     fix = f"fix {origin}"
     try:
-        url = make_url(db_url)
-    except ArgumentError:
-        return None, Check(FAIL, "database", f"{origin}={db_url!r} is not a database URL: {fix} ({examples})")
+        url = parse_url(db_url, origin)
+        make_engine(db_url, origin).dispose()  # its driver and the driver's options, as written (no connection)
+    except DatabaseUrlError as exc:  # not a URL, a port that is not a number, ?charset=bogus
+        return None, Check(FAIL, "database", f"{exc}: {fix}")
     backend = url.get_backend_name()
     if backend == "sqlite" and url.database not in (None, "", ":memory:") and not Path(url.database).is_file():
         return None, Check(FAIL, "database", f"no SQLite file at {url.database}: run `farm db upgrade` to create "
@@ -142,7 +163,7 @@ def check_stale_leases(engine: Engine, lease_timeout: int) -> Check:
         return Check(OK, "stale leases", f"none (no keyword crawling without a heartbeat for {lease_timeout}s)")
     oldest = "no heartbeat at all" if stale.oldest_heartbeat is None else \
         f"oldest heartbeat {_ago(now - stale.oldest_heartbeat)} ago"  # fmt: skip
-    holders = ", ".join(stale.crawlers)
+    holders = ", ".join(escape(crawler) for crawler in stale.crawlers)
     return Check(WARN, "stale leases", f"{stale.count} keyword(s) crawling with no heartbeat for over "
                                        f"{lease_timeout}s ({oldest}; held by {holders}): their crawler died or "
                                        "hangs; `farm reap` (cron runs it every 10 minutes, and every running "
@@ -167,10 +188,10 @@ def check_failing(engine: Engine, day, limits: report.Limits) -> Check:
     if failing.earlier:
         parts.append(f"{failing.earlier} failed on their last day before today and have not been claimed since")
     first = failing.examples[0]
-    error = " ".join((first["error_message"] or "no error recorded").split())
+    error = escape(" ".join((first["error_message"] or "no error recorded").split()))
     if len(error) > 100:
         error = error[:99] + "…"
-    example = f"{first['source']} {first['city']}/{first['job']} (#{first['id']}, {first['last_requested_date']}): {error}"
+    example = f"{first['source']} {escape(first['city'])}/{escape(first['job'])} (#{first['id']}, {first['last_requested_date']}): {error}"
     return Check(WARN, "failing keywords", f"{'; '.join(parts)}; e.g. {example}; see `farm keywords list --status "
                                            "failed` (the table keeps each keyword's last day only, so whether it "
                                            "also failed the days before is not recorded)")  # fmt: skip
@@ -203,8 +224,9 @@ def check_redis(url: str | None, timeout: float) -> Check:
                                     "pip install 'farm[redis]', or unset FARM_REDIS_URL")  # fmt: skip
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
-    except ValueError as exc:
-        return Check(FAIL, "redis", f"FARM_REDIS_URL={shown!r} is not a Redis URL ({exc}): e.g. redis://host:6379/0")
+    except ValueError:  # its text may quote a piece of the password: not shown
+        return Check(FAIL, "redis", f"FARM_REDIS_URL={shown!r} is not a Redis URL: e.g. redis://host:6379/0 "
+                                    "(write a / or @ in a password as %2F or %40)")  # fmt: skip
     try:
         client.ping()
     except redis.RedisError as exc:

@@ -7,7 +7,9 @@ caller can refuse the whole file before writing anything.
 """
 
 import csv
+import sys
 from collections.abc import Iterator
+from contextlib import nullcontext
 
 from farm.state.validation import KeywordError, validate_keyword
 
@@ -32,9 +34,13 @@ def read_keywords(path) -> Iterator[tuple[int, str, str, str]]:
 
     The first line must be the header ``source,city,job`` (a UTF-8 BOM and blanks
     around names are fine). Blank lines are skipped. Raises ``KeywordFileError``
-    at the first bad line.
+    at the first bad line. The file is read once, from start to end: ``path`` may be a pipe,
+    and ``-`` is standard input.
     """
-    with open(path, "rb") as raw:
+    stdin = str(path) == "-"
+    if stdin:
+        path = "standard input"
+    with nullcontext(sys.stdin.buffer) if stdin else open(path, "rb") as raw:
         lines = _TextLines(path, raw)
         reader = csv.reader(lines, strict=True)
         header_seen = False

@@ -176,8 +176,9 @@ class Outbox:
 
     def _normalised(self, normalised: dict) -> None:
         # fields the writer changed to fit their columns (cut, NUL removed, an impossible time)
+        # and texts counted under a stat of their own (farm/salary/unparsed)
         for name, count in normalised.items():
-            self.stats.inc_value(f"farm/posting/normalised/{name}", count)
+            self.stats.inc_value(name if name.startswith("farm/") else f"farm/posting/normalised/{name}", count)
 
     def _lose(self, failure: Failure, sent: int, replies: list[Deferred]) -> None:
         self.lost = failure.getErrorMessage()

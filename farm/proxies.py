@@ -54,7 +54,8 @@ class Proxy:
 def parse_proxies(value, setting: str = "FARM_PROXIES") -> list["Proxy"]:
     """The proxies of a setting: a list, a comma-separated string, or the path of a file with one
     URL a line (``#`` comments and blank lines skipped). ValueError names the setting and the bad
-    entry, its password masked."""
+    entry, its password masked; a bad line of a file by its number only: the file may be any
+    file (a typo for /etc/shadow), and what it holds is never shown."""
     if not value:
         return []
     if isinstance(value, str):
@@ -62,21 +63,23 @@ def parse_proxies(value, setting: str = "FARM_PROXIES") -> list["Proxy"]:
         if "://" not in text and "," not in text:
             entries = _read_file(text, setting)
         else:
-            entries = [(setting, entry) for entry in text.split(",")]
+            entries = [(setting, entry, True) for entry in text.split(",")]
     else:
-        entries = [(setting, entry) for entry in value]
+        entries = [(setting, entry, True) for entry in value]
     proxies = {}
-    for where, entry in entries:
+    for where, entry, shown in entries:
         entry = str(entry).strip()
         if entry:
-            proxy = Proxy.of(_checked(entry, where))
+            proxy = Proxy.of(_checked(entry, where, shown))
             proxies.setdefault(proxy.id, proxy)  # the same proxy twice is one proxy
     return list(proxies.values())
 
 
-def _read_file(path: str, setting: str) -> list[tuple[str, str]]:
+def _read_file(path: str, setting: str) -> list[tuple[str, str, bool]]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{setting}={mask_url(path)!r} is not a text file of proxy URLs ({EXAMPLE})") from None
     except OSError as exc:
         raise ValueError(
             f"{setting}={mask_url(path)!r} is neither a proxy URL ({EXAMPLE}) nor a readable file of them: "
@@ -86,13 +89,14 @@ def _read_file(path: str, setting: str) -> list[tuple[str, str]]:
     for number, line in enumerate(lines, 1):
         line = line.strip()
         if line and not line.startswith("#"):
-            entries.append((f"{setting} ({path}, line {number})", line))
+            entries.append((f"{setting}={mask_url(path)!r}, line {number}", line, False))
     return entries
 
 
-def _checked(entry: str, where: str) -> str:
+def _checked(entry: str, where: str, shown: bool = True) -> str:
     def bad(problem):
-        return ValueError(f"{where}: {mask_url(entry)!r} {problem} ({EXAMPLE})")
+        what = f"{mask_url(entry)!r} " if shown else ""
+        return ValueError(f"{where}: {what}{problem} ({EXAMPLE})")
 
     parts = urlsplit(entry)
     if parts.scheme not in ("http", "https"):

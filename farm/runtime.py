@@ -44,6 +44,8 @@ from twisted.internet import reactor, threads
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThreadPool
 
+from farm.config import FarmConfig, SettingError
+from farm.display import without_secrets
 from farm.extensions.progress import PageProgress
 from farm.keywordrun import KeywordRun
 from farm.outbox import Outbox
@@ -67,15 +69,18 @@ class FarmStartError(RuntimeError):
     """A crawl cannot start: the message names the setting and what to do, safe to print."""
 
 
-def _start_failed(message: str) -> FarmStartError:
-    logger.error("farm: %s", message)  # the one line to read; Scrapy prints its traceback after it
+def _start_failed(message: str, *urls) -> FarmStartError:
+    """The error to raise, logged first in one line, with no secret of ``urls`` (the settings it
+    may quote) in it; farm.commands.crawl keeps Scrapy from printing it again."""
+    message = without_secrets(message, *urls)
+    logger.error("farm: %s", message)
     return FarmStartError(message)
 
 
 class FarmRuntime:
     def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int,
                  rate: float, block_delays: tuple[float, float], redis_url: str | None = None,
-                 checkpoint=None, refused: str | None = None):  # fmt: skip
+                 checkpoint=None, refused: str | None = None, jobdir_lock=None):  # fmt: skip
         settings = crawler.settings
         self.crawler = crawler
         self.stats = crawler.stats
@@ -96,6 +101,7 @@ class FarmRuntime:
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
         self.refused = refused
+        self.jobdir_lock = jobdir_lock  # JOBDIR: this crawl's hold on it (farm.joblock), for its whole life
         self.shared = None
         if redis_url:
             self.shared = _shared_work(crawler, self, redis_url)
@@ -129,13 +135,18 @@ class FarmRuntime:
     def from_settings(cls, crawler) -> "FarmRuntime":
         """Check the settings and the database, then build (FarmStartError names what is wrong)."""
         settings = crawler.settings
+        try:
+            config = FarmConfig.of(crawler)
+        except SettingError as exc:  # a crawl not started by `scrapy crawl` (farm.commands.crawl)
+            logger.error("farm: %s", exc)  # its one line
+            raise
         store = KeywordStore.from_settings(settings)
         try:
             require_current(store.engine)
         except DBAPIError as exc:
             raise _start_failed(
-                f"cannot reach the database at FARM_DB_URL={mask_url(settings.get('FARM_DB_URL'))!r}: "
-                f"{str(exc.orig or exc).strip().splitlines()[0]}"
+                f"cannot reach the database at FARM_DB_URL={mask_url(config.db_url)!r}: "
+                f"{str(exc.orig or exc).strip().splitlines()[0]}", config.db_url
             ) from None
         pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
         if pages_in_flight < 1:
@@ -148,11 +159,16 @@ class FarmRuntime:
             raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
         delays = (settings.getfloat("FARM_BLOCK_BASE_DELAY"), settings.getfloat("FARM_BLOCK_MAX_DELAY"))
         crawler_id = settings.get("FARM_CRAWLER_ID")
-        checkpoint, refused = _checkpoint(crawler, store, crawler_id)
+        lock, checkpoint, refused = _checkpoint(crawler, store, crawler_id)
         if checkpoint is not None:
             crawler_id = checkpoint.crawler_id  # a resumed crawl is the same holder
-        return cls(crawler, store, crawler_id, pages_in_flight, rate, delays, settings.get("FARM_REDIS_URL"),
-                   checkpoint=checkpoint, refused=refused)  # fmt: skip
+        try:
+            return cls(crawler, store, crawler_id, pages_in_flight, rate, delays, settings.get("FARM_REDIS_URL"),
+                       checkpoint=checkpoint, refused=refused, jobdir_lock=lock)  # fmt: skip
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
 
     def start(self, spider=None) -> None:
         """Start the DB thread, the state writer process and the Redis link's thread (once)."""
@@ -219,7 +235,13 @@ class FarmRuntime:
 
     def close_crawl(self, reason: str) -> None:
         """Close the crawl (from any callback); Scrapy's CloseSpider extension does the same."""
-        deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # the crawl has not started: nothing to close
+            return
+        if engine.spider is None:
+            return  # closed already (a late failure of work the close left): nothing to close
+        deferred_from_coro(engine.close_spider_async(reason=reason))
 
     def run(self, function, *args, **kwargs):
         """Run ``function`` on the DB thread; a Deferred of its result."""
@@ -235,6 +257,11 @@ class FarmRuntime:
             await maybe_deferred_to_future(threads.deferToThread(self.shared.link.close))
         # stopping the pool joins its thread, which may still be in a database call: not on the reactor
         await maybe_deferred_to_future(threads.deferToThread(self._close_database))
+        self._release_jobdir()  # last: the checkpoint's own engine_stopped has saved or removed it by now
+
+    def _release_jobdir(self):
+        if self.jobdir_lock is not None:
+            self.jobdir_lock.release()
 
     def close(self) -> None:
         """``engine_stopped``, blocking: for tests and tools that built a runtime without a crawl."""
@@ -243,6 +270,7 @@ class FarmRuntime:
             self.shared.stop()
             self.shared.link.close()
         self._close_database()
+        self._release_jobdir()
 
     def _stop_sending(self):
         # every write the crawl waits for has been answered by now: the writer exits at once
@@ -258,24 +286,40 @@ class FarmRuntime:
 
 
 def _checkpoint(crawler, store, crawler_id):
-    """JOBDIR set: the crawl's checkpoint (farm.checkpoint), and why the crawl must not run, if so."""
+    """JOBDIR set: the crawl's lock on it (farm.joblock: a JOBDIR another crawl holds is refused here,
+    before its checkpoint is read), its checkpoint (farm.checkpoint), and why the crawl must not run,
+    if so."""
     import sqlite3
 
     from scrapy.utils.job import job_dir
 
     from farm.checkpoint import OtherSpider, open_checkpoint
+    from farm.joblock import JobdirInUse, JobdirLock
 
     jobdir = job_dir(crawler.settings)
     if not jobdir:
-        return None, None
+        return None, None, None
+    try:
+        lock = JobdirLock.take(jobdir)
+    except JobdirInUse as exc:
+        raise _start_failed(str(exc)) from None
+    except OSError as exc:
+        raise _start_failed(f"JOBDIR={jobdir}: the checkpoint cannot be kept there: {exc}") from None
     crash = crawler.settings.getint("FARM_CHECKPOINT_CRASH_AT_SAVE")
     try:
-        return open_checkpoint(jobdir, crawler.spidercls.name, store.today().isoformat(), crawler_id, crash), None
+        checkpoint = open_checkpoint(jobdir, crawler.spidercls.name, store.today().isoformat(), crawler_id, crash)
+        lock.note(checkpoint.crawler_id)
+        return lock, checkpoint, None
     except OtherSpider as exc:
         logger.error("farm: %s", exc)  # the crawl closes at open, before it claims anything
-        return None, str(exc)
+        lock.note(crawler_id)
+        return lock, None, str(exc)
     except (OSError, sqlite3.Error) as exc:  # not writable, disk full: a setting to fix
+        lock.release()
         raise _start_failed(f"JOBDIR={jobdir}: the checkpoint cannot be kept there: {exc}") from None
+    except BaseException:
+        lock.release()
+        raise
 
 
 def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
@@ -293,7 +337,7 @@ def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
     try:
         link = RedisLink(redis_url, settings.getfloat("FARM_OUTAGE_GRACE"))
     except RuntimeError as exc:  # RedisUnreachable: the setting named, the password masked
-        raise _start_failed(str(exc)) from None
+        raise _start_failed(str(exc), redis_url) from None
     key = f"{settings.get('FARM_REDIS_PREFIX')}:{runtime.site}"
     dupefilter = DayDupeFilter(link.server, f"{key}:seen", runtime.store.tz, utcnow)
     queue = SharedQueue(link.server, crawler.spider, key, runtime.crawler_id, dupefilter)

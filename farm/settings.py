@@ -2,7 +2,9 @@
 
 This is the only module that reads ``os.environ``: each ``FARM_*`` setting takes
 its default from the environment variable of the same name, and any of them can
-be overridden per run with ``scrapy crawl boss -s NAME=value``.
+be overridden per run with ``scrapy crawl boss -s NAME=value``. A value is kept as
+given; farm.config reads and checks every one (a bad one is a one-line error naming
+it), so nothing here can fail at import.
 """
 
 import os
@@ -17,6 +19,8 @@ def _env(name, default):
 BOT_NAME = "farm"
 SPIDER_MODULES = ["farm.spiders"]
 NEWSPIDER_MODULE = "farm.spiders"
+# `scrapy crawl` checks farm's settings first (farm.commands.crawl)
+COMMANDS_MODULE = "farm.commands"
 
 # --- farm -------------------------------------------------------------------
 
@@ -28,24 +32,29 @@ FARM_REDIS_URL = _env("FARM_REDIS_URL", "")
 FARM_REDIS_PREFIX = _env("FARM_REDIS_PREFIX", "farm")
 # Seconds without a heartbeat in Redis after which a worker is taken for dead: its in-flight
 # requests go back in the queue and its keywords to a survivor.
-FARM_WORKER_TIMEOUT = float(_env("FARM_WORKER_TIMEOUT", 30))
+FARM_WORKER_TIMEOUT = _env("FARM_WORKER_TIMEOUT", 30)
 # Seconds a worker rides out a lost Redis (or database) before it closes, leases left partial.
-FARM_OUTAGE_GRACE = float(_env("FARM_OUTAGE_GRACE", 60))
+FARM_OUTAGE_GRACE = _env("FARM_OUTAGE_GRACE", 60)
+# Seconds every MySQL/MariaDB call may wait on the server (to connect, each read, each write;
+# migrations have no read deadline), and any call for a pooled connection: a server that
+# stops answering is then an outage (a 503 from `farm api`), not a hang.
+FARM_DB_TIMEOUT = _env("FARM_DB_TIMEOUT", 5)
+FARM_DB_POOL_TIMEOUT = _env("FARM_DB_POOL_TIMEOUT", 5)
 FARM_TIMEZONE = _env("FARM_TIMEZONE", "Asia/Shanghai")
-FARM_LEASE_TIMEOUT = int(_env("FARM_LEASE_TIMEOUT", 1800))
+FARM_LEASE_TIMEOUT = _env("FARM_LEASE_TIMEOUT", 1800)
 # Claims of a failed keyword per day, each at least FARM_RETRY_DELAY seconds after it failed.
-FARM_MAX_RETRIES = int(_env("FARM_MAX_RETRIES", 3))
-FARM_RETRY_DELAY = float(_env("FARM_RETRY_DELAY", 600))
+FARM_MAX_RETRIES = _env("FARM_MAX_RETRIES", 3)
+FARM_RETRY_DELAY = _env("FARM_RETRY_DELAY", 600)
 # Claims in one day that may end in a site block before the keyword ends failed for the day.
-FARM_MAX_BLOCKED_CLAIMS = int(_env("FARM_MAX_BLOCKED_CLAIMS", 5))
+FARM_MAX_BLOCKED_CLAIMS = _env("FARM_MAX_BLOCKED_CLAIMS", 5)
 FARM_CRAWLER_ID = _env("FARM_CRAWLER_ID", f"{socket.gethostname()}:{os.getpid()}")
 
 FARM_BOSS_BASE_URL = _env("FARM_BOSS_BASE_URL", "https://www.zhipin.com")
 FARM_QCWY_BASE_URL = _env("FARM_QCWY_BASE_URL", "https://we.51job.com")
 FARM_ZHILIAN_BASE_URL = _env("FARM_ZHILIAN_BASE_URL", "https://www.zhaopin.com")
-FARM_BOSS_MAX_PAGES = int(_env("FARM_BOSS_MAX_PAGES", 3))
-FARM_QCWY_MAX_PAGES = int(_env("FARM_QCWY_MAX_PAGES", 50))
-FARM_ZHILIAN_MAX_PAGES = int(_env("FARM_ZHILIAN_MAX_PAGES", 15))
+FARM_BOSS_MAX_PAGES = _env("FARM_BOSS_MAX_PAGES", 3)
+FARM_QCWY_MAX_PAGES = _env("FARM_QCWY_MAX_PAGES", 50)
+FARM_ZHILIAN_MAX_PAGES = _env("FARM_ZHILIAN_MAX_PAGES", 15)
 
 # Requests per second to each site from one crawler (0: no limit), each gap jittered
 # by half either way. Polite enough to crawl for hours: what public crawlers of these
@@ -53,67 +62,70 @@ FARM_ZHILIAN_MAX_PAGES = int(_env("FARM_ZHILIAN_MAX_PAGES", 15))
 # (its stoken and captcha walls come within minutes at a few requests per second),
 # 51job's Aliyun WAF throttles bursts, zhilian's SSR pages are heavy HTML.
 # The demo, the tests and the benchmarks set 0 for the sandbox.
-FARM_BOSS_RATE = float(_env("FARM_BOSS_RATE", 0.2))
-FARM_QCWY_RATE = float(_env("FARM_QCWY_RATE", 0.5))
-FARM_ZHILIAN_RATE = float(_env("FARM_ZHILIAN_RATE", 0.33))
+FARM_BOSS_RATE = _env("FARM_BOSS_RATE", 0.2)
+FARM_QCWY_RATE = _env("FARM_QCWY_RATE", 0.5)
+FARM_ZHILIAN_RATE = _env("FARM_ZHILIAN_RATE", 0.33)
 
 # Keywords one process holds at once; each keeps its pages flowing.
-FARM_LEASES_IN_FLIGHT = int(_env("FARM_LEASES_IN_FLIGHT", 8))
+FARM_LEASES_IN_FLIGHT = _env("FARM_LEASES_IN_FLIGHT", 8)
 # Pages one process may have fetched without their progress recorded: what a
 # kill -9 can cost at most, in pages fetched again.
-FARM_PAGES_IN_FLIGHT = int(_env("FARM_PAGES_IN_FLIGHT", 32))
+FARM_PAGES_IN_FLIGHT = _env("FARM_PAGES_IN_FLIGHT", 32)
 # How often a crawl logs its progress line (seconds).
-FARM_LOGSTATS_INTERVAL = float(_env("FARM_LOGSTATS_INTERVAL", 60))
+FARM_LOGSTATS_INTERVAL = _env("FARM_LOGSTATS_INTERVAL", 60)
 # How often a crawl turns stale leases (no heartbeat for FARM_LEASE_TIMEOUT) into partial.
-FARM_REAP_INTERVAL = float(_env("FARM_REAP_INTERVAL", 60))
+FARM_REAP_INTERVAL = _env("FARM_REAP_INTERVAL", 60)
 # Site blocks and outages: retries of one page, and the gap between requests they push up to.
-FARM_BLOCK_RETRIES = int(_env("FARM_BLOCK_RETRIES", 5))
-FARM_BLOCK_BASE_DELAY = float(_env("FARM_BLOCK_BASE_DELAY", 2.0))
-FARM_BLOCK_MAX_DELAY = float(_env("FARM_BLOCK_MAX_DELAY", 60.0))
+FARM_BLOCK_RETRIES = _env("FARM_BLOCK_RETRIES", 5)
+FARM_BLOCK_BASE_DELAY = _env("FARM_BLOCK_BASE_DELAY", 2.0)
+FARM_BLOCK_MAX_DELAY = _env("FARM_BLOCK_MAX_DELAY", 60.0)
 # Proxies for page requests, taken in turn (farm.proxies): a list, a comma-separated string, or
 # the path of a file with one URL a line (scheme://[user:password@]host:port, http or https;
 # `#` comments). Unset: no proxy. A proxy that draws a block is left out for
 # FARM_PROXY_QUARANTINE seconds (for every worker, with FARM_REDIS_URL); with none left the
 # crawl waits. Passwords are masked wherever farm names a proxy.
 FARM_PROXIES = _env("FARM_PROXIES", "")
-FARM_PROXY_QUARANTINE = float(_env("FARM_PROXY_QUARANTINE", 1800))
+FARM_PROXY_QUARANTINE = _env("FARM_PROXY_QUARANTINE", 1800)
 # Prometheus metrics of each crawl (farm.extensions.metrics): the port (unset or 0: off),
-# the address it listens on, and how long (seconds) the endpoint may stay up after the
-# crawl, waiting for one last scrape of the final counts (0: it closes with the crawl).
-FARM_METRICS_PORT = int(_env("FARM_METRICS_PORT", 0))
-FARM_METRICS_HOST = _env("FARM_METRICS_HOST", "0.0.0.0")
-FARM_METRICS_LINGER = float(_env("FARM_METRICS_LINGER", 0))
+# the address it listens on (127.0.0.1: this machine only; 0.0.0.0: every interface, see
+# docs/operations.md), and how long (seconds) the endpoint may stay up after the crawl,
+# waiting for one last scrape of the final counts (0: it closes with the crawl).
+FARM_METRICS_PORT = _env("FARM_METRICS_PORT", 0)
+FARM_METRICS_HOST = _env("FARM_METRICS_HOST", "127.0.0.1")
+FARM_METRICS_LINGER = _env("FARM_METRICS_LINGER", 0)
 # With JOBDIR set (pause and resume): the longest, in seconds, a change (a keyword claimed,
 # a page asked for or recorded) may wait before the checkpoint in JOBDIR holds it.
-FARM_CHECKPOINT_INTERVAL = float(_env("FARM_CHECKPOINT_INTERVAL", 1.0))
+FARM_CHECKPOINT_INTERVAL = _env("FARM_CHECKPOINT_INTERVAL", 1.0)
 # Tests only: the n-th checkpoint save kills the crawl (SIGKILL) inside its transaction; 0: never.
 FARM_CHECKPOINT_CRASH_AT_SAVE = 0
 # Postings are upserted in batches of this many, or after this many seconds.
-FARM_SQL_BATCH_SIZE = int(_env("FARM_SQL_BATCH_SIZE", 200))
-FARM_SQL_FLUSH_INTERVAL = float(_env("FARM_SQL_FLUSH_INTERVAL", 0.5))
+FARM_SQL_BATCH_SIZE = _env("FARM_SQL_BATCH_SIZE", 200)
+FARM_SQL_FLUSH_INTERVAL = _env("FARM_SQL_FLUSH_INTERVAL", 0.5)
 
 # --- farm api (the keyword API for crawlers that are not Scrapy) -------------
 
 # The bearer token every call to `farm api` must carry; unset, the API serves 127.0.0.1 only.
 FARM_API_TOKEN = _env("FARM_API_TOKEN", "")
 # The largest request body `farm api` reads, in bytes; a larger one gets 413.
-FARM_API_MAX_BODY = int(_env("FARM_API_MAX_BODY", 1_048_576))
+FARM_API_MAX_BODY = _env("FARM_API_MAX_BODY", 1_048_576)
 # Seconds a client is told to wait (Retry-After) when the database is unavailable (503).
-FARM_API_RETRY_AFTER = int(_env("FARM_API_RETRY_AFTER", 5))
+FARM_API_RETRY_AFTER = _env("FARM_API_RETRY_AFTER", 5)
+# Seconds a request's head and body may take to arrive whole; a slower client is cut off (408).
+FARM_API_READ_TIMEOUT = _env("FARM_API_READ_TIMEOUT", 10)
 
 # --- scrapy -----------------------------------------------------------------
 
 ROBOTSTXT_OBEY = False
 # Each spider crawls one site, at the pace of FARM_<SITE>_RATE (kept by the farm
 # scheduler, not DOWNLOAD_DELAY): a few requests at once are plenty for a real site.
-CONCURRENT_REQUESTS = int(_env("FARM_CONCURRENT_REQUESTS", 4))
+CONCURRENT_REQUESTS = _env("FARM_CONCURRENT_REQUESTS", 4)
 CONCURRENT_REQUESTS_PER_DOMAIN = CONCURRENT_REQUESTS
-DOWNLOAD_DELAY = float(_env("FARM_DOWNLOAD_DELAY", 0))
+DOWNLOAD_DELAY = _env("FARM_DOWNLOAD_DELAY", 0)
 # Scrapy (2.13 on, asyncio) starts CONCURRENT_ITEMS + 1 tasks for every response's
 # output, however few items it holds: at Scrapy's 100, a fifth of a fast crawl's CPU
 # (bench/crawl_bench.py). farm's pipeline does not wait on anything; 8 still lets a
 # user's waiting pipeline overlap the items of a page.
-CONCURRENT_ITEMS = int(_env("FARM_CONCURRENT_ITEMS", 8))
+CONCURRENT_ITEMS = _env("FARM_CONCURRENT_ITEMS", 8)
 SCHEDULER = "farm.scheduler.FarmScheduler"
 DOWNLOAD_TIMEOUT = 30
 COOKIES_ENABLED = True
@@ -129,7 +141,7 @@ USER_AGENT = (
 # 403/429/503 are blocks, these codes and RETRY_EXCEPTIONS site trouble. Scrapy's own
 # RetryMiddleware keeps retrying any other request.
 RETRY_ENABLED = True
-RETRY_TIMES = int(_env("FARM_RETRY_TIMES", 2))
+RETRY_TIMES = _env("FARM_RETRY_TIMES", 2)
 RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
 
 DOWNLOADER_MIDDLEWARES = {

@@ -17,6 +17,7 @@ from twisted.internet import protocol, reactor
 from twisted.internet.defer import Deferred, fail
 
 import farm
+from farm.state.db import deadlines
 from farm.state.writer import CONFIG_VARIABLE, READY, frame, read_answer
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ class StateWriter(protocol.ProcessProtocol):
     def spawn(cls, store) -> "StateWriter":
         """A writer for the KeywordStore ``store``'s database, writing as it does."""
         writer = cls()
-        config = {"db_url": store.engine.url.render_as_string(hide_password=False), **store.options()}
+        config = {"db_url": store.engine.url.render_as_string(hide_password=False),
+                  "db_deadlines": deadlines(store.engine), **store.options()}  # fmt: skip
         # farm's own directory first, and -P so that the working directory is not on the path:
         # the child imports farm from wherever this crawl did (a checkout, site-packages, a
         # scrapyd egg), whatever the directory it runs in holds

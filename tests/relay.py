@@ -5,7 +5,11 @@ import threading
 
 
 class Relay:
-    """Forwards 127.0.0.1:<port> to the target; stop() drops every connection and refuses new ones."""
+    """Forwards 127.0.0.1:<port> to the target; stop() drops every connection and refuses new ones.
+
+    stall() makes the server silent: connections stay open and new ones are accepted, but no byte
+    (nor a close) passes either way until resume(), which then delivers what was held.
+    """
 
     def __init__(self, target: tuple[str, int]):
         self.target = target
@@ -13,6 +17,8 @@ class Relay:
         self.listener: socket.socket | None = None
         self.sockets: list[socket.socket] = []
         self.lock = threading.Lock()
+        self.flowing = threading.Event()
+        self.flowing.set()
 
     def start(self) -> "Relay":
         listener = socket.socket()
@@ -40,21 +46,32 @@ class Relay:
             for a, b in ((client, server), (server, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
-    @staticmethod
-    def _pump(source, sink):
+    def _pump(self, source, sink):
         try:
             while data := source.recv(65536):
+                self.flowing.wait()
                 sink.sendall(data)
         except OSError:
             pass
         finally:
+            self.flowing.wait()  # a close passes no sooner than the bytes would
             for s in (source, sink):
                 try:
                     s.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
 
+    def stall(self):
+        """The server goes silent: nothing passes, nothing is closed."""
+        self.flowing.clear()
+
+    def resume(self):
+        """The server answers again; what it was sent meanwhile reaches it (a client that gave up on a
+        connection has closed it: that close follows)."""
+        self.flowing.set()
+
     def stop(self):
+        self.flowing.set()  # stopped, not stalled: the held bytes go to sockets about to close
         if self.listener is not None:
             try:
                 self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked on it (Linux)

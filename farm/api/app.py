@@ -1,14 +1,17 @@
 """The keyword API application: the endpoints over one KeywordStore, and what wraps them.
 
-Outermost first: the bearer token (401), the body size limit (413), then FastAPI,
-whose handlers turn a refused write into 404/409, an invalid request into 422
-naming the field, and a database it cannot reach into 503 with Retry-After. While
+Outermost first: the bearer token (401), or without one a loopback server's own Host
+and origin (400, 403), the body size limit (413), then FastAPI,
+whose handlers turn a refused write into 404/409, a body that is not JSON into 400,
+an invalid request into 422 naming the field, and a database it cannot reach into
+503 with Retry-After. While
 it serves, it reaps stale leases as every crawl does, so a client that died
 gives its keyword back after FARM_LEASE_TIMEOUT even when no spider runs.
 """
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 
@@ -24,6 +27,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from farm.api.auth import BearerAuth
 from farm.api.errors import ApiError, database_reason
 from farm.api.limits import BodyLimit
+from farm.api.local import LocalOnly
 from farm.api.routes import router
 from farm.api.tally import Tally
 from farm.state.store import KeywordStore
@@ -85,8 +89,13 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
-        tally.add("invalid")
         errors = exc.errors()
+        not_json = _not_json(errors)
+        if not_json:
+            tally.add("not_json")
+            logger.info("400 %s %s: %s", request.method, request.url.path, not_json)
+            return JSONResponse({"detail": not_json}, status_code=400)
+        tally.add("invalid")
         fields = sorted({".".join(str(_printable(part)) for part in error["loc"]) for error in errors})
         logger.info("422 %s %s: %s", request.method, request.url.path, ", ".join(fields[:ERRORS_SHOWN]))
         # a deeply nested body fails at every level: say the first few, without echoing large inputs
@@ -109,7 +118,20 @@ def create_app(
     app.add_middleware(BodyLimit, max_body=max_body, tally=tally)
     if token:
         app.add_middleware(BearerAuth, token=token, tally=tally)  # added last: runs first
+    else:  # a loopback server: this machine's programs, not the pages its browsers show
+        app.add_middleware(LocalOnly, tally=tally)
     return app
+
+
+def _not_json(errors) -> str | None:
+    """Why the body is not JSON at all (400), or None when it is and only its content is wrong (422)."""
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            where = error["loc"][-1] if len(error["loc"]) > 1 else 0
+            return f"the body is not JSON: {error.get('ctx', {}).get('error', 'unreadable')} (at character {where})"
+        if tuple(error.get("loc", ())) == ("body",) and isinstance(error.get("input"), bytes):
+            return "the body is not JSON: send a JSON body with Content-Type: application/json"
+    return None
 
 
 def _short(error: dict) -> dict:
@@ -118,11 +140,23 @@ def _short(error: dict) -> dict:
     error["loc"] = [_printable(part) for part in error["loc"]]
     if "input" in error:
         try:
-            if len(orjson.dumps(error["input"], default=str)) > INPUT_SHOWN:
+            # orjson writes NaN and Infinity as null; the answer's JSON cannot carry them at all
+            if len(orjson.dumps(error["input"], default=str)) > INPUT_SHOWN or not _finite(error["input"]):
                 del error["input"]
         except orjson.JSONEncodeError:  # a lone surrogate, a number past 64 bits
             del error["input"]
     return error
+
+
+def _finite(value) -> bool:
+    """No NaN or Infinity in ``value`` (short: it was just written in at most INPUT_SHOWN characters)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_finite(item) for item in value)
+    return True
 
 
 def _printable(part):

@@ -11,13 +11,14 @@ import logging
 from datetime import date
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import Field
 
 from farm.api import reads
+from farm.api.claiming import CLAIM_BODY, claim_params, never_claims
 from farm.api.errors import ApiError
 from farm.api.schemas import (
-    ID_MAX, LIMIT_MAX, SKIP_MAX, AvailableOut, Conflict, CrawlCompleteIn, CrawlCompleteOut, CrawlerId, Day,
+    ID_MAX, LIMIT_MAX, SKIP_MAX, AvailableOut, ClaimIn, Conflict, CrawlCompleteIn, CrawlCompleteOut, CrawlerId, Day,
     HeartbeatIn, HeartbeatOut, KeywordOut, KeywordState, PageProgressIn, PageProgressOut, PostingsIn, PostingsOut,
     Problem, Source, StatsOut,
 )  # fmt: skip
@@ -41,7 +42,8 @@ WRITES = {
     **COMMON,
     400: {"model": Problem, "description": "The body is not JSON."},
     404: {"model": Problem, "description": "No keyword has this id."},
-    409: {"model": Conflict, "description": "The lease token is not current: nothing was written."},
+    409: {"model": Conflict, "description": "The lease token is not current, or the source sent is not the "
+                                            "keyword's: nothing was written."},
     413: {"model": Problem, "description": "The body is over FARM_API_MAX_BODY bytes."},
 }
 
@@ -51,6 +53,14 @@ def _lease_of(keyword: str) -> dict:
             "lease_token": f"$response.body#/keywords/{keyword}/lease_token"}  # fmt: skip
 
 
+INVALID = {"description": "Validation Error",
+           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}}}
+# the claim reads its parameters itself (from a body or the query): its answers are said here
+CLAIM_ANSWERS = {
+    400: WRITES[400],
+    413: WRITES[413],
+    422: INVALID,
+}
 # a claim's keywords are what every write names (OpenAPI links: for clients, and for the fuzz run's chains)
 CLAIMED = {
     200: {
@@ -62,6 +72,8 @@ CLAIMED = {
         }  # fmt: skip
     }
 }
+LISTING = {405: {"model": Problem, "description": "reserve=true: a GET never claims; a claim is the POST.",
+                 "headers": {"Allow": {"description": "POST", "schema": {"type": "string"}}}}}  # fmt: skip
 # what the crawl asks the store to write, for each status a client reports
 _ENDS = {"completed": "completed", "failed": "failed", "partial": "released", "blocked": "blocked"}
 
@@ -98,7 +110,20 @@ def _page_out(keyword_id: int, page: int, write: PageWrite) -> PageProgressOut:
     )  # fmt: skip
 
 
-def _refused(store, request, body, what: str, state: dict | None = None) -> ApiError:
+def _check_source(store, request, body, what: str) -> None:
+    """A write that names a source (as the seed design's clients do) must name the keyword's: 409 with the
+    keyword else (404 when there is none). Without a source, the lease alone says which keyword it is."""
+    if body.source is None:
+        return
+    state = reads.keyword_state(store, body.keyword_id, body.lease_token)
+    if state is None:
+        raise _refused(store, request, body, what)
+    if state["source"] != body.source:
+        why = f"keyword {body.keyword_id} is a keyword of {state['source']}, not of {body.source}"
+        raise _refused(store, request, body, what, state, why)
+
+
+def _refused(store, request, body, what: str, state: dict | None = None, why: str | None = None) -> ApiError:
     """Why the write ``what`` of (keyword_id, lease_token) was refused: 404, or 409 with the keyword
     as it is now (but never its current lease token: the old holder must not write as the new one)."""
     if state is None:
@@ -109,50 +134,63 @@ def _refused(store, request, body, what: str, state: dict | None = None) -> ApiE
         logger.info("404: cannot %s: no keyword %d", what, body.keyword_id)
         return ApiError(404, {"detail": f"no keyword has id {body.keyword_id}"})
     tally.add("fenced")
-    if not state["lease_current"]:
+    if why is None and not state["lease_current"]:
         why = f"lease token {body.lease_token} is not the keyword's current one (claimed again since?)"
-    else:
+    elif why is None:
         why = f"the keyword is no longer crawling under this lease (it is {state['crawl_status']})"
     logger.info("409: cannot %s of keyword %d: %s", what, body.keyword_id, why)
     keyword = KeywordState(**state).model_dump(mode="json")
     return ApiError(409, {"detail": f"cannot {what}: {why}", "keyword": keyword})
 
 
-@router.get("/keyword/available", response_model=AvailableOut, responses={**COMMON, **CLAIMED},
-            operation_id="available")
+@router.get("/keyword/available", response_model=AvailableOut, dependencies=[Depends(never_claims)],
+            responses={**COMMON, **LISTING}, operation_id="available")  # fmt: skip
 def available(
     request: Request,
     source: Source,
     limit: int = Query(1, ge=1, le=LIMIT_MAX, description="At most this many keywords."),
-    reserve: bool = Query(False, description="Claim them (true) or only list what a claim would take (false)."),
-    crawler_id: CrawlerId | None = Query(None, description="Who claims. [default: api@<the client's address>]"),
     skip_partial: list[Annotated[int, Field(ge=1, le=ID_MAX)]] = Query(
-        [], max_length=SKIP_MAX, description="Partial keywords to leave to others: the ones this client gave "
-        "back blocked, so that it does not claim them straight back (as a spider does)."),  # fmt: skip
+        [], max_length=SKIP_MAX, description="Partial keywords a claim would leave to others."),  # fmt: skip
 ):
-    """Keywords of ``source`` to crawl: partial ones of today first (resumed), then failed ones with
-    retries left, then fresh ones. With ``reserve=true`` they are claimed, atomically, exactly as a
-    spider claims them, each with the lease token every later write must name."""
+    """Keywords of ``source`` a claim would take now, in the order it would take them: partial ones
+    of today first (resumed), then failed ones with retries left, then fresh ones. Nothing is
+    claimed: a claim is ``POST /api/v1/keyword/available``."""
     store = _store(request)
     skip = frozenset(skip_partial)
-    if not reserve:
-        listed = reads.claimable_keywords(store, source, limit, skip)
-        outlook = store.outlook(source, skip)
-        _tally(request, "listings")
-        return AvailableOut(source=source, reserved=False, keywords=listed, claimable=outlook.claimable,
-                            next_retry_at=outlook.next_retry_at)  # fmt: skip
-    who = crawler_id or f"api@{request.client.host if request.client else 'unknown'}"
-    leases = store.claim(source, who, n=limit, skip_partial=skip)
+    listed = reads.claimable_keywords(store, source, limit, skip)
+    outlook = store.outlook(source, skip)
+    _tally(request, "listings")
+    return AvailableOut(source=source, reserved=False, keywords=listed, claimable=outlook.claimable,
+                        next_retry_at=outlook.next_retry_at)  # fmt: skip
+
+
+@router.post("/keyword/available", response_model=AvailableOut, responses={**COMMON, **CLAIM_ANSWERS, **CLAIMED},
+             operation_id="claim", openapi_extra=CLAIM_BODY)  # fmt: skip
+def claim(request: Request, params: ClaimIn = Depends(claim_params)):
+    """Claim up to ``limit`` keywords of ``source``, atomically, exactly as a spider claims them (in
+    the order a listing shows), each with the lease token every later write must name. The
+    parameters come in a JSON body, or in the query (``?source=boss&limit=5``), not both."""
+    store = _store(request)
+    skip = frozenset(params.skip_partial)
+    who = params.crawler_id or f"api@{request.client.host if request.client else 'unknown'}"
+    leases = store.claim(params.source, who, n=params.limit, skip_partial=skip)
     _tally(request, "claims")
     _tally(request, "keywords_claimed", len(leases))
-    logger.debug("claim of %s for %s: %s", source, who, [lease.id for lease in leases] or "nothing")
+    logger.debug("claim of %s for %s: %s", params.source, who, [lease.id for lease in leases] or "nothing")
     claimable = next_retry_at = None
     if not leases:  # say whether to ask again; a claim that got something does not pay for the count
-        outlook = store.outlook(source, skip)
+        outlook = store.outlook(params.source, skip)
         claimable, next_retry_at = outlook.claimable, outlook.next_retry_at
         _tally(request, "claims_empty")
-    return AvailableOut(source=source, reserved=True, keywords=[_keyword_out(lease) for lease in leases],
+    return AvailableOut(source=params.source, reserved=True, keywords=[_keyword_out(lease) for lease in leases],
                         claimable=claimable, next_retry_at=next_retry_at)  # fmt: skip
+
+
+@router.api_route("/keyword/available", methods=["PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"],
+                  include_in_schema=False)  # fmt: skip
+def available_other_methods():
+    """The path has two routes, GET and POST: a 405 of either alone would name only its own method."""
+    raise ApiError(405, {"detail": "Method Not Allowed"}, {"Allow": "GET, POST"})
 
 
 @router.post("/keyword/page-progress", response_model=PageProgressOut, responses=WRITES,
@@ -163,6 +201,7 @@ def page_progress(request: Request, body: PageProgressIn):
     again counts its jobs once, and the page that brings the watermark to total_pages completes
     the keyword."""
     store = _store(request)
+    _check_source(store, request, body, "record a page")
     [write] = store.pages_done([(_lease(body), body.page, body.jobs_found, body.total_pages)])
     if not write.applied:
         raise _refused(store, request, body, "record a page")
@@ -177,6 +216,7 @@ def crawl_complete(request: Request, body: CrawlCompleteIn):
     """The client is done with the keyword: completed, failed (retried later while retries are left),
     partial (given back unfinished) or blocked (partial because the site blocked the client)."""
     store = _store(request)
+    _check_source(store, request, body, f"end the keyword as {body.status}")
     message = body.error_message or ("blocked by the site" if body.status == "blocked" else None)
     written = store.end(_lease(body), _ENDS[body.status], message)
     if written is None:

@@ -7,6 +7,7 @@ Numbers are strict (no "5" for 5) and unknown fields are refused, so a
 misspelt field is an error and not a silent default.
 """
 
+import math
 import re
 from datetime import date, datetime
 from typing import Annotated, Literal, Union
@@ -18,6 +19,7 @@ from pydantic import (
 from typing_extensions import TypeAliasType
 
 from farm.spiders.base import max_pages_that_fit
+from farm.state.lease import TOKEN_MAX
 from farm.state.models import SOURCES, JobPostingRow, Keyword
 
 Source = Literal[SOURCES]
@@ -30,7 +32,6 @@ JOBS_MAX = 10_000  # postings one page may report (the sites list 20 or 30)
 POSTINGS_MAX = 1_000  # postings in one POST /api/v1/postings
 ERROR_MESSAGE_MAX = 10_000  # characters taken; the store keeps the first 2,000
 ID_MAX = 2**53 - 1  # keyword.id: a BIGINT, but kept to what every JSON client reads exactly
-TOKEN_MAX = 2**31 - 1  # keyword.lease_token is an INT
 CRAWLER_ID_MAX = Keyword.__table__.c.crawler_id.type.length
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 # published_at's years: in UTC too (an offset moves a time by less than a day), a DATETIME of every
@@ -75,10 +76,30 @@ def _iso_date(value):
     return value
 
 
+NOT_FINITE = "must be a finite number: JSON has no NaN or Infinity, and a number past 1e308 is one"
+
+
 def _json_int(value):
     # JSON Schema's integer: 3 and 3.0, but neither "3" nor true
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):  # Python's JSON reader takes NaN, Infinity and 1e400 (read as inf)
+            raise ValueError(NOT_FINITE)
+        if value.is_integer():
+            return int(value)
+    return value
+
+
+def _finite_numbers(value):
+    # NaN and Infinity nested anywhere (orjson would store them as null): walked without recursion
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"holds a number that {NOT_FINITE}")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return value
 
 
@@ -97,7 +118,7 @@ JsonValue = TypeAliasType(
 )
 Day = Annotated[date, BeforeValidator(_iso_date)]
 KeywordId = _int(1, ID_MAX, "The keyword's id, as the claim gave it.")
-LeaseToken = _int(1, TOKEN_MAX, "The lease token the claim gave.")
+LeaseToken = _int(1, TOKEN_MAX, "The lease token the claim gave (random).")
 Page = _int(1, PAGE_MAX, "A page number, 1-based.")
 TotalPages = _int(1, PAGE_MAX, "How many pages the keyword has.")
 JobsFound = _int(0, JOBS_MAX, "Postings the page listed.")
@@ -111,18 +132,37 @@ class _Body(BaseModel):
 # --- requests -------------------------------------------------------------------
 
 
+class ClaimIn(_Body):
+    """A claim's parameters, in a JSON body (read strictly, as every body) or in the query (from text)."""
+
+    source: Source
+    limit: Annotated[int, Field(ge=1, le=LIMIT_MAX), BeforeValidator(_json_int)] = Field(
+        1, description="At most this many keywords.")
+    crawler_id: CrawlerId | None = Field(None, description="Who claims. [default: api@<the client's address>]")
+    skip_partial: list[Annotated[int, Field(ge=1, le=ID_MAX), BeforeValidator(_json_int)]] = Field(
+        [], max_length=SKIP_MAX, description="Partial keywords to leave to others: the ones this client gave back "
+        "blocked, so that it does not claim them straight back (as a spider does).")  # fmt: skip
+
+
 class LeaseIn(_Body):
     keyword_id: KeywordId
     lease_token: LeaseToken
 
 
-class PageProgressIn(LeaseIn):
+class SourceChecked(LeaseIn):
+    source: Source | None = Field(
+        None, description="The keyword's source, as the claim gave it: when sent, a write about a keyword of "
+        "another source is refused (409)."
+    )
+
+
+class PageProgressIn(SourceChecked):
     page: Page
     jobs_found: JobsFound
     total_pages: TotalPages | None = None
 
 
-class CrawlCompleteIn(LeaseIn):
+class CrawlCompleteIn(SourceChecked):
     status: Literal["completed", "failed", "partial", "blocked"] = Field(
         description="completed: nothing left to fetch today; failed: the keyword's own fault, retried "
         "after FARM_RETRY_DELAY while FARM_MAX_RETRIES allow; partial: given back unfinished, the next "
@@ -160,7 +200,7 @@ class PostingIn(_Body):
         json_schema_extra={"pattern": PUBLISHED_PATTERN},
     )
     url: _column_text("url") = None
-    raw: Annotated[dict[Text, JsonValue], AfterValidator(_storable_json)] | None = Field(
+    raw: Annotated[dict[Text, JsonValue], AfterValidator(_storable_json), AfterValidator(_finite_numbers)] | None = Field(
         None, description="The site's item, as JSON (an integer past 64 bits is stored as a double)."
     )
 

@@ -21,13 +21,17 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from farm.api.auth import TokenRequired, check_bind
 from farm.api.errors import database_reason
+from farm.api.logsafe import escape_on
 from farm.state.db import DatabaseUrlError
 from farm.state.migrate import SchemaNotCurrent, require_current
 from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
 
-MIN_BODY = 1024  # bytes: below this not even a heartbeat fits
+KEEP_ALIVE = 5  # seconds an idle connection is kept between requests
+# connections and requests at once; past it uvicorn answers 503 (each request holds a worker thread
+# while it waits for the database, and FARM_API_READ_TIMEOUT frees those that trickle)
+MAX_CONNECTIONS = 1000
 
 
 class FileClock:
@@ -55,11 +59,12 @@ class FileClock:
               help="For tests only: read the time from this file (ISO 8601 with offset) at every call.")  # fmt: skip
 @click.pass_obj
 def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None):
-    """Serve the keyword API (seed design 000) for crawlers that are not Scrapy.
+    """Serve the keyword API for crawlers that are not Scrapy.
 
     Claims, page progress, ends and heartbeats go through the same store as the
     spiders', with the same guarantees. Every call needs `Authorization: Bearer
-    $FARM_API_TOKEN`; without FARM_API_TOKEN the API serves 127.0.0.1 only, unauthenticated.
+    $FARM_API_TOKEN`; without FARM_API_TOKEN the API serves 127.0.0.1 only, unauthenticated,
+    to this machine's programs and never to a web page.
     The OpenAPI document is at /openapi.json, an explorer at /docs.
     """
     settings = farm_ctx.settings
@@ -68,16 +73,13 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
         check_bind(host, token)
     except TokenRequired as exc:
         raise click.ClickException(str(exc)) from None
-    max_body = settings.getint("FARM_API_MAX_BODY")
-    if max_body < MIN_BODY:
-        raise click.ClickException(f"FARM_API_MAX_BODY must be at least {MIN_BODY} bytes, got {max_body}")
-    retry_after = settings.getint("FARM_API_RETRY_AFTER")
-    if retry_after < 1:
-        raise click.ClickException(f"FARM_API_RETRY_AFTER must be at least 1 second, got {retry_after}")
+    config = farm_ctx.config  # every setting checked: a bad one is its one line
+    max_body, retry_after, read_timeout = config.api_max_body, config.api_retry_after, config.api_read_timeout
     try:
         import uvicorn
 
         from farm.api.app import create_app
+        from farm.api.deadline import DeadlineProtocol
     except ImportError as exc:
         raise click.ClickException(
             f"farm api needs FastAPI and uvicorn ({exc}): pip install 'farm[api]'"
@@ -85,6 +87,7 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
 
     logging.basicConfig(level=settings.get("LOG_LEVEL") or "INFO", stream=sys.stderr,
                         format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")  # fmt: skip
+    escape_on(logging.getLogger())  # a request path with %0A in it is one line of the log
     store = _open_store(farm_ctx, FileClock(test_clock) if test_clock else None)
     sock = _listen(host, port)
     bound_port = sock.getsockname()[1]
@@ -102,8 +105,10 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
         logger.info("not reaping stale leases: FARM_REAP_INTERVAL is 0")
     app = create_app(store, token=token, max_body=max_body, retry_after=retry_after,
                      reap_interval=reap_interval, on_started=started)  # fmt: skip
+    protocol = type("FarmHttp", (DeadlineProtocol,), {"read_timeout": read_timeout})
     config = uvicorn.Config(app, log_config=None, access_log=access_log, server_header=False,
-                            timeout_graceful_shutdown=10)  # fmt: skip
+                            timeout_graceful_shutdown=10, http=protocol, timeout_keep_alive=KEEP_ALIVE,
+                            limit_concurrency=MAX_CONNECTIONS)  # fmt: skip
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -95,7 +95,7 @@ class FarmMetrics:
             raise ValueError(f"FARM_METRICS_LINGER must be >= 0 seconds, got {linger}")
         if not issubclass(crawler.spidercls, LeaseSpider):
             raise NotConfigured("not a farm LeaseSpider")
-        ext = cls(crawler, settings.get("FARM_METRICS_HOST") or "0.0.0.0", port, linger)
+        ext = cls(crawler, settings.get("FARM_METRICS_HOST") or "127.0.0.1", port, linger)
         ext.listen()  # before the runtime starts its state writer: a port in use fails the crawl first
         ext.runtime = FarmRuntime.of(crawler)
         ext.labels[1] = ext.runtime.crawler_id  # a crawl resumed from JOBDIR holds its keywords under its first id

@@ -341,3 +341,33 @@ class KeywordLeaseMiddleware:
             if shared is not None and ok:
                 shared.ended(run.lease, "released" if status == "partial" else status or "lost")
         self.runs.clear()
+        lost = [(run, status) for run, (ok, status) in zip(runs, results) if not ok]
+        if lost:
+            self._release_lost(spider, [run.lease for run, _ in lost], lost[0][1])
+
+    def _release_lost(self, spider, leases, failure):
+        """The database did not take the releases: the keywords stay ``crawling`` under this crawler.
+        Say so, and who takes them back: with Redis, this worker stays listed as taking keywords on,
+        and a worker that finds it silent adopts them from the keyword table."""
+        self.stats.inc_value("farm/lease/release_lost", len(leases))
+        settings = self.crawler.settings
+        lease_timeout = f"FARM_LEASE_TIMEOUT ({settings.getint('FARM_LEASE_TIMEOUT')}s) frees them"
+        if self.runtime.shared is not None:
+            self.runtime.shared.keep_listed()
+            who = (f"this worker stays listed in Redis: a {spider.name} worker that finds it silent for "
+                   f"FARM_WORKER_TIMEOUT ({settings.getfloat('FARM_WORKER_TIMEOUT'):g}s) adopts them once the "
+                   f"database answers (one running now, or the next started); "
+                   f"failing that, {lease_timeout}")  # fmt: skip
+        elif self.runtime.checkpoint is not None:
+            who = f"the next crawl on this JOBDIR takes them back at once; failing that, {lease_timeout}"
+        else:
+            who = lease_timeout
+        logger.error("farm: %d keyword(s) could not be released at close (the database: %s): they stay crawling "
+                     "under crawler id %s; %s", len(leases), _first_line(failure), self.runtime.crawler_id, who)
+
+
+def _first_line(failure) -> str:
+    """What a failed database call said, in one line."""
+    error = getattr(failure, "value", failure)
+    error = getattr(error, "orig", None) or error
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]

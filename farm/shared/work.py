@@ -27,6 +27,7 @@
 import logging
 import uuid
 
+from sqlalchemy.exc import DBAPIError
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
@@ -58,6 +59,7 @@ class SharedWork:
         self.busy = True  # whether the shared queue or any worker's in-flight set holds requests (last look)
         self._adoptions = set()  # Deferreds of keywords being adopted (looked up in the keyword table)
         self._closing = False  # the crawl is closing: it adopts nothing more
+        self._keep_listed = False  # it closes with keywords it could not release (keep_listed)
         self.epoch = None
         self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue
         self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
@@ -163,6 +165,11 @@ class SharedWork:
 
     def check_stall(self, lease_name: str, lease=None) -> None:
         """Nothing is open for the lease anywhere: queue its missing pages, or complete it."""
+        if self._closing:
+            # the acks sent as the crawl closes leave keywords with nothing open: their owner, or the
+            # worker that adopts them, looks; a read here would outlive the crawl (and, the database
+            # gone, fail after it closed)
+            return
         run = self._run_named(lease_name)
         lease = lease or (run.lease if run is not None else None)
         if lease is None:
@@ -421,17 +428,33 @@ class SharedWork:
 
     # --- ending -----------------------------------------------------------------------------
 
+    def keep_listed(self) -> None:
+        """The crawl closes with keywords it could not release (the database is gone): at ``leave``,
+        this worker stays in the live set, taking keywords on, so that a worker that finds it silent
+        for FARM_WORKER_TIMEOUT takes them over from the keyword table."""
+        self._keep_listed = True
+
     def leave(self):
         """A clean close: flush, then put back what this worker took and did not settle."""
         self.stop()
         d = self.flush()
-        d.addCallback(lambda _: self.link.run(self.queue.leave))
+        d.addCallback(lambda _: self.link.run(self._leave))
         return d
+
+    def _leave(self):
+        back = self.queue.leave()
+        if self._keep_listed:
+            self.queue.claiming()  # live once more, its heartbeat stopped: a survivor looks it up
+        return back
 
     def _failed(self, failure, what):
         self.stats.inc_value("farm/shared/error")
         if failure.check(RedisUnreachable):
             logger.error("farm: %s failed: %s", what, failure.getErrorMessage())
+        elif failure.check(DBAPIError):  # the database lost past the outage grace: not a bug either
+            error = failure.value.orig or failure.value
+            logger.error("farm: %s failed: the database: %s", what,
+                         (str(error).strip().splitlines() or [type(error).__name__])[0])  # fmt: skip
         else:  # a bug, not Redis: say where
             logger.error("farm: %s failed", what, exc_info=(failure.type, failure.value, failure.getTracebackObject()))
         if self.on_lost is not None:

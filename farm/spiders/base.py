@@ -33,7 +33,7 @@ from farm import signals
 from farm.items import JobPosting
 from farm.keywordrun import KeywordRun
 from farm.state.lease import Lease
-from farm.state.models import PAGES_AHEAD_MAX
+from farm.state.models import max_pages_that_fit
 
 BLOCK_STATUSES = {403: "http_403", 429: "http_429", 503: "http_503"}
 
@@ -57,15 +57,6 @@ class SiteUnavailable(IgnoreRequest):
 
 class LeaseLost(IgnoreRequest):
     """The request belongs to a keyword this process no longer crawls (ended or taken over)."""
-
-
-def max_pages_that_fit(limit: int = PAGES_AHEAD_MAX) -> int:
-    """The largest page cap whose pages done ahead of the watermark (2..N, comma-separated) fit the column."""
-    pages, length = 1, -1
-    while length + 1 + len(str(pages + 1)) <= limit:
-        pages += 1
-        length += 1 + len(str(pages))
-    return pages
 
 
 @dataclass

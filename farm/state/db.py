@@ -1,10 +1,12 @@
 """Engines for the state database: SQLite (embedded default) or MySQL/MariaDB."""
 
+import inspect
 import re
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
+from sqlalchemy.pool import QueuePool
 
 URL_EXAMPLES = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
 # the execution option of reader(engine): its SQLite transactions begin deferred
@@ -13,9 +15,21 @@ READ_OPTION = "farm_read"
 _SECRET_PARAM = re.compile(r"([?&][^=&]*(?:pass|pwd|secret|token)[^=&]*=)[^&]*", re.IGNORECASE)
 
 
+MYSQL = ("mysql", "mariadb")  # the backends of mysql+pymysql:// and mariadb+pymysql://
+# what the engine's deadlines are kept as, among its execution options (see deadlines())
+DEADLINES_OPTION = "farm_deadlines"
+# PyMySQL's own options for its socket timeouts: a URL that names one keeps its value
+_MYSQL_TIMEOUTS = ("connect_timeout", "read_timeout", "write_timeout")
+
+
 class DatabaseUrlError(ValueError):
     """A database URL that cannot be used. The message names the setting, shows the URL
-    with its password masked, and says what is wrong: it is safe to print and to log."""
+    with its password masked, and says what is wrong: it is safe to print and to log;
+    ``problem`` is what is wrong alone."""
+
+    def __init__(self, message: str, problem: str = ""):
+        super().__init__(message)
+        self.problem = problem or message
 
 
 def mask_url(url) -> str:
@@ -43,12 +57,8 @@ def mask_url(url) -> str:
     return _SECRET_PARAM.sub(r"\1***", masked)
 
 
-def make_engine(url: str, setting: str = "FARM_DB_URL") -> Engine:
-    """An engine tuned for farm's short transactions, for ``FARM_DB_URL``.
-
-    Every problem with the URL itself is a DatabaseUrlError naming ``setting``, with
-    the password masked (and no chained exception that could repeat it).
-    """
+def parse_url(url: str, setting: str = "FARM_DB_URL"):
+    """The SQLAlchemy URL of ``url``, or a DatabaseUrlError naming ``setting``."""
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -57,14 +67,103 @@ def make_engine(url: str, setting: str = "FARM_DB_URL") -> Engine:
         raise _url_error(url, setting, "has a port that is not a number (1 to 65535)") from None
     if parsed.port is not None and not 1 <= parsed.port <= 65535:
         raise _url_error(url, setting, f"has port {parsed.port}, outside 1 to 65535")
+    return parsed
+
+
+def check_stored(url: str, setting: str = "FARM_DB_URL"):
+    """``parse_url``, refusing a database that lives in memory only: what a command wrote
+    there would be gone when it ends."""
+    parsed = parse_url(url, setting)
+    if parsed.get_backend_name() == "sqlite" and (
+        parsed.database in (None, "", ":memory:") or parsed.query.get("mode") == "memory"
+    ):
+        raise _url_error(url, setting, "is a SQLite database in memory, gone when the command ends: "
+                                       "name a file")  # fmt: skip
+    return parsed
+
+
+def make_engine(url: str, setting: str = "FARM_DB_URL", *, timeout: float | None = None,
+                pool_timeout: float | None = None, read_deadline: bool = True) -> Engine:
+    """An engine tuned for farm's short transactions, for ``FARM_DB_URL``.
+
+    Every call has a deadline, so that a server that accepts connections but never
+    answers is an outage and not a hang: on MySQL/MariaDB, ``timeout`` seconds
+    (FARM_DB_TIMEOUT) to connect and for each read and write on the socket; on every
+    database, ``pool_timeout`` seconds (FARM_DB_POOL_TIMEOUT) to wait for a pooled
+    connection. None takes the setting's value. ``read_deadline=False`` leaves reads
+    and writes without one: migrations, whose ALTER TABLE may rightly take long.
+
+    Every problem with the URL itself, its driver options included, is a DatabaseUrlError
+    naming ``setting``, with the password masked (and no chained exception that could
+    repeat it).
+    """
+    parsed = parse_url(url, setting)
+    timeout = _seconds("db_timeout", timeout)
+    pool_timeout = _seconds("db_pool_timeout", pool_timeout)
     try:
-        return _engine(parsed)
+        engine = _engine(parsed, timeout, pool_timeout, read_deadline)
     except (ArgumentError, ImportError) as exc:  # an unknown dialect, a missing driver, a bad SQLite form
         # SQLAlchemy's own rendering masks only what it took for the password: show ours
         reason = " ".join(str(exc).split()).replace(parsed.render_as_string(), mask_url(url))
         if parsed.password:
             reason = reason.replace(parsed.password, "***")
         raise _url_error(url, setting, f"cannot be used: {reason}") from None
+    except (ValueError, TypeError) as exc:  # SQLAlchemy casts the options it knows: connect_timeout=abc
+        raise _url_error(url, setting, f"has a driver option of the wrong type ({exc})") from None
+    problem = _driver_options_problem(engine)
+    if problem:
+        engine.dispose()
+        raise _url_error(url, setting, problem)
+    return engine
+
+
+def _driver_options_problem(engine: Engine) -> str | None:
+    """What is wrong with the URL's driver options (``?charset=``, ``?connect_timeout=``...), found
+    now rather than as a driver's traceback at the first connection; None if nothing is."""
+    try:
+        _, options = engine.dialect.create_connect_args(engine.url)
+    except (ValueError, TypeError) as exc:  # SQLAlchemy casts the options it knows: connect_timeout=abc
+        return f"has a driver option of the wrong type ({exc})"
+    connect = getattr(engine.dialect.loaded_dbapi, "connect", None)
+    try:
+        accepted = inspect.signature(connect).parameters
+    except (TypeError, ValueError):  # a C function: the driver checks its own options
+        accepted = None
+    if accepted and not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        unknown = sorted(set(options) - set(accepted))
+        if unknown:
+            return f"has a driver option {engine.dialect.driver} does not know: {', '.join(unknown)}"
+    charset = options.get("charset")
+    if charset and engine.dialect.driver == "pymysql":
+        from pymysql.charset import charset_by_name
+
+        if charset_by_name(charset) is None:
+            return f"has charset={charset!r}, which MySQL does not know (farm uses utf8mb4)"
+    return None
+
+
+def deadlines(engine: Engine) -> dict:
+    """The ``timeout`` and ``pool_timeout`` ``engine`` was made with: make_engine(url, **deadlines(engine))
+    makes another process's engine keep the same ones."""
+    return dict(engine.get_execution_options().get(DEADLINES_OPTION, {}))
+
+
+def without_read_deadline(engine: Engine) -> tuple[Engine, bool]:
+    """An engine on ``engine``'s database whose reads and writes have no deadline, and whether it is
+    a new one (the caller disposes of it). Only a MySQL/MariaDB engine has such a deadline."""
+    if engine.dialect.name not in MYSQL:
+        return engine, False
+    url = engine.url.render_as_string(hide_password=False)
+    return make_engine(url, **deadlines(engine), read_deadline=False), True
+
+
+def _seconds(name: str, value) -> float:
+    """``value``, or the setting's (farm.config checks it: SettingError names a bad one)."""
+    if value is not None:
+        return value
+    from farm.config import read
+
+    return read(None, name)
 
 
 def reader(engine: Engine) -> Engine:
@@ -83,27 +182,38 @@ def reader(engine: Engine) -> Engine:
 
 
 def _url_error(url, setting: str, problem: str) -> DatabaseUrlError:
-    return DatabaseUrlError(f"{setting}={mask_url(url)!r} {problem} ({URL_EXAMPLES})")
+    return DatabaseUrlError(f"{setting}={mask_url(url)!r} {problem} ({URL_EXAMPLES})", problem)
 
 
-def _engine(parsed) -> Engine:
+def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool) -> Engine:
     backend = parsed.get_backend_name()
+    # kept for deadlines(): the state writer's engine is made from them in its own process
+    options = {"execution_options": {DEADLINES_OPTION: {"timeout": timeout, "pool_timeout": pool_timeout}}}
     if backend == "sqlite":
-        engine = create_engine(parsed, connect_args={"timeout": 30})
+        # a local file: its calls wait only for the write lock, up to the 30 s busy timeout
+        if issubclass(parsed.get_dialect().get_pool_class(parsed), QueuePool):  # not in memory: one connection
+            options["pool_timeout"] = pool_timeout
+        engine = create_engine(parsed, connect_args={"timeout": 30}, **options)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
-    if backend == "mysql":
+    if backend in MYSQL:
         query = dict(parsed.query)
         query.setdefault("charset", "utf8mb4")
+        # PyMySQL waits forever for a server that stopped answering unless told otherwise
+        names = _MYSQL_TIMEOUTS if read_deadline else _MYSQL_TIMEOUTS[:1]
+        connect_args = {name: timeout for name in names if name not in query}
         return create_engine(
             parsed.set(query=query),
+            connect_args=connect_args,
             pool_pre_ping=True,
             pool_recycle=3600,
+            pool_timeout=pool_timeout,
             # no gap locks: SKIP LOCKED claims stay row-local
             isolation_level="READ COMMITTED",
+            **options,
         )
-    return create_engine(parsed, pool_pre_ping=True)
+    return create_engine(parsed, pool_pre_ping=True, pool_timeout=pool_timeout, **options)
 
 
 def _sqlite_begin(conn):

@@ -1,6 +1,23 @@
 """What a claim hands out, and what the store's fenced writes answer."""
 
+import secrets
 from dataclasses import dataclass, field
+
+# keyword.lease_token is a BIGINT; tokens keep to the integers every JSON reader holds exactly (a
+# double's 53 bits: JavaScript's, and the API's keyword ids), and 2**53 of them leave nothing to guess
+TOKEN_MAX = 2**53 - 1
+
+
+def new_lease_token(old: int | None = None) -> int:
+    """A lease token for a new claim: random in 1..TOKEN_MAX, and never ``old``.
+
+    Only the claimer learns it, so a holder whose lease was taken back cannot
+    guess the new holder's token and write over its keyword.
+    """
+    while True:
+        token = secrets.randbelow(TOKEN_MAX) + 1
+        if token != old:
+            return token
 
 
 @dataclass(frozen=True)
@@ -8,7 +25,7 @@ class Lease:
     """One keyword held by one crawler until it is completed, failed or released.
 
     Every write about the keyword names (``id``, ``lease_token``); once another
-    claim has bumped the token, the writes of this lease change nothing.
+    claim has given the keyword a new token, the writes of this lease change nothing.
     """
 
     id: int

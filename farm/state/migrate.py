@@ -15,10 +15,10 @@ from pathlib import Path
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 
-from farm.state.db import make_engine, reader
+from farm.state.db import make_engine, reader, without_read_deadline
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0003"  # the newest migration's revision (a test holds it to the scripts)
+HEAD = "0006"  # the newest migration's revision (a test holds it to the scripts)
 
 
 class SchemaNotCurrent(RuntimeError):
@@ -55,7 +55,11 @@ def upgrade(url_or_engine, revision: str = "head") -> None:
     """Bring the database at ``url_or_engine`` (a URL or an Engine) to ``revision``."""
     from alembic import command
 
-    engine, owned = _engine(url_or_engine)
+    # an ALTER TABLE of a large table may rightly keep the server silent for long: no read deadline
+    if isinstance(url_or_engine, Engine):
+        engine, owned = without_read_deadline(url_or_engine)
+    else:
+        engine, owned = make_engine(str(url_or_engine), read_deadline=False), True
     try:
         with engine.begin() as connection:
             cfg = _config()

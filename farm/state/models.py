@@ -2,6 +2,11 @@
 
 The tables are created and changed only by the Alembic migrations in
 ``farm/state/migrations``; these models describe the head revision.
+
+On MySQL/MariaDB the tables are ``utf8mb4_bin``, but the columns that identify a row
+(the unique keys' and ``keyword.crawler_id``) compare without padding (``utf8mb4_nopad_bin``,
+``utf8mb4_0900_bin`` on MySQL 8: migration 0005, on new databases too), as SQLite compares:
+``'a'`` and ``'a '`` are two job ids everywhere.
 """
 
 from datetime import date, datetime, timezone
@@ -21,7 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-from farm.state.posting_fields import posting_columns
+from farm.state.posting_fields import posting_columns, salary_columns
 
 SOURCES = ("boss", "qcwy", "zhilian")
 STATUSES = ("idle", "crawling", "completed", "failed", "partial")
@@ -31,6 +36,16 @@ CITY_MAX = 64
 JOB_MAX = 128
 # characters of the comma-separated pages done beyond the watermark
 PAGES_AHEAD_MAX = 1024
+
+
+def max_pages_that_fit(limit: int = PAGES_AHEAD_MAX) -> int:
+    """The largest page cap whose pages done ahead of the watermark (2..N, comma-separated) fit the column."""
+    pages, length = 1, -1
+    while length + 1 + len(str(pages + 1)) <= limit:
+        pages += 1
+        length += 1 + len(str(pages))
+    return pages
+
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY.
 Id = BigInteger().with_variant(Integer(), "sqlite")
@@ -88,8 +103,8 @@ class Keyword(Base):
     retry_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
-    # bumped at every claim; every write names it (fencing)
-    lease_token: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # a new random one at every claim (farm.state.lease.new_lease_token); every write names it (fencing)
+    lease_token: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     heartbeat_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     # pages done beyond the watermark, comma-separated, so out-of-order pages count once
     pages_ahead: Mapped[str] = mapped_column(String(PAGES_AHEAD_MAX), default="", server_default="")
@@ -106,6 +121,7 @@ class JobPostingRow(Base):
         Base.metadata,
         Column("id", Id, primary_key=True, autoincrement=True),
         *posting_columns(UtcDateTime),
+        *salary_columns(),
         UniqueConstraint("source", "job_id", name="uq_job_posting_source_job_id"),
         Index("ix_job_posting_keyword", "keyword_id"),
         mysql_charset="utf8mb4",

@@ -34,6 +34,7 @@ from datetime import date, datetime
 
 import orjson
 
+from farm.salary import UNPARSED_STAT, parse as parse_salary
 from farm.state.posting_fields import (
     BY_NAME, JSON_DEPTH_MAX, JSONS, KEYS, REF_MAX, REF_MIN, TEXTS, TIME, TIME_MAX, TIME_MIN,
 )  # fmt: skip
@@ -113,7 +114,8 @@ def _key(key) -> str:
 
 def fit_rows(rows: list[dict], nul: bool = True) -> tuple[list[dict], list[tuple], Counter]:
     """Fit decoded rows to their columns, in place: (the rows to store, (source, job_id,
-    reason) of those that cannot be, how many rows had each field changed).
+    reason) of those that cannot be, how many rows had each field changed, and under
+    farm.salary.UNPARSED_STAT how many salary texts no rule knows).
 
     ``nul``: the rows may hold NUL characters (the writer knows from the frame's
     bytes whether any did, and skips the search when none did).
@@ -125,6 +127,8 @@ def fit_rows(rows: list[dict], nul: bool = True) -> tuple[list[dict], list[tuple
             rejected.append((row.get("source"), _shown(row.get("job_id")), problem))
             continue
         changed.update(fit_row(row, nul))
+        if parse_salary(row["source"], row.get("salary")) is None:
+            changed[UNPARSED_STAT] += 1  # stored with no salary numbers, never a guess
         kept.append(row)
     return kept, rejected, changed
 

@@ -71,6 +71,20 @@ JSON_DEPTH_MAX = 31
 REF_MIN, REF_MAX = -(2**63), 2**63 - 1
 
 
+# The salary as numbers (farm.salary), read by the store from the posting's ``salary`` text
+# as it writes the posting; added by migration 0006, after the table's other columns.
+SALARY_COLUMNS = (
+    ("salary_min", sa.Integer),  # CNY a month, the low end; None for "below N" or no figure
+    ("salary_max", sa.Integer),  # CNY a month, the high end; None for "N and above" or no figure
+    ("salary_months", sa.SmallInteger),  # months paid a year, where the text says (·13薪)
+    ("salary_unit", lambda: sa.String(8)),  # the period the text gave: month | day | hour | year
+)
+
+
+def salary_columns() -> list[sa.Column]:
+    return [sa.Column(name, kind(), nullable=True) for name, kind in SALARY_COLUMNS]
+
+
 def posting_columns(time_type) -> list[sa.Column]:
     """The table's columns but its ``id``, times of ``time_type`` (the model's UtcDateTime,
     the migration's DateTime)."""

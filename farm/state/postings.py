@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
+from farm.salary import COLUMNS as SALARY, columns as salary_columns
 from farm.state.models import JobPostingRow
 from farm.state.posting_fields import BY_NAME, JSON, POSTING_FIELDS, STORE_FIELDS, TIME, UPDATED
 
@@ -27,7 +28,9 @@ TABLE = JobPostingRow.__table__
 
 # What a posting row carries; id, first_seen_at and last_seen_at are the store's.
 FIELDS = POSTING_FIELDS
-COLUMNS = FIELDS + STORE_FIELDS  # the INSERT's order
+# the INSERT's order; the salary numbers are read from the posting's salary text (farm.salary)
+COLUMNS = FIELDS + STORE_FIELDS + SALARY
+SET = UPDATED + SALARY  # what a known posting's new sighting overwrites
 # MySQL/MariaDB errors about one row's data: a column cannot be null, out of range, data
 # truncated, incorrect datetime, incorrect string value, data too long, invalid JSON text
 # (MySQL), a CHECK constraint (MariaDB's JSON_VALID)
@@ -43,11 +46,11 @@ def _sql(dialect_name: str) -> str | None:
     if dialect_name in ("mysql", "mariadb"):
         # PyMySQL turns executemany of this form into multi-row INSERTs
         marks = ", ".join(["%s"] * len(COLUMNS))
-        updates = ", ".join(f"{name} = VALUES({name})" for name in UPDATED)
+        updates = ", ".join(f"{name} = VALUES({name})" for name in SET)
         return f"INSERT INTO job_posting ({names}) VALUES ({marks}) ON DUPLICATE KEY UPDATE {updates}"
     if dialect_name == "sqlite":
         marks = ", ".join(["?"] * len(COLUMNS))
-        updates = ", ".join(f"{name} = excluded.{name}" for name in UPDATED)
+        updates = ", ".join(f"{name} = excluded.{name}" for name in SET)
         return (
             f"INSERT INTO job_posting ({names}) VALUES ({marks}) "
             f"ON CONFLICT (source, job_id) DO UPDATE SET {updates}"
@@ -75,7 +78,7 @@ def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
     seen = to_time(now)
     params = []
     for row in rows:
-        values = [*map(row.get, FIELDS), seen, seen]
+        values = [*map(row.get, FIELDS), seen, seen, *salary_columns(row["source"], row.get("salary"))]
         for at in _JSON_AT:
             values[at] = _json(values[at])
         for at in _TIME_AT:
@@ -135,9 +138,10 @@ def _execute(conn: Connection, rows: list[dict], now: datetime) -> None:
     if sql is None:  # another dialect: SQLAlchemy's own ON CONFLICT
         stmt = postgresql.insert(TABLE)
         stmt = stmt.on_conflict_do_update(
-            index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in UPDATED}
+            index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in SET}
         )
-        values = [{**{name: row.get(name) for name in FIELDS}, "first_seen_at": now, "last_seen_at": now}
+        values = [{**{name: row.get(name) for name in FIELDS}, "first_seen_at": now, "last_seen_at": now,
+                   **dict(zip(SALARY, salary_columns(row["source"], row.get("salary"))))}
                   for row in rows]  # fmt: skip
         conn.execute(stmt, values)
     else:

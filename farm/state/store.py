@@ -3,7 +3,7 @@
 Claims hand out leases atomically (``SELECT … FOR UPDATE SKIP LOCKED`` on
 MySQL/MariaDB, one ``BEGIN IMMEDIATE`` write transaction on SQLite); every later
 write about a keyword names its (id, lease_token) and changes nothing once another
-claim has bumped the token. Transactions are short and never span a callback.
+claim has given it a new token (random: see new_lease_token). Transactions are short and never span a callback.
 """
 
 import itertools
@@ -12,18 +12,20 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta, timezone
 
-from sqlalchemy import Integer, and_, bindparam, func, literal, or_, select, union_all, update
+from sqlalchemy import Integer, and_, bindparam, case, func, literal, or_, select, union_all, update
 from sqlalchemy.dialects import mysql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from dataclasses import dataclass
 
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine, reader
-from farm.state.lease import ENDS, BatchResult, Lease, PageWrite
+from farm.state.lease import ENDS, BatchResult, Lease, PageWrite, new_lease_token
 from farm.state.models import SOURCES, Keyword
 from farm.state.postings import upsert_postings
+from farm.display import escape
 from farm.state.validation import validate_keyword
 
 logger = logging.getLogger(__name__)
@@ -81,9 +83,11 @@ def _aware(value: datetime | None) -> datetime | None:
 
 
 def _truncate(message, limit: int = ERROR_MAX) -> str | None:
+    """An error message as stored: control characters escaped (a client's or a site's text moves
+    no cursor of whoever reads it later), cut to ``limit``."""
     if message is None:
         return None
-    message = str(message)
+    message = escape(str(message))
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
@@ -116,14 +120,18 @@ class KeywordStore:
 
     @classmethod
     def from_settings(cls, settings) -> "KeywordStore":
+        """The store of these settings, each checked by farm.config (SettingError names a bad one)."""
+        from farm.config import read
+
         return cls(
-            make_engine(settings.get("FARM_DB_URL") or "sqlite:///farm.db"),
-            timezone=settings.get("FARM_TIMEZONE") or "Asia/Shanghai",
-            lease_timeout=settings.getint("FARM_LEASE_TIMEOUT", 1800),
-            max_retries=settings.getint("FARM_MAX_RETRIES", 3),
-            retry_delay=settings.getfloat("FARM_RETRY_DELAY", 600),
-            max_blocked_claims=settings.getint("FARM_MAX_BLOCKED_CLAIMS", 5),
-            outage_grace=settings.getfloat("FARM_OUTAGE_GRACE", 60),
+            make_engine(read(settings, "db_url"), timeout=read(settings, "db_timeout"),
+                        pool_timeout=read(settings, "db_pool_timeout")),
+            timezone=read(settings, "timezone"),
+            lease_timeout=read(settings, "lease_timeout"),
+            max_retries=read(settings, "max_retries"),
+            retry_delay=read(settings, "retry_delay"),
+            max_blocked_claims=read(settings, "max_blocked_claims"),
+            outage_grace=read(settings, "outage_grace"),
         )
 
     def options(self) -> dict:
@@ -258,9 +266,8 @@ class KeywordStore:
             crawler_id=bindparam("crawler_id"),
             crawl_started_at=bindparam("now"),
             heartbeat_at=bindparam("now"),
-            lease_token=c.lease_token + 1,
             updated_at=bindparam("now"),
-        )
+        )  # and a new lease_token per row, set at each claim
         values = {
             "partial": common,
             "failed": dict(common, retry_count=c.retry_count + 1),
@@ -293,13 +300,12 @@ class KeywordStore:
             picked.sort(key=lambda r: (r.kind, r.last_requested_date is not None,
                                        r.last_requested_date or day, r.id))
             picked = picked[:n]
+            tokens = {r.id: new_lease_token(r.lease_token) for r in picked}
             for kind_index, kind in enumerate(_KINDS):
                 ids = [r.id for r in picked if r.kind == kind_index]
                 if ids:
-                    conn.execute(
-                        self._take[kind],
-                        {"ids": ids, "day": day, "now": now, "crawler_id": crawler_id},
-                    )
+                    take = self._take[kind].values(lease_token=case({i: tokens[i] for i in ids}, value=c.id))
+                    conn.execute(take, {"ids": ids, "day": day, "now": now, "crawler_id": crawler_id})
         leases = []
         for r in picked:
             kind = _KINDS[r.kind]
@@ -316,7 +322,7 @@ class KeywordStore:
                     source=source,
                     city=r.city,
                     job=r.job,
-                    lease_token=r.lease_token + 1,
+                    lease_token=tokens[r.id],
                     start_page=start,
                     from_status=kind,
                     total_pages=total,
@@ -357,17 +363,18 @@ class KeywordStore:
                     continue  # given back for good (a block, an outage): today's claim rules decide
                 if (r.id, r.lease_token) in others:
                     continue
+                token = new_lease_token(r.lease_token)
                 taken = conn.execute(
                     update(K)
                     .where(c.id == r.id, c.lease_token == r.lease_token, c.crawler_id == crawler_id,
                            c.crawl_status == r.crawl_status)  # fmt: skip
-                    .values(crawl_status="crawling", lease_token=c.lease_token + 1, heartbeat_at=now,
+                    .values(crawl_status="crawling", lease_token=token, heartbeat_at=now,
                             last_requested_at=now, updated_at=now)  # fmt: skip
                 ).rowcount
                 if taken != 1:
                     continue
                 leases.append(Lease(
-                    id=r.id, source=source, city=r.city, job=r.job, lease_token=r.lease_token + 1,
+                    id=r.id, source=source, city=r.city, job=r.job, lease_token=token,
                     start_page=r.last_completed_page + 1, from_status="resumed", total_pages=r.total_pages,
                     pages_ahead=frozenset(_parse_pages(r.pages_ahead)), retry_count=r.retry_count,
                 ))  # fmt: skip
@@ -757,18 +764,24 @@ class KeywordStore:
 
     def _retrying(self, fn, attempts: int = 5):
         """Run one short transaction, again after a MySQL deadlock or lock wait timeout, and again
-        while the database is unreachable, for up to outage_grace seconds (then the error stands)."""
+        while the database is unreachable, for up to outage_grace seconds (then the error stands).
+
+        Unreachable: refused, gone, lost mid-query, silent past FARM_DB_TIMEOUT (PyMySQL's read
+        deadline is a lost connection), or no pooled connection free within FARM_DB_POOL_TIMEOUT
+        (every one of them waiting on a server that does not answer)."""
         deadline, pause = None, 0.2
         for attempt in itertools.count():
             try:
                 return fn()
-            except OperationalError as exc:
-                code = exc.orig.args[0] if exc.orig is not None and exc.orig.args else None
+            except (OperationalError, PoolTimeout) as exc:
+                code = _mysql_code(exc)
                 if self._mysql and code in RETRYABLE_MYSQL and attempt < attempts - 1:
                     logger.debug("retrying after MySQL error %s (attempt %d)", code, attempt + 1)
                     time.sleep(0.01 * (attempt + 1))
                     continue
-                if not (exc.connection_invalidated or (self._mysql and code in CONNECTION_LOST_MYSQL)):
+                unreachable = isinstance(exc, PoolTimeout) or exc.connection_invalidated or (
+                    self._mysql and code in CONNECTION_LOST_MYSQL)  # fmt: skip
+                if not unreachable:
                     raise
                 deadline = deadline or time.monotonic() + self.outage_grace
                 if time.monotonic() >= deadline:
@@ -776,6 +789,11 @@ class KeywordStore:
                 logger.warning("the database is unreachable (%s); trying again in %.1fs", _first_line(exc), pause)
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
+
+
+def _mysql_code(exc) -> int | None:
+    orig = getattr(exc, "orig", None)  # a pool timeout has none
+    return orig.args[0] if orig is not None and orig.args else None
 
 
 def _first_line(exc) -> str:

@@ -162,7 +162,7 @@ def main() -> int:
     stdout = sys.stdout.buffer
     try:
         config = orjson.loads(os.environ[CONFIG_VARIABLE])
-        store = KeywordStore(make_engine(config.pop("db_url")), **config)
+        store = KeywordStore(make_engine(config.pop("db_url"), **config.pop("db_deadlines", {})), **config)
         lean_heap()  # each frame decodes into thousands of objects: collected rarely, as in the crawl
         stdout.write(READY)  # the crawl's claims may come here from now on
         stdout.flush()

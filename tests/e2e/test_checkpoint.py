@@ -10,6 +10,7 @@ import random
 import signal
 import sqlite3
 from datetime import date, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import update
@@ -31,6 +32,7 @@ from tests.e2e.harness import (
     served,
     start_crawl,
     state_writer_of,
+    stop,
     stored_postings,
     wait_until,
 )
@@ -232,6 +234,87 @@ def _killed_crawl(db_url, sandbox, jobdir, log, pages=12):
     finally:
         crawler.kill()
         crawler.wait(30)
+
+
+def _open_files(pid):
+    """The paths of the files process ``pid`` has open."""
+    found = set()
+    for fd in (Path("/proc") / str(pid) / "fd").iterdir():
+        try:
+            found.add(os.readlink(fd))
+        except OSError:
+            pass
+    return found
+
+
+def test_a_second_crawl_on_a_live_jobdir_is_refused_naming_the_holder_and_the_first_finishes_alone(
+    sqlite_url, tmp_path
+):
+    rows = qcwy_rows()
+    prepare_db(sqlite_url, rows)
+    jobdir = tmp_path / "job"
+    log = tmp_path / "first.log"
+    # every page answers after 2 s until the second crawl is refused: the first is still crawling then
+    with SandboxProcess(seed=12, postings=(200, 200), fault_rate=1, fault_kinds=["slow"], fault_seed=1,
+                        slow_ms=2000) as sandbox:  # fmt: skip
+        first = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, FARM_CRAWLER_ID="first",
+                            **SETTINGS)  # fmt: skip
+        try:
+            wait_until(lambda: served(sandbox) >= 4 or first.poll() is not None, 60, "4 pages")
+            wait_until(lambda: (jobdir / CHECKPOINT).exists() and checkpoint_leases(jobdir), 30, "a saved lease")
+            writer = state_writer_of(first.pid)
+            assert writer is not None and str(jobdir / "farm.lock") not in _open_files(writer)
+
+            second = run_crawl("qcwy", sqlite_url, sandbox.url, timeout=60, JOBDIR=jobdir, FARM_CRAWLER_ID="second",
+                               **SETTINGS)  # fmt: skip
+            assert second.returncode != 0, second.output[-3000:]
+            # the one line logged (the start-up error path: the crawl refuses before anything opens)
+            refusals = [line for line in second.output.splitlines() if "ERROR: farm: JOBDIR=" in line]
+            assert len(refusals) == 1, second.output[-3000:]
+            assert f"ERROR: farm: JOBDIR={jobdir} is in use by pid {first.pid} on host " in refusals[0]
+            assert "(crawler id first, since " in refusals[0] and "one crawl per JOBDIR" in refusals[0]
+            assert "Spider opened" not in second.output
+            assert first.poll() is None, "the first crawl ended before the second was refused"
+            assert (jobdir / CHECKPOINT).exists()  # the second removed nothing
+            assert {row["crawler_id"] for row in keywords(sqlite_url) if row["crawler_id"]} == {"first"}
+
+            sandbox.set_faults()
+            assert stop(first, 120) == 0, log.read_text()[-3000:]
+        finally:
+            first.kill()
+            first.wait(30)
+        output = log.read_text()
+        assert "Spider closed (finished)" in output and "Traceback" not in output
+        assert crawl_stat(output, "farm/lease/claimed") == len(rows)
+        assert assert_crawled_once(sqlite_url, sandbox, rows) == 0  # no page fetched twice
+    assert {row["crawler_id"] for row in keywords(sqlite_url)} == {"first"}
+    assert not (jobdir / CHECKPOINT).exists()  # removed once, by the crawl that finished
+
+
+def test_a_killed_holder_frees_its_jobdir_at_once_and_the_next_crawl_resumes(sqlite_url, tmp_path):
+    rows = qcwy_rows()
+    prepare_db(sqlite_url, rows)
+    jobdir = tmp_path / "job"
+    with SandboxProcess(seed=13, postings=(200, 200)) as sandbox:
+        first = start_crawl("qcwy", sqlite_url, sandbox.url, tmp_path / "first.log", JOBDIR=jobdir,
+                            DOWNLOAD_DELAY=0.05, FARM_CRAWLER_ID="first", **SETTINGS)  # fmt: skip
+        try:
+            wait_until(lambda: served(sandbox) >= 6 or first.poll() is not None, 60, "6 pages")
+            wait_until(lambda: (jobdir / CHECKPOINT).exists() and checkpoint_leases(jobdir), 30, "a saved lease")
+            writer = state_writer_of(first.pid)
+            first.kill()  # kill -9: the kernel drops its lock; its state writer may still be finishing
+            first.wait(30)
+        finally:
+            first.kill()
+            first.wait(30)
+        resumed = run_crawl("qcwy", sqlite_url, sandbox.url, JOBDIR=jobdir, **SETTINGS)
+        assert resumed.returncode == 0, resumed.output[-3000:]
+        assert "is in use by" not in resumed.output
+        assert crawl_stat(resumed.output, "farm/checkpoint/taken_back") >= 1
+        assert_crawled_once(sqlite_url, sandbox, rows)
+        if writer is not None:
+            wait_until(lambda: not running(writer), 30, "the killed crawl's state writer to exit")
+    assert not (jobdir / CHECKPOINT).exists()
 
 
 def test_a_truncated_checkpoint_is_moved_aside_and_the_crawl_starts_from_the_keyword_table(sqlite_url, tmp_path):

@@ -28,6 +28,10 @@ def test_demo_crawls_every_bundled_keyword_then_finds_nothing_new(tmp_path):
     rows = keywords(db_url)
     assert len(rows) == 36 and {row["crawl_status"] for row in rows} == {"completed"}
     assert "all         36    36       0         0         36" in first.stdout
+    report = tmp_path / "logs" / "report.html"
+    assert "3 site(s) crawled" in first.stdout and f"written to {report}" in first.stdout
+    page = report.read_text(encoding="utf-8")
+    assert page.count("<svg") == 5 and "The day's crawl" in page
 
     again = farm("--db-url", db_url, "demo", "--log-dir", str(tmp_path / "logs"), cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr

@@ -145,6 +145,38 @@ def test_cancel_pauses_a_job_and_the_same_jobid_resumes_it_to_completion(scrapyd
     assert len(stored) == len(set(stored)) and set(stored) == ids
 
 
+def test_a_running_jobid_scheduled_again_is_refused_and_the_running_job_finishes_alone(scrapyd, mariadb_url):
+    rows = [("qcwy", city, job) for city in CITIES[:2] for job in JOBS[:2]]
+    prepare_db(mariadb_url, rows)
+    jobid = "twice-qcwy"
+    # every page answers after 2 s until the second job is refused: the first is still running then
+    with SandboxProcess(seed=5, postings=(60, 200), fault_rate=1, fault_kinds=["slow"], fault_seed=1,
+                        slow_ms=2000) as sandbox:  # fmt: skip
+        settings = job_settings(mariadb_url, sandbox.url, "qcwy", CONCURRENT_REQUESTS=4, FARM_LEASES_IN_FLIGHT=2)
+        scrapyd.schedule("qcwy", jobid, settings)
+        wait_until(lambda: served(sandbox) >= 2 or scrapyd.jobs("finished", jobid), 60, "2 pages served")
+        (first,) = scrapyd.jobs("running", jobid)
+
+        scrapyd.schedule("qcwy", jobid, settings)  # the same jobid: the same JOBDIR, while the first runs
+        scrapyd.wait_finished([jobid], timeout=60)
+        assert [job["pid"] for job in scrapyd.jobs("running", jobid)] == [first["pid"]]
+        assert scrapyd.died(jobid)  # the second exited non-zero
+        refusals = [line for line in scrapyd.job_log("qcwy", jobid).splitlines() if "ERROR: farm: JOBDIR=" in line]
+        assert len(refusals) == 1 and f"is in use by pid {first['pid']} on host " in refusals[0], refusals
+        assert (scrapyd.job_dir("qcwy", jobid) / "farm-checkpoint.sqlite").exists()
+
+        sandbox.set_faults()
+        scrapyd.wait_finished([jobid], timeout=120, times=2)
+        log = scrapyd.job_log("qcwy", jobid)
+        assert "Spider closed (finished)" in log and last_stat(log, "farm/checkpoint/taken_back") == 0
+        pages, ids, _ = expected_crawl(sandbox, "qcwy", rows, MAX_PAGES)
+        assert fetched_pages(sandbox, "qcwy") == {page: 1 for page in pages}
+    assert {row["crawl_status"] for row in keywords(mariadb_url)} == {"completed"}
+    stored = stored_postings(mariadb_url, "qcwy")
+    assert len(stored) == len(set(stored)) and set(stored) == ids
+    assert not (scrapyd.job_dir("qcwy", jobid) / "farm-checkpoint.sqlite").exists()
+
+
 def test_a_job_on_a_database_not_upgraded_fails_at_start_naming_farm_db_upgrade(scrapyd, mariadb_url):
     with SandboxProcess(seed=1) as sandbox:
         scrapyd.schedule("qcwy", "not-upgraded", job_settings(mariadb_url, sandbox.url, "qcwy"))

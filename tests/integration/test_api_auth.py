@@ -40,7 +40,7 @@ def operations(server):
 def test_every_endpoint_needs_the_bearer_token(keywords_db, tmp_path):
     with ApiServer(keywords_db, tmp_path / "api.log") as server:
         ops = operations(server)
-        assert len(ops) == 6
+        assert len(ops) == 7
         paths = [*ops, ("GET", "/openapi.json"), ("GET", "/docs"), ("GET", "/no/such/path")]
         refusals = 0
         for token, scheme in ((None, None), ("wrong-" + TOKEN, "Bearer"), (TOKEN, "Basic"), ("", "Bearer")):
@@ -48,8 +48,9 @@ def test_every_endpoint_needs_the_bearer_token(keywords_db, tmp_path):
             with server.client(token=None, headers=headers) as http:
                 for method, path in paths:
                     # a claim with every parameter it needs: refused all the same
-                    params = {"source": "boss", "reserve": "true"} if path.endswith("available") else None
-                    body = {"keyword_id": 1, "lease_token": 1} if method == "POST" else None
+                    claim = path.endswith("available")
+                    params = {"source": "boss"} if claim else None
+                    body = None if method == "GET" or claim else {"keyword_id": 1, "lease_token": 1}
                     r = http.request(method, path, params=params, json=body)
                     assert r.status_code == 401, (method, path, headers, r.text)
                     assert r.headers["www-authenticate"] == "Bearer"
@@ -81,7 +82,7 @@ def test_without_a_token_it_serves_loopback_alone_and_unauthenticated(keywords_d
 def test_request_bodies_over_the_limit_get_413(keywords_db, tmp_path):
     with ApiServer(keywords_db, tmp_path / "api.log", env={"FARM_API_MAX_BODY": "4096"}) as server:
         with server.client() as http:
-            claim = http.get("/api/v1/keyword/available", params={"source": "boss", "reserve": "true"}).json()
+            claim = http.post("/api/v1/keyword/available", json={"source": "boss"}).json()
             [kw] = claim["keywords"]
             lease = {"keyword_id": kw["id"], "lease_token": kw["lease_token"]}
             big = {**lease, "postings": [{"job_id": str(i), "title": "x" * 100} for i in range(40)]}
@@ -120,8 +121,7 @@ def test_tokens_and_database_passwords_never_reach_the_log(mariadb_url, tmp_path
         wrong = f"wrong-{secrets.token_hex(12)}"
         with ApiServer(url, tmp_path / "api.log", env={"FARM_LOG_LEVEL": "DEBUG"}) as server:
             with server.client() as http:
-                [kw] = http.get("/api/v1/keyword/available", params={"source": "boss", "reserve": "true"}).json()[
-                    "keywords"]  # fmt: skip
+                [kw] = http.post("/api/v1/keyword/available", json={"source": "boss"}).json()["keywords"]
                 lease = {"keyword_id": kw["id"], "lease_token": kw["lease_token"]}
                 assert http.post("/api/v1/keyword/page-progress", json={**lease, "page": 1, "jobs_found": 3}).is_success
                 assert http.post("/api/v1/keyword/heartbeat", json={**lease, "lease_token": 9}).status_code == 409
@@ -144,14 +144,15 @@ def test_tokens_and_database_passwords_never_reach_the_log(mariadb_url, tmp_path
 
 def test_it_refuses_to_start_naming_the_fix(keywords_db, tmp_path):
     empty = f"sqlite:///{tmp_path / 'empty.db'}"
-    cases = [
-        ("mysql+pymysql://farm:s3cret-pw@127.0.0.1:1/farm", {},
+    cases = [  # a setting farm cannot use exits 2, as every command does
+        ("mysql+pymysql://farm:s3cret-pw@127.0.0.1:1/farm", {}, 1,
          "cannot connect to the database at mysql+pymysql://farm:***@127.0.0.1:1/farm"),
-        (empty, {}, "run `farm db upgrade`"),
-        (keywords_db, {"FARM_API_MAX_BODY": "10"}, "FARM_API_MAX_BODY must be at least 1024"),
-        ("not a url", {}, "--db-url is not a database URL"),
+        (empty, {}, 1, "run `farm db upgrade`"),
+        (keywords_db, {"FARM_API_MAX_BODY": "10"}, 2, "FARM_API_MAX_BODY='10' cannot be used: it takes a whole "
+                                                      "number of bytes from 1024"),
+        ("not a url", {}, 2, "--db-url='not a url' is not a database URL"),
     ]  # fmt: skip
-    for url, env, message in cases:
+    for url, env, code, message in cases:
         result = run_farm_api(url, "--port", "0", env=env)
-        assert result.returncode == 1 and message in result.stderr, result.stderr
+        assert result.returncode == code and message in result.stderr, result.stderr
         assert "s3cret-pw" not in result.stderr + result.stdout and "Traceback" not in result.stderr

@@ -2,10 +2,13 @@
 
 import threading
 import time
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from farm.client import Blocked, KeywordClient, crawl
+from farm.client import PAGE_MAX, RETRY_AFTER_DEFAULT, RETRY_AFTER_MAX, ApiError, Blocked, KeywordClient, crawl
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.lease import Lease
@@ -84,3 +87,119 @@ def current_lease(store, keyword_id):
     [row] = [r for r in store.list_keywords() if r["id"] == keyword_id]
     return Lease(id=row["id"], source=row["source"], city=row["city"], job=row["job"],
                  lease_token=row["lease_token"], start_page=1, from_status="")  # fmt: skip
+
+
+def test_error_texts_long_or_with_a_lone_surrogate_or_escapes_fail_their_keyword_only(store, server):
+    store.add_keywords([("qcwy", "上海", job) for job in ("long", "surrogate", "fine")])
+
+    def fetch(keyword, page):
+        if keyword.job == "long":
+            raise ValueError("x" * 20_000)
+        if keyword.job == "surrogate":
+            raise ValueError("bad \ud800 byte\x1b]0;owned\x07\r\nnext")
+        return [{"job_id": f"{keyword.job}-{page}"}], None
+
+    with KeywordClient(server.url, token=server.token) as client:
+        assert crawl(client, "qcwy", fetch, crawler_id="plain-crawler") == {"failed": 2, "completed": 1}
+    rows = {r["job"]: r for r in store.list_keywords()}
+    assert rows["surrogate"]["error_message"] == "page 1: ValueError: bad \ufffd byte ]0;owned next"
+    long = rows["long"]["error_message"]
+    assert long.startswith("page 1: ValueError: xxx") and len(long) <= 2_000
+    assert "Traceback" not in server.log()
+
+
+def test_a_total_above_the_servers_page_cap_is_capped(store, server):
+    store.add_keywords([("qcwy", "上海", "endless")])
+    # a keyword another crawler left partial two pages short of the cap
+    [earlier] = store.claim("qcwy", "someone-else")
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(f"UPDATE keyword SET last_completed_page = {PAGE_MAX - 2} WHERE id = {earlier.id}")
+    store.release(earlier, "stopped")
+    fetched = []
+
+    def fetch(keyword, page):
+        fetched.append(page)
+        return [{"job_id": f"endless-{page}"}], 10**9  # the site's count of pages, unbounded
+
+    with KeywordClient(server.url, token=server.token) as client:
+        assert crawl(client, "qcwy", fetch, crawler_id="plain-crawler") == {"completed": 1}
+    assert fetched == [PAGE_MAX - 1, PAGE_MAX]
+    [row] = store.list_keywords()
+    assert (row["crawl_status"], row["total_pages"], row["last_completed_page"]) == ("completed", PAGE_MAX, PAGE_MAX)
+
+
+def test_an_error_the_loop_cannot_handle_gives_the_keyword_back_partial_first(store, server):
+    store.add_keywords([("qcwy", "上海", job) for job in ("interrupted", "refused", "untouched")])
+    interrupted = []
+
+    def fetch(keyword, page):
+        if page == 2 and keyword.job == "interrupted" and not interrupted:
+            interrupted.append(page)
+            raise KeyboardInterrupt  # Ctrl+C
+        if page == 2 and keyword.job == "refused":
+            return [{"job_id": "x", "unknown_field": 1}], 3  # a 422 the loop cannot fix
+        return [{"job_id": f"{keyword.job}-{page}"}], 3
+
+    def row(job):
+        [found] = [r for r in store.list_keywords() if r["job"] == job]
+        return found
+
+    with KeywordClient(server.url, token=server.token) as client:
+        with pytest.raises(KeyboardInterrupt):
+            crawl(client, "qcwy", fetch, crawler_id="plain-crawler", max_keywords=1)
+        # not left crawling for FARM_LEASE_TIMEOUT: given back, the next claim resumes it at page 2
+        assert (row("interrupted")["crawl_status"], row("interrupted")["last_completed_page"]) == ("partial", 1)
+        assert row("interrupted")["error_message"] == "the crawler stopped: KeyboardInterrupt"
+        with pytest.raises(ApiError, match="422"):
+            crawl(client, "qcwy", fetch, crawler_id="plain-crawler")
+    assert row("interrupted")["crawl_status"] == "completed"
+    assert (row("refused")["crawl_status"], row("refused")["last_completed_page"]) == ("partial", 1)
+    assert row("refused")["error_message"].startswith("the crawler stopped: ApiError: 422: [{")
+    assert row("untouched")["crawl_status"] == "idle"
+
+
+class RetryAfterServer:
+    """A real HTTP server answering each request 503 with the next Retry-After given, then 200."""
+
+    def __init__(self, values):
+        values = list(values)
+        self.asked = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(handler):  # noqa: N805 - the handler's own self
+                self.asked += 1
+                body = b'{"detail": "unavailable"}' if values else b"[]"
+                handler.send_response(503 if values else 200)
+                if values:
+                    handler.send_header("Retry-After", values.pop(0))
+                handler.send_header("Content-Type", "application/json")
+                handler.send_header("Content-Length", str(len(body)))
+                handler.end_headers()
+                handler.wfile.write(body)
+
+            def log_message(handler, *args):  # noqa: N805
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_retry_after_is_seconds_or_an_http_date_never_negative_and_capped():
+    past = format_datetime(datetime.now(timezone.utc) - timedelta(hours=1), usegmt=True)
+    soon = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=120), usegmt=True)
+    server = RetryAfterServer(["2", "1e9", "-5", past, soon, "nan"])
+    slept = []
+    try:
+        with KeywordClient(server.url, retries=10, sleep=slept.append) as client:
+            assert client.stats() == []
+    finally:
+        server.close()
+    assert server.asked == 7
+    assert slept[:4] == [2.0, RETRY_AFTER_MAX, 0.0, 0.0]
+    assert 110 < slept[4] <= 120  # an HTTP date: the seconds until then
+    assert slept[5] == RETRY_AFTER_DEFAULT  # unreadable

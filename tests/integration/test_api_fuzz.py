@@ -68,7 +68,7 @@ def test_postings_of_a_held_keyword_fuzzed_from_the_document_are_stored(server):
         @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True)
         @given(case=strategy)
         def check(case):
-            claim = http.get("/api/v1/keyword/available", params={"source": "zhilian", "reserve": "true"})
+            claim = http.post("/api/v1/keyword/available", json={"source": "zhilian"})
             [kw] = claim.json()["keywords"]
             case.body.update(keyword_id=kw["id"], lease_token=kw["lease_token"])
             response = case.call(base_url=server.url, headers=auth)

@@ -4,6 +4,9 @@ The server reaches MariaDB through a TCP relay the test owns: stopping the relay
 is the database going down (its connections drop, new ones are refused).
 """
 
+import time
+
+import httpx
 import pytest
 
 from farm.state import KeywordStore
@@ -26,14 +29,13 @@ def test_database_down_gets_503_with_retry_after_and_nothing_is_lost(mariadb_url
     try:
         with ApiServer(via_relay, tmp_path / "api.log", env={"FARM_API_RETRY_AFTER": "7"}) as server:
             with server.client() as http:
-                [kw] = http.get("/api/v1/keyword/available", params={"source": "boss", "reserve": "true"}).json()[
-                    "keywords"]  # fmt: skip
+                [kw] = http.post("/api/v1/keyword/available", json={"source": "boss"}).json()["keywords"]
                 lease = {"keyword_id": kw["id"], "lease_token": kw["lease_token"]}
                 progress = {**lease, "page": 1, "jobs_found": 15, "total_pages": 2}
 
                 relay.stop()
                 calls = [
-                    ("GET", "/api/v1/keyword/available", {"params": {"source": "boss", "reserve": "true"}}),
+                    ("POST", "/api/v1/keyword/available", {"json": {"source": "boss"}}),
                     ("GET", "/api/v1/keyword/available", {"params": {"source": "boss"}}),
                     ("GET", "/api/v1/keyword/stats", {}),
                     ("POST", "/api/v1/keyword/page-progress", {"json": progress}),
@@ -61,3 +63,32 @@ def test_database_down_gets_503_with_retry_after_and_nothing_is_lost(mariadb_url
     finally:
         relay.stop()
         engine.dispose()
+
+
+@pytest.mark.mariadb
+def test_a_silent_database_gets_503_with_retry_after_within_seconds(mariadb_url, tmp_path):
+    upgrade(mariadb_url)
+    engine = make_engine(mariadb_url)
+    KeywordStore(engine).add_keywords([("boss", "北京", "python")])
+    engine.dispose()
+    credentials, rest = mariadb_url.rsplit("@", 1)
+    host, database = rest.split("/", 1)
+    address, port = host.split(":")
+    relay = Relay((address, int(port))).start()
+    via_relay = f"{credentials}@127.0.0.1:{relay.port}/{database}"
+    try:
+        env = {"FARM_API_RETRY_AFTER": "3", "FARM_DB_TIMEOUT": "1", "FARM_DB_POOL_TIMEOUT": "1"}
+        with ApiServer(via_relay, tmp_path / "api.log", env=env) as server:
+            with server.client() as http:
+                http.timeout = httpx.Timeout(15)  # a hang fails the test, not the whole run
+                assert http.get("/api/v1/keyword/stats").status_code == 200
+                relay.stall()  # the server keeps the connections, and answers nothing
+                started = time.monotonic()
+                r = http.get("/api/v1/keyword/stats")
+                assert (r.status_code, r.headers.get("retry-after")) == (503, "3"), r.text
+                assert time.monotonic() - started < 5  # the pool's ping and a reconnect, a second each
+                relay.resume()
+                assert http.get("/api/v1/keyword/stats").status_code == 200
+        assert "503 GET /api/v1/keyword/stats: the database is unavailable: (2013) Lost connection" in server.log()
+    finally:
+        relay.stop()

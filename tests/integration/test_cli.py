@@ -559,14 +559,14 @@ def test_missing_mysql_database_cannot_connect(mariadb_url):
 
 def test_unparsable_url_names_the_option():
     result = run("not a url", "stats")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.startswith("Error: --db-url='not a url' is not a database URL (e.g. ")
     assert result.output.count("\n") == 1
 
 
 def test_unknown_dialect_is_one_line():
     result = run("nosuchdb://host/x", "reap")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.output.startswith("Error: --db-url='nosuchdb://host/x' cannot be used: ")
     assert result.output.count("\n") == 1
 
@@ -589,7 +589,7 @@ EVERY_DATABASE_COMMAND = [
 def test_a_malformed_url_is_one_line_naming_the_problem_without_the_password(url, problem, tmp_path):
     for args in EVERY_DATABASE_COMMAND:
         result = run(url, *args)
-        assert (result.exit_code, result.output.count("\n")) == (1, 1), (args, result.output)
+        assert (result.exit_code, result.output.count("\n")) == (2, 1), (args, result.output)
         assert result.output.startswith(f"Error: --db-url={problem}"), (args, result.output)
         assert "s3cret" not in result.output
 
@@ -597,7 +597,7 @@ def test_a_malformed_url_is_one_line_naming_the_problem_without_the_password(url
 def test_a_malformed_farm_db_url_from_the_environment_is_named(tmp_path):
     url, problem = MALFORMED_URLS[0]
     done = run_module(["stats"], cwd=tmp_path, FARM_DB_URL=url)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == f"Error: FARM_DB_URL={problem} (1 to 65535) ({URL_EXAMPLES})\n"
     assert "s3cret" not in done.stdout + done.stderr
 
@@ -622,7 +622,7 @@ def test_python_m_farm_reads_farm_db_url_from_the_environment(tmp_path):
     assert done.stdout == f"database at {url} is at revision {head_revision()} (head)\n"
 
     bad = run_module(["reap"], cwd=tmp_path, FARM_DB_URL="::nonsense::")
-    assert bad.returncode == 1
+    assert bad.returncode == 2
     assert bad.stderr.startswith("Error: FARM_DB_URL='::nonsense::' is not a database URL")
     assert "Traceback" not in bad.stderr
 
@@ -633,3 +633,81 @@ def test_farm_sandbox_is_a_farm_command_listing_its_fault_kinds():
     assert "--fault-kinds" in result.output and "--fail-keyword" in result.output
     bad = CliRunner().invoke(farm_command, ["sandbox", "--postings", "5:1"])
     assert bad.exit_code != 0 and "5:1" in bad.output and "Traceback" not in bad.output
+
+
+# --- the file read once, repeats, NFC, bad numbers, memory, escapes ------------------
+
+
+def farm_process(url, *args, stdin=None, shell=False):
+    """The real `farm` command (not CliRunner): a pipe or a process substitution is a real file descriptor."""
+    argv = f"{sys.executable} -m farm --db-url '{url}' " + " ".join(args) if shell else \
+        [sys.executable, "-m", "farm", "--db-url", url, *args]  # fmt: skip
+    proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60, shell=shell,
+                          executable="/bin/bash" if shell else None)  # fmt: skip
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    return proc
+
+
+def test_import_reads_a_pipe_once(sqlite_url, tmp_path):
+    upgraded(sqlite_url)
+    path = tmp_path / "k.csv"
+    path.write_text("source,city,job\nqcwy,北京,python\nqcwy,上海,java\n", encoding="utf-8")
+    proc = farm_process(sqlite_url, "keywords", "import", f"<(cat {path})", shell=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("imported 2 new keywords")
+    proc = farm_process(sqlite_url, "keywords", "import", "-", stdin=path.read_text(encoding="utf-8"))
+    assert proc.returncode == 0 and proc.stdout.startswith("imported 0 new keywords (2 already present")
+
+
+def test_import_counts_keywords_repeated_in_the_file(sqlite_url, tmp_path):
+    upgraded(sqlite_url)
+    path = tmp_path / "k.csv"
+    path.write_text("source,city,job\n" + "qcwy,北京,python\n" * 3, encoding="utf-8")
+    result = run(sqlite_url, "keywords", "import", str(path))
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "imported 1 new keywords (0 already present, 2 repeated in the file)"
+
+
+def test_import_takes_composed_and_decomposed_forms_as_one_keyword(sqlite_url, tmp_path):
+    upgraded(sqlite_url)
+    path = tmp_path / "k.csv"
+    path.write_text("source,city,job\nqcwy,北京,cafe\u0301\nqcwy,北京,caf\u00e9\n", encoding="utf-8")
+    assert run(sqlite_url, "keywords", "import", str(path)).exit_code == 0
+    assert [row[3] for row in keyword_rows(sqlite_url)] == ["caf\u00e9"]
+
+
+@pytest.mark.parametrize("args", [["--window", "inf"], ["--window", "nan"], ["--window", "1e12"],
+                                  ["--watch", "--interval", "nan"]])  # fmt: skip
+def test_stats_refuses_numbers_it_cannot_use(sqlite_url, args):
+    upgraded(sqlite_url)
+    result = run(sqlite_url, "stats", *args)
+    assert result.exit_code == 2
+    assert f"Invalid value for '{args[-2]}'" in result.output
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_a_database_in_memory_is_refused(url):
+    result = run(url, "db", "upgrade")
+    assert result.exit_code != 0
+    assert "in memory" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_keywords_list_prints_control_characters_escaped(sqlite_url):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "add", "qcwy", "北京", "python")
+    set_rows(sqlite_url, key("qcwy", "北京", "python"), crawl_status="failed",
+             error_message="\x1b[2J\x1b]0;owned\x07gone")  # fmt: skip
+    result = run(sqlite_url, "keywords", "list")
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "\\e[2J\\e]0;owned\\x07gone" in result.output
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_a_database_deadline_that_is_not_a_positive_number_is_one_line(value, sqlite_url, monkeypatch):
+    import farm.settings
+
+    monkeypatch.setattr(farm.settings, "FARM_DB_TIMEOUT", value)
+    result = run(sqlite_url, "db", "upgrade")
+    assert result.exit_code == 2
+    assert result.output == (f"Error: FARM_DB_TIMEOUT={value!r} cannot be used: "
+                             "it takes a number of seconds above 0, e.g. 5\n")  # fmt: skip

@@ -8,13 +8,14 @@ import sys
 import threading
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from farm.state.migrate import HEAD, upgrade
 from tests.integration.test_cli import key, set_rows, upgraded, run
 
-CHECKS = ["database", "schema", "stale leases", "failing keywords", "timezone", "redis",
+CHECKS = ["settings", "database", "schema", "stale leases", "failing keywords", "timezone", "redis",
           "site boss", "site qcwy", "site zhilian"]  # fmt: skip
 SITES = ("BOSS", "QCWY", "ZHILIAN")
 
@@ -195,3 +196,45 @@ def test_redis_down_when_set_fails_and_up_is_ok(sqlite_url, tmp_path, site_url):
     code, checks, _ = doctor(tmp_path, sqlite_url, site_url, FARM_REDIS_URL="redis://127.0.0.1:6379/0")
     assert code == 0
     assert checks["redis"] == ("ok", "redis://127.0.0.1:6379/0 answers")
+
+
+def test_no_password_in_any_form_is_printed(tmp_path, site_url):
+    db = f"mysql+pymysql://root@127.0.0.1:{closed_port()}/farm?password=topsecret1"
+    redis_url = "redis://:top/secret2@127.0.0.1:6379/0"
+    code, checks, output = doctor(tmp_path, db, site_url, FARM_REDIS_URL=redis_url)
+    assert code == 1
+    assert "topsecret1" not in output and "secret2" not in output and "top/" not in output
+    assert checks["database"][0] == "fail" and "?password=***" in checks["database"][1]
+    assert checks["redis"][0] == "fail"
+
+
+def test_a_redis_password_given_as_a_query_parameter_is_masked(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url,
+                                  FARM_REDIS_URL="redis://127.0.0.1:6379/0?password=topsecret3")  # fmt: skip
+    assert "topsecret3" not in output
+
+
+def test_a_bad_setting_fails_the_settings_check_in_one_line(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, FARM_LEASE_TIMEOUT="30m")
+    assert code == 1
+    status, message = checks["settings"]
+    assert status == "fail" and message.startswith("FARM_LEASE_TIMEOUT='30m' cannot be used")
+    assert checks["database"][0] == "ok"
+
+
+def test_a_port_that_is_not_a_number_is_one_line(tmp_path, site_url):
+    code, checks, output = doctor(tmp_path, "mysql+pymysql://root@127.0.0.1:abc/farm", site_url)
+    assert code == 1
+    assert checks["database"][0] == "fail" and "port that is not a number" in checks["database"][1]
+
+
+def test_stored_control_characters_are_printed_escaped(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "add", "qcwy", "北京", "python")
+    set_rows(sqlite_url, key("qcwy", "北京", "python"), crawl_status="failed", retry_count=9,
+             last_requested_date=datetime.now(ZoneInfo("Asia/Shanghai")).date(), error_message="boom\x1b[2J\x1b]0;owned\x07")  # fmt: skip
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url)
+    assert "\x1b" not in output and "\x07" not in output
+    assert "boom\\e[2J" in output

@@ -16,7 +16,7 @@ from tests.unit.components import db_barrier, make_crawler, until
 
 
 def recording_engine():
-    engine = SimpleNamespace(scheduled=[], closed=[])
+    engine = SimpleNamespace(scheduled=[], closed=[], spider="open")  # Scrapy's: None once closed
     engine.crawl = engine.scheduled.append
 
     def close_spider_async(*, reason):

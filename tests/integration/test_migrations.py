@@ -1,5 +1,6 @@
 """The Alembic migrations on real databases: empty to head, 0001 with rows to head, head == models."""
 
+from dataclasses import replace
 from datetime import date, datetime, timezone
 
 import pytest
@@ -17,6 +18,7 @@ from farm.state.migrate import (
     require_current,
     upgrade,
 )
+from farm.salary import COLUMNS as SALARY
 from farm.state.models import Base, Keyword
 
 
@@ -52,8 +54,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0003():
-    assert head_revision() == "0003" == HEAD
+def test_head_is_0006():
+    assert head_revision() == "0006" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
@@ -70,7 +72,7 @@ def test_upgrade_by_url(db_url, engine):
     upgrade(db_url, revision="0001")
     assert current_revision(engine) == "0001"
     upgrade(db_url)
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == HEAD
 
 
 def test_schema_at_head_equals_models(engine):
@@ -89,7 +91,44 @@ def test_schema_at_0001_differs_from_models(engine):
 def test_schema_at_0002_lacks_the_retry_and_block_columns(engine):
     upgrade(engine, revision="0002")
     added_columns = {d[3].name for d in schema_differences(engine) if d[0] == "add_column"}
-    assert added_columns == {"retry_at", "blocked_claims"}
+    assert added_columns == {"retry_at", "blocked_claims", *SALARY}
+
+
+def test_schema_at_0003_keeps_lease_tokens_in_an_int(engine):
+    upgrade(engine, revision="0003")
+    changed = [d[0] for d in schema_differences(engine) if isinstance(d, list)]
+    assert [(c[0], c[3]) for c in changed] == [("modify_type", "lease_token")]
+
+
+def test_upgrade_database_with_rows_at_0003_keeps_them_and_holds_random_tokens(engine):
+    upgrade(engine, revision="0003")
+    now = datetime(2025, 3, 10, 4, 0)
+    with engine.begin() as conn:
+        for kid, status, token in ((1, "crawling", 7), (2, "partial", 2**31 - 1), (3, "idle", 0)):
+            conn.execute(
+                text(
+                    "INSERT INTO keyword (id, source, city, job, last_requested_date, crawl_status, "
+                    "last_completed_page, jobs_found, crawler_id, retry_count, created_at, updated_at, "
+                    "lease_token, heartbeat_at, pages_ahead, blocked_claims) VALUES (:id, 'boss', '北京', :job, "
+                    ":d, :status, 2, 30, 'old-host', 0, :now, :now, :token, :now, '4', 0)"
+                ),
+                dict(id=kid, job=f"job{kid}", d=date(2025, 3, 10), status=status, token=token, now=now),
+            )
+    upgrade(engine)
+    assert current_revision(engine) == HEAD
+    k = Keyword.__table__.c
+    with engine.connect() as conn:
+        rows = conn.execute(select(k.id, k.crawl_status, k.lease_token, k.last_completed_page, k.pages_ahead)
+                            .order_by(k.id)).all()  # fmt: skip
+    assert [tuple(r) for r in rows] == [(1, "crawling", 7, 2, "4"), (2, "partial", 2**31 - 1, 2, "4"),
+                                        (3, "idle", 0, 2, "4")]  # fmt: skip
+    # the column now holds a 63-bit token, and the holder of the old one is fenced off
+    clock = lambda: datetime(2025, 3, 10, 12, 0, tzinfo=timezone.utc)  # noqa: E731
+    store = KeywordStore(engine, clock=clock, lease_timeout=1800)
+    [lease] = store.claim("boss", "w")
+    assert lease.id == 2 and lease.lease_token > 2**31
+    assert store.lease("boss", 2, lease.lease_token).lease_token == lease.lease_token
+    assert store.heartbeat(lease) and not store.heartbeat(replace(lease, lease_token=2**31 - 1))
 
 
 SEED_ROWS = [
@@ -116,7 +155,7 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
                 dict(zip(("id", "source", "city", "job", "d", "status", "page", "total", "jobs", "started"), r), c=created),
             )
     upgrade(engine)
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == HEAD
     k = Keyword.__table__.c
     with engine.connect() as conn:
         rows = conn.execute(
@@ -140,6 +179,36 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
     assert store.reap() == 1  # the 0001-era crawling row, started 10 hours ago
     [lease] = store.claim("boss", "w")
     assert (lease.id, lease.from_status, lease.start_page) == (4, "partial", 3)
+
+
+def test_upgrade_to_ids_compared_as_written_keeps_every_row(engine):
+    upgrade(engine, revision="0004")
+    store = KeywordStore(engine)
+    store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
+    [lease] = store.claim("qcwy", "worker 1")
+    row = {"source": "qcwy", "keyword_id": lease.id, "title": "t"}
+    seen = datetime(2026, 12, 3)
+    with engine.begin() as conn:  # postings as the 0004 schema holds them (the store writes newer columns)
+        for job_id in ("a", "b "):
+            conn.execute(text("INSERT INTO job_posting (source, job_id, title, keyword_id, first_seen_at, "
+                              "last_seen_at) VALUES (:source, :job_id, :title, :keyword_id, :seen, :seen)"),
+                         {**row, "job_id": job_id, "seen": seen})  # fmt: skip
+    before = _everything(engine)
+    upgrade(engine)
+    assert current_revision(engine) == HEAD
+    assert _everything(engine) == before
+    # the key columns now tell trailing spaces apart: another posting, another crawler
+    store.upsert_postings([{**row, "job_id": "a "}], datetime(2026, 12, 3, tzinfo=timezone.utc))
+    assert sorted(_everything(engine)[1]) == sorted([*before[1], ("qcwy", "a ")])
+    assert store.take_back("qcwy", "worker 1 ") == []  # the lease of "worker 1" is not its
+
+
+def _everything(engine):
+    with engine.connect() as conn:
+        keywords = conn.execute(text("SELECT id, source, city, job, crawler_id, crawl_status, lease_token, "
+                                     "last_completed_page FROM keyword ORDER BY id")).all()  # fmt: skip
+        postings = conn.execute(text("SELECT source, job_id FROM job_posting ORDER BY id")).all()
+    return [tuple(r) for r in keywords], [tuple(r) for r in postings]
 
 
 def test_require_current_on_empty_database(engine):

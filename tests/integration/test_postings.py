@@ -97,6 +97,18 @@ def test_a_refused_row_leaves_what_the_transaction_wrote_before_it(store):
     assert store.page_done(lease, 1, 1, 2).applied  # the connection is fine afterwards
 
 
+def test_ids_that_differ_by_a_trailing_space_are_two_postings_on_every_database(store):
+    [lease] = store.claim("qcwy", "test", 1)
+    store.write_batch([posting("a", title="plain"), posting("a ", title="spaced"), posting("a  ", title="two")],
+                      [(lease, 1, 3, 1)], NOW)  # fmt: skip
+    assert stored(store) == {"a": "plain", "a ": "spaced", "a  ": "two"}
+    store.upsert_postings([posting("a ", title="spaced again")], NOW)  # a sighting of one updates that one
+    assert stored(store) == {"a": "plain", "a ": "spaced again", "a  ": "two"}
+    with store.engine.connect() as conn:  # and a lookup by id finds that one only
+        found = conn.execute(select(JobPostingRow.title).where(JobPostingRow.job_id == "a")).scalars().all()
+    assert found == ["plain"]
+
+
 @pytest.fixture
 def mariadb_store(mariadb_url):
     url = strict(mariadb_url)

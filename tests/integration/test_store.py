@@ -1,5 +1,6 @@
 """KeywordStore on real databases: every test runs on SQLite and on MariaDB."""
 
+from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -81,11 +82,11 @@ def test_claim_order_partial_then_failed_with_retries_then_fresh(store):
     assert store.claim("boss", "w3") == []
 
 
-def test_claim_sets_fields_and_bumps_token(store, clock):
+def test_claim_sets_fields_and_a_new_token(store, clock):
     kid = add(store, "python")
     [lease] = store.claim("boss", "host:1")
     assert (lease.id, lease.source, lease.city, lease.job) == (kid["python"], "boss", "北京", "python")
-    assert (lease.lease_token, lease.start_page, lease.from_status) == (1, 1, "fresh")
+    assert (lease.start_page, lease.from_status) == (1, "fresh") and 0 < lease.lease_token < 2**53
     assert (lease.total_pages, lease.pages_ahead, lease.retry_count) == (None, frozenset(), 0)
     r = row(store, lease.id)
     assert r["crawl_status"] == "crawling"
@@ -95,7 +96,7 @@ def test_claim_sets_fields_and_bumps_token(store, clock):
     assert r["heartbeat_at"] == clock.now
     assert r["updated_at"] == clock.now
     assert r["crawler_id"] == "host:1"
-    assert r["lease_token"] == 1
+    assert r["lease_token"] == lease.lease_token
 
 
 def test_claim_only_its_source_and_at_most_n(store):
@@ -116,7 +117,7 @@ def test_fresh_claim_zeroes_yesterdays_progress(store, clock):
     assert store.fail(lease, "boom")
     clock.advance(days=1)
     [again] = store.claim("boss", "w")
-    assert (again.from_status, again.start_page, again.lease_token) == ("fresh", 1, 2)
+    assert (again.from_status, again.start_page) == ("fresh", 1) and again.lease_token != lease.lease_token
     assert again.total_pages is None and again.pages_ahead == frozenset()
     r = row(store, again.id)
     assert (r["last_completed_page"], r["total_pages"], r["jobs_found"]) == (0, None, 0)
@@ -180,7 +181,10 @@ def test_old_holder_is_fenced_after_reap_and_new_claim(store, clock):
     clock.advance(seconds=601)
     assert store.reap() == 1
     [new] = store.claim("boss", "w2")
-    assert new.lease_token == old.lease_token + 1
+    assert new.lease_token != old.lease_token
+    # the old holder cannot guess the new token from its own
+    for guess in (old.lease_token + 1, old.lease_token + 2, old.lease_token - 1):
+        assert store.heartbeat(replace(old, lease_token=guess)) is False
     store.page_done(new, 2, 10)
     before = row(store, new.id)
 
@@ -313,7 +317,7 @@ def test_day_rollover_in_shanghai(store, clock):
     assert [lease.job for lease in first] == ["today"]  # never requested sorts first
     assert store.complete(first[0])
     [again] = store.claim("boss", "w")  # yesterday's completed row is fresh again
-    assert (again.job, again.from_status, again.lease_token) == ("yesterday", "fresh", 2)
+    assert (again.job, again.from_status) == ("yesterday", "fresh") and again.lease_token != y.lease_token
     assert store.complete(again)
     assert store.claim("boss", "w") == []  # today's completed rows are not claimable
     assert store.claimable("boss") == 0

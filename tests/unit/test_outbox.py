@@ -180,6 +180,15 @@ def test_fields_the_writer_fitted_to_their_columns_are_counted_by_name(writer, l
     assert box.stats.get_value("farm/posting/normalised/published_at") == 1
 
 
+def test_a_count_the_writer_names_by_its_own_stat_is_counted_under_that_stat(writer, lost):
+    box = outbox(writer, lost)
+    box.add_posting(b'"a"')
+    box.page_done(LEASE, 1, 1, 1)
+    writer.commit(normalised={"farm/salary/unparsed": 2})
+    assert box.stats.get_value("farm/salary/unparsed") == 2
+    assert box.stats.get_value("farm/posting/normalised/farm/salary/unparsed") is None
+
+
 def test_a_claim_goes_in_the_next_frame_out_and_fires_with_its_answer(writer, lost):
     box = outbox(writer, lost)
     box.page_done(LEASE, 1, 0, 4)

@@ -7,6 +7,7 @@ from farm.state import postings, posting_fields
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, UtcDateTime
 from farm.state.posting_fields import COLUMNS, JSON as JSON_KIND, KEY, POSTING_FIELDS, REF, TEXT, TIME, UPDATED
+from farm.state.posting_fields import SALARY_COLUMNS
 
 TABLE = JobPostingRow.__table__
 
@@ -18,7 +19,8 @@ def test_the_item_has_the_fields_a_posting_carries():
 
 
 def test_the_model_has_the_lists_columns_in_its_order_with_its_limits():
-    assert [column.name for column in TABLE.columns] == ["id", *(field.name for field in COLUMNS)]
+    salary = [name for name, _ in SALARY_COLUMNS]
+    assert [column.name for column in TABLE.columns] == ["id", *(field.name for field in COLUMNS), *salary]
     expected_type = {KEY: String, TEXT: String, JSON_KIND: JSON, TIME: UtcDateTime, REF: BigInteger}
     for field in COLUMNS:
         column = TABLE.c[field.name]
@@ -32,7 +34,7 @@ def test_the_model_has_the_lists_columns_in_its_order_with_its_limits():
 
 def test_the_upsert_writes_and_updates_the_lists_fields():
     assert postings.FIELDS == POSTING_FIELDS
-    assert set(postings.COLUMNS) == {field.name for field in COLUMNS}
+    assert set(postings.COLUMNS) == {field.name for field in COLUMNS} | {name for name, _ in SALARY_COLUMNS}
     assert postings.UPDATED == UPDATED
     assert set(UPDATED) == set(POSTING_FIELDS) - {"source", "job_id", "keyword_id"} | {"last_seen_at"}
     sql = postings._sql("sqlite")
@@ -52,7 +54,7 @@ def test_the_migration_creates_job_posting_from_the_list(tmp_path, monkeypatch):
         columns = {column["name"]: column for column in inspect(engine).get_columns("job_posting")}
     finally:
         engine.dispose()
-    assert list(columns) == ["id", *(field.name for field in COLUMNS)]
+    assert list(columns) == ["id", *(field.name for field in COLUMNS), *(name for name, _ in SALARY_COLUMNS)]
     assert columns["title"]["type"].length == 300
     assert columns["job_id"]["type"].length == 64 and not columns["job_id"]["nullable"]
 

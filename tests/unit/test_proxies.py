@@ -54,8 +54,9 @@ def test_a_bad_entry_is_named_with_its_password_masked(entry, problem):
 def test_a_bad_line_of_a_file_is_named_by_its_line(tmp_path):
     path = tmp_path / "proxies.txt"
     path.write_text(f"{A}\nftp://dave:letmein@10.0.0.4:21\n")
-    with pytest.raises(ValueError, match=r"FARM_PROXIES \(.*proxies.txt, line 2\): 'ftp://dave:\*\*\*@10.0.0.4:21'"):
+    with pytest.raises(ValueError, match=r"FARM_PROXIES='.*proxies.txt', line 2: is not an http") as caught:
         parse_proxies(str(path))
+    assert "dave" not in str(caught.value)  # a file's content is never shown: it may be any file
 
 
 def test_a_missing_file_is_an_error_naming_the_setting(tmp_path):

@@ -94,14 +94,14 @@ async def test_a_starting_crawl_spawns_its_writer_when_the_runtime_is_built_and_
     sqlite_url,
 ):
     # the writer takes a third of a second to start: a crawl starts it with its first components,
-    # not when its scheduler opens; a start that fails after that (the lease middleware refuses
-    # its setting, after the extensions built the runtime) never stops an engine: the runtime
+    # not when its scheduler opens; a start that fails after that (the block middleware cannot
+    # load a RETRY_EXCEPTIONS entry, after the extensions built the runtime) never stops an engine: the runtime
     # closes the writer itself
     database_with_a_keyword(sqlite_url)
     settings = farm_settings(FARM_DB_URL=sqlite_url, FARM_QCWY_BASE_URL="http://sandbox.invalid",
-                             FARM_LEASES_IN_FLIGHT=0, REMOTE_CONTROL_ENABLED=False)  # fmt: skip
+                             RETRY_EXCEPTIONS=["farm.no_such_module.Error"], REMOTE_CONTROL_ENABLED=False)  # fmt: skip
     crawler = Crawler(QcwySpider, Settings(settings))
-    with pytest.raises(ValueError, match="FARM_LEASES_IN_FLIGHT must be at least 1"):
+    with pytest.raises(ImportError, match="farm.no_such_module"):
         # a crawl that started after all would fail the test on the timeout, not run on
         await Deferred.fromCoroutine(crawler.crawl_async()).addTimeout(60, reactor)
     writer = crawler._farm_runtime.writer

@@ -41,7 +41,7 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = make_engine(config.get_main_option("sqlalchemy.url"))
+    engine = make_engine(config.get_main_option("sqlalchemy.url"), read_deadline=False)  # an ALTER may take long
     try:
         with engine.connect() as connection:
             _configure(connection)

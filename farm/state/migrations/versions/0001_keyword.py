@@ -1,4 +1,4 @@
-"""The keyword state table of seed design 000.
+"""The keyword state table.
 
 Revision ID: 0001
 Revises:

@@ -1,0 +1,69 @@
+"""How a claim is asked for: ``POST /api/v1/keyword/available``, never a GET.
+
+A GET is what a browser sends for an ``<img>`` or a link from any page, so a GET only
+lists; a GET that asks to reserve gets 405 naming the POST. The POST takes the claim's
+parameters in a JSON body or in the query (``curl -X POST '…?source=boss'``), not both.
+"""
+
+import json
+
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from farm.api.errors import ApiError
+from farm.api.schemas import ClaimIn
+
+FALSE = ("", "0", "false", "f", "no", "n", "off")  # what pydantic reads as a false bool
+CLAIM = "POST /api/v1/keyword/available"
+
+# the document's request body: the server reads it itself, to take the query form as well
+CLAIM_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": ClaimIn.model_json_schema()}},
+        "description": "The claim's parameters; or, with no body, the same parameters in the query.",
+    }
+}
+
+
+def never_claims(request: Request) -> None:
+    """A GET with ``reserve`` true: 405 naming the POST (Allow: POST)."""
+    reserve = request.query_params.get("reserve")
+    if reserve is not None and reserve.strip().lower() not in FALSE:
+        request.app.state.tally.add("get_claims")
+        raise ApiError(405, {"detail": f"a GET only lists keywords; claim them with {CLAIM} (the same "
+                                       f"parameters, in the query or a JSON body)"}, {"Allow": "POST"})  # fmt: skip
+
+
+async def claim_params(request: Request) -> ClaimIn:
+    """The claim's parameters: from the JSON body (strict, as every body), else from the query."""
+    body = await request.body()
+    if body.strip():
+        if request.query_params:
+            raise _invalid("query", "give the claim's parameters in the query or in the JSON body, not both")
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:  # as FastAPI reports a body that is not JSON
+            position = exc.pos if isinstance(exc, json.JSONDecodeError) else 0
+            raise RequestValidationError([{"type": "json_invalid", "loc": ("body", position),
+                                           "msg": "JSON decode error", "input": {},
+                                           "ctx": {"error": getattr(exc, "msg", str(exc))}}]) from None  # fmt: skip
+        where, strict = "body", True
+    else:
+        query = request.query_params
+        # the URL of a GET claim, sent as a POST, claims too; reserve=false is refused (422)
+        data = {name: query.get(name) for name in query if name != "skip_partial"
+                and not (name == "reserve" and query.get(name).strip().lower() not in FALSE)}  # fmt: skip
+        if "skip_partial" in query:
+            data["skip_partial"] = query.getlist("skip_partial")
+        where, strict = "query", False
+    try:
+        return ClaimIn.model_validate(data, strict=strict)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        raise RequestValidationError([{**error, "loc": (where, *error["loc"])} for error in errors]) from None
+
+
+def _invalid(where: str, message: str) -> RequestValidationError:
+    return RequestValidationError([{"type": "value_error", "loc": (where,), "msg": message, "input": None}])

@@ -1,0 +1,57 @@
+"""`scrapy crawl`, with farm's settings checked before anything starts.
+
+A bad setting is one line on stderr and exit status 2, before Scrapy logs a thing
+(farm.config). A crawl that cannot start (farm.runtime.FarmStartError: the database
+or Redis unreachable, a JOBDIR that cannot be kept) has logged its one line already;
+Scrapy re-raises the error in a task nobody waits for, and asyncio would print it again
+with its traceback ("Task exception was never retrieved"): the command takes it.
+"""
+
+import asyncio
+import sys
+
+from scrapy.commands.crawl import Command as ScrapyCrawl
+
+from farm.config import FarmConfig, SettingError
+
+# the exit status of a command refused for a bad setting, as for a bad option
+SETTING_EXIT = 2
+
+
+class Command(ScrapyCrawl):
+    def process_options(self, args, opts) -> None:
+        super().process_options(args, opts)  # -s NAME=value applied
+        try:
+            FarmConfig.from_settings(self.settings)
+        except SettingError as exc:
+            sys.stderr.write(f"farm: {exc}\n")
+            sys.exit(SETTING_EXIT)
+
+    def run(self, args, opts) -> None:
+        if len(args) != 1:
+            return super().run(args, opts)  # Scrapy's usage errors
+        assert self.crawler_process
+        started = self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
+        from farm.runtime import FarmStartError  # not before: it imports the reactor Scrapy installs
+
+        if isinstance(started, asyncio.Future):
+            started.add_done_callback(_take_start_error)
+        else:  # a Deferred (Twisted's CrawlerProcess)
+            started.addErrback(lambda failure: None if failure.check(FarmStartError, SettingError) else failure)
+        self.crawler_process.start()
+        if self.crawler_process.bootstrap_failed:
+            self.exitcode = 1
+
+
+def _take_start_error(task: asyncio.Future) -> None:
+    """Take a start-up error the crawl has logged in one line, so that asyncio does not print it
+    again; any other error stays the task's, and asyncio prints it with its traceback."""
+    from farm.runtime import FarmStartError
+
+    if task.cancelled():
+        return
+    error = task.exception()  # taken: asyncio no longer reports it
+    if error is not None and not isinstance(error, (FarmStartError, SettingError)):
+        task.get_loop().call_exception_handler({
+            "message": "Task exception was never retrieved", "exception": error, "future": task})
+

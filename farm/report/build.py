@@ -1,0 +1,19 @@
+"""Write the day's report page: its figures read, drawn and laid out."""
+
+from datetime import date
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.engine import Engine
+
+from farm.report.figures import DayFigures, gather
+from farm.report.page import render
+from farm.state.clock import utcnow
+
+
+def write_report(engine: Engine, out: Path, day: date, tz: ZoneInfo, days: int = 30, gone_after: int = 7,
+                 database: str = "") -> DayFigures:  # fmt: skip
+    """Read the figures of ``day`` and write the page to ``out``; the figures."""
+    figures = gather(engine, day, tz, days, gone_after)
+    out.write_text(render(figures, utcnow().astimezone(tz), database), encoding="utf-8")
+    return figures

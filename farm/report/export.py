@@ -1,0 +1,120 @@
+"""A day's postings, streamed out as CSV, JSON lines or Parquet, with their salary numbers.
+
+The day's postings are those seen on it (farm.report.queries: listed over the
+day, which includes the new ones), in id order. Rows come from the database in
+chunks (a server-side cursor on MariaDB, SQLite's own stepping) and leave in
+chunks (Parquet: one row group a chunk), so memory stays flat however many
+there are. ``raw``, the site's whole item, is not exported. ``tags`` is a JSON
+list in JSON lines and its JSON text in CSV and Parquet; times are UTC.
+"""
+
+import csv
+import io
+from collections.abc import Iterator
+from datetime import date
+from typing import BinaryIO
+from zoneinfo import ZoneInfo
+
+import orjson
+from sqlalchemy import Text, select, type_coerce
+from sqlalchemy.engine import Engine
+
+from farm.report.days import day_span
+from farm.report.queries import P
+from farm.state.db import reader
+
+FORMATS = ("csv", "jsonl", "parquet")
+CHUNK = 10_000  # rows a fetch, and a Parquet row group
+COLUMNS = ("id", "source", "job_id", "title", "salary", "salary_min", "salary_max", "salary_months", "salary_unit",
+           "company", "city", "area", "experience", "degree", "tags", "published_at", "url", "keyword_id",
+           "first_seen_at", "last_seen_at")  # fmt: skip
+_TIMES = ("published_at", "first_seen_at", "last_seen_at")
+
+
+def day_postings(engine: Engine, day: date, tz: ZoneInfo, chunk: int = CHUNK) -> Iterator[list[tuple]]:
+    """The postings seen on ``day``, in chunks of rows (COLUMNS' order; times aware UTC, tags JSON text)."""
+    span = day_span(day, tz)
+    # tags as the JSON text stored: written out as it is, never decoded and encoded again
+    query = (
+        select(*(type_coerce(P.tags, Text).label("tags") if name == "tags" else P[name] for name in COLUMNS))
+        .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
+        .order_by(P.id)
+    )
+    with reader(engine).connect() as conn:
+        result = conn.execution_options(stream_results=True, yield_per=chunk).execute(query)
+        for part in result.partitions():
+            yield [tuple(row) for row in part]
+
+
+def write(engine: Engine, out: BinaryIO, day: date, tz: ZoneInfo, fmt: str, chunk: int = CHUNK) -> int:
+    """Write the day's postings to ``out`` in ``fmt``; how many."""
+    writer = {"csv": _csv, "jsonl": _jsonl, "parquet": _parquet}[fmt]
+    return writer(day_postings(engine, day, tz, chunk), out)
+
+
+def _iso(value):
+    return None if value is None else value.isoformat()
+
+
+_TIME_AT = tuple(COLUMNS.index(name) for name in _TIMES)
+_TAGS_AT = COLUMNS.index("tags")
+
+
+def _csv(chunks, out: BinaryIO) -> int:
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+    writer = csv.writer(text)
+    writer.writerow(COLUMNS)
+    count = 0
+    for rows in chunks:
+        for row in rows:
+            row = list(row)
+            for at in _TIME_AT:
+                row[at] = _iso(row[at])
+            writer.writerow(["" if value is None else value for value in row])
+        count += len(rows)
+        text.flush()
+    text.detach()  # leave ``out`` open for its owner
+    return count
+
+
+def _jsonl(chunks, out: BinaryIO) -> int:
+    count = 0
+    for rows in chunks:
+        out.write(b"".join(orjson.dumps(dict(zip(COLUMNS, _fragment(row)))) + b"\n" for row in rows))
+        count += len(rows)
+    return count
+
+
+def _fragment(row: tuple) -> list:
+    row = list(row)
+    tags = row[_TAGS_AT]
+    if tags is not None:
+        row[_TAGS_AT] = orjson.Fragment(tags)  # JSON text, included as it is
+    return row
+
+
+def parquet_schema():
+    import pyarrow as pa
+
+    time = pa.timestamp("us", tz="UTC")
+    types = {"id": pa.int64(), "salary_min": pa.int32(), "salary_max": pa.int32(), "salary_months": pa.int16(),
+             "keyword_id": pa.int64(),
+             **{name: time for name in _TIMES}}  # fmt: skip
+    return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
+
+
+def _parquet(chunks, out: BinaryIO) -> int:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = parquet_schema()
+    count = 0
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+        for rows in chunks:
+            columns = list(zip(*rows))
+            writer.write_batch(pa.record_batch([pa.array(column, type=field.type)
+                                                for column, field in zip(columns, schema)], schema=schema))  # fmt: skip
+            count += len(rows)
+        if not count:
+            writer.write_table(schema.empty_table())
+    return count

@@ -1,0 +1,77 @@
+"""Every figure of one day's report, read in one read transaction (one snapshot)."""
+
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.engine import Engine
+
+from farm.report import queries
+from farm.report.days import last_days
+from farm.state.db import reader
+
+
+@dataclass
+class DayFigures:
+    day: date
+    timezone: str
+    days: int  # of the new-postings chart
+    gone_after: int  # days unseen that make a posting gone
+    keywords_stored: int = 0
+    postings_stored: int = 0
+    crawl: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+    postings: list = field(default_factory=list)
+    cities: list = field(default_factory=list)
+    new_per_day: dict = field(default_factory=dict)
+    salary: list = field(default_factory=list)
+    companies: list = field(default_factory=list)
+
+    @property
+    def crawled(self) -> bool:
+        """Whether any keyword was crawled that day."""
+        return bool(self.crawl)
+
+    @property
+    def chart_days(self) -> list[date]:
+        return last_days(self.day, self.days)
+
+    def to_json(self) -> dict:
+        """The figures as JSON values (times as ISO text), as the page embeds them."""
+        def plain(value):
+            if isinstance(value, dict):
+                return {str(key): plain(item) for key, item in value.items()}
+            if isinstance(value, (list, tuple)):
+                return [plain(item) for item in value]
+            if hasattr(value, "isoformat"):
+                return value.isoformat()
+            if hasattr(value, "is_integer"):  # float, Decimal
+                return float(value)
+            return value
+
+        return plain(asdict(self))
+
+
+def gather(engine: Engine, day: date, tz: ZoneInfo, days: int = 30, gone_after: int = 7) -> DayFigures:
+    figures = DayFigures(day, tz.key, days, gone_after)
+    with reader(engine).connect() as conn:
+        if conn.dialect.name in ("mysql", "mariadb"):
+            # one snapshot for every query (farm's engines read committed, a snapshot per statement)
+            conn = conn.execution_options(isolation_level="REPEATABLE READ")
+        with conn.begin():
+            _read(conn, figures, day, tz, days, gone_after)
+    return figures
+
+
+def _read(conn, figures: DayFigures, day: date, tz: ZoneInfo, days: int, gone_after: int) -> None:
+    figures.keywords_stored = queries.keywords_stored(conn)
+    figures.postings_stored = queries.postings_stored(conn)
+    if not (figures.keywords_stored or figures.postings_stored):
+        return
+    figures.crawl = queries.crawl_by_site(conn, day)
+    figures.failures = queries.failures(conn, day)
+    figures.postings = queries.postings_by_site(conn, day, tz, gone_after)
+    figures.cities = queries.postings_by_city(conn, day, tz, gone_after)
+    figures.new_per_day = queries.new_per_day(conn, day, tz, days)
+    figures.salary = queries.salary_by_job_and_city(conn, day, tz)
+    figures.companies = queries.top_companies(conn, day, tz)

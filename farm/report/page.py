@@ -1,0 +1,149 @@
+"""The report as one HTML file that opens from disk: styles, charts (inline SVG) and the
+figures (a JSON block, for whoever wants the numbers) all inside it, no script to run and
+nothing to fetch; its Content-Security-Policy forbids the browser to fetch anything."""
+
+import html
+import json
+from datetime import datetime
+
+from farm.report import charts
+from farm.report.figures import DayFigures
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 60em; padding: 0 1em; color: #212529; }
+h1 { font-size: 1.6em; margin-bottom: 0.1em; } h2 { margin-top: 2em; border-bottom: 1px solid #dee2e6; }
+.meta, .note { color: #6c757d; } .empty { font-size: 1.2em; padding: 2em; background: #f8f9fa; }
+table { border-collapse: collapse; margin: 0.8em 0; } td, th { padding: 0.2em 0.8em; border-bottom: 1px solid #e9ecef; }
+th { text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 0.8em 0; } figure svg { max-width: 100%; height: auto; }
+"""
+_TIME = "%Y-%m-%d %H:%M"
+
+
+def render(figures: DayFigures, generated: datetime, database: str) -> str:
+    tz = generated.tzinfo
+    head = (
+        f"<h1>farm: the day's picture, {figures.day}</h1>"
+        f"<p class=meta>Days in {_e(figures.timezone)}. Made {generated.strftime(_TIME)} from {_e(database)}: "
+        f"{figures.keywords_stored:,} keywords and {figures.postings_stored:,} postings stored.</p>"
+    )
+    if not (figures.keywords_stored or figures.postings_stored):
+        body = "<p class=empty>The database holds no keywords and no postings yet: nothing to report.</p>"
+    else:
+        body = "".join((_crawl(figures, tz), _postings(figures), _new(figures), _salary(figures), _companies(figures)))
+    data = json.dumps(figures.to_json(), ensure_ascii=False).replace("</", "<\\/")
+    return (
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f"<title>farm report {figures.day}</title><style>{CSS}</style></head><body>"
+        f"{head}{body}"
+        f'<script type="application/json" id="farm-figures">{data}</script>'
+        "</body></html>\n"
+    )
+
+
+def _e(value) -> str:
+    return html.escape(str(value))
+
+
+def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td class=n>{_number(v)}</td>" if at in numeric else f"<td>{_e(v)}</td>"
+                         for at, v in enumerate(row)) + "</tr>"
+        for row in rows
+    )  # fmt: skip
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _number(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.0f}" if isinstance(value, float) else f"{int(value):,}"
+
+
+def _chart(svg: str, caption: str) -> str:
+    return f"<figure class=chart>{svg}<figcaption class=note>{_e(caption)}</figcaption></figure>"
+
+
+def _crawl(figures: DayFigures, tz) -> str:
+    out = ["<h2 id=crawl>The day's crawl</h2>"]
+    if not figures.crawled:
+        out.append(f"<p class=empty>No keyword was crawled on {figures.day}.</p>")
+        return "".join(out)
+    rows = []
+    for row in figures.crawl:
+        duration = (row["ended"] - row["started"]) if row["started"] and row["ended"] else None
+        rows.append([row["source"], row["keywords"], row["completed"], row["failed"], row["partial"], row["crawling"],
+                     row["pages"], row["blocks"], row["jobs_found"],
+                     row["started"].astimezone(tz).strftime(_TIME) if row["started"] else "–",
+                     _duration(duration)])  # fmt: skip
+    out.append(_table(["site", "keywords", "completed", "failed", "partial", "crawling", "pages", "blocks",
+                       "postings found", "first claim", "duration"], rows, set(range(1, 9))))  # fmt: skip
+    out.append(_chart(charts.crawl_states(figures.crawl), "The day's keywords per site, by how they stand."))
+    if figures.failures:
+        out.append("<h3>Failed, and why</h3>")
+        out.append(_table(["site", "reason", "keywords"],
+                          [[r["source"], r["reason"] or "(no message)", r["keywords"]] for r in figures.failures], {2}))
+    return "".join(out)
+
+
+def _duration(delta) -> str:
+    if delta is None:
+        return "–"
+    minutes = int(delta.total_seconds() // 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{delta.total_seconds() / 60:.1f} min"
+
+
+def _postings(figures: DayFigures) -> str:
+    out = [f"<h2 id=postings>Postings</h2><p class=note>Seen: listed on {figures.day}. New: first seen that day. "
+           f"Gone: last seen {figures.gone_after} days before, and not since.</p>"]  # fmt: skip
+    if not figures.postings:
+        out.append(f"<p class=empty>No posting was seen on {figures.day}.</p>")
+        return "".join(out)
+    out.append(_table(["site", "seen", "new", "gone"],
+                      [[r["source"], r["seen"], r["new"], r["gone"]] for r in figures.postings], {1, 2, 3}))
+    out.append(_chart(charts.postings_by_site(figures.postings), "Seen, new and gone postings per site."))
+    out.append("<h3>By city</h3>")
+    out.append(_table(["site", "city", "seen", "new", "gone"],
+                      [[r["source"], r["city"] or "–", r["seen"], r["new"], r["gone"]] for r in figures.cities],
+                      {2, 3, 4}))  # fmt: skip
+    return "".join(out)
+
+
+def _new(figures: DayFigures) -> str:
+    out = [f"<h2 id=new>New postings per day, the last {figures.days} days</h2>"]
+    if not figures.new_per_day:
+        out.append("<p class=empty>No posting was first seen in these days.</p>")
+        return "".join(out)
+    out.append(_chart(charts.new_per_day(figures.chart_days, figures.new_per_day),
+                      "Postings first seen each day, per site."))  # fmt: skip
+    out.append(_table(["site", *(day.strftime("%m-%d") for day in figures.chart_days[-7:]), f"{figures.days} days"],
+                      [[site, *values[-7:], sum(values)] for site, values in figures.new_per_day.items()],
+                      set(range(1, 9))))  # fmt: skip
+    return "".join(out)
+
+
+def _salary(figures: DayFigures) -> str:
+    out = ["<h2 id=salary>Salaries by keyword and city</h2>"
+           f"<p class=note>The monthly midpoint of each posting seen on {figures.day} that gives both ends of its "
+           "range, in CNY; n is how many postings each figure rests on.</p>"]  # fmt: skip
+    if not figures.salary:
+        out.append("<p class=empty>No posting seen that day gives a salary range.</p>")
+        return "".join(out)
+    out.append(_chart(charts.salary_ranges(figures.salary), "First quartile, median and third quartile."))
+    out.append(_table(["keyword", "city", "n", "first quartile", "median", "third quartile"],
+                      [[r["job"], r["city"] or "–", r["n"], r["q1"], r["median"], r["q3"]] for r in figures.salary],
+                      {2, 3, 4, 5}))  # fmt: skip
+    return "".join(out)
+
+
+def _companies(figures: DayFigures) -> str:
+    out = ["<h2 id=companies>Top companies by new postings</h2>"]
+    if not figures.companies:
+        out.append(f"<p class=empty>No posting was first seen on {figures.day}.</p>")
+        return "".join(out)
+    out.append(_chart(charts.top_companies(figures.companies), f"Postings first seen on {figures.day}."))
+    out.append(_table(["company", "new"], [[r["company"], r["new"]] for r in figures.companies], {1}))
+    return "".join(out)

@@ -1,0 +1,58 @@
+"""The report in a real browser: headless Chromium opens it from disk with no console error,
+no request leaving the page, and every chart drawn."""
+
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from farm.cli import farm
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+from tests.browser import CHROMIUM, Browser
+from tests.report_data import DAY, fill
+
+pytestmark = [
+    pytest.mark.e2e,
+    # CI installs chromium (.ci/run): only a machine without it may skip
+    pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"), reason="no chromium on this machine"),
+]
+
+CHARTS = 5
+
+
+def test_the_report_opens_from_disk_with_no_error_no_request_out_and_every_chart_drawn(sqlite_url, tmp_path):
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    fill(engine)
+    engine.dispose()
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "report", "--date", str(DAY), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with Browser() as browser:
+        browser.open(out)
+        charts = browser.evaluate("""Array.from(document.querySelectorAll('figure.chart svg')).map(svg => {
+            const box = svg.getBoundingClientRect();
+            return {width: box.width, height: box.height, marks: svg.querySelectorAll('path, use, rect').length,
+                    text: svg.querySelectorAll('text').length};
+        })""")
+        title = browser.evaluate("document.title")
+        errors, requests = browser.errors(), browser.requests()
+    assert title == f"farm report {DAY}"
+    assert errors == []
+    assert requests == [out.resolve().as_uri()]  # the page itself, nothing else
+    assert len(charts) == CHARTS
+    for chart in charts:
+        assert chart["width"] > 100 and chart["height"] > 50 and chart["marks"] > 5 and chart["text"] > 2, chart
+
+
+def test_the_browser_check_sees_a_request_leaving_the_page_and_a_console_error(tmp_path):
+    """The test above could not pass a page that fetched or failed: shown on one that does both."""
+    page = tmp_path / "bad.html"
+    page.write_text('<html><body><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script>'
+                    "</body></html>")  # fmt: skip
+    with Browser() as browser:
+        browser.open(page)
+        errors, requests = browser.errors(), browser.requests()
+    assert any("boom" in error for error in errors)
+    assert "http://127.0.0.1:9/x.png" in requests

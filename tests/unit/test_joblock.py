@@ -1,0 +1,105 @@
+"""One crawl per JOBDIR (farm.joblock): the lock, its refusal, and what releases it."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from farm.joblock import FILE_NAME, JobdirInUse, JobdirLock
+from farm.runtime import FarmRuntime, FarmStartError
+from tests.unit.components import make_crawler
+
+ROWS = [("qcwy", "北京", "python")]
+
+
+def test_a_held_jobdir_is_refused_with_one_line_naming_the_holder(tmp_path):
+    lock = JobdirLock.take(tmp_path / "job")
+    lock.note("worker-a")
+    try:
+        with pytest.raises(JobdirInUse) as refused:
+            JobdirLock.take(tmp_path / "job")
+        message = str(refused.value)
+        assert "\n" not in message
+        assert message.startswith(f"JOBDIR={tmp_path / 'job'} is in use by pid {os.getpid()} on host "
+                                  f"{socket.gethostname()} (crawler id worker-a, since ")  # fmt: skip
+        assert "one crawl per JOBDIR" in message
+    finally:
+        lock.release()
+
+
+def test_a_holder_that_has_not_noted_itself_yet_is_still_refused(tmp_path):
+    lock = JobdirLock.take(tmp_path)
+    try:
+        with pytest.raises(JobdirInUse, match="in use by another crawl"):
+            JobdirLock.take(tmp_path)
+    finally:
+        lock.release()
+
+
+def test_a_released_lock_is_taken_again_and_its_file_stays(tmp_path):
+    first = JobdirLock.take(tmp_path)
+    first.note("a")
+    first.release()
+    first.release()  # twice is harmless
+    assert not first.held and (tmp_path / FILE_NAME).exists()
+    second = JobdirLock.take(tmp_path)
+    assert second.held
+    second.release()
+
+
+HOLDER = """
+import sys, time
+from farm.joblock import JobdirLock
+lock = JobdirLock.take(sys.argv[1])
+lock.note("killed-one")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_kill_9_of_the_holder_releases_the_jobdir(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(JobdirInUse, match=f"pid {holder.pid} .*crawler id killed-one"):
+            JobdirLock.take(tmp_path)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+    finally:
+        holder.kill()
+        holder.wait(10)
+    deadline = time.monotonic() + 5
+    while True:  # the kernel drops the lock as the process ends
+        try:
+            lock = JobdirLock.take(tmp_path)
+            break
+        except JobdirInUse:
+            assert time.monotonic() < deadline, "the killed holder's lock was not released"
+            time.sleep(0.02)
+    lock.release()
+
+
+def test_a_crawl_on_a_held_jobdir_does_not_start_and_leaves_the_checkpoint_alone(sqlite_url, tmp_path):
+    jobdir = tmp_path / "job"
+    first = make_crawler(sqlite_url, ROWS, JOBDIR=str(jobdir), FARM_CRAWLER_ID="first")
+    try:
+        runtime = FarmRuntime.of(first)
+        runtime.checkpoint.hold((1, 1))
+        runtime.checkpoint.flush()
+        with pytest.raises(FarmStartError, match=r"is in use by pid \d+ .*\(crawler id first, since"):
+            make_crawler(sqlite_url, [], JOBDIR=str(jobdir), FARM_CRAWLER_ID="second")
+        assert runtime.jobdir_lock.held
+        runtime.checkpoint.file.close()
+        assert runtime.checkpoint.file.read().leases == {(1, 1)}  # the second never touched it
+    finally:
+        FarmRuntime.of(first).close()
+    assert not runtime.jobdir_lock.held
+    second = make_crawler(sqlite_url, [], JOBDIR=str(jobdir), FARM_CRAWLER_ID="second")
+    try:
+        assert FarmRuntime.of(second).checkpoint.saved.leases == {(1, 1)}  # resumable once the first is gone
+    finally:
+        FarmRuntime.of(second).close()
