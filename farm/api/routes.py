@@ -111,7 +111,7 @@ def _page_out(keyword_id: int, page: int, write: PageWrite) -> PageProgressOut:
 
 
 def _check_source(store, request, body, what: str) -> None:
-    """A write that names a source (as the seed design's clients do) must name the keyword's: 409 with the
+    """A write that names a source (some clients send it) must name the keyword's: 409 with the
     keyword else (404 when there is none). Without a source, the lease alone says which keyword it is."""
     if body.source is None:
         return
