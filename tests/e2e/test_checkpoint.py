@@ -273,7 +273,7 @@ def test_a_second_crawl_on_a_live_jobdir_is_refused_naming_the_holder_and_the_fi
             assert len(refusals) == 1, second.output[-3000:]
             assert f"ERROR: farm: JOBDIR={jobdir} is in use by pid {first.pid} on host " in refusals[0]
             assert "(crawler id first, since " in refusals[0] and "one crawl per JOBDIR" in refusals[0]
-            assert "Spider opened" not in second.output
+            assert "Spider opened" not in second.output and "Traceback" not in second.output
             assert first.poll() is None, "the first crawl ended before the second was refused"
             assert (jobdir / CHECKPOINT).exists()  # the second removed nothing
             assert {row["crawler_id"] for row in keywords(sqlite_url) if row["crawler_id"]} == {"first"}
