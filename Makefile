@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test test-unit test-integration test-e2e fuzz demo bench bench-breakdown bench-variants clean
+.PHONY: install lint test test-unit test-integration test-e2e fuzz demo bench bench-breakdown bench-variants clean
 
 $(BIN)/farm: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,11 @@ $(BIN)/farm: requirements.txt pyproject.toml
 	@touch $(BIN)/farm
 
 install: $(BIN)/farm
+
+# The code's format and lint (ruff, configured in pyproject.toml); `ruff format farm tests bench` fixes the format.
+lint: install
+	$(BIN)/ruff format --check farm tests bench
+	$(BIN)/ruff check farm tests bench
 
 # Every test: unit (no services), integration (real MariaDB and Redis), e2e (real crawls), in
 # TEST_WORKERS processes (pytest-xdist; 1 runs them in this one, in order). A worker that runs out

@@ -11,9 +11,15 @@ import sys
 import time
 
 from bench import (
-    api_bench, checkpoint_bench, claim_thread_bench, claims_bench, crawl_bench, redis_bench, report_bench,
+    api_bench,
+    checkpoint_bench,
+    claim_thread_bench,
+    claims_bench,
+    crawl_bench,
+    redis_bench,
+    report_bench,
     sandbox_bench,
-)  # fmt: skip
+)
 
 SECTIONS = [
     ("keyword claims, 8 processes on MariaDB", claims_bench.run),

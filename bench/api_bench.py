@@ -57,8 +57,14 @@ def _client(url, token, worker, ready, start, results):
 
 def _serve(url: str, token: str, log) -> tuple[subprocess.Popen, str]:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("FARM_")}, "FARM_API_TOKEN": token}
-    process = subprocess.Popen([sys.executable, "-m", "farm", "--db-url", url, "api", "--port", "0"], cwd=REPO,
-                               env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "farm", "--db-url", url, "api", "--port", "0"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         found = re.search(r"farm api listening on (http://\S+)", Path(log.name).read_text())
@@ -93,8 +99,10 @@ def measure_http() -> float:
         procs = []
         try:
             ready, results, start = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
-            procs = [SPAWN.Process(target=_client, args=(base, token, w, ready, start, results), daemon=True)
-                     for w in range(CLIENTS)]  # fmt: skip
+            procs = [
+                SPAWN.Process(target=_client, args=(base, token, w, ready, start, results), daemon=True)
+                for w in range(CLIENTS)
+            ]
             for p in procs:
                 p.start()
             for _ in procs:

@@ -65,8 +65,17 @@ def farm(sandbox_url, keywords, db_url, jobdir=None):
 def plain_jobdir(sandbox_url, keywords, jobdir):
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
-    command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy.py"), "-a",
-               f"keywords={pairs}", "-s", f"JOBDIR={jobdir}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "runspider",
+        str(REPO / "bench/plain_qcwy.py"),
+        "-a",
+        f"keywords={pairs}",
+        "-s",
+        f"JOBDIR={jobdir}",
+    ]
     return _run(command + COMMON, env)
 
 

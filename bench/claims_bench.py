@@ -65,8 +65,12 @@ def _fill(engine, rows: int, store: KeywordStore) -> None:
 def _explain_fresh_claim(engine, store: KeywordStore) -> tuple[str, str]:
     """The index and Extra of the claim query's fresh branch."""
     stmt = store._candidates("fresh", 1)
-    params = {"source": "boss", "day": store.today(), "max_retries": store.max_retries,
-              "cutoff": store.clock() - timedelta(seconds=store.lease_timeout)}
+    params = {
+        "source": "boss",
+        "day": store.today(),
+        "max_retries": store.max_retries,
+        "cutoff": store.clock() - timedelta(seconds=store.lease_timeout),
+    }
     compiled = stmt.compile(engine, compile_kwargs={"literal_binds": False})
     with engine.connect() as conn:
         row = conn.exec_driver_sql("EXPLAIN " + str(compiled), compiled.construct_params(params)).first()

@@ -52,8 +52,18 @@ CITIES = ("北京", "上海", "广州", "深圳", "杭州")
 JOBS = ("python", "java", "前端", "测试", "运维", "产品经理", "数据分析", "算法")
 # the same concurrency on both sides (CONCURRENT_ITEMS: farm's project setting, unless a side
 # sets Scrapy's); farm's polite default pace is off for the local sandbox
-COMMON = ["-s", "LOG_LEVEL=INFO", "-s", "CONCURRENT_REQUESTS=16", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16",
-          "-s", "FARM_QCWY_MAX_PAGES=40", "-s", "FARM_QCWY_RATE=0"]
+COMMON = [
+    "-s",
+    "LOG_LEVEL=INFO",
+    "-s",
+    "CONCURRENT_REQUESTS=16",
+    "-s",
+    "CONCURRENT_REQUESTS_PER_DOMAIN=16",
+    "-s",
+    "FARM_QCWY_MAX_PAGES=40",
+    "-s",
+    "FARM_QCWY_RATE=0",
+]
 
 
 def _pages_per_second(output):
@@ -93,10 +103,20 @@ def plain_command(sandbox_url, keywords, lean=False, feed=None, extensions=None,
     which leaves farm what its own CONCURRENT_ITEMS gains)."""
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
-    command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy.py"), "-a", f"keywords={pairs}"]
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "runspider",
+        str(REPO / "bench/plain_qcwy.py"),
+        "-a",
+        f"keywords={pairs}",
+    ]
     if feed is not None:
-        command += ["-s", "FEEDS=" + json.dumps({str(feed): {"format": "jsonlines", "encoding": "utf-8",
-                                                             "overwrite": True}})]  # fmt: skip
+        command += [
+            "-s",
+            "FEEDS=" + json.dumps({str(feed): {"format": "jsonlines", "encoding": "utf-8", "overwrite": True}}),
+        ]
     extensions = {**(LEAN if lean else {}), **(extensions or {})}
     if extensions:
         command += ["-s", "EXTENSIONS=" + json.dumps(extensions)]
@@ -120,8 +140,9 @@ def farm_command(sandbox_url, keywords, db_url, extra=(), cwd=REPO):
         csv.writer(file).writerows([("source", "city", "job"), *(("qcwy", city, job) for city, job in keywords)])
         file.flush()
         for args in (["db", "upgrade"], ["keywords", "import", file.name]):
-            proc = subprocess.run([sys.executable, "-m", "farm", "--db-url", db_url, *args], cwd=cwd,
-                                  capture_output=True, text=True)  # fmt: skip
+            proc = subprocess.run(
+                [sys.executable, "-m", "farm", "--db-url", db_url, *args], cwd=cwd, capture_output=True, text=True
+            )
             if proc.returncode != 0:
                 raise RuntimeError(f"farm {' '.join(args)} in {cwd} failed:\n{proc.stderr[-3000:]}")
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url, FARM_DB_URL=db_url)
@@ -139,10 +160,12 @@ def run(rounds=5):
             "feed": lambda round_no: plain(sandbox.url, keywords, lean=True, feed=Path(tmp) / "postings.jsonl"),
             "farm": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/farm-{round_no}.db"),
             "mariadb": lambda round_no: _on_mariadb(sandbox.url, keywords),
-            "unstored": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/unstored-{round_no}.db",
-                                              UNSTORED),
-            "scrapy_items": lambda round_no: farm(sandbox.url, keywords, f"sqlite:///{tmp}/items-{round_no}.db",
-                                                  SCRAPY_ITEMS),
+            "unstored": lambda round_no: farm(
+                sandbox.url, keywords, f"sqlite:///{tmp}/unstored-{round_no}.db", UNSTORED
+            ),
+            "scrapy_items": lambda round_no: farm(
+                sandbox.url, keywords, f"sqlite:///{tmp}/items-{round_no}.db", SCRAPY_ITEMS
+            ),
         }
         rates = {side: [] for side in sides}
         for round_no in range(rounds):
@@ -160,35 +183,52 @@ def run(rounds=5):
         if rounds < 2:
             return []
         low, high, coverage = median_interval(ratios(side, baseline))
-        return [(f"  where that median lies, {coverage:.1%} sure (bench.rounds): from", low, "ratio"),
-                ("  to", high, "ratio")]  # fmt: skip
+        return [
+            (f"  where that median lies, {coverage:.1%} sure (bench.rounds): from", low, "ratio"),
+            ("  to", high, "ratio"),
+        ]
 
     return [
         # the headline: like for like, both with LeanProcess; what farm's own machinery costs
-        (f"farm / plain Scrapy + LeanProcess (like for like, aim >= 0.9; median of {rounds} rounds)",
-         ratio("farm", "lean"), "ratio"),
+        (
+            f"farm / plain Scrapy + LeanProcess (like for like, aim >= 0.9; median of {rounds} rounds)",
+            ratio("farm", "lean"),
+            "ratio",
+        ),
         *where("farm", "lean"),
         ("  the same, best farm run / best plain + LeanProcess run", max(rates["farm"]) / max(rates["lean"]), "ratio"),
-        ("farm / plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS (100)",
-         ratio("farm", "lean_as_filed"), "ratio"),
+        (
+            "farm / plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS (100)",
+            ratio("farm", "lean_as_filed"),
+            "ratio",
+        ),
         *where("farm", "lean_as_filed"),
         ("farm / plain Scrapy as it comes", ratio("farm", "plain"), "ratio"),
         ("farm / plain Scrapy + LeanProcess writing a JSON lines feed", ratio("farm", "feed"), "ratio"),
         ("farm / farm with Scrapy's CONCURRENT_ITEMS (100)", ratio("farm", "scrapy_items"), "ratio"),
         ("farm on MariaDB / plain Scrapy + LeanProcess", ratio("mariadb", "lean"), "ratio"),
-        ("farm, its postings not stored / plain Scrapy + LeanProcess (per-page machinery)",
-         ratio("unstored", "lean"), "ratio"),
-        (f"plain Scrapy, qcwy pages ({pages} per run, median of {rounds}, 16 at once)",
-         statistics.median(rates["plain"]), "pages/s"),
+        (
+            "farm, its postings not stored / plain Scrapy + LeanProcess (per-page machinery)",
+            ratio("unstored", "lean"),
+            "ratio",
+        ),
+        (
+            f"plain Scrapy, qcwy pages ({pages} per run, median of {rounds}, 16 at once)",
+            statistics.median(rates["plain"]),
+            "pages/s",
+        ),
         ("plain Scrapy + farm's LeanProcess and CONCURRENT_ITEMS", statistics.median(rates["lean"]), "pages/s"),
-        ("plain Scrapy + farm's LeanProcess, Scrapy's CONCURRENT_ITEMS", statistics.median(rates["lean_as_filed"]),
-         "pages/s"),
+        (
+            "plain Scrapy + farm's LeanProcess, Scrapy's CONCURRENT_ITEMS",
+            statistics.median(rates["lean_as_filed"]),
+            "pages/s",
+        ),
         ("  the same, writing its postings to a JSON lines feed", statistics.median(rates["feed"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, SQLite state + pipeline", statistics.median(rates["farm"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, MariaDB state + pipeline", statistics.median(rates["mariadb"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, postings not stored", statistics.median(rates["unstored"]), "pages/s"),
         ("farm `scrapy crawl qcwy`, Scrapy's CONCURRENT_ITEMS", statistics.median(rates["scrapy_items"]), "pages/s"),
-    ]  # fmt: skip
+    ]
 
 
 def _on_mariadb(sandbox_url, keywords):

@@ -22,8 +22,12 @@ TIMES = {"bench.component_times.ComponentTimes": 1000}
 # What both sides do, each in its own place: the parse; farm decodes a page's JSON in its
 # block check, builds a page's request in page_request and signs it as it goes out, where
 # plain Scrapy does all three in its spider (only the parse and the decoding timed there).
-SHARED = {"QcwySpider.parse_page", "parsing.response_json", "RequestSigningMiddleware.process_request",
-          "LeaseSpider.page_request"}  # fmt: skip
+SHARED = {
+    "QcwySpider.parse_page",
+    "parsing.response_json",
+    "RequestSigningMiddleware.process_request",
+    "LeaseSpider.page_request",
+}
 
 
 def _times(output: str) -> dict:
@@ -46,9 +50,11 @@ def run(rounds=3):
             farm_runs.append(_times(crawl_output(*farm_command(sandbox.url, keywords, db_url, extra))))
     plain_cpu = statistics.median(times["cpu"] for times in plain_runs)
     farm_cpu = statistics.median(times["cpu"] for times in farm_runs)
-    rows = [("crawl thread CPU, plain Scrapy + LeanProcess", plain_cpu, "s"),
-            ("crawl thread CPU, farm", farm_cpu, "s"),
-            ("  farm's more", farm_cpu - plain_cpu, "s")]  # fmt: skip
+    rows = [
+        ("crawl thread CPU, plain Scrapy + LeanProcess", plain_cpu, "s"),
+        ("crawl thread CPU, farm", farm_cpu, "s"),
+        ("  farm's more", farm_cpu - plain_cpu, "s"),
+    ]
     parts = {part for times in farm_runs for part in times["parts"]}
     parts = sorted(parts, key=lambda part: -_median(farm_runs, part, 0))
     own = 0.0

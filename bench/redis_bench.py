@@ -58,8 +58,17 @@ def _farm(sandbox_url, keywords, db_url, redis_prefix=None):
 def _scrapy_redis(sandbox_url, keywords):
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
-    command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench/plain_qcwy_redis.py"),
-               "-a", f"keywords={pairs}", "-s", f"REDIS_URL={REDIS_URL}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "runspider",
+        str(REPO / "bench/plain_qcwy_redis.py"),
+        "-a",
+        f"keywords={pairs}",
+        "-s",
+        f"REDIS_URL={REDIS_URL}",
+    ]
     return _run(command + COMMON, env)
 
 

@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date, datetime, time as clock, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -34,8 +35,28 @@ DAY = date(2026, 12, 2)
 TZ = ZoneInfo("Asia/Shanghai")
 BATCH = 50_000
 CITIES = ("北京", "上海", "深圳", "广州", "杭州", "成都", "南京", "武汉", "西安", "苏州")
-JOBS = ("python", "java", "前端", "golang", "数据分析", "算法", "测试", "运维", "产品经理", "UI设计",
-        "c++", "android", "ios", "嵌入式", "销售", "会计", "人事", "电工", "客服", "运营")  # fmt: skip
+JOBS = (
+    "python",
+    "java",
+    "前端",
+    "golang",
+    "数据分析",
+    "算法",
+    "测试",
+    "运维",
+    "产品经理",
+    "UI设计",
+    "c++",
+    "android",
+    "ios",
+    "嵌入式",
+    "销售",
+    "会计",
+    "人事",
+    "电工",
+    "客服",
+    "运营",
+)
 SALARIES = {
     "boss": ("8-13K", "15-25K·13薪", "25-50K·16薪", "12-20K", "150-200元/天", "面议"),
     "qcwy": ("7-9千", "8千-1.2万", "1-1.5万", "1.5-2.5万·13薪", "10-20万/年", "面议"),
@@ -45,7 +66,7 @@ SALARIES = {
 
 def _text_time(moment: datetime) -> str:
     # SQLAlchemy's SQLite DATETIME text, naive UTC
-    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(" ", "microseconds")
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 def build(path: Path, postings: int = POSTINGS, seed: int = 29) -> float:
@@ -62,21 +83,37 @@ def build(path: Path, postings: int = POSTINGS, seed: int = 29) -> float:
             "INSERT INTO keyword (source, city, job, last_requested_date, last_requested_at, crawl_status, "
             "last_completed_page, jobs_found, blocked_claims, retry_count, lease_token, pages_ahead, created_at, "
             "updated_at, error_message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 1, '', ?, ?, ?)",
-            [(source, city, job, DAY.isoformat(), now, status, 3, 90, now,
-              _text_time(start + timedelta(hours=8, minutes=at % 90)), "timeout" if status == "failed" else None)
-             for at, (source, city, job) in enumerate(keywords)
-             for status in (("failed", "partial", "completed")[min(at % 17, 2)],)],
-        )  # fmt: skip
+            [
+                (
+                    source,
+                    city,
+                    job,
+                    DAY.isoformat(),
+                    now,
+                    status,
+                    3,
+                    90,
+                    now,
+                    _text_time(start + timedelta(hours=8, minutes=at % 90)),
+                    "timeout" if status == "failed" else None,
+                )
+                for at, (source, city, job) in enumerate(keywords)
+                for status in (("failed", "partial", "completed")[min(at % 17, 2)],)
+            ],
+        )
         numbers = {(s, t): columns(s, t) for s, texts in SALARIES.items() for t in texts}
         companies = [f"公司{n:04d}" for n in range(4000)]
         seen = _text_time(start + timedelta(hours=9))
         gone = _text_time(start - timedelta(days=7) + timedelta(hours=9))
-        sql = ("INSERT INTO job_posting (source, job_id, title, salary, company, city, area, experience, degree, "
-               "tags, published_at, url, keyword_id, first_seen_at, last_seen_at, raw, salary_min, salary_max, "
-               "salary_months, salary_unit) VALUES (?, ?, ?, ?, ?, ?, NULL, '3-5年', '本科', ?, NULL, ?, ?, ?, ?, "
-               "NULL, ?, ?, ?, ?)")  # fmt: skip
-        first_seen = [_text_time(start - timedelta(days=back, seconds=-s))
-                      for back in range(30) for s in range(0, 86400, 600)]  # fmt: skip
+        sql = (
+            "INSERT INTO job_posting (source, job_id, title, salary, company, city, area, experience, degree, "
+            "tags, published_at, url, keyword_id, first_seen_at, last_seen_at, raw, salary_min, salary_max, "
+            "salary_months, salary_unit) VALUES (?, ?, ?, ?, ?, ?, NULL, '3-5年', '本科', ?, NULL, ?, ?, ?, ?, "
+            "NULL, ?, ?, ?, ?)"
+        )
+        first_seen = [
+            _text_time(start - timedelta(days=back, seconds=-s)) for back in range(30) for s in range(0, 86400, 600)
+        ]
         for low in range(0, postings, BATCH):
             rows = []
             for at in range(low, min(low + BATCH, postings)):
@@ -84,9 +121,22 @@ def build(path: Path, postings: int = POSTINGS, seed: int = 29) -> float:
                 source, city, job = keywords[keyword_id - 1]
                 salary = rng.choice(SALARIES[source])
                 first = rng.choice(first_seen)
-                rows.append((source, str(at), f"{job}工程师", salary, rng.choice(companies), city,
-                             '["五险一金","带薪年假"]', f"https://example.invalid/{at}", keyword_id, first,
-                             gone if at % 20 == 0 and first < gone else seen, *numbers[(source, salary)]))  # fmt: skip
+                rows.append(
+                    (
+                        source,
+                        str(at),
+                        f"{job}工程师",
+                        salary,
+                        rng.choice(companies),
+                        city,
+                        '["五险一金","带薪年假"]',
+                        f"https://example.invalid/{at}",
+                        keyword_id,
+                        first,
+                        gone if at % 20 == 0 and first < gone else seen,
+                        *numbers[(source, salary)],
+                    )
+                )
             conn.executemany(sql, rows)
         conn.commit()
     finally:
@@ -114,11 +164,27 @@ def run(postings: int = POSTINGS, keep: Path | None = None):
     farm = [sys.executable, "-m", "farm", "--db-url", f"sqlite:///{path}"]
     commands = {
         "farm report": [*farm, "report", "--date", str(DAY), "--out", str(directory / "report.html")],
-        "farm export --format csv": [*farm, "export", "--date", str(DAY), "--format", "csv",
-                                     "--out", str(directory / "day.csv")],
-        "farm export --format parquet": [*farm, "export", "--date", str(DAY), "--format", "parquet",
-                                         "--out", str(directory / "day.parquet")],
-    }  # fmt: skip
+        "farm export --format csv": [
+            *farm,
+            "export",
+            "--date",
+            str(DAY),
+            "--format",
+            "csv",
+            "--out",
+            str(directory / "day.csv"),
+        ],
+        "farm export --format parquet": [
+            *farm,
+            "export",
+            "--date",
+            str(DAY),
+            "--format",
+            "parquet",
+            "--out",
+            str(directory / "day.parquet"),
+        ],
+    }
     for name, command in commands.items():
         seconds, peak = measure(command, directory)
         yield f"{name}: time", seconds, "s"

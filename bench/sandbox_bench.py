@@ -34,8 +34,10 @@ CITY = "010000"
 
 
 def qcwy_url(base, keyword, page):
-    return (f"{base}/api/job/search-pc?api_key=51job&timestamp=1700000000&keyword={keyword}&searchType=2"
-            f"&jobArea={CITY}&pageNum={page}&pageSize=20&sortType=0&source=1&pageCode=sou%7Csou%7Csoulb")
+    return (
+        f"{base}/api/job/search-pc?api_key=51job&timestamp=1700000000&keyword={keyword}&searchType=2"
+        f"&jobArea={CITY}&pageNum={page}&pageSize=20&sortType=0&source=1&pageCode=sou%7Csou%7Csoulb"
+    )
 
 
 # --- (a) load client --------------------------------------------------------------------------------
@@ -48,6 +50,7 @@ async def _load(base, seconds, concurrency, fresh=None):
     import aiohttp
 
     if fresh:
+
         def url_at(i):  # never wraps: request i is page i % 50 + 1 of keyword i // 50
             return qcwy_url(base, f"{fresh}{i // PAGES}", i % PAGES + 1)
     else:
@@ -55,6 +58,7 @@ async def _load(base, seconds, concurrency, fresh=None):
 
         def url_at(i):
             return urls[i % len(urls)]
+
     done, errors, cursor = 0, 0, 0
     deadline = 0.0
 
@@ -107,12 +111,18 @@ def _scrapy(base, seconds, prefix):
             result["pages"] = result.get("pages", 0) + 1
             result["items"] = result.get("items", 0) + len(items)
 
-    process = CrawlerProcess(settings={
-        "REMOTE_CONTROL_ENABLED": False, "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "WARNING",
-        "CONCURRENT_REQUESTS": SCRAPY_CONCURRENCY, "CONCURRENT_REQUESTS_PER_DOMAIN": SCRAPY_CONCURRENCY,
-        "ROBOTSTXT_OBEY": False,
-        "CLOSESPIDER_TIMEOUT": seconds + 1, "COOKIES_ENABLED": False,
-    })
+    process = CrawlerProcess(
+        settings={
+            "REMOTE_CONTROL_ENABLED": False,
+            "TELNETCONSOLE_ENABLED": False,
+            "LOG_LEVEL": "WARNING",
+            "CONCURRENT_REQUESTS": SCRAPY_CONCURRENCY,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": SCRAPY_CONCURRENCY,
+            "ROBOTSTXT_OBEY": False,
+            "CLOSESPIDER_TIMEOUT": seconds + 1,
+            "COOKIES_ENABLED": False,
+        }
+    )
     process.crawl(QcwyBench)
     process.start()
     # The first response is the clock's start, so start-up time does not count against Scrapy.
@@ -121,8 +131,12 @@ def _scrapy(base, seconds, prefix):
 
 def _child(mode, base, seconds, *extra):
     """Run one measurement in a fresh process; returns its JSON result."""
-    out = subprocess.run([sys.executable, __file__, f"--{mode}", base, "--seconds", str(seconds), *extra],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, f"--{mode}", base, "--seconds", str(seconds), *extra],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -156,8 +170,11 @@ def run(seconds=5.0, rounds=2, verbose=False):
             fetch_rates.append(fetched["pages"] / fetched["seconds"] if fetched["seconds"] else 0.0)
             if verbose:
                 ratio = fresh_rates[-1] / fetch_rates[-1] if fetch_rates[-1] else float("inf")
-                print(f"  round {r + 1}: fresh {fresh_rates[-1]:.0f} pages/s, Scrapy {fetch_rates[-1]:.0f} "
-                      f"pages/s, {ratio:.2f}x", flush=True)
+                print(
+                    f"  round {r + 1}: fresh {fresh_rates[-1]:.0f} pages/s, Scrapy {fetch_rates[-1]:.0f} "
+                    f"pages/s, {ratio:.2f}x",
+                    flush=True,
+                )
         served = _child("load", sandbox.url, seconds)
     fresh_rate, fetch_rate = _median(fresh_rates), _median(fetch_rates)
     serve_rate = served["pages"] / served["seconds"]

@@ -89,8 +89,10 @@ def run(variants: dict[str, Variant], rounds: int, as_filed: bool = False) -> li
     with ExitStack() as stack:
         # farm as it is from HEAD too: what the working tree holds uncommitted is in no side
         head = stack.enter_context(variant_tree([]))
-        trees = {name: stack.enter_context(variant_tree(variant.patches, variant.commit))
-                 for name, variant in variants.items()}  # fmt: skip
+        trees = {
+            name: stack.enter_context(variant_tree(variant.patches, variant.commit))
+            for name, variant in variants.items()
+        }
         sandbox = stack.enter_context(SandboxProcess(seed=9, postings=(800, 800)))
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
 
@@ -99,12 +101,20 @@ def run(variants: dict[str, Variant], rounds: int, as_filed: bool = False) -> li
 
         sides = {
             "lean": lambda round_no: (plain(sandbox.url, keywords, lean=True, cwd=head)[1], None),
-            **({AS_FILED: lambda round_no: (plain(sandbox.url, keywords, lean=True, cwd=head, scrapy_items=True)[1],
-                                            None)} if as_filed else {}),  # fmt: skip
+            **(
+                {
+                    AS_FILED: lambda round_no: (
+                        plain(sandbox.url, keywords, lean=True, cwd=head, scrapy_items=True)[1],
+                        None,
+                    )
+                }
+                if as_filed
+                else {}
+            ),
             "farm": farm_in(head, "farm"),
             "unstored": farm_in(head, "unstored", UNSTORED),
             **{name: farm_in(tree, name) for name, tree in trees.items()},
-        }  # fmt: skip
+        }
         rates = {side: [] for side in sides}
         stored = {side: set() for side in sides}
         for round_no in range(rounds):
@@ -126,8 +136,11 @@ def run(variants: dict[str, Variant], rounds: int, as_filed: bool = False) -> li
             each = [a / b for a, b in zip(rates[side], rates[baseline])]
             listed = f" ({' '.join(f'{r:.3f}' for r in each)})" if baseline == "lean" else ""
             ratios.append(f"/ {baseline} {statistics.median(each):.3f} [{_interval(each)}]{listed}")
-        what = (" (plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS)" if side == AS_FILED
-                else f", postings stored {sorted(stored[side])}")  # fmt: skip
+        what = (
+            " (plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS)"
+            if side == AS_FILED
+            else f", postings stored {sorted(stored[side])}"
+        )
         lines.append(f"{side:<14} {statistics.median(rates[side]):7.1f} pages/s, {', '.join(ratios)}{what}")
     return lines
 
@@ -167,9 +180,12 @@ def _commit(name: str) -> str:
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.variants", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--as-filed", action="store_true",
-                        help=f"also plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS ({AS_FILED}), the "
-                             "less strict like-for-like baseline, and each farm side's ratio to it")
+    parser.add_argument(
+        "--as-filed",
+        action="store_true",
+        help=f"also plain Scrapy + LeanProcess at Scrapy's CONCURRENT_ITEMS ({AS_FILED}), the "
+        "less strict like-for-like baseline, and each farm side's ratio to it",
+    )
     parser.add_argument("variants", nargs="*", metavar="NAME=[@COMMIT+]PATCH[+PATCH...]|NAME=@COMMIT")
     args = parser.parse_args(argv)
     for line in run(parse_variants(args.variants), args.rounds, args.as_filed):

@@ -151,11 +151,14 @@ class CheckpointFile:
             conn.executemany("DELETE FROM page WHERE keyword_id = ? AND token = ?", gone)
             conn.executemany("INSERT OR IGNORE INTO lease VALUES (?, ?)", [k for k, held in leases.items() if held])
             conn.executemany("INSERT OR IGNORE INTO page VALUES (?, ?, ?)", [k for k, on in pages.items() if on])
-            conn.executemany("DELETE FROM page WHERE keyword_id = ? AND token = ? AND page = ?",
-                             [k for k, on in pages.items() if not on])  # fmt: skip
+            conn.executemany(
+                "DELETE FROM page WHERE keyword_id = ? AND token = ? AND page = ?",
+                [k for k, on in pages.items() if not on],
+            )
             if self.crash_at_save and self.saves == self.crash_at_save:
-                logger.warning("farm: FARM_CHECKPOINT_CRASH_AT_SAVE=%d: killing the crawl inside a save",
-                               self.crash_at_save)  # fmt: skip
+                logger.warning(
+                    "farm: FARM_CHECKPOINT_CRASH_AT_SAVE=%d: killing the crawl inside a save", self.crash_at_save
+                )
                 os.kill(os.getpid(), signal.SIGKILL)
             conn.execute("COMMIT")
         except BaseException:
@@ -251,8 +254,12 @@ def open_checkpoint(jobdir, spider: str, day: str, crawler_id: str, crash_at_sav
         logger.error(
             "farm: JOBDIR=%s: the checkpoint %s cannot be used: %s. It was moved aside to %s and this crawl "
             "starts from the keyword table, which loses nothing (keywords a killed crawl held wait for "
-            "FARM_LEASE_TIMEOUT); delete the .bad file once looked at", jobdir, FILE_NAME, exc, aside.name,
-        )  # fmt: skip
+            "FARM_LEASE_TIMEOUT); delete the .bad file once looked at",
+            jobdir,
+            FILE_NAME,
+            exc,
+            aside.name,
+        )
         saved = None
     if saved is not None and saved.spider != spider:
         file.close()
@@ -261,8 +268,12 @@ def open_checkpoint(jobdir, spider: str, day: str, crawler_id: str, crash_at_sav
             f"its own JOBDIR (or run {saved.spider!r} with this one to resume it)"
         )
     if saved is not None and saved.day != day:
-        logger.warning("farm: JOBDIR=%s: the checkpoint is of %s, not today (%s): nothing of it is resumed; "
-                       "today's claims decide", jobdir, saved.day, day)  # fmt: skip
+        logger.warning(
+            "farm: JOBDIR=%s: the checkpoint is of %s, not today (%s): nothing of it is resumed; today's claims decide",
+            jobdir,
+            saved.day,
+            day,
+        )
         saved = None
     if saved is None:
         file.start(spider, day, crawler_id)

@@ -24,12 +24,11 @@ from farm.keywordfile import KeywordFileError, read_keywords
 from farm.sandbox.cli import sandbox
 from farm.state import report
 from farm.state.clock import load_timezone, today
-from farm.state.db import DatabaseUrlError, check_stored, make_engine, mask_url, reader
+from farm.state.db import check_stored, make_engine, mask_url, reader
 from farm.state.migrate import SchemaNotCurrent, current_revision, require_current, upgrade
 from farm.state.models import SOURCES, STATUSES
 from farm.state.store import KeywordStore
 from farm.state.validation import KeywordError, validate_keyword
-
 
 # Keywords written per transaction by `farm keywords import`.
 IMPORT_CHUNK = 5000
@@ -131,15 +130,11 @@ def database_command(func):
         try:
             return func(farm_ctx, *args, **kwargs)
         except DatabaseUnreachable as exc:
-            raise click.ClickException(
-                f"cannot connect to the database at {farm_ctx.masked_url}: {exc}"
-            ) from None
+            raise click.ClickException(f"cannot connect to the database at {farm_ctx.masked_url}: {exc}") from None
         except SchemaNotCurrent as exc:
             raise click.ClickException(str(exc)) from None
         except DBAPIError as exc:
-            raise click.ClickException(
-                f"database error at {farm_ctx.masked_url}: {_reason(exc)}"
-            ) from None
+            raise click.ClickException(f"database error at {farm_ctx.masked_url}: {_reason(exc)}") from None
 
     return wrapper
 
@@ -188,9 +183,7 @@ def db_upgrade(farm_ctx: Farm):
     """Create or migrate the farm tables to the current schema."""
     engine = farm_ctx.engine()
     upgrade(engine)
-    click.echo(
-        f"database at {farm_ctx.masked_url} is at revision {current_revision(engine)} (head)"
-    )
+    click.echo(f"database at {farm_ctx.masked_url} is at revision {current_revision(engine)} (head)")
 
 
 # --- farm keywords ----------------------------------------------------------
@@ -261,8 +254,7 @@ def keywords_list(farm_ctx: Farm, source: str | None, status: str | None, limit:
     if not rows:
         click.echo("no keywords")
         return
-    headers = ["id", "source", "city", "job", "status", "page/total", "jobs", "retries",
-               "last requested", "error"]  # fmt: skip
+    headers = ["id", "source", "city", "job", "status", "page/total", "jobs", "retries", "last requested", "error"]
     body = [
         [
             r["id"],
@@ -274,7 +266,9 @@ def keywords_list(farm_ctx: Farm, source: str | None, status: str | None, limit:
             r["jobs_found"],
             r["retry_count"],
             _or_dash(r["last_requested_date"]),
-            _clip(escape(" ".join(_or_dash(r["error_message"]).split())), 60),  # a client's text: no escape reaches the terminal
+            _clip(
+                escape(" ".join(_or_dash(r["error_message"]).split())), 60
+            ),  # a client's text: no escape reaches the terminal
         ]
         for r in rows
     ]
@@ -290,7 +284,7 @@ def _parse_date(ctx, param, value: str | None) -> date | None:
     try:
         return datetime.strptime(value, "%Y-%m-%d").date()
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date: use YYYY-MM-DD, e.g. 2024-05-01")
+        raise click.BadParameter(f"{value!r} is not a date: use YYYY-MM-DD, e.g. 2024-05-01") from None
 
 
 # the longest --window (a year of minutes) and --interval (a day): beyond, dates overflow
@@ -311,24 +305,47 @@ class FiniteRange(click.FloatRange):
         return number
 
 
-STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial", "pages",
-                "jobs found"]  # fmt: skip
+STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial", "pages", "jobs found"]
 RATE_COLUMNS = ["done", "left", "keywords/min", "pages/min"]
 
 
 @farm.command()
 @click.option("--source", type=click.Choice(SOURCES), help="Only this site.")
-@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
-              help="The day to report. [default: today in FARM_TIMEZONE]")  # fmt: skip
+@click.option(
+    "--date",
+    "day",
+    metavar="YYYY-MM-DD",
+    callback=_parse_date,
+    help="The day to report. [default: today in FARM_TIMEZONE]",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the stats as one JSON document.")
-@click.option("--window", type=FiniteRange(0.1, MAX_WINDOW), default=report.DEFAULT_WINDOW_MINUTES, show_default=True,
-              metavar="MINUTES", help="The recent rate counts the keywords that ended in the last MINUTES.")  # fmt: skip
+@click.option(
+    "--window",
+    type=FiniteRange(0.1, MAX_WINDOW),
+    default=report.DEFAULT_WINDOW_MINUTES,
+    show_default=True,
+    metavar="MINUTES",
+    help="The recent rate counts the keywords that ended in the last MINUTES.",
+)
 @click.option("--watch", is_flag=True, help="Refresh in place every --interval seconds until Ctrl+C.")
-@click.option("--interval", type=FiniteRange(0.2, MAX_INTERVAL), default=5.0, show_default=True, metavar="SECONDS",
-              help="Seconds between refreshes of --watch.")  # fmt: skip
+@click.option(
+    "--interval",
+    type=FiniteRange(0.2, MAX_INTERVAL),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between refreshes of --watch.",
+)
 @database_command
-def stats(farm_ctx: Farm, source: str | None, day: date | None, as_json: bool, window: float = 10.0,
-          watch: bool = False, interval: float = 5.0):  # fmt: skip
+def stats(
+    farm_ctx: Farm,
+    source: str | None,
+    day: date | None,
+    as_json: bool,
+    window: float = 10.0,
+    watch: bool = False,
+    interval: float = 5.0,
+):
     """Keywords used, unused and in each state for one day, per source, with
     pages, the recent rate and an ETA.
 
@@ -392,8 +409,14 @@ def _watch(farm_ctx: Farm, store: KeywordStore, sample, interval: float, window:
     click.echo()
 
 
-def _stats_text(farm_ctx: Farm, store: KeywordStore, now: datetime, rows: list[dict], window: float,
-                before: tuple[datetime, list[dict]] | None = None) -> str:  # fmt: skip
+def _stats_text(
+    farm_ctx: Farm,
+    store: KeywordStore,
+    now: datetime,
+    rows: list[dict],
+    window: float,
+    before: tuple[datetime, list[dict]] | None = None,
+) -> str:
     shown = rows[0]["date"] if rows else today(now, store.tz).isoformat()
     lines = [f"keywords on {shown} ({farm_ctx.settings.get('FARM_TIMEZONE')})"]
     all_rows = rows + ([report.total(rows, now, store.tz)] if len(rows) > 1 else [])
@@ -408,8 +431,13 @@ def _stats_text(farm_ctx: Farm, store: KeywordStore, now: datetime, rows: list[d
     body = []
     for r in all_rows:
         recent = r["recent"]
-        cells = [r["source"], r["done"], r["remaining"], f"{recent['keywords_per_minute']:.1f}",
-                 f"{recent['pages_per_minute']:.1f}"]  # fmt: skip
+        cells = [
+            r["source"],
+            r["done"],
+            r["remaining"],
+            f"{recent['keywords_per_minute']:.1f}",
+            f"{recent['pages_per_minute']:.1f}",
+        ]
         if before is not None:
             cells.append(_sampled_rate(earlier.get(r["source"]), before[0], r, now))
         cells.append(_eta_text(r, now, store))
@@ -439,8 +467,17 @@ def _eta_text(row: dict, now: datetime, store: KeywordStore) -> str:
 
 def _stat_values(row: dict) -> list[int]:
     status = row["crawl_status"]
-    return [row["total"], row["used"], row["unused"], status["crawling"], status["completed"],
-            status["failed"], status["partial"], row["pages"], row["jobs_found"]]  # fmt: skip
+    return [
+        row["total"],
+        row["used"],
+        row["unused"],
+        status["crawling"],
+        status["completed"],
+        status["failed"],
+        status["partial"],
+        row["pages"],
+        row["jobs_found"],
+    ]
 
 
 @farm.command()
@@ -456,8 +493,14 @@ def reap(farm_ctx: Farm):
 
 
 @farm.command()
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
-              help="How long to wait for the database, Redis and each site.")  # fmt: skip
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the database, Redis and each site.",
+)
 @click.pass_obj
 def doctor(farm_ctx: Farm, timeout: float):
     """Check this machine's farm setup: one line per check, ok, warn or fail, with what to do.
@@ -483,8 +526,10 @@ def doctor(farm_ctx: Farm, timeout: float):
         if check.status in counts:
             counts[check.status] += 1
     failures, warnings = counts[FAIL], counts[WARN]
-    click.echo(f"{failures} {'failure' if failures == 1 else 'failures'}, "
-               f"{warnings} {'warning' if warnings == 1 else 'warnings'}")  # fmt: skip
+    click.echo(
+        f"{failures} {'failure' if failures == 1 else 'failures'}, "
+        f"{warnings} {'warning' if warnings == 1 else 'warnings'}"
+    )
     if failures:
         raise SystemExit(1)
 
@@ -516,14 +561,35 @@ def _report_day(farm_ctx: Farm, day: date | None):
 
 
 @farm.command("report")
-@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
-              help="The day to report. [default: today in FARM_TIMEZONE]")  # fmt: skip
-@click.option("--days", type=click.IntRange(1, 366), default=30, show_default=True,
-              help="Days of the new-postings chart, ending with --date.")  # fmt: skip
-@click.option("--gone-after", type=click.IntRange(1, 366), default=7, show_default=True, metavar="DAYS",
-              help="A posting last seen DAYS days before --date, and not since, counts as gone that day.")  # fmt: skip
-@click.option("--out", default="report.html", show_default=True, type=click.Path(dir_okay=False, writable=True),
-              help="The HTML file to write.")  # fmt: skip
+@click.option(
+    "--date",
+    "day",
+    metavar="YYYY-MM-DD",
+    callback=_parse_date,
+    help="The day to report. [default: today in FARM_TIMEZONE]",
+)
+@click.option(
+    "--days",
+    type=click.IntRange(1, 366),
+    default=30,
+    show_default=True,
+    help="Days of the new-postings chart, ending with --date.",
+)
+@click.option(
+    "--gone-after",
+    type=click.IntRange(1, 366),
+    default=7,
+    show_default=True,
+    metavar="DAYS",
+    help="A posting last seen DAYS days before --date, and not since, counts as gone that day.",
+)
+@click.option(
+    "--out",
+    default="report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False, writable=True),
+    help="The HTML file to write.",
+)
 @database_command
 def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int, out: str):
     """Write the day's picture as one HTML file that opens from disk.
@@ -557,10 +623,20 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
 
 
 @farm.command("export")
-@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_parse_date,
-              help="The day whose postings to export. [default: today in FARM_TIMEZONE]")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(("csv", "jsonl", "parquet")), required=True,
-              help="csv (a header row, tags as JSON text), jsonl (one JSON object a line) or parquet.")  # fmt: skip
+@click.option(
+    "--date",
+    "day",
+    metavar="YYYY-MM-DD",
+    callback=_parse_date,
+    help="The day whose postings to export. [default: today in FARM_TIMEZONE]",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("csv", "jsonl", "parquet")),
+    required=True,
+    help="csv (a header row, tags as JSON text), jsonl (one JSON object a line) or parquet.",
+)
 @click.option("--out", metavar="PATH", help="The file to write, - for standard output. [default: postings-DATE.FORMAT]")
 @database_command
 def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None):
@@ -596,8 +672,13 @@ def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None):
 
 
 @farm.command()
-@click.option("--log-dir", default="demo-run", show_default=True, type=click.Path(file_okay=False),
-              help="Where each spider's log goes.")  # fmt: skip
+@click.option(
+    "--log-dir",
+    default="demo-run",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where each spider's log goes.",
+)
 @click.pass_context
 @database_command
 def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
@@ -630,10 +711,7 @@ def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
 
 def display_width(text: str) -> int:
     """Terminal columns: East Asian wide and fullwidth characters take two."""
-    return sum(
-        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-        for ch in text
-    )
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def _clip(text: str, width: int) -> str:
@@ -656,10 +734,7 @@ def _or_dash(value) -> str:
 def render_table(headers: list[str], rows: list[list], right: set[str] = frozenset()) -> str:
     """An aligned plain-text table; cells in ``right`` columns are right-aligned."""
     cells = [[" ".join(str(v).split()) for v in row] for row in rows]
-    widths = [
-        max([display_width(h)] + [display_width(row[i]) for row in cells])
-        for i, h in enumerate(headers)
-    ]
+    widths = [max([display_width(h)] + [display_width(row[i]) for row in cells]) for i, h in enumerate(headers)]
 
     def line(values):
         parts = []

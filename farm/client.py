@@ -34,7 +34,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
@@ -53,7 +53,7 @@ _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _SURROGATES = re.compile(r"[\ud800-\udfff]")  # cannot be sent as UTF-8
 
 
-def retry_after(value: str | None, now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> float:
+def retry_after(value: str | None, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> float:
     """Seconds to wait for a Retry-After header: delay-seconds or an HTTP date; at least 0, at most
     RETRY_AFTER_MAX; RETRY_AFTER_DEFAULT when it is missing or unreadable."""
     if value is None:
@@ -66,7 +66,7 @@ def retry_after(value: str | None, now: Callable[[], datetime] = lambda: datetim
         except (TypeError, ValueError, IndexError):
             return RETRY_AFTER_DEFAULT
         if when.tzinfo is None:  # HTTP dates are GMT
-            when = when.replace(tzinfo=timezone.utc)
+            when = when.replace(tzinfo=UTC)
         seconds = (when - now()).total_seconds()
     if math.isnan(seconds):
         return RETRY_AFTER_DEFAULT
@@ -116,11 +116,17 @@ class Claim:
     @classmethod
     def of(cls, keyword: dict) -> "Claim":
         return cls(
-            id=keyword["id"], source=keyword["source"], city=keyword["city"], job=keyword["job"],
-            lease_token=keyword["lease_token"], last_completed_page=keyword["last_completed_page"],
-            total_pages=keyword["total_pages"], pages_done_ahead=frozenset(keyword["pages_done_ahead"]),
-            claim_kind=keyword["claim_kind"], retry_count=keyword["retry_count"],
-        )  # fmt: skip
+            id=keyword["id"],
+            source=keyword["source"],
+            city=keyword["city"],
+            job=keyword["job"],
+            lease_token=keyword["lease_token"],
+            last_completed_page=keyword["last_completed_page"],
+            total_pages=keyword["total_pages"],
+            pages_done_ahead=frozenset(keyword["pages_done_ahead"]),
+            claim_kind=keyword["claim_kind"],
+            retry_count=keyword["retry_count"],
+        )
 
     @property
     def lease(self) -> dict:
@@ -130,8 +136,15 @@ class Claim:
 class KeywordClient:
     """The keyword API's calls, each answered as JSON; 503s are retried after their Retry-After."""
 
-    def __init__(self, base_url: str, token: str | None = None, *, timeout: float = 30, retries: int = 5,
-                 sleep: Callable[[float], None] = time.sleep):  # fmt: skip
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30,
+        retries: int = 5,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
         self.retries = retries
@@ -167,8 +180,9 @@ class KeywordClient:
 
     # --- the endpoints --------------------------------------------------------
 
-    def available(self, source: str, limit: int = 1, reserve: bool = False, crawler_id: str | None = None,
-                  skip_partial=()) -> dict:  # fmt: skip
+    def available(
+        self, source: str, limit: int = 1, reserve: bool = False, crawler_id: str | None = None, skip_partial=()
+    ) -> dict:
         """What a claim would take (a GET), or with ``reserve`` a claim (a POST)."""
         params = {"source": source, "limit": limit, "skip_partial": sorted(skip_partial)}
         if crawler_id:
@@ -189,8 +203,14 @@ class KeywordClient:
             body["total_pages"] = total_pages
         return self._call("POST", "/keyword/page-progress", json=body)
 
-    def postings(self, claim: Claim, postings: list[dict], page: int | None = None, jobs_found: int | None = None,
-                 total_pages: int | None = None) -> dict:  # fmt: skip
+    def postings(
+        self,
+        claim: Claim,
+        postings: list[dict],
+        page: int | None = None,
+        jobs_found: int | None = None,
+        total_pages: int | None = None,
+    ) -> dict:
         """Store ``postings``; with ``page``, record that page done in the same transaction."""
         body = {**claim.lease, "postings": postings}
         if page is not None:
@@ -204,8 +224,12 @@ class KeywordClient:
         """completed, failed, partial or blocked; ``error_message`` cleaned and cut (clean_text)."""
         if error_message is not None:
             error_message = clean_text(error_message)
-        return self._call("POST", "/keyword/crawl-complete", retries=retries,
-                          json={**claim.lease, "status": status, "error_message": error_message})  # fmt: skip
+        return self._call(
+            "POST",
+            "/keyword/crawl-complete",
+            retries=retries,
+            json={**claim.lease, "status": status, "error_message": error_message},
+        )
 
     def stats(self, source: str | None = None, day: str | None = None) -> list[dict]:
         params = {name: value for name, value in (("source", source), ("date", day)) if value}
@@ -265,8 +289,12 @@ def _give_back(client: KeywordClient, claim: Claim, exc: BaseException) -> None:
     except LeaseLost:  # ended, or taken back, already
         return
     except Exception as lost:  # noqa: BLE001 - the error being raised is the one to report
-        logger.warning("farm api: keyword %d (%s) could not be given back (%s); it is reaped after "
-                       "FARM_LEASE_TIMEOUT", claim.id, claim.job, lost)  # fmt: skip
+        logger.warning(
+            "farm api: keyword %d (%s) could not be given back (%s); it is reaped after FARM_LEASE_TIMEOUT",
+            claim.id,
+            claim.job,
+            lost,
+        )
         return
     logger.warning("farm api: keyword %d (%s) given back partial: %s", claim.id, claim.job, clean_text(reason, 200))
 
@@ -310,8 +338,14 @@ def _end(client: KeywordClient, claim: Claim, status: str, message: str) -> str:
     return status
 
 
-def crawl(client: KeywordClient, source: str, fetch: Fetch, crawler_id: str, heartbeat_every: float = 60,
-          max_keywords: int | None = None) -> Counter:  # fmt: skip
+def crawl(
+    client: KeywordClient,
+    source: str,
+    fetch: Fetch,
+    crawler_id: str,
+    heartbeat_every: float = 60,
+    max_keywords: int | None = None,
+) -> Counter:
     """Claim and crawl keywords of ``source`` one at a time until none is left to claim now;
     how many ended each way. A keyword the site blocked is left to other crawlers for this run."""
     outcomes: Counter[str] = Counter()

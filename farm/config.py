@@ -109,7 +109,7 @@ def _redis_url(raw):
     if parts.scheme not in ("redis", "rediss", "unix"):
         raise Invalid("is not a Redis URL")
     try:
-        parts.port
+        _ = parts.port  # reading it parses it
     except ValueError:  # a password holding "/" or "@" cuts the URL elsewhere
         raise Invalid("has a port that is not a number (write a / in a password as %2F)") from None
     return url
@@ -125,12 +125,18 @@ def _proxies(raw):
 
 
 SECONDS = "seconds"
-DB_URL = Kind("a SQLAlchemy URL of a database kept on disk, e.g. sqlite:///farm.db or "
-              "mysql+pymysql://user:password@host:3306/farm", _db_url)  # fmt: skip
+DB_URL = Kind(
+    "a SQLAlchemy URL of a database kept on disk, e.g. sqlite:///farm.db or "
+    "mysql+pymysql://user:password@host:3306/farm",
+    _db_url,
+)
 REDIS_URL = Kind("nothing (no Redis), or a Redis URL, e.g. redis://host:6379/0", _redis_url)
 TIMEZONE = Kind("an IANA time zone name, e.g. Asia/Shanghai", _timezone)
-PROXIES = Kind("nothing, a comma-separated list of proxy URLs (http://[user:password@]host:port), or the "
-               "path of a file with one a line", _proxies)  # fmt: skip
+PROXIES = Kind(
+    "nothing, a comma-separated list of proxy URLs (http://[user:password@]host:port), or the "
+    "path of a file with one a line",
+    _proxies,
+)
 PORT = whole(0, 65535, "a port number from 1 to 65535, or 0 for none")
 
 
@@ -184,8 +190,9 @@ class FarmConfig:
     api_retry_after: int = setting(whole(1, 86_400, "a whole number of seconds from 1 to 86400, e.g. 5"))
     api_read_timeout: float = setting(number(0, 86_400, above=True, takes="a number of seconds above 0, e.g. 10"))
     # Scrapy's own, set from FARM_* variables in farm.settings
-    concurrent_requests: int = setting(whole(1, 10_000, "a whole number from 1 to 10000, e.g. 4"),
-                                       "CONCURRENT_REQUESTS")  # fmt: skip
+    concurrent_requests: int = setting(
+        whole(1, 10_000, "a whole number from 1 to 10000, e.g. 4"), "CONCURRENT_REQUESTS"
+    )
     download_delay: float = setting(number(0, takes="a number of seconds from 0"), "DOWNLOAD_DELAY")
     concurrent_items: int = setting(whole(1, 10_000, "a whole number from 1 to 10000, e.g. 8"), "CONCURRENT_ITEMS")
     retry_times: int = setting(whole(0, 1000, "a whole number from 0 to 1000, e.g. 2"), "RETRY_TIMES")
@@ -239,8 +246,11 @@ def _field(name: str):
 
 
 def _shown(raw) -> str:
-    value = escape(without_secrets(raw if isinstance(raw, str) else ",".join(map(str, raw))
-                                   if isinstance(raw, (list, tuple)) else raw))  # fmt: skip
+    value = escape(
+        without_secrets(
+            raw if isinstance(raw, str) else ",".join(map(str, raw)) if isinstance(raw, (list, tuple)) else raw
+        )
+    )
     if len(value) > 80:
         value = value[:77] + "..."
     return repr(value)

@@ -14,8 +14,11 @@ MASK = "***"
 _USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)[^\s@]*@")
 # query parameters that may carry a secret to a driver (?password=, ?passwd=, ?pwd=, ?token=, ...)
 # (up to the next parameter, or a ": " that ends the URL in a message; a value masked already is left)
-_SECRET_PARAM = re.compile(r"([?&][^=&\s]*(?:pass|pwd|secret|token|auth|key)[^=&\s]*=)"
-                           r"(?!\*\*\*)(?:(?!:\s|:$)[^&\s#'\"])*", re.IGNORECASE)
+_SECRET_PARAM = re.compile(
+    r"([?&][^=&\s]*(?:pass|pwd|secret|token|auth|key)[^=&\s]*=)"
+    r"(?!\*\*\*)(?:(?!:\s|:$)[^&\s#'\"])*",
+    re.IGNORECASE,
+)
 # pieces of a password shorter than this are not masked on their own (they would mask ordinary words)
 _MIN_PIECE = 3
 _SPLIT = re.compile(r"[/:?#@&=]")
@@ -41,7 +44,7 @@ def secrets_in(url) -> list[str]:
 
 
 def _mask_userinfo(match) -> str:
-    password = match.group(0)[len(match.group(1)):-1]
+    password = match.group(0)[len(match.group(1)) : -1]
     # the placeholder of farm's own examples (user:password@host) is no secret
     return match.group(0) if password in ("password", MASK) else f"{match.group(1)}{MASK}@"
 

@@ -56,8 +56,11 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
     engine, db_check = connect(db_url, url_origin, timeout)
     try:
         if engine is None:
-            db_check = Check(db_check.status, db_check.name,
-                             f"{db_check.message} (schema, stale leases and failing keywords not checked)")
+            db_check = Check(
+                db_check.status,
+                db_check.name,
+                f"{db_check.message} (schema, stale leases and failing keywords not checked)",
+            )
         yield db_check
         if engine is not None:
             schema = check_schema(engine)
@@ -105,8 +108,9 @@ def connect(db_url: str, origin: str, timeout: float) -> tuple[Engine | None, Ch
         return None, Check(FAIL, "database", f"{exc}: {fix}")
     backend = url.get_backend_name()
     if backend == "sqlite" and url.database not in (None, "", ":memory:") and not Path(url.database).is_file():
-        return None, Check(FAIL, "database", f"no SQLite file at {url.database}: run `farm db upgrade` to create "
-                                             f"it there, or {fix}")  # fmt: skip
+        return None, Check(
+            FAIL, "database", f"no SQLite file at {url.database}: run `farm db upgrade` to create it there, or {fix}"
+        )
     if backend in ("mysql", "postgresql") and "connect_timeout" not in url.query:
         db_url = url.update_query_dict({"connect_timeout": str(max(1, round(timeout)))}).render_as_string(
             hide_password=False
@@ -120,8 +124,12 @@ def connect(db_url: str, origin: str, timeout: float) -> tuple[Engine | None, Ch
             pass
     except DBAPIError as exc:
         engine.dispose()
-        return None, Check(FAIL, "database", f"cannot connect to {shown}: {_reason(exc)}: start the database, "
-                                             f"or {fix} (host, port, user, password, database name)")  # fmt: skip
+        return None, Check(
+            FAIL,
+            "database",
+            f"cannot connect to {shown}: {_reason(exc)}: start the database, "
+            f"or {fix} (host, port, user, password, database name)",
+        )
     return engine, Check(OK, "database", f"{shown} answers")
 
 
@@ -141,13 +149,22 @@ def check_schema(engine: Engine) -> Check:
     if current == HEAD:
         return Check(OK, "schema", f"at revision {HEAD} (head)")
     if current is None:
-        return Check(FAIL, "schema", f"the database has no farm schema; this farm needs revision {HEAD}: "
-                                     "run `farm db upgrade`")  # fmt: skip
+        return Check(
+            FAIL, "schema", f"the database has no farm schema; this farm needs revision {HEAD}: run `farm db upgrade`"
+        )
     if current in _known_revisions():
-        return Check(FAIL, "schema", f"at revision {current}, behind this farm's {HEAD}: run `farm db upgrade` "
-                                     "(crawls refuse to start until then)")  # fmt: skip
-    return Check(FAIL, "schema", f"at revision {current}, which this farm does not know (a newer farm migrated "
-                                 f"it; this one needs {HEAD}): install the newer farm here")  # fmt: skip
+        return Check(
+            FAIL,
+            "schema",
+            f"at revision {current}, behind this farm's {HEAD}: run `farm db upgrade` "
+            "(crawls refuse to start until then)",
+        )
+    return Check(
+        FAIL,
+        "schema",
+        f"at revision {current}, which this farm does not know (a newer farm migrated "
+        f"it; this one needs {HEAD}): install the newer farm here",
+    )
 
 
 def _known_revisions() -> set[str]:
@@ -161,14 +178,21 @@ def check_stale_leases(engine: Engine, lease_timeout: int) -> Check:
     stale = report.stale_leases(engine, now, lease_timeout)
     if not stale.count:
         return Check(OK, "stale leases", f"none (no keyword crawling without a heartbeat for {lease_timeout}s)")
-    oldest = "no heartbeat at all" if stale.oldest_heartbeat is None else \
-        f"oldest heartbeat {_ago(now - stale.oldest_heartbeat)} ago"  # fmt: skip
+    oldest = (
+        "no heartbeat at all"
+        if stale.oldest_heartbeat is None
+        else f"oldest heartbeat {_ago(now - stale.oldest_heartbeat)} ago"
+    )
     holders = ", ".join(escape(crawler) for crawler in stale.crawlers)
-    return Check(WARN, "stale leases", f"{stale.count} keyword(s) crawling with no heartbeat for over "
-                                       f"{lease_timeout}s ({oldest}; held by {holders}): their crawler died or "
-                                       "hangs; `farm reap` (cron runs it every 10 minutes, and every running "
-                                       "crawler every FARM_REAP_INTERVAL) makes them partial, and the next "
-                                       "claim resumes them at their next page")  # fmt: skip
+    return Check(
+        WARN,
+        "stale leases",
+        f"{stale.count} keyword(s) crawling with no heartbeat for over "
+        f"{lease_timeout}s ({oldest}; held by {holders}): their crawler died or "
+        "hangs; `farm reap` (cron runs it every 10 minutes, and every running "
+        "crawler every FARM_REAP_INTERVAL) makes them partial, and the next "
+        "claim resumes them at their next page",
+    )
 
 
 def _ago(delta) -> str:
@@ -183,18 +207,25 @@ def check_failing(engine: Engine, day, limits: report.Limits) -> Check:
         return Check(OK, "failing keywords", "none failed for the day")
     parts = []
     if failing.today:
-        parts.append(f"{failing.today} failed today with no claim left ({failing.blocked_all_day} of them blocked "
-                     f"{limits.max_blocked_claims} times, the others after {limits.max_retries} retries)")  # fmt: skip
+        parts.append(
+            f"{failing.today} failed today with no claim left ({failing.blocked_all_day} of them blocked "
+            f"{limits.max_blocked_claims} times, the others after {limits.max_retries} retries)"
+        )
     if failing.earlier:
         parts.append(f"{failing.earlier} failed on their last day before today and have not been claimed since")
     first = failing.examples[0]
     error = escape(" ".join((first["error_message"] or "no error recorded").split()))
     if len(error) > 100:
         error = error[:99] + "…"
-    example = f"{first['source']} {escape(first['city'])}/{escape(first['job'])} (#{first['id']}, {first['last_requested_date']}): {error}"
-    return Check(WARN, "failing keywords", f"{'; '.join(parts)}; e.g. {example}; see `farm keywords list --status "
-                                           "failed` (the table keeps each keyword's last day only, so whether it "
-                                           "also failed the days before is not recorded)")  # fmt: skip
+    where = f"{escape(first['city'])}/{escape(first['job'])} (#{first['id']}, {first['last_requested_date']})"
+    example = f"{first['source']} {where}: {error}"
+    return Check(
+        WARN,
+        "failing keywords",
+        f"{'; '.join(parts)}; e.g. {example}; see `farm keywords list --status "
+        "failed` (the table keeps each keyword's last day only, so whether it "
+        "also failed the days before is not recorded)",
+    )
 
 
 # --- the rest -------------------------------------------------------------------
@@ -208,9 +239,13 @@ def check_timezone(name: str):
     now = utcnow()
     there = now.astimezone(tz)
     local = datetime.now().astimezone()
-    return Check(OK, "timezone", f"FARM_TIMEZONE={name}: today there is {there:%Y-%m-%d} ({there:%H:%M}); this "
-                                 f"machine's clock is in {local.tzname()} ({local:%H:%M}), the zone cron's times "
-                                 "are read in"), tz  # fmt: skip
+    return Check(
+        OK,
+        "timezone",
+        f"FARM_TIMEZONE={name}: today there is {there:%Y-%m-%d} ({there:%H:%M}); this "
+        f"machine's clock is in {local.tzname()} ({local:%H:%M}), the zone cron's times "
+        "are read in",
+    ), tz
 
 
 def check_redis(url: str | None, timeout: float) -> Check:
@@ -220,18 +255,27 @@ def check_redis(url: str | None, timeout: float) -> Check:
     try:
         import redis
     except ImportError:
-        return Check(FAIL, "redis", "FARM_REDIS_URL is set but the redis package is not installed: "
-                                    "pip install 'farm[redis]', or unset FARM_REDIS_URL")  # fmt: skip
+        return Check(
+            FAIL,
+            "redis",
+            "FARM_REDIS_URL is set but the redis package is not installed: "
+            "pip install 'farm[redis]', or unset FARM_REDIS_URL",
+        )
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
     except ValueError:  # its text may quote a piece of the password: not shown
-        return Check(FAIL, "redis", f"FARM_REDIS_URL={shown!r} is not a Redis URL: e.g. redis://host:6379/0 "
-                                    "(write a / or @ in a password as %2F or %40)")  # fmt: skip
+        return Check(
+            FAIL,
+            "redis",
+            f"FARM_REDIS_URL={shown!r} is not a Redis URL: e.g. redis://host:6379/0 "
+            "(write a / or @ in a password as %2F or %40)",
+        )
     try:
         client.ping()
     except redis.RedisError as exc:
-        return Check(FAIL, "redis", f"{shown} does not answer: {exc}: start Redis there, or fix or unset "
-                                    "FARM_REDIS_URL")  # fmt: skip
+        return Check(
+            FAIL, "redis", f"{shown} does not answer: {exc}: start Redis there, or fix or unset FARM_REDIS_URL"
+        )
     finally:
         client.close()
     return Check(OK, "redis", f"{shown} answers")
@@ -249,9 +293,15 @@ def check_sites(settings, timeout: float) -> list[Check]:
         if ok:
             checks.append(Check(OK, f"site {source}", f"{url} answers ({what})"))
         else:
-            checks.append(Check(WARN, f"site {source}", f"{url or '(empty)'} cannot be reached from here ({what}): "
-                                                        f"crawls of {source} on this machine will fail; check the "
-                                                        f"network or proxy, or {setting}"))  # fmt: skip
+            checks.append(
+                Check(
+                    WARN,
+                    f"site {source}",
+                    f"{url or '(empty)'} cannot be reached from here ({what}): "
+                    f"crawls of {source} on this machine will fail; check the "
+                    f"network or proxy, or {setting}",
+                )
+            )
     return checks
 
 

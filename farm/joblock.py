@@ -44,8 +44,10 @@ class JobdirLock:
         except BlockingIOError:
             holder = _read(fd)
             os.close(fd)
-            raise JobdirInUse(f"JOBDIR={jobdir} is in use by {describe(holder)}: one crawl per JOBDIR; wait for "
-                              "it to end or stop it, or give this crawl its own JOBDIR") from None  # fmt: skip
+            raise JobdirInUse(
+                f"JOBDIR={jobdir} is in use by {describe(holder)}: one crawl per JOBDIR; wait for "
+                "it to end or stop it, or give this crawl its own JOBDIR"
+            ) from None
         except BaseException:
             os.close(fd)
             raise
@@ -91,5 +93,7 @@ def describe(holder: dict) -> str:
     """The holder as the refusal names it."""
     if not holder.get("pid"):
         return "another crawl (starting: it has not written its name yet)"
-    return (f"pid {holder['pid']} on host {holder.get('host', '?')} (crawler id {holder.get('crawler_id', '?')}, "
-            f"since {holder.get('since', '?')})")  # fmt: skip
+    return (
+        f"pid {holder['pid']} on host {holder.get('host', '?')} (crawler id {holder.get('crawler_id', '?')}, "
+        f"since {holder.get('since', '?')})"
+    )

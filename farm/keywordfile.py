@@ -59,9 +59,7 @@ def read_keywords(path) -> Iterator[tuple[int, str, str, str]]:
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # a blank line
             if any("\n" in field or "\r" in field for field in row):
-                raise KeywordFileError(
-                    path, start, "a field spans several lines (is a quote left open?)"
-                )
+                raise KeywordFileError(path, start, "a field spans several lines (is a quote left open?)")
             if not header_seen:
                 _check_header(path, start, row)
                 header_seen = True
@@ -78,9 +76,7 @@ def read_keywords(path) -> Iterator[tuple[int, str, str, str]]:
                 raise KeywordFileError(path, start, str(exc)) from None
             yield start, source, city, job
         if not header_seen:
-            raise KeywordFileError(
-                path, 1, f"the file is empty (expected the header {','.join(HEADER)})"
-            )
+            raise KeywordFileError(path, 1, f"the file is empty (expected the header {','.join(HEADER)})")
 
 
 def _check_header(path, line_no: int, row: list[str]) -> None:
@@ -89,9 +85,7 @@ def _check_header(path, line_no: int, row: list[str]) -> None:
         found = ",".join(names)
         if len(found) > 60:
             found = found[:57] + "..."
-        raise KeywordFileError(
-            path, line_no, f"expected the header {','.join(HEADER)!r}, found {found!r}"
-        )
+        raise KeywordFileError(path, line_no, f"expected the header {','.join(HEADER)!r}, found {found!r}")
 
 
 class _TextLines:
@@ -121,9 +115,7 @@ class _TextLines:
                 f"line is longer than {MAX_LINE_BYTES} bytes (is this a keyword CSV file?)",
             )
         if b"\x00" in data:
-            raise KeywordFileError(
-                self.path, self.line_no, "binary data (a NUL byte): not a CSV text file"
-            )
+            raise KeywordFileError(self.path, self.line_no, "binary data (a NUL byte): not a CSV text file")
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:

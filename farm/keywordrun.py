@@ -103,9 +103,10 @@ class KeywordRun:
     def missing(self, watermark: int) -> list[int]:
         """Pages up to ``total_pages`` that are neither done nor on their way."""
         return [
-            page for page in range(watermark + 1, (self.total_pages or 0) + 1)
+            page
+            for page in range(watermark + 1, (self.total_pages or 0) + 1)
             if not self.done(page) and page not in self.pending
-        ]  # fmt: skip
+        ]
 
     @property
     def idle(self) -> bool:

@@ -135,14 +135,21 @@ class Outbox:
             sent = len(postings)
             ops = [op for op in self.ops if op[0] <= sent]
             self.ops = [(before - sent, *rest) for before, *rest in self.ops if before > sent]
-            pages, ends, claims = ([(args, reply) for _, of, args, reply in ops if of == kind]
-                                   for kind in (PAGE, END, CLAIM))  # fmt: skip
+            pages, ends, claims = (
+                [(args, reply) for _, of, args, reply in ops if of == kind] for kind in (PAGE, END, CLAIM)
+            )
             self._in_flight += 1
             written = self.writer.write(postings, *([args for args, _ in each] for each in (pages, ends, claims)))
             written.addBoth(self._written, sent, *([reply for _, reply in each] for each in (pages, ends, claims)))
 
-    def _written(self, result, sent: int, page_replies: list[Deferred], end_replies: list[Deferred],
-                 claim_replies: list[Deferred]):  # fmt: skip
+    def _written(
+        self,
+        result,
+        sent: int,
+        page_replies: list[Deferred],
+        end_replies: list[Deferred],
+        claim_replies: list[Deferred],
+    ):
         self._in_flight -= 1
         replies = page_replies + end_replies + claim_replies
         if isinstance(result, Failure):
@@ -186,8 +193,10 @@ class Outbox:
         unsent = len(self.postings) + sent
         logger.error(
             "farm: a write to the state database failed, %d posting(s) and %d page(s) or end(s) not stored: %s",
-            unsent, len(replies) + len(self.ops), self.lost,
-        )  # fmt: skip
+            unsent,
+            len(replies) + len(self.ops),
+            self.lost,
+        )
         self.postings = []
         lost = WriteLost(self.lost)
         for reply in replies + [op[3] for op in self.ops]:

@@ -117,8 +117,9 @@ def _checked(entry: str, where: str, shown: bool = True) -> str:
 class ProxyPool:
     """Round robin over the proxies not in quarantine, in one process."""
 
-    def __init__(self, proxies: list[Proxy], quarantine_seconds: float, stats=None,
-                 clock: Callable[[], float] = time.monotonic):  # fmt: skip
+    def __init__(
+        self, proxies: list[Proxy], quarantine_seconds: float, stats=None, clock: Callable[[], float] = time.monotonic
+    ):
         if not proxies:
             raise ValueError("a proxy pool needs at least one proxy")
         if quarantine_seconds < 0:
@@ -151,8 +152,9 @@ class ProxyPool:
             self._inc("farm/proxy/none_free")
             if not self._waiting:
                 self._waiting = True
-                logger.warning("farm: every proxy is quarantined; the crawl waits %.0fs for the first to come back",
-                               wait)  # fmt: skip
+                logger.warning(
+                    "farm: every proxy is quarantined; the crawl waits %.0fs for the first to come back", wait
+                )
             return wait
         self._waiting = False
         request.meta["proxy"] = proxy.url  # HttpProxyMiddleware makes the credentials a header
@@ -191,8 +193,9 @@ def proxy_pool_from(crawler, shared=None) -> ProxyPool | None:
     if not proxies:
         return None
     if not settings.getbool("HTTPPROXY_ENABLED"):
-        raise ValueError("FARM_PROXIES needs HTTPPROXY_ENABLED=True: Scrapy's HttpProxyMiddleware sends "
-                         "each proxy's credentials")  # fmt: skip
+        raise ValueError(
+            "FARM_PROXIES needs HTTPPROXY_ENABLED=True: Scrapy's HttpProxyMiddleware sends each proxy's credentials"
+        )
     seconds = settings.getfloat("FARM_PROXY_QUARANTINE")
     if shared is None:
         return ProxyPool(proxies, seconds, crawler.stats)

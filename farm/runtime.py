@@ -78,9 +78,19 @@ def _start_failed(message: str, *urls) -> FarmStartError:
 
 
 class FarmRuntime:
-    def __init__(self, crawler, store: KeywordStore, crawler_id: str, pages_in_flight: int,
-                 rate: float, block_delays: tuple[float, float], redis_url: str | None = None,
-                 checkpoint=None, refused: str | None = None, jobdir_lock=None):  # fmt: skip
+    def __init__(
+        self,
+        crawler,
+        store: KeywordStore,
+        crawler_id: str,
+        pages_in_flight: int,
+        rate: float,
+        block_delays: tuple[float, float],
+        redis_url: str | None = None,
+        checkpoint=None,
+        refused: str | None = None,
+        jobdir_lock=None,
+    ):
         settings = crawler.settings
         self.crawler = crawler
         self.stats = crawler.stats
@@ -146,7 +156,8 @@ class FarmRuntime:
         except DBAPIError as exc:
             raise _start_failed(
                 f"cannot reach the database at FARM_DB_URL={mask_url(config.db_url)!r}: "
-                f"{str(exc.orig or exc).strip().splitlines()[0]}", config.db_url
+                f"{str(exc.orig or exc).strip().splitlines()[0]}",
+                config.db_url,
             ) from None
         pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
         if pages_in_flight < 1:
@@ -163,8 +174,18 @@ class FarmRuntime:
         if checkpoint is not None:
             crawler_id = checkpoint.crawler_id  # a resumed crawl is the same holder
         try:
-            return cls(crawler, store, crawler_id, pages_in_flight, rate, delays, settings.get("FARM_REDIS_URL"),
-                       checkpoint=checkpoint, refused=refused, jobdir_lock=lock)  # fmt: skip
+            return cls(
+                crawler,
+                store,
+                crawler_id,
+                pages_in_flight,
+                rate,
+                delays,
+                settings.get("FARM_REDIS_URL"),
+                checkpoint=checkpoint,
+                refused=refused,
+                jobdir_lock=lock,
+            )
         except BaseException:
             if lock is not None:
                 lock.release()
@@ -342,7 +363,13 @@ def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
     dupefilter = DayDupeFilter(link.server, f"{key}:seen", runtime.store.tz, utcnow)
     queue = SharedQueue(link.server, crawler.spider, key, runtime.crawler_id, dupefilter)
     return SharedWork(
-        crawler, link, queue, runtime.store, runtime.runs, timeout,
-        run_db=runtime.run, progress=runtime.progress,
+        crawler,
+        link,
+        queue,
+        runtime.store,
+        runtime.runs,
+        timeout,
+        run_db=runtime.run,
+        progress=runtime.progress,
         on_lost=lambda reason: runtime.close_crawl("farm_redis_error"),
-    )  # fmt: skip
+    )

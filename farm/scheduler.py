@@ -80,8 +80,9 @@ class FarmScheduler(Scheduler):
         settings = crawler.settings
         dupefilter_cls = load_object(settings["DUPEFILTER_CLASS"])
         if issubclass(dupefilter_cls, RFPDupeFilter):
-            dupefilter = dupefilter_cls(None, settings.getbool("DUPEFILTER_DEBUG"),
-                                        fingerprinter=crawler.request_fingerprinter)  # fmt: skip
+            dupefilter = dupefilter_cls(
+                None, settings.getbool("DUPEFILTER_DEBUG"), fingerprinter=crawler.request_fingerprinter
+            )
         else:
             dupefilter = build_from_crawler(dupefilter_cls, crawler)
         return cls(

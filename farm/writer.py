@@ -45,14 +45,20 @@ class StateWriter(protocol.ProcessProtocol):
     def spawn(cls, store) -> "StateWriter":
         """A writer for the KeywordStore ``store``'s database, writing as it does."""
         writer = cls()
-        config = {"db_url": store.engine.url.render_as_string(hide_password=False),
-                  "db_deadlines": deadlines(store.engine), **store.options()}  # fmt: skip
+        config = {
+            "db_url": store.engine.url.render_as_string(hide_password=False),
+            "db_deadlines": deadlines(store.engine),
+            **store.options(),
+        }
         # farm's own directory first, and -P so that the working directory is not on the path:
         # the child imports farm from wherever this crawl did (a checkout, site-packages, a
         # scrapyd egg), whatever the directory it runs in holds
         path = [str(Path(farm.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
-        env = {**os.environ, CONFIG_VARIABLE: orjson.dumps(config).decode(),
-               "PYTHONPATH": os.pathsep.join(filter(None, path))}  # fmt: skip
+        env = {
+            **os.environ,
+            CONFIG_VARIABLE: orjson.dumps(config).decode(),
+            "PYTHONPATH": os.pathsep.join(filter(None, path)),
+        }
         argv = [sys.executable, "-P", "-m", "farm.state.writer"]
         reactor.spawnProcess(writer, sys.executable, argv, env=env)
         return writer

@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh database per test, on SQLite and on the machine's real MariaDB; a Redis key prefix per test."""
+"""Shared fixtures: a fresh database per test, on SQLite and on the machine's real MariaDB; a Redis
+key prefix per test."""
 
 import os
 import uuid
@@ -6,7 +7,7 @@ import uuid
 import pytest
 
 pytest.register_assert_rewrite("tests.unit.spider_helpers", "tests.e2e.harness")
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, text  # noqa: E402 - after the assert rewrite it registers
 
 MARIADB_SERVER = os.environ.get("FARM_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")
 REDIS_URL = os.environ.get("FARM_TEST_REDIS", "redis://127.0.0.1:6379/0")

@@ -18,10 +18,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 # The headers of one hop, not passed on (RFC 9110 7.6.1), and the proxy's own.
-HOP_HEADERS = {"connection", "keep-alive", "proxy-authorization", "proxy-authenticate", "proxy-connection", "te",
-               "trailer", "transfer-encoding", "upgrade"}  # fmt: skip
-BANNED = (b"<html><head><title>403 Forbidden</title></head><body><center><h1>403 Forbidden</h1></center>"
-          b"<hr><center>nginx</center></body></html>")  # fmt: skip
+HOP_HEADERS = {
+    "connection",
+    "keep-alive",
+    "proxy-authorization",
+    "proxy-authenticate",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+}
+BANNED = (
+    b"<html><head><title>403 Forbidden</title></head><body><center><h1>403 Forbidden</h1></center>"
+    b"<hr><center>nginx</center></body></html>"
+)
 
 
 class ForwardProxy:

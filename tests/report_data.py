@@ -2,12 +2,13 @@
 seen, new and gone over a month, written straight into the tables."""
 
 import random
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import insert
 
-from farm.salary import COLUMNS as SALARY, columns
+from farm.salary import COLUMNS as SALARY
+from farm.salary import columns
 from farm.state.models import JobPostingRow, Keyword
 
 TZ = ZoneInfo("Asia/Shanghai")
@@ -36,7 +37,7 @@ KEYWORDS = [
 
 
 def utc(day: date, hour: int = 0, minute: int = 0) -> datetime:
-    return datetime.combine(day, time(hour, minute), tzinfo=TZ).astimezone(timezone.utc)
+    return datetime.combine(day, time(hour, minute), tzinfo=TZ).astimezone(UTC)
 
 
 def fill(engine, postings: int = 240, seed: int = 29) -> None:
@@ -45,12 +46,24 @@ def fill(engine, postings: int = 240, seed: int = 29) -> None:
     keyword_rows = []
     for at, (source, city, job, day, status, pages, jobs, blocks, error, minutes) in enumerate(KEYWORDS, 1):
         claimed = utc(day, 8, at)
-        keyword_rows.append({
-            "id": at, "source": source, "city": city, "job": job, "last_requested_date": day,
-            "last_requested_at": claimed, "crawl_status": status, "last_completed_page": pages, "jobs_found": jobs,
-            "blocked_claims": blocks, "error_message": error, "crawl_started_at": claimed,
-            "created_at": utc(DAY - timedelta(days=40)), "updated_at": claimed + timedelta(minutes=minutes),
-        })  # fmt: skip
+        keyword_rows.append(
+            {
+                "id": at,
+                "source": source,
+                "city": city,
+                "job": job,
+                "last_requested_date": day,
+                "last_requested_at": claimed,
+                "crawl_status": status,
+                "last_completed_page": pages,
+                "jobs_found": jobs,
+                "blocked_claims": blocks,
+                "error_message": error,
+                "crawl_started_at": claimed,
+                "created_at": utc(DAY - timedelta(days=40)),
+                "updated_at": claimed + timedelta(minutes=minutes),
+            }
+        )
     rows = []
     for at in range(postings):
         keyword = keyword_rows[rng.randrange(len(keyword_rows))]
@@ -60,14 +73,24 @@ def fill(engine, postings: int = 240, seed: int = 29) -> None:
         last_day = rng.choice((DAY, DAY, DAY - timedelta(days=GONE_AFTER), DAY - timedelta(days=rng.randrange(0, 30))))
         last = max(first, utc(last_day, rng.randrange(24), rng.randrange(60)))
         salary = rng.choice(SALARIES[source])
-        rows.append({
-            "source": source, "job_id": f"{source}-{at}", "title": f"{keyword['job']} 工程师", "salary": salary,
-            "company": rng.choice(COMPANIES), "city": rng.choice((keyword["city"], *CITIES)),
-            "tags": ["Python", "带薪年假"] if at % 3 else None, "url": f"https://example.invalid/{at}",
-            "keyword_id": keyword["id"], "first_seen_at": first, "last_seen_at": last,
-            "published_at": first - timedelta(hours=3) if at % 4 else None, "raw": {"n": at},
-            **dict(zip(SALARY, columns(source, salary))),
-        })  # fmt: skip
+        rows.append(
+            {
+                "source": source,
+                "job_id": f"{source}-{at}",
+                "title": f"{keyword['job']} 工程师",
+                "salary": salary,
+                "company": rng.choice(COMPANIES),
+                "city": rng.choice((keyword["city"], *CITIES)),
+                "tags": ["Python", "带薪年假"] if at % 3 else None,
+                "url": f"https://example.invalid/{at}",
+                "keyword_id": keyword["id"],
+                "first_seen_at": first,
+                "last_seen_at": last,
+                "published_at": first - timedelta(hours=3) if at % 4 else None,
+                "raw": {"n": at},
+                **dict(zip(SALARY, columns(source, salary))),
+            }
+        )
     with engine.begin() as conn:
         conn.execute(insert(Keyword.__table__), keyword_rows)
         conn.execute(insert(JobPostingRow.__table__), rows)

@@ -104,8 +104,9 @@ def create_app(
 
     async def unavailable(request: Request, exc: Exception):
         tally.add("db_unavailable")
-        logger.warning("503 %s %s: the database is unavailable: %s", request.method, request.url.path,
-                       database_reason(exc))  # fmt: skip
+        logger.warning(
+            "503 %s %s: the database is unavailable: %s", request.method, request.url.path, database_reason(exc)
+        )
         return JSONResponse(
             {"detail": f"the database is unavailable; try again in {retry_after}s"},
             status_code=503,

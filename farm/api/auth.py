@@ -66,18 +66,28 @@ class BearerAuth:
             return await self.app(scope, receive, send)
         self.tally.add("unauthorized")
         peer = scope.get("client") or ("?", 0)
-        logger.warning("401 %s %s from %s: %s", scope["method"], scope["path"], peer[0],
-                       "no bearer token" if given is None else "wrong bearer token")  # fmt: skip
-        await send_json(send, 401, b'{"detail":"a valid bearer token is required (Authorization: Bearer '
-                        b'<FARM_API_TOKEN>)"}', [(b"www-authenticate", b"Bearer")])  # fmt: skip
+        logger.warning(
+            "401 %s %s from %s: %s",
+            scope["method"],
+            scope["path"],
+            peer[0],
+            "no bearer token" if given is None else "wrong bearer token",
+        )
+        await send_json(
+            send,
+            401,
+            b'{"detail":"a valid bearer token is required (Authorization: Bearer <FARM_API_TOKEN>)"}',
+            [(b"www-authenticate", b"Bearer")],
+        )
 
 
 async def send_json(send, status: int, body: bytes, headers=()) -> None:
     """A whole JSON response, from ASGI middleware that answers instead of the app."""
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                    *headers],
-    })  # fmt: skip
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -32,8 +32,14 @@ def never_claims(request: Request) -> None:
     reserve = request.query_params.get("reserve")
     if reserve is not None and reserve.strip().lower() not in FALSE:
         request.app.state.tally.add("get_claims")
-        raise ApiError(405, {"detail": f"a GET only lists keywords; claim them with {CLAIM} (the same "
-                                       f"parameters, in the query or a JSON body)"}, {"Allow": "POST"})  # fmt: skip
+        raise ApiError(
+            405,
+            {
+                "detail": f"a GET only lists keywords; claim them with {CLAIM} (the same "
+                f"parameters, in the query or a JSON body)"
+            },
+            {"Allow": "POST"},
+        )
 
 
 async def claim_params(request: Request) -> ClaimIn:
@@ -46,15 +52,26 @@ async def claim_params(request: Request) -> ClaimIn:
             data = json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:  # as FastAPI reports a body that is not JSON
             position = exc.pos if isinstance(exc, json.JSONDecodeError) else 0
-            raise RequestValidationError([{"type": "json_invalid", "loc": ("body", position),
-                                           "msg": "JSON decode error", "input": {},
-                                           "ctx": {"error": getattr(exc, "msg", str(exc))}}]) from None  # fmt: skip
+            raise RequestValidationError(
+                [
+                    {
+                        "type": "json_invalid",
+                        "loc": ("body", position),
+                        "msg": "JSON decode error",
+                        "input": {},
+                        "ctx": {"error": getattr(exc, "msg", str(exc))},
+                    }
+                ]
+            ) from None
         where, strict = "body", True
     else:
         query = request.query_params
         # the URL of a GET claim, sent as a POST, claims too; reserve=false is refused (422)
-        data = {name: query.get(name) for name in query if name != "skip_partial"
-                and not (name == "reserve" and query.get(name).strip().lower() not in FALSE)}  # fmt: skip
+        data = {
+            name: query.get(name)
+            for name in query
+            if name != "skip_partial" and not (name == "reserve" and query.get(name).strip().lower() not in FALSE)
+        }
         if "skip_partial" in query:
             data["skip_partial"] = query.getlist("skip_partial")
         where, strict = "query", False

@@ -110,6 +110,8 @@ class DeadlineProtocol(HttpToolsProtocol):
         logger.warning("%d from %s: %s; connection closed", status, peer, why)
         reason = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}[status]
         body = b'{"detail":"%s"}' % why.encode("ascii", "backslashreplace")
-        self.transport.write(b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
-                             b"connection: close\r\n\r\n%s" % (status, reason, len(body), body))  # fmt: skip
+        self.transport.write(
+            b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n%s" % (status, reason, len(body), body)
+        )
         self.transport.close()

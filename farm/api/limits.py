@@ -52,7 +52,6 @@ class BodyLimit:
 
     async def _too_large(self, scope, send):
         self.tally.add("too_large")
-        logger.warning("413 %s %s: body over FARM_API_MAX_BODY=%d bytes", scope["method"], scope["path"],
-                       self.max_body)  # fmt: skip
+        logger.warning("413 %s %s: body over FARM_API_MAX_BODY=%d bytes", scope["method"], scope["path"], self.max_body)
         body = f'{{"detail":"the request body is over FARM_API_MAX_BODY={self.max_body} bytes"}}'.encode()
         await send_json(send, 413, body, [(b"connection", b"close")])

@@ -54,8 +54,10 @@ class LocalOnly:
         why = None
         if host is None or not _loopback(host):
             status, why = 400, f"Host {(host or b'').decode('latin-1')!r} is not a loopback address"
-            detail = (b'{"detail":"the Host header must name this server at a loopback address '
-                      b'(localhost, 127.0.0.1 or [::1])"}')  # fmt: skip
+            detail = (
+                b'{"detail":"the Host header must name this server at a loopback address '
+                b'(localhost, 127.0.0.1 or [::1])"}'
+            )
         else:
             origin = headers.get(b"origin")
             site = headers.get(b"sec-fetch-site")
@@ -64,8 +66,10 @@ class LocalOnly:
             elif site is not None and site.lower() not in SAME_ORIGIN:
                 why = f"Sec-Fetch-Site {site.decode('latin-1')!r}"
             status = 403
-            detail = (b'{"detail":"a request from another site: without FARM_API_TOKEN the API serves programs '
-                      b'on this machine, not web pages"}')  # fmt: skip
+            detail = (
+                b'{"detail":"a request from another site: without FARM_API_TOKEN the API serves programs '
+                b'on this machine, not web pages"}'
+            )
         if why is None:
             return await self.app(scope, receive, send)
         self.tally.add("not_local")

@@ -8,7 +8,7 @@
 tests/integration/test_api_reads.py holds the two to the same answer.
 """
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from sqlalchemy import and_, case, func, or_, select
 
@@ -19,20 +19,38 @@ K = Keyword.__table__
 c = K.c
 
 _STATE_COLUMNS = (
-    c.id, c.source, c.city, c.job, c.crawl_status, c.crawler_id, c.last_requested_date,
-    c.last_completed_page, c.total_pages, c.jobs_found, c.heartbeat_at, c.lease_token,
-)  # fmt: skip
+    c.id,
+    c.source,
+    c.city,
+    c.job,
+    c.crawl_status,
+    c.crawler_id,
+    c.last_requested_date,
+    c.last_completed_page,
+    c.total_pages,
+    c.jobs_found,
+    c.heartbeat_at,
+    c.lease_token,
+)
 _LISTED_COLUMNS = (
-    c.id, c.source, c.city, c.job, c.crawl_status, c.last_requested_date, c.last_completed_page,
-    c.total_pages, c.pages_ahead, c.retry_count,
-)  # fmt: skip
+    c.id,
+    c.source,
+    c.city,
+    c.job,
+    c.crawl_status,
+    c.last_requested_date,
+    c.last_completed_page,
+    c.total_pages,
+    c.pages_ahead,
+    c.retry_count,
+)
 
 
 def _aware(value: datetime | None) -> datetime | None:
     # an aggregate over a time column may come back as the database's naive UTC
     if value is None or value.tzinfo is not None:
         return value
-    return value.replace(tzinfo=timezone.utc)
+    return value.replace(tzinfo=UTC)
 
 
 def pages_of(text: str | None) -> list[int]:
@@ -60,8 +78,11 @@ def claimable_keywords(store: KeywordStore, source: str, limit: int, skip_partia
     day = store.today()
     cutoff = now - timedelta(seconds=store.lease_timeout)
     kinds = [
-        ("partial", and_(c.crawl_status == "partial", c.last_requested_date == day,
-                         c.id.not_in(sorted(skip_partial))), (c.id,)),  # fmt: skip
+        (
+            "partial",
+            and_(c.crawl_status == "partial", c.last_requested_date == day, c.id.not_in(sorted(skip_partial))),
+            (c.id,),
+        ),
         (
             "failed",
             and_(
@@ -89,19 +110,29 @@ def claimable_keywords(store: KeywordStore, source: str, limit: int, skip_partia
         for kind, claimable, order in kinds:
             if len(listed) >= limit:
                 break
-            stmt = (select(*_LISTED_COLUMNS).where(c.source == source, claimable)
-                    .order_by(*order).limit(limit - len(listed)))  # fmt: skip
+            stmt = (
+                select(*_LISTED_COLUMNS)
+                .where(c.source == source, claimable)
+                .order_by(*order)
+                .limit(limit - len(listed))
+            )
             for r in conn.execute(stmt):
                 fresh = kind == "fresh"
-                listed.append({
-                    "id": r.id, "source": r.source, "city": r.city, "job": r.job,
-                    "crawl_status": r.crawl_status, "claim_kind": kind,
-                    "last_completed_page": 0 if fresh else r.last_completed_page,
-                    "total_pages": None if fresh else r.total_pages,
-                    "pages_done_ahead": [] if fresh else pages_of(r.pages_ahead),
-                    "retry_count": 0 if fresh else r.retry_count,
-                    "lease_token": None,
-                })  # fmt: skip
+                listed.append(
+                    {
+                        "id": r.id,
+                        "source": r.source,
+                        "city": r.city,
+                        "job": r.job,
+                        "crawl_status": r.crawl_status,
+                        "claim_kind": kind,
+                        "last_completed_page": 0 if fresh else r.last_completed_page,
+                        "total_pages": None if fresh else r.total_pages,
+                        "pages_done_ahead": [] if fresh else pages_of(r.pages_ahead),
+                        "retry_count": 0 if fresh else r.retry_count,
+                        "lease_token": None,
+                    }
+                )
     return listed
 
 
@@ -113,11 +144,15 @@ def day_progress(store: KeywordStore, sources: list[str], day: date) -> dict[str
         else_=func.length(c.pages_ahead) - func.length(func.replace(c.pages_ahead, ",", "")) + 1,
     )
     stmt = (
-        select(c.source, func.coalesce(func.sum(c.last_completed_page), 0), func.coalesce(func.sum(ahead), 0),
-               func.min(c.last_requested_at))
+        select(
+            c.source,
+            func.coalesce(func.sum(c.last_completed_page), 0),
+            func.coalesce(func.sum(ahead), 0),
+            func.min(c.last_requested_at),
+        )
         .where(c.source.in_(sources), c.last_requested_date == day)
         .group_by(c.source)
-    )  # fmt: skip
+    )
     with store.engine.connect() as conn:
         rows = conn.execute(stmt).all()
     return {source: (int(marks) + int(beyond), _aware(first)) for source, marks, beyond, first in rows}

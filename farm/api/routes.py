@@ -18,12 +18,29 @@ from farm.api import reads
 from farm.api.claiming import CLAIM_BODY, claim_params, never_claims
 from farm.api.errors import ApiError
 from farm.api.schemas import (
-    ID_MAX, LIMIT_MAX, SKIP_MAX, AvailableOut, ClaimIn, Conflict, CrawlCompleteIn, CrawlCompleteOut, CrawlerId, Day,
-    HeartbeatIn, HeartbeatOut, KeywordOut, KeywordState, PageProgressIn, PageProgressOut, PostingsIn, PostingsOut,
-    Problem, Source, StatsOut,
-)  # fmt: skip
-from farm.state.normalise import fit_rows
+    ID_MAX,
+    LIMIT_MAX,
+    SKIP_MAX,
+    AvailableOut,
+    ClaimIn,
+    Conflict,
+    CrawlCompleteIn,
+    CrawlCompleteOut,
+    Day,
+    HeartbeatIn,
+    HeartbeatOut,
+    KeywordOut,
+    KeywordState,
+    PageProgressIn,
+    PageProgressOut,
+    PostingsIn,
+    PostingsOut,
+    Problem,
+    Source,
+    StatsOut,
+)
 from farm.state.lease import Lease, PageWrite
+from farm.state.normalise import fit_rows
 from farm.state.postings import FIELDS
 from farm.state.store import KeywordStore
 
@@ -42,19 +59,25 @@ WRITES = {
     **COMMON,
     400: {"model": Problem, "description": "The body is not JSON."},
     404: {"model": Problem, "description": "No keyword has this id."},
-    409: {"model": Conflict, "description": "The lease token is not current, or the source sent is not the "
-                                            "keyword's: nothing was written."},
+    409: {
+        "model": Conflict,
+        "description": "The lease token is not current, or the source sent is not the keyword's: nothing was written.",
+    },
     413: {"model": Problem, "description": "The body is over FARM_API_MAX_BODY bytes."},
 }
 
 
 def _lease_of(keyword: str) -> dict:
-    return {"keyword_id": f"$response.body#/keywords/{keyword}/id",
-            "lease_token": f"$response.body#/keywords/{keyword}/lease_token"}  # fmt: skip
+    return {
+        "keyword_id": f"$response.body#/keywords/{keyword}/id",
+        "lease_token": f"$response.body#/keywords/{keyword}/lease_token",
+    }
 
 
-INVALID = {"description": "Validation Error",
-           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}}}
+INVALID = {
+    "description": "Validation Error",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}},
+}
 # the claim reads its parameters itself (from a body or the query): its answers are said here
 CLAIM_ANSWERS = {
     400: WRITES[400],
@@ -65,15 +88,27 @@ CLAIM_ANSWERS = {
 CLAIMED = {
     200: {
         "links": {
-            name: {"operationId": operation, "requestBody": _lease_of("0"),
-                   "description": "Every write names the id and lease token of a claimed keyword."}
-            for name, operation in (("RecordPage", "page_progress"), ("EndKeyword", "crawl_complete"),
-                                    ("Heartbeat", "heartbeat"), ("StorePostings", "postings"))
-        }  # fmt: skip
+            name: {
+                "operationId": operation,
+                "requestBody": _lease_of("0"),
+                "description": "Every write names the id and lease token of a claimed keyword.",
+            }
+            for name, operation in (
+                ("RecordPage", "page_progress"),
+                ("EndKeyword", "crawl_complete"),
+                ("Heartbeat", "heartbeat"),
+                ("StorePostings", "postings"),
+            )
+        }
     }
 }
-LISTING = {405: {"model": Problem, "description": "reserve=true: a GET never claims; a claim is the POST.",
-                 "headers": {"Allow": {"description": "POST", "schema": {"type": "string"}}}}}  # fmt: skip
+LISTING = {
+    405: {
+        "model": Problem,
+        "description": "reserve=true: a GET never claims; a claim is the POST.",
+        "headers": {"Allow": {"description": "POST", "schema": {"type": "string"}}},
+    }
+}
 # what the crawl asks the store to write, for each status a client reports
 _ENDS = {"completed": "completed", "failed": "failed", "partial": "released", "blocked": "blocked"}
 
@@ -90,24 +125,37 @@ def _tally(request: Request, name: str, n: int = 1) -> None:
 
 def _lease(body) -> Lease:
     """The lease a write names: all the store's fence needs is (id, lease_token)."""
-    return Lease(id=body.keyword_id, source="", city="", job="", lease_token=body.lease_token,
-                 start_page=1, from_status="")  # fmt: skip
+    return Lease(
+        id=body.keyword_id, source="", city="", job="", lease_token=body.lease_token, start_page=1, from_status=""
+    )
 
 
 def _keyword_out(lease: Lease) -> KeywordOut:
     return KeywordOut(
-        id=lease.id, source=lease.source, city=lease.city, job=lease.job, crawl_status="crawling",
-        claim_kind=lease.from_status, last_completed_page=lease.start_page - 1, total_pages=lease.total_pages,
-        pages_done_ahead=sorted(lease.pages_ahead), retry_count=lease.retry_count, lease_token=lease.lease_token,
-    )  # fmt: skip
+        id=lease.id,
+        source=lease.source,
+        city=lease.city,
+        job=lease.job,
+        crawl_status="crawling",
+        claim_kind=lease.from_status,
+        last_completed_page=lease.start_page - 1,
+        total_pages=lease.total_pages,
+        pages_done_ahead=sorted(lease.pages_ahead),
+        retry_count=lease.retry_count,
+        lease_token=lease.lease_token,
+    )
 
 
 def _page_out(keyword_id: int, page: int, write: PageWrite) -> PageProgressOut:
     return PageProgressOut(
-        keyword_id=keyword_id, page=page, counted=write.counted, last_completed_page=write.last_completed_page,
-        total_pages=write.total_pages, completed=write.completed,
+        keyword_id=keyword_id,
+        page=page,
+        counted=write.counted,
+        last_completed_page=write.last_completed_page,
+        total_pages=write.total_pages,
+        completed=write.completed,
         crawl_status="completed" if write.completed else "crawling",
-    )  # fmt: skip
+    )
 
 
 def _check_source(store, request, body, what: str) -> None:
@@ -143,14 +191,20 @@ def _refused(store, request, body, what: str, state: dict | None = None, why: st
     return ApiError(409, {"detail": f"cannot {what}: {why}", "keyword": keyword})
 
 
-@router.get("/keyword/available", response_model=AvailableOut, dependencies=[Depends(never_claims)],
-            responses={**COMMON, **LISTING}, operation_id="available")  # fmt: skip
+@router.get(
+    "/keyword/available",
+    response_model=AvailableOut,
+    dependencies=[Depends(never_claims)],
+    responses={**COMMON, **LISTING},
+    operation_id="available",
+)
 def available(
     request: Request,
     source: Source,
     limit: int = Query(1, ge=1, le=LIMIT_MAX, description="At most this many keywords."),
     skip_partial: list[Annotated[int, Field(ge=1, le=ID_MAX)]] = Query(
-        [], max_length=SKIP_MAX, description="Partial keywords a claim would leave to others."),  # fmt: skip
+        [], max_length=SKIP_MAX, description="Partial keywords a claim would leave to others."
+    ),
 ):
     """Keywords of ``source`` a claim would take now, in the order it would take them: partial ones
     of today first (resumed), then failed ones with retries left, then fresh ones. Nothing is
@@ -160,12 +214,18 @@ def available(
     listed = reads.claimable_keywords(store, source, limit, skip)
     outlook = store.outlook(source, skip)
     _tally(request, "listings")
-    return AvailableOut(source=source, reserved=False, keywords=listed, claimable=outlook.claimable,
-                        next_retry_at=outlook.next_retry_at)  # fmt: skip
+    return AvailableOut(
+        source=source, reserved=False, keywords=listed, claimable=outlook.claimable, next_retry_at=outlook.next_retry_at
+    )
 
 
-@router.post("/keyword/available", response_model=AvailableOut, responses={**COMMON, **CLAIM_ANSWERS, **CLAIMED},
-             operation_id="claim", openapi_extra=CLAIM_BODY)  # fmt: skip
+@router.post(
+    "/keyword/available",
+    response_model=AvailableOut,
+    responses={**COMMON, **CLAIM_ANSWERS, **CLAIMED},
+    operation_id="claim",
+    openapi_extra=CLAIM_BODY,
+)
 def claim(request: Request, params: ClaimIn = Depends(claim_params)):
     """Claim up to ``limit`` keywords of ``source``, atomically, exactly as a spider claims them (in
     the order a listing shows), each with the lease token every later write must name. The
@@ -182,19 +242,22 @@ def claim(request: Request, params: ClaimIn = Depends(claim_params)):
         outlook = store.outlook(params.source, skip)
         claimable, next_retry_at = outlook.claimable, outlook.next_retry_at
         _tally(request, "claims_empty")
-    return AvailableOut(source=params.source, reserved=True, keywords=[_keyword_out(lease) for lease in leases],
-                        claimable=claimable, next_retry_at=next_retry_at)  # fmt: skip
+    return AvailableOut(
+        source=params.source,
+        reserved=True,
+        keywords=[_keyword_out(lease) for lease in leases],
+        claimable=claimable,
+        next_retry_at=next_retry_at,
+    )
 
 
-@router.api_route("/keyword/available", methods=["PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"],
-                  include_in_schema=False)  # fmt: skip
+@router.api_route("/keyword/available", methods=["PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"], include_in_schema=False)
 def available_other_methods():
     """The path has two routes, GET and POST: a 405 of either alone would name only its own method."""
     raise ApiError(405, {"detail": "Method Not Allowed"}, {"Allow": "GET, POST"})
 
 
-@router.post("/keyword/page-progress", response_model=PageProgressOut, responses=WRITES,
-             operation_id="page_progress")
+@router.post("/keyword/page-progress", response_model=PageProgressOut, responses=WRITES, operation_id="page_progress")
 def page_progress(request: Request, body: PageProgressIn):
     """Page ``page`` of the keyword is done with ``jobs_found`` postings. Pages may come in any order:
     the watermark (last_completed_page) moves over pages 1..N once all are done, a page reported
@@ -210,8 +273,9 @@ def page_progress(request: Request, body: PageProgressIn):
     return _page_out(body.keyword_id, body.page, write)
 
 
-@router.post("/keyword/crawl-complete", response_model=CrawlCompleteOut, responses=WRITES,
-             operation_id="crawl_complete")
+@router.post(
+    "/keyword/crawl-complete", response_model=CrawlCompleteOut, responses=WRITES, operation_id="crawl_complete"
+)
 def crawl_complete(request: Request, body: CrawlCompleteIn):
     """The client is done with the keyword: completed, failed (retried later while retries are left),
     partial (given back unfinished) or blocked (partial because the site blocked the client)."""
@@ -304,4 +368,3 @@ def _eta(store: KeywordStore, row: dict, day: date, first_claim, now):
     if day != store.today() or not ended or not left or first_claim is None or now <= first_claim:
         return None
     return (now + (now - first_claim) * (left / ended)).astimezone(store.tz)
-

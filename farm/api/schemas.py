@@ -10,12 +10,20 @@ misspelt field is an error and not a silent default.
 import math
 import re
 from datetime import date, datetime
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import orjson
 from pydantic import (
-    AfterValidator, AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictBool, StrictFloat,
-)  # fmt: skip
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictFloat,
+)
 from typing_extensions import TypeAliasType
 
 from farm.spiders.base import max_pages_that_fit
@@ -113,8 +121,13 @@ Text = Annotated[str, AfterValidator(_utf8)]
 # double, as most JSON readers would read it, where orjson would refuse the whole posting
 JsonValue = TypeAliasType(
     "JsonValue",
-    Union[None, StrictBool, Annotated[int, Strict(), Field(ge=-(2**63), le=2**64 - 1)], StrictFloat, Text,
-          list["JsonValue"], dict[Text, "JsonValue"]],  # fmt: skip
+    None
+    | StrictBool
+    | Annotated[int, Strict(), Field(ge=-(2**63), le=2**64 - 1)]
+    | StrictFloat
+    | Text
+    | list["JsonValue"]
+    | dict[Text, "JsonValue"],
 )
 Day = Annotated[date, BeforeValidator(_iso_date)]
 KeywordId = _int(1, ID_MAX, "The keyword's id, as the claim gave it.")
@@ -137,11 +150,15 @@ class ClaimIn(_Body):
 
     source: Source
     limit: Annotated[int, Field(ge=1, le=LIMIT_MAX), BeforeValidator(_json_int)] = Field(
-        1, description="At most this many keywords.")
+        1, description="At most this many keywords."
+    )
     crawler_id: CrawlerId | None = Field(None, description="Who claims. [default: api@<the client's address>]")
     skip_partial: list[Annotated[int, Field(ge=1, le=ID_MAX), BeforeValidator(_json_int)]] = Field(
-        [], max_length=SKIP_MAX, description="Partial keywords to leave to others: the ones this client gave back "
-        "blocked, so that it does not claim them straight back (as a spider does).")  # fmt: skip
+        [],
+        max_length=SKIP_MAX,
+        description="Partial keywords to leave to others: the ones this client gave back "
+        "blocked, so that it does not claim them straight back (as a spider does).",
+    )
 
 
 class LeaseIn(_Body):
@@ -151,8 +168,9 @@ class LeaseIn(_Body):
 
 class SourceChecked(LeaseIn):
     source: Source | None = Field(
-        None, description="The keyword's source, as the claim gave it: when sent, a write about a keyword of "
-        "another source is refused (409)."
+        None,
+        description="The keyword's source, as the claim gave it: when sent, a write about a keyword of "
+        "another source is refused (409).",
     )
 
 
@@ -200,16 +218,14 @@ class PostingIn(_Body):
         json_schema_extra={"pattern": PUBLISHED_PATTERN},
     )
     url: _column_text("url") = None
-    raw: Annotated[dict[Text, JsonValue], AfterValidator(_storable_json), AfterValidator(_finite_numbers)] | None = Field(
-        None, description="The site's item, as JSON (an integer past 64 bits is stored as a double)."
+    raw: Annotated[dict[Text, JsonValue], AfterValidator(_storable_json), AfterValidator(_finite_numbers)] | None = (
+        Field(None, description="The site's item, as JSON (an integer past 64 bits is stored as a double).")
     )
 
 
 class PageDone(_Body):
     number: Page
-    jobs_found: JobsFound | None = Field(
-        None, description="Postings the page listed. [default: the postings sent]"
-    )
+    jobs_found: JobsFound | None = Field(None, description="Postings the page listed. [default: the postings sent]")
     total_pages: TotalPages | None = None
 
 

@@ -50,13 +50,22 @@ class FileClock:
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Interface to listen on; any but a loopback address needs FARM_API_TOKEN.")  # fmt: skip
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
-              help="Port; 0 picks a free one.")  # fmt: skip
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to listen on; any but a loopback address needs FARM_API_TOKEN.",
+)
+@click.option(
+    "--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one."
+)
 @click.option("--access-log/--no-access-log", default=True, show_default=True, help="Log a line per request.")
-@click.option("--test-clock", type=click.Path(exists=True, dir_okay=False), hidden=True,
-              help="For tests only: read the time from this file (ISO 8601 with offset) at every call.")  # fmt: skip
+@click.option(
+    "--test-clock",
+    type=click.Path(exists=True, dir_okay=False),
+    hidden=True,
+    help="For tests only: read the time from this file (ISO 8601 with offset) at every call.",
+)
 @click.pass_obj
 def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None):
     """Serve the keyword API for crawlers that are not Scrapy.
@@ -81,12 +90,13 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
         from farm.api.app import create_app
         from farm.api.deadline import DeadlineProtocol
     except ImportError as exc:
-        raise click.ClickException(
-            f"farm api needs FastAPI and uvicorn ({exc}): pip install 'farm[api]'"
-        ) from None
+        raise click.ClickException(f"farm api needs FastAPI and uvicorn ({exc}): pip install 'farm[api]'") from None
 
-    logging.basicConfig(level=settings.get("LOG_LEVEL") or "INFO", stream=sys.stderr,
-                        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")  # fmt: skip
+    logging.basicConfig(
+        level=settings.get("LOG_LEVEL") or "INFO",
+        stream=sys.stderr,
+        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+    )
     escape_on(logging.getLogger())  # a request path with %0A in it is one line of the log
     store = _open_store(farm_ctx, FileClock(test_clock) if test_clock else None)
     sock = _listen(host, port)
@@ -94,8 +104,11 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
     where = f"http://[{host}]:{bound_port}" if ":" in host else f"http://{host}:{bound_port}"
 
     def started():
-        logger.info("serving the keyword table at %s (%s)", farm_ctx.masked_url,
-                    "bearer token required" if token else "no token: loopback only")  # fmt: skip
+        logger.info(
+            "serving the keyword table at %s (%s)",
+            farm_ctx.masked_url,
+            "bearer token required" if token else "no token: loopback only",
+        )
         click.echo(f"farm api listening on {where}")
         sys.stdout.flush()
 
@@ -103,12 +116,20 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
     reap_interval = min(settings.getfloat("FARM_REAP_INTERVAL"), store.lease_timeout / 3)
     if reap_interval <= 0:
         logger.info("not reaping stale leases: FARM_REAP_INTERVAL is 0")
-    app = create_app(store, token=token, max_body=max_body, retry_after=retry_after,
-                     reap_interval=reap_interval, on_started=started)  # fmt: skip
+    app = create_app(
+        store, token=token, max_body=max_body, retry_after=retry_after, reap_interval=reap_interval, on_started=started
+    )
     protocol = type("FarmHttp", (DeadlineProtocol,), {"read_timeout": read_timeout})
-    config = uvicorn.Config(app, log_config=None, access_log=access_log, server_header=False,
-                            timeout_graceful_shutdown=10, http=protocol, timeout_keep_alive=KEEP_ALIVE,
-                            limit_concurrency=MAX_CONNECTIONS)  # fmt: skip
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=access_log,
+        server_header=False,
+        timeout_graceful_shutdown=10,
+        http=protocol,
+        timeout_keep_alive=KEEP_ALIVE,
+        limit_concurrency=MAX_CONNECTIONS,
+    )
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
@@ -123,8 +144,9 @@ def _open_store(farm_ctx, clock) -> KeywordStore:
     try:
         store = KeywordStore.from_settings(settings)
     except DatabaseUrlError:
-        raise click.ClickException(f"{farm_ctx.url_origin} is not a database URL "
-                                   f"(e.g. mysql+pymysql://user:password@host:3306/farm)") from None  # fmt: skip
+        raise click.ClickException(
+            f"{farm_ctx.url_origin} is not a database URL (e.g. mysql+pymysql://user:password@host:3306/farm)"
+        ) from None
     except (ArgumentError, ImportError) as exc:  # an unknown dialect, a missing driver
         raise click.ClickException(f"{farm_ctx.url_origin}={farm_ctx.masked_url!r} cannot be used: {exc}") from None
     except ValueError as exc:  # FARM_TIMEZONE
@@ -147,8 +169,9 @@ def _open_store(farm_ctx, clock) -> KeywordStore:
 def _listen(host: str, port: int) -> socket.socket:
     """A listening socket: bound here so that the port is known (and taken) before the server starts."""
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                             flags=socket.AI_PASSIVE)[0]  # fmt: skip
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
     except socket.gaierror as exc:
         raise click.ClickException(f"--host {host}: {exc.strerror}") from None
     sock = socket.socket(family, kind, proto)
@@ -161,4 +184,3 @@ def _listen(host: str, port: int) -> socket.socket:
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     sock.set_inheritable(True)
     return sock
-

@@ -52,6 +52,6 @@ def _take_start_error(task: asyncio.Future) -> None:
         return
     error = task.exception()  # taken: asyncio no longer reports it
     if error is not None and not isinstance(error, (FarmStartError, SettingError)):
-        task.get_loop().call_exception_handler({
-            "message": "Task exception was never retrieved", "exception": error, "future": task})
-
+        task.get_loop().call_exception_handler(
+            {"message": "Task exception was never retrieved", "exception": error, "future": task}
+        )

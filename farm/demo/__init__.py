@@ -35,8 +35,13 @@ def run_demo(store, db_url, log_dir: Path, echo=click.echo):
     with SandboxProcess(seed=2026) as sandbox:
         echo(f"sandbox listening on {sandbox.url}")
         # the settings module by name, so the demo runs from any directory
-        env = dict(os.environ, FARM_DB_URL=db_url, FARM_LOGSTATS_INTERVAL="5",
-                   SCRAPY_SETTINGS_MODULE="farm.settings", FARM_CONCURRENT_REQUESTS="16")
+        env = dict(
+            os.environ,
+            FARM_DB_URL=db_url,
+            FARM_LOGSTATS_INTERVAL="5",
+            SCRAPY_SETTINGS_MODULE="farm.settings",
+            FARM_CONCURRENT_REQUESTS="16",
+        )
         for source in SOURCES:
             # the sandbox is local: no politeness needed (the defaults are for the real sites)
             env[f"FARM_{source.upper()}_BASE_URL"] = sandbox.url

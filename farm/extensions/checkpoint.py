@@ -73,8 +73,9 @@ class JobCheckpoint:
             changes = self.checkpoint.flush()
         except Exception as exc:  # noqa: BLE001 - a full disk: the crawl goes on, the changes wait
             self.stats.inc_value("farm/checkpoint/save_error")
-            logger.error("farm: saving the checkpoint in JOBDIR=%s failed (kept for the next try): %s",
-                         self.jobdir, exc)  # fmt: skip
+            logger.error(
+                "farm: saving the checkpoint in JOBDIR=%s failed (kept for the next try): %s", self.jobdir, exc
+            )
             return
         if changes:
             self.stats.inc_value("farm/checkpoint/saves")
@@ -95,5 +96,8 @@ class JobCheckpoint:
         self.save()
         self.checkpoint.file.close()
         if reason == "shutdown":
-            logger.info("farm: paused; to resume, run the same command with the same JOBDIR=%s "
-                        "(on scrapyd: schedule the same jobid)", self.jobdir)  # fmt: skip
+            logger.info(
+                "farm: paused; to resume, run the same command with the same JOBDIR=%s "
+                "(on scrapyd: schedule the same jobid)",
+                self.jobdir,
+            )

@@ -32,9 +32,10 @@ class LeanProcess:
     def spider_opened(self, spider):
         self.thresholds = lean_heap()
         loggers = [logging.getLogger()] + [
-            logger for logger in logging.Logger.manager.loggerDict.values()
+            logger
+            for logger in logging.Logger.manager.loggerDict.values()
             if isinstance(logger, logging.Logger) and logger.level != logging.NOTSET
-        ]  # fmt: skip
+        ]
         for logger in loggers:
             lowest = _lowest_handled_level(logger)
             if lowest is not None and logger.getEffectiveLevel() < lowest:

@@ -75,8 +75,7 @@ class FarmLogStats:
         held = sum(1 for run in self.runtime.runs.values() if getattr(run, "owned", True))
         parts = [
             f"farm {self.crawler.spider.name}: keywords {done} done, "
-            f"{held} in flight"
-            + ("" if left is None else f", {left} left"),
+            f"{held} in flight" + ("" if left is None else f", {left} left"),
             f"pages {pages} ({pages * 60 / elapsed:.0f}/min)",
             f"postings {value('item_scraped_count', 0)}",
             f"blocks {value('farm/block/count', 0)}",

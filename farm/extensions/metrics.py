@@ -46,25 +46,47 @@ COUNTERS = [
 ]
 # (metric, help, label, {label value: stat})
 LABELLED_COUNTERS = [
-    ("farm_keywords_claimed", "Keywords claimed, by what they were before", "from",
-     {kind: f"farm/lease/claimed/{kind}" for kind in ("fresh", "partial", "failed")}),
-    ("farm_keywords_ended", "Keywords ended by this crawler, by how", "outcome",
-     {outcome: f"farm/keyword/{outcome}" for outcome in ("completed", "failed", "blocked", "released", "lost")}),
-    ("farm_errors", "Errors, by kind", "kind", {
-        "page": "farm/page/error",  # a page failed its keyword (HTTP error, transport error)
-        "unparsable": "farm/page/unparsable",
-        "site": "farm/site/errors",  # server and transport errors met (each retried)
-        "sql": "farm/sql/error",
-        "posting_rejected": "farm/posting/rejected",
-        "claim": "farm/lease/claim_error",
-        "reap": "farm/lease/reap_error",
-        "spider": "spider_exceptions/count",
-        "download": "downloader/exception_count",
-    }),
-    ("farm_retries", "Requests retried: after a site block, site trouble, a proxy unreachable (FARM_PROXIES), "
-     "or by Scrapy's RetryMiddleware", "kind", {"block": "farm/block/retry/count", "site": "farm/site/retry/count",
-                                                 "proxy": "farm/proxy/retry/count", "other": "retry/count"}),
-]  # fmt: skip
+    (
+        "farm_keywords_claimed",
+        "Keywords claimed, by what they were before",
+        "from",
+        {kind: f"farm/lease/claimed/{kind}" for kind in ("fresh", "partial", "failed")},
+    ),
+    (
+        "farm_keywords_ended",
+        "Keywords ended by this crawler, by how",
+        "outcome",
+        {outcome: f"farm/keyword/{outcome}" for outcome in ("completed", "failed", "blocked", "released", "lost")},
+    ),
+    (
+        "farm_errors",
+        "Errors, by kind",
+        "kind",
+        {
+            "page": "farm/page/error",  # a page failed its keyword (HTTP error, transport error)
+            "unparsable": "farm/page/unparsable",
+            "site": "farm/site/errors",  # server and transport errors met (each retried)
+            "sql": "farm/sql/error",
+            "posting_rejected": "farm/posting/rejected",
+            "claim": "farm/lease/claim_error",
+            "reap": "farm/lease/reap_error",
+            "spider": "spider_exceptions/count",
+            "download": "downloader/exception_count",
+        },
+    ),
+    (
+        "farm_retries",
+        "Requests retried: after a site block, site trouble, a proxy unreachable (FARM_PROXIES), "
+        "or by Scrapy's RetryMiddleware",
+        "kind",
+        {
+            "block": "farm/block/retry/count",
+            "site": "farm/site/retry/count",
+            "proxy": "farm/proxy/retry/count",
+            "other": "retry/count",
+        },
+    ),
+]
 BLOCK_PREFIX = "farm/block/"
 NOT_BLOCK_REASONS = {"count", "gave_up"}  # farm/block/<reason> counts each block by its reason
 
@@ -189,10 +211,11 @@ class _Collector:
             for value, stat in by_value.items():
                 family.add_metric(labels + [value], stats.get(stat, 0))
             yield family
-        blocks = CounterMetricFamily("farm_blocks", "Site blocks met, by reason (each retried or ending its keyword)",
-                                     labels=LABELS + ["reason"])  # fmt: skip
+        blocks = CounterMetricFamily(
+            "farm_blocks", "Site blocks met, by reason (each retried or ending its keyword)", labels=LABELS + ["reason"]
+        )
         for stat, count in sorted(stats.items()):
-            reason = stat[len(BLOCK_PREFIX):] if stat.startswith(BLOCK_PREFIX) else None
+            reason = stat[len(BLOCK_PREFIX) :] if stat.startswith(BLOCK_PREFIX) else None
             if reason and "/" not in reason and reason not in NOT_BLOCK_REASONS:
                 blocks.add_metric(labels + [reason], count)
         yield blocks
@@ -209,25 +232,33 @@ class _Collector:
             scheduler = None
         values = [
             ("farm_crawl_open", "1 while the crawl runs, 0 once it has ended", int(ext.open)),
-            ("farm_leases_held", "Keywords this crawler holds now",
-             len(spider.runs) if spider is not None else 0),
+            ("farm_leases_held", "Keywords this crawler holds now", len(spider.runs) if spider is not None else 0),
             ("farm_queue_depth", "Requests in the scheduler's queue", len(scheduler) if scheduler is not None else 0),
-            ("farm_pages_in_flight", "Pages fetched or being fetched whose progress is not recorded yet "
-                                     "(at most FARM_PAGES_IN_FLIGHT)", len(runtime.window)),
-            ("farm_writer_queued_postings", "Postings in the outbox, not yet sent to the state writer",
-             len(outbox.postings)),
-            ("farm_writer_queued_ops", "Page progress, keyword ends and claims in the outbox, not yet sent to the state writer",
-             len(outbox.ops)),
-            ("farm_writer_frames_in_flight", "Frames sent to the state writer and not yet committed",
-             outbox.in_flight),
-        ]  # fmt: skip
+            (
+                "farm_pages_in_flight",
+                "Pages fetched or being fetched whose progress is not recorded yet (at most FARM_PAGES_IN_FLIGHT)",
+                len(runtime.window),
+            ),
+            (
+                "farm_writer_queued_postings",
+                "Postings in the outbox, not yet sent to the state writer",
+                len(outbox.postings),
+            ),
+            (
+                "farm_writer_queued_ops",
+                "Page progress, keyword ends and claims in the outbox, not yet sent to the state writer",
+                len(outbox.ops),
+            ),
+            ("farm_writer_frames_in_flight", "Frames sent to the state writer and not yet committed", outbox.in_flight),
+        ]
         for name, text, value in values:
             family = GaugeMetricFamily(name, text, labels=LABELS)
             family.add_metric(labels, value)
             yield family
         start = stats.get("start_time")
         if start is not None:
-            family = GaugeMetricFamily("farm_crawl_start_time_seconds", "When the crawl started (Unix time)",
-                                       labels=LABELS)  # fmt: skip
+            family = GaugeMetricFamily(
+                "farm_crawl_start_time_seconds", "When the crawl started (Unix time)", labels=LABELS
+            )
             family.add_metric(labels, start.timestamp())
             yield family

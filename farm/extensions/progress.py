@@ -186,8 +186,13 @@ class PageProgress:
         missing = run.missing(watermark)
         if missing:
             self.stats.inc_value("farm/keyword/pages_requested_again", len(missing))
-            logger.warning("farm: %s/%s (#%s) had nothing queued; requesting pages %s",
-                           run.lease.city, run.lease.job, run.lease.id, missing)  # fmt: skip
+            logger.warning(
+                "farm: %s/%s (#%s) had nothing queued; requesting pages %s",
+                run.lease.city,
+                run.lease.job,
+                run.lease.id,
+                missing,
+            )
             self.request_again(run, missing)
         else:
             self.stats.inc_value("farm/keyword/exhausted")
@@ -270,8 +275,13 @@ class PageProgress:
             outcome = _OUTCOMES.get(status) or ("blocked" if kind == "blocked" else "released")
             if kind == "blocked" and status == "failed":
                 self.stats.inc_value("farm/keyword/blocked_all_day")
-                logger.warning("farm: %s/%s (#%s) was blocked %s times today: failed for the day",
-                               run.lease.city, run.lease.job, run.lease.id, self.runtime.store.max_blocked_claims)
+                logger.warning(
+                    "farm: %s/%s (#%s) was blocked %s times today: failed for the day",
+                    run.lease.city,
+                    run.lease.job,
+                    run.lease.id,
+                    self.runtime.store.max_blocked_claims,
+                )
             self.stats.inc_value(f"farm/keyword/{outcome}")
         self._finish(run, outcome)
 

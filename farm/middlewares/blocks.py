@@ -71,9 +71,7 @@ class SiteBlockMiddleware:
         base_delay = settings.getfloat("FARM_BLOCK_BASE_DELAY")
         max_delay = settings.getfloat("FARM_BLOCK_MAX_DELAY")
         if retries < 0 or base_delay < 0 or max_delay < base_delay:
-            raise ValueError(
-                "FARM_BLOCK_RETRIES must be >= 0 and 0 <= FARM_BLOCK_BASE_DELAY <= FARM_BLOCK_MAX_DELAY"
-            )
+            raise ValueError("FARM_BLOCK_RETRIES must be >= 0 and 0 <= FARM_BLOCK_BASE_DELAY <= FARM_BLOCK_MAX_DELAY")
         server_errors = {int(code) for code in settings.getlist("RETRY_HTTP_CODES")} - set(BLOCK_STATUSES)
         transport_errors = tuple(
             error if isinstance(error, type) else load_object(error) for error in settings.getlist("RETRY_EXCEPTIONS")

@@ -96,8 +96,9 @@ class KeywordLeaseMiddleware:
             saved, shared = checkpoint.saved, self.runtime.shared
             # shared: not those another worker adopted meanwhile (the scheduler looked when it opened)
             others = shared.others if shared is not None else ()
-            self._claim = self.runtime.run(self.store.take_back, spider.name, self.runtime.crawler_id,
-                                           saved.leases, others)  # fmt: skip
+            self._claim = self.runtime.run(
+                self.store.take_back, spider.name, self.runtime.crawler_id, saved.leases, others
+            )
             self._claim.addCallback(self._taken_back, spider, saved)
             self._claim.addErrback(self._claim_failed, spider)
             return
@@ -116,8 +117,12 @@ class KeywordLeaseMiddleware:
         dropped = len({kid for kid, _ in saved.leases} - {lease.id for lease in leases})
         if dropped:
             self.stats.inc_value("farm/checkpoint/dropped_leases", dropped)
-        logger.info("farm: resuming from JOBDIR: took back %d keyword(s) at once (%d held by others or ended "
-                    "meanwhile, dropped)", len(leases), dropped)  # fmt: skip
+        logger.info(
+            "farm: resuming from JOBDIR: took back %d keyword(s) at once (%d held by others or ended "
+            "meanwhile, dropped)",
+            len(leases),
+            dropped,
+        )
         requests = []
         for lease in leases:
             checkpoint.hold(lease.key)
@@ -174,11 +179,20 @@ class KeywordLeaseMiddleware:
             run.orphan_rounds += 1
             lease = run.lease
             if run.orphan_rounds > ORPHAN_ROUNDS:
-                progress.end(run, "failed", f"pages {orphans} were lost inside the crawl {ORPHAN_ROUNDS} times "
-                                            "(does a pipeline before farm's replace items?)")  # fmt: skip
+                progress.end(
+                    run,
+                    "failed",
+                    f"pages {orphans} were lost inside the crawl {ORPHAN_ROUNDS} times "
+                    "(does a pipeline before farm's replace items?)",
+                )
             else:
-                logger.warning("farm: pages %s of %s/%s (#%s) were lost inside the crawl; asking again",
-                               orphans, lease.city, lease.job, lease.id)  # fmt: skip
+                logger.warning(
+                    "farm: pages %s of %s/%s (#%s) were lost inside the crawl; asking again",
+                    orphans,
+                    lease.city,
+                    lease.job,
+                    lease.id,
+                )
                 progress.request_again(run, orphans)
 
     def keyword_end(self, lease, kind, reason, page, spider):
@@ -234,7 +248,12 @@ class KeywordLeaseMiddleware:
             self.stats.inc_value(f"farm/lease/claimed/{lease.from_status}")
             logger.info(
                 "farm: claimed %s %s/%s (#%s, %s, from page %s)",
-                spider.name, lease.city, lease.job, lease.id, lease.from_status, lease.start_page,
+                spider.name,
+                lease.city,
+                lease.job,
+                lease.id,
+                lease.from_status,
+                lease.start_page,
             )
         # every claimed lease becomes a run, even while closing: spider_closed releases it
         checkpoint = self.runtime.checkpoint
@@ -264,8 +283,12 @@ class KeywordLeaseMiddleware:
             return
         if outlook.next_retry_at is not None:
             wait = max(0.0, (outlook.next_retry_at - utcnow()).total_seconds())
-            logger.info("farm: no %s keyword to claim now; the next failed one may be retried at %s (in %.0fs)",
-                        spider.name, outlook.next_retry_at.astimezone(self.store.tz).strftime("%H:%M:%S"), wait)
+            logger.info(
+                "farm: no %s keyword to claim now; the next failed one may be retried at %s (in %.0fs)",
+                spider.name,
+                outlook.next_retry_at.astimezone(self.store.tz).strftime("%H:%M:%S"),
+                wait,
+            )
             self.stats.inc_value("farm/lease/waiting_for_retry")
             self._claim_later(wait + 0.01)
             return
@@ -354,16 +377,24 @@ class KeywordLeaseMiddleware:
         lease_timeout = f"FARM_LEASE_TIMEOUT ({settings.getint('FARM_LEASE_TIMEOUT')}s) frees them"
         if self.runtime.shared is not None:
             self.runtime.shared.keep_listed()
-            who = (f"this worker stays listed in Redis: a {spider.name} worker that finds it silent for "
-                   f"FARM_WORKER_TIMEOUT ({settings.getfloat('FARM_WORKER_TIMEOUT'):g}s) adopts them once the "
-                   f"database answers (one running now, or the next started); "
-                   f"failing that, {lease_timeout}")  # fmt: skip
+            who = (
+                f"this worker stays listed in Redis: a {spider.name} worker that finds it silent for "
+                f"FARM_WORKER_TIMEOUT ({settings.getfloat('FARM_WORKER_TIMEOUT'):g}s) adopts them once the "
+                f"database answers (one running now, or the next started); "
+                f"failing that, {lease_timeout}"
+            )
         elif self.runtime.checkpoint is not None:
             who = f"the next crawl on this JOBDIR takes them back at once; failing that, {lease_timeout}"
         else:
             who = lease_timeout
-        logger.error("farm: %d keyword(s) could not be released at close (the database: %s): they stay crawling "
-                     "under crawler id %s; %s", len(leases), _first_line(failure), self.runtime.crawler_id, who)
+        logger.error(
+            "farm: %d keyword(s) could not be released at close (the database: %s): they stay crawling "
+            "under crawler id %s; %s",
+            len(leases),
+            _first_line(failure),
+            self.runtime.crawler_id,
+            who,
+        )
 
 
 def _first_line(failure) -> str:

@@ -11,8 +11,9 @@ from farm.report.page import render
 from farm.state.clock import utcnow
 
 
-def write_report(engine: Engine, out: Path, day: date, tz: ZoneInfo, days: int = 30, gone_after: int = 7,
-                 database: str = "") -> DayFigures:  # fmt: skip
+def write_report(
+    engine: Engine, out: Path, day: date, tz: ZoneInfo, days: int = 30, gone_after: int = 7, database: str = ""
+) -> DayFigures:
     """Read the figures of ``day`` and write the page to ``out``; the figures."""
     figures = gather(engine, day, tz, days, gone_after)
     out.write_text(render(figures, utcnow().astimezone(tz), database), encoding="utf-8")

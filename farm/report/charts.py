@@ -22,8 +22,14 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 STYLE = {
     "svg.fonttype": "none",
     "font.family": ["sans-serif"],
-    "font.sans-serif": ["DejaVu Sans", "Noto Sans CJK SC", "WenQuanYi Micro Hei", "PingFang SC",
-                        "Microsoft YaHei", "sans-serif"],  # fmt: skip
+    "font.sans-serif": [
+        "DejaVu Sans",
+        "Noto Sans CJK SC",
+        "WenQuanYi Micro Hei",
+        "PingFang SC",
+        "Microsoft YaHei",
+        "sans-serif",
+    ],
     "font.size": 9,
     "axes.spines.top": False,
     "axes.spines.right": False,
@@ -56,8 +62,12 @@ def crawl_states(crawl: list[dict]) -> str:
     with _figure("crawl", 6.4, 2.4) as (figure, axes):
         sites = [row["source"] for row in crawl]
         left = [0] * len(sites)
-        for state, colour in (("completed", "#2b8a3e"), ("partial", "#f59f00"), ("failed", "#c92a2a"),
-                              ("crawling", "#868e96")):  # fmt: skip
+        for state, colour in (
+            ("completed", "#2b8a3e"),
+            ("partial", "#f59f00"),
+            ("failed", "#c92a2a"),
+            ("crawling", "#868e96"),
+        ):
             values = [int(row[state]) for row in crawl]
             axes.barh(sites, values, left=left, color=colour, label=state)
             left = [a + b for a, b in zip(left, values)]
@@ -87,8 +97,13 @@ def postings_by_site(postings: list[dict]) -> str:
         sites = [row["source"] for row in postings]
         width = 0.27
         for at, (figure_name, colour) in enumerate((("seen", "#1c7ed6"), ("new", "#2b8a3e"), ("gone", "#868e96"))):
-            axes.bar([x + (at - 1) * width for x in range(len(sites))], [int(row[figure_name]) for row in postings],
-                     width, label=figure_name, color=colour)  # fmt: skip
+            axes.bar(
+                [x + (at - 1) * width for x in range(len(sites))],
+                [int(row[figure_name]) for row in postings],
+                width,
+                label=figure_name,
+                color=colour,
+            )
         axes.set_xticks(range(len(sites)), sites)
         axes.set_ylabel("postings")
         axes.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -100,11 +115,25 @@ def salary_ranges(salary: list[dict]) -> str:
     """Per (job, city): the box from the first to the third quartile, the median across it."""
     rows = salary[:15]
     with _figure("salary", 6.4, 0.9 + 0.28 * len(rows)) as (figure, axes):
-        stats = [{"label": f"{row['job']} · {row['city']} (n={row['n']})", "med": row["median"], "q1": row["q1"],
-                  "q3": row["q3"], "whislo": row["q1"], "whishi": row["q3"]} for row in rows]  # fmt: skip
-        axes.bxp(stats, orientation="horizontal", showfliers=False, patch_artist=True,
-                 boxprops={"facecolor": "#d0ebff", "edgecolor": "#1c7ed6"},
-                 medianprops={"color": "#c92a2a"})  # fmt: skip
+        stats = [
+            {
+                "label": f"{row['job']} · {row['city']} (n={row['n']})",
+                "med": row["median"],
+                "q1": row["q1"],
+                "q3": row["q3"],
+                "whislo": row["q1"],
+                "whishi": row["q3"],
+            }
+            for row in rows
+        ]
+        axes.bxp(
+            stats,
+            orientation="horizontal",
+            showfliers=False,
+            patch_artist=True,
+            boxprops={"facecolor": "#d0ebff", "edgecolor": "#1c7ed6"},
+            medianprops={"color": "#c92a2a"},
+        )
         axes.invert_yaxis()
         axes.set_xlabel("CNY a month (midpoint of the range)")
         return _svg(figure)

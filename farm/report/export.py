@@ -25,9 +25,28 @@ from farm.state.db import reader
 
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK = 10_000  # rows a fetch, and a Parquet row group
-COLUMNS = ("id", "source", "job_id", "title", "salary", "salary_min", "salary_max", "salary_months", "salary_unit",
-           "company", "city", "area", "experience", "degree", "tags", "published_at", "url", "keyword_id",
-           "first_seen_at", "last_seen_at")  # fmt: skip
+COLUMNS = (
+    "id",
+    "source",
+    "job_id",
+    "title",
+    "salary",
+    "salary_min",
+    "salary_max",
+    "salary_months",
+    "salary_unit",
+    "company",
+    "city",
+    "area",
+    "experience",
+    "degree",
+    "tags",
+    "published_at",
+    "url",
+    "keyword_id",
+    "first_seen_at",
+    "last_seen_at",
+)
 _TIMES = ("published_at", "first_seen_at", "last_seen_at")
 
 
@@ -97,9 +116,14 @@ def parquet_schema():
     import pyarrow as pa
 
     time = pa.timestamp("us", tz="UTC")
-    types = {"id": pa.int64(), "salary_min": pa.int32(), "salary_max": pa.int32(), "salary_months": pa.int16(),
-             "keyword_id": pa.int64(),
-             **{name: time for name in _TIMES}}  # fmt: skip
+    types = {
+        "id": pa.int64(),
+        "salary_min": pa.int32(),
+        "salary_max": pa.int32(),
+        "salary_months": pa.int16(),
+        "keyword_id": pa.int64(),
+        **{name: time for name in _TIMES},
+    }
     return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
 
 
@@ -112,8 +136,11 @@ def _parquet(chunks, out: BinaryIO) -> int:
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:
         for rows in chunks:
             columns = list(zip(*rows))
-            writer.write_batch(pa.record_batch([pa.array(column, type=field.type)
-                                                for column, field in zip(columns, schema)], schema=schema))  # fmt: skip
+            writer.write_batch(
+                pa.record_batch(
+                    [pa.array(column, type=field.type) for column, field in zip(columns, schema)], schema=schema
+                )
+            )
             count += len(rows)
         if not count:
             writer.write_table(schema.empty_table())

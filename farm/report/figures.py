@@ -38,6 +38,7 @@ class DayFigures:
 
     def to_json(self) -> dict:
         """The figures as JSON values (times as ISO text), as the page embeds them."""
+
         def plain(value):
             if isinstance(value, dict):
                 return {str(key): plain(item) for key, item in value.items()}

@@ -50,10 +50,13 @@ def _e(value) -> str:
 def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join(
-        "<tr>" + "".join(f"<td class=n>{_number(v)}</td>" if at in numeric else f"<td>{_e(v)}</td>"
-                         for at, v in enumerate(row)) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td class=n>{_number(v)}</td>" if at in numeric else f"<td>{_e(v)}</td>" for at, v in enumerate(row)
+        )
+        + "</tr>"
         for row in rows
-    )  # fmt: skip
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -75,17 +78,50 @@ def _crawl(figures: DayFigures, tz) -> str:
     rows = []
     for row in figures.crawl:
         duration = (row["ended"] - row["started"]) if row["started"] and row["ended"] else None
-        rows.append([row["source"], row["keywords"], row["completed"], row["failed"], row["partial"], row["crawling"],
-                     row["pages"], row["blocks"], row["jobs_found"],
-                     row["started"].astimezone(tz).strftime(_TIME) if row["started"] else "–",
-                     _duration(duration)])  # fmt: skip
-    out.append(_table(["site", "keywords", "completed", "failed", "partial", "crawling", "pages", "blocks",
-                       "postings found", "first claim", "duration"], rows, set(range(1, 9))))  # fmt: skip
+        rows.append(
+            [
+                row["source"],
+                row["keywords"],
+                row["completed"],
+                row["failed"],
+                row["partial"],
+                row["crawling"],
+                row["pages"],
+                row["blocks"],
+                row["jobs_found"],
+                row["started"].astimezone(tz).strftime(_TIME) if row["started"] else "–",
+                _duration(duration),
+            ]
+        )
+    out.append(
+        _table(
+            [
+                "site",
+                "keywords",
+                "completed",
+                "failed",
+                "partial",
+                "crawling",
+                "pages",
+                "blocks",
+                "postings found",
+                "first claim",
+                "duration",
+            ],
+            rows,
+            set(range(1, 9)),
+        )
+    )
     out.append(_chart(charts.crawl_states(figures.crawl), "The day's keywords per site, by how they stand."))
     if figures.failures:
         out.append("<h3>Failed, and why</h3>")
-        out.append(_table(["site", "reason", "keywords"],
-                          [[r["source"], r["reason"] or "(no message)", r["keywords"]] for r in figures.failures], {2}))
+        out.append(
+            _table(
+                ["site", "reason", "keywords"],
+                [[r["source"], r["reason"] or "(no message)", r["keywords"]] for r in figures.failures],
+                {2},
+            )
+        )
     return "".join(out)
 
 
@@ -97,18 +133,29 @@ def _duration(delta) -> str:
 
 
 def _postings(figures: DayFigures) -> str:
-    out = [f"<h2 id=postings>Postings</h2><p class=note>Seen: listed on {figures.day}. New: first seen that day. "
-           f"Gone: last seen {figures.gone_after} days before, and not since.</p>"]  # fmt: skip
+    out = [
+        f"<h2 id=postings>Postings</h2><p class=note>Seen: listed on {figures.day}. New: first seen that day. "
+        f"Gone: last seen {figures.gone_after} days before, and not since.</p>"
+    ]
     if not figures.postings:
         out.append(f"<p class=empty>No posting was seen on {figures.day}.</p>")
         return "".join(out)
-    out.append(_table(["site", "seen", "new", "gone"],
-                      [[r["source"], r["seen"], r["new"], r["gone"]] for r in figures.postings], {1, 2, 3}))
+    out.append(
+        _table(
+            ["site", "seen", "new", "gone"],
+            [[r["source"], r["seen"], r["new"], r["gone"]] for r in figures.postings],
+            {1, 2, 3},
+        )
+    )
     out.append(_chart(charts.postings_by_site(figures.postings), "Seen, new and gone postings per site."))
     out.append("<h3>By city</h3>")
-    out.append(_table(["site", "city", "seen", "new", "gone"],
-                      [[r["source"], r["city"] or "–", r["seen"], r["new"], r["gone"]] for r in figures.cities],
-                      {2, 3, 4}))  # fmt: skip
+    out.append(
+        _table(
+            ["site", "city", "seen", "new", "gone"],
+            [[r["source"], r["city"] or "–", r["seen"], r["new"], r["gone"]] for r in figures.cities],
+            {2, 3, 4},
+        )
+    )
     return "".join(out)
 
 
@@ -117,25 +164,36 @@ def _new(figures: DayFigures) -> str:
     if not figures.new_per_day:
         out.append("<p class=empty>No posting was first seen in these days.</p>")
         return "".join(out)
-    out.append(_chart(charts.new_per_day(figures.chart_days, figures.new_per_day),
-                      "Postings first seen each day, per site."))  # fmt: skip
-    out.append(_table(["site", *(day.strftime("%m-%d") for day in figures.chart_days[-7:]), f"{figures.days} days"],
-                      [[site, *values[-7:], sum(values)] for site, values in figures.new_per_day.items()],
-                      set(range(1, 9))))  # fmt: skip
+    out.append(
+        _chart(charts.new_per_day(figures.chart_days, figures.new_per_day), "Postings first seen each day, per site.")
+    )
+    out.append(
+        _table(
+            ["site", *(day.strftime("%m-%d") for day in figures.chart_days[-7:]), f"{figures.days} days"],
+            [[site, *values[-7:], sum(values)] for site, values in figures.new_per_day.items()],
+            set(range(1, 9)),
+        )
+    )
     return "".join(out)
 
 
 def _salary(figures: DayFigures) -> str:
-    out = ["<h2 id=salary>Salaries by keyword and city</h2>"
-           f"<p class=note>The monthly midpoint of each posting seen on {figures.day} that gives both ends of its "
-           "range, in CNY; n is how many postings each figure rests on.</p>"]  # fmt: skip
+    out = [
+        "<h2 id=salary>Salaries by keyword and city</h2>"
+        f"<p class=note>The monthly midpoint of each posting seen on {figures.day} that gives both ends of its "
+        "range, in CNY; n is how many postings each figure rests on.</p>"
+    ]
     if not figures.salary:
         out.append("<p class=empty>No posting seen that day gives a salary range.</p>")
         return "".join(out)
     out.append(_chart(charts.salary_ranges(figures.salary), "First quartile, median and third quartile."))
-    out.append(_table(["keyword", "city", "n", "first quartile", "median", "third quartile"],
-                      [[r["job"], r["city"] or "–", r["n"], r["q1"], r["median"], r["q3"]] for r in figures.salary],
-                      {2, 3, 4, 5}))  # fmt: skip
+    out.append(
+        _table(
+            ["keyword", "city", "n", "first quartile", "median", "third quartile"],
+            [[r["job"], r["city"] or "–", r["n"], r["q1"], r["median"], r["q3"]] for r in figures.salary],
+            {2, 3, 4, 5},
+        )
+    )
     return "".join(out)
 
 

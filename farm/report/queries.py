@@ -152,10 +152,12 @@ def salary_by_job_and_city(conn: Connection, day: date, tz: ZoneInfo) -> list[di
     partition = (KEYWORD.c.job, func.coalesce(P.city, ""))
     ranked = (
         select(
-            job, city, twice,
+            job,
+            city,
+            twice,
             (over(func.row_number(), partition_by=partition, order_by=twice) - 1).label("rank"),
             over(func.count(), partition_by=partition).label("n"),
-        )  # fmt: skip
+        )
         .select_from(POSTING.join(KEYWORD, KEYWORD.c.id == P.keyword_id))
         .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
         .where(P.salary_min.is_not(None), P.salary_max.is_not(None))
@@ -172,14 +174,22 @@ def salary_by_job_and_city(conn: Connection, day: date, tz: ZoneInfo) -> list[di
         return func.sum(case((at_floor, r.twice * (4 - weight)), (above, r.twice * weight), else_=0)) / literal(8.0)
 
     query = (
-        select(r.job, r.city, func.count().label("n"), quartile(1).label("q1"), quartile(2).label("median"),
-               quartile(3).label("q3"))
+        select(
+            r.job,
+            r.city,
+            func.count().label("n"),
+            quartile(1).label("q1"),
+            quartile(2).label("median"),
+            quartile(3).label("q3"),
+        )
         .group_by(r.job, r.city)
         .order_by(func.count().desc(), r.job, r.city)
         .limit(SALARY_GROUPS)
-    )  # fmt: skip
-    return [{**row, "q1": float(row["q1"]), "median": float(row["median"]), "q3": float(row["q3"])}
-            for row in _rows(conn.execute(query))]  # fmt: skip
+    )
+    return [
+        {**row, "q1": float(row["q1"]), "median": float(row["median"]), "q3": float(row["q3"])}
+        for row in _rows(conn.execute(query))
+    ]
 
 
 def top_companies(conn: Connection, day: date, tz: ZoneInfo) -> list[dict]:

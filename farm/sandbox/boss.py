@@ -5,8 +5,8 @@ Per docs/sites.md §1: 30 postings a page (pageSize honoured up to 100), at most
 Blocks are HTTP 200 with a non-zero `code` (37 carries the seed/ts/name a crawler needs to rebuild its token).
 """
 
-import functools
 import base64
+import functools
 import hashlib
 
 from . import hostile, stale, vocab
@@ -20,23 +20,40 @@ CONTENT_TYPE = "application/json"
 
 def parse(request):
     q = request.query
-    return Query(SITE, q.get("city", ""), q.get("query", ""), int_param(q.get("page"), 1),
-                 int_param(q.get("pageSize"), PAGE_SIZE, high=MAX_PAGE_SIZE))
+    return Query(
+        SITE,
+        q.get("city", ""),
+        q.get("query", ""),
+        int_param(q.get("page"), 1),
+        int_param(q.get("pageSize"), PAGE_SIZE, high=MAX_PAGE_SIZE),
+    )
 
 
 def render(world, query, faults=None):
     page, city = page_of(world, query, MAX_PAGES, faults)
     lid = _token("lid", query.city, query.keyword)[:10]
     start = (query.page - 1) * query.page_size
-    jobs = [_item(world.posting(SITE, city, query.keyword, slot), f"{lid}{i:04d}.search.{start + i + 1}")
-            for i, slot in enumerate(page.slots)]
+    jobs = [
+        _item(world.posting(SITE, city, query.keyword, slot), f"{lid}{i:04d}.search.{start + i + 1}")
+        for i, slot in enumerate(page.slots)
+    ]
     spoiled = hostile.spoil(SITE, jobs, faults)
     told = stale.told(page, query.page_size, MAX_PAGES)
     # boss pages by hasMore alone: a stale 'over' count shows as one more page promised by the last real one
     has_more = told.has_more or (page.stale == "over" and page.number == page.pages)
-    body = {"code": 0, "message": "Success", "zpData": {
-        "resCount": told.total, "totalCount": told.reachable, "hasMore": has_more,
-        "lid": f"{lid}.search.{query.page}", "filterString": "", "brandCard": None, "jobList": jobs}}
+    body = {
+        "code": 0,
+        "message": "Success",
+        "zpData": {
+            "resCount": told.total,
+            "totalCount": told.reachable,
+            "hasMore": has_more,
+            "lid": f"{lid}.search.{query.page}",
+            "filterString": "",
+            "brandCard": None,
+            "jobList": jobs,
+        },
+    }
     return to_json(body, spoiled)
 
 
@@ -47,9 +64,12 @@ _EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
 def _company(c):
     """The item fields that depend only on the company, made once per company."""
     return {
-        "encryptBrandId": f"{c.number:x}{'0' * 12}{c.number % 1000:03d}~", "brandName": c.short_name,
+        "encryptBrandId": f"{c.number:x}{'0' * 12}{c.number % 1000:03d}~",
+        "brandName": c.short_name,
         "brandLogo": "https://img.bosszhipin.com/beijin/upload/com/logo/default.png",
-        "brandIndustry": c.industry[0], "brandScaleName": vocab.SIZES[SITE][c.size], "brandStageName": c.stage,
+        "brandIndustry": c.industry[0],
+        "brandScaleName": vocab.SIZES[SITE][c.size],
+        "brandStageName": c.stage,
     }
 
 
@@ -57,17 +77,35 @@ def _item(p, lid):
     token = p.token
     experience, degree = _EXPERIENCE[p.experience], _DEGREE[p.degree]
     return {
-        "securityId": token, "lid": lid, "encryptJobId": p.id, "jobName": p.title,
-        "salaryDesc": salary_desc(p), "jobLabels": [experience, degree],
-        "skills": list(p.skills), "jobExperience": experience,
-        "jobDegree": degree, "city": int(p.city.boss), "cityName": p.city.name,
-        "areaDistrict": p.district, "businessDistrict": p.area, "gps": {"longitude": p.lng, "latitude": p.lat},
+        "securityId": token,
+        "lid": lid,
+        "encryptJobId": p.id,
+        "jobName": p.title,
+        "salaryDesc": salary_desc(p),
+        "jobLabels": [experience, degree],
+        "skills": list(p.skills),
+        "jobExperience": experience,
+        "jobDegree": degree,
+        "city": int(p.city.boss),
+        "cityName": p.city.name,
+        "areaDistrict": p.district,
+        "businessDistrict": p.area,
+        "gps": {"longitude": p.lng, "latitude": p.lat},
         "lastModifyTime": p.published_ts * 1000,
-        "encryptBossId": hashlib.md5(token.encode()).hexdigest()[:26] + "~", "bossName": p.hr_name, "bossTitle": p.hr_title,
-        "bossAvatar": "https://img.bosszhipin.com/boss/avatar/avatar_1.png", "bossOnline": len(p.hr_name) == 2,
+        "encryptBossId": hashlib.md5(token.encode()).hexdigest()[:26] + "~",
+        "bossName": p.hr_name,
+        "bossTitle": p.hr_title,
+        "bossAvatar": "https://img.bosszhipin.com/boss/avatar/avatar_1.png",
+        "bossOnline": len(p.hr_name) == 2,
         **_company(p.company),
-        "welfareList": list(p.welfare), "jobValidStatus": 1, "jobType": 0, "proxyJob": 0, "industry": 100020,
-        "contact": False, "iconWord": "", "goldHunter": 0,
+        "welfareList": list(p.welfare),
+        "jobValidStatus": 1,
+        "jobType": 0,
+        "proxyJob": 0,
+        "industry": 100020,
+        "contact": False,
+        "iconWord": "",
+        "goldHunter": 0,
     }
 
 
@@ -91,9 +129,15 @@ def _blocked(code, message, zp_data):
 
 FAULTS = {
     # __zp_stoken__ missing or stale: the body carries what the security JS needs to recompute it.
-    "boss37": _blocked(37, "您的访问行为异常.", lambda h: {
-        "ts": 1_757_000_000_000 + h % 10**9, "name": f"{h & 0xFFFFFFFF:08x}",
-        "seed": base64.b64encode(h.to_bytes(8, "big") * 4).decode()}),
+    "boss37": _blocked(
+        37,
+        "您的访问行为异常.",
+        lambda h: {
+            "ts": 1_757_000_000_000 + h % 10**9,
+            "name": f"{h & 0xFFFFFFFF:08x}",
+            "seed": base64.b64encode(h.to_bytes(8, "big") * 4).decode(),
+        },
+    ),
     "boss35": _blocked(35, "请完成验证后继续访问", lambda h: {}),
     "boss36": _blocked(36, "您的账户存在异常行为", lambda h: {}),
     "boss7": _blocked(7, "当前登录状态已失效", lambda h: {}),

@@ -48,7 +48,10 @@ def _kinds(ctx, param, value):
     return kinds
 
 
-EPILOG = ("\b\nFault kinds:\n" + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS) + """
+EPILOG = (
+    "\b\nFault kinds:\n"
+    + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS)
+    + """
 
 \b
 Stale totals (--stale-totals; chosen per keyword by a hash of fault seed, site, city, keyword):
@@ -62,39 +65,98 @@ Hostile postings (--hostile-rate; chosen per posting by a hash of fault seed, si
   publish times 0001-01-01 / 9999-12-31 / 2026-02-30 25:61:00 / "" / garbage (boss: ±2**70 ms and the like);
   text fields of 300-3000 emoji, CJK Ext B and combining marks, or with NUL, ESC, U+202E, newline, tab;
   tag lists of numbers, null, nested lists and objects; 2**70, -2**70, ±1e308 in raw-only numbers;
-  an object nested 120 deep. farm/sandbox/hostile.py lists the fields of each site.""")
+  an object nested 120 deep. farm/sandbox/hostile.py lists the fields of each site."""
+)
 
 
 @click.command(epilog=EPILOG)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8780, show_default=True, type=click.IntRange(0, 65535),
-              help="Port; 0 picks a free one.")
+@click.option(
+    "--port", default=8780, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one."
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the generated postings.")
-@click.option("--postings", callback=_postings, metavar="MIN:MAX",
-              help="Range of per-keyword posting totals (200:200 gives every keyword 200). "
-                   "Default: a realistic spread from 0 to past every site's page cap.")
-@click.option("--fault-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
-              help="Share of search requests that fail.")
-@click.option("--fault-kinds", callback=_kinds, metavar="KIND,KIND",
-              help="Fault kinds to draw from (default all); each hits only the sites it belongs to.")
+@click.option(
+    "--postings",
+    callback=_postings,
+    metavar="MIN:MAX",
+    help="Range of per-keyword posting totals (200:200 gives every keyword 200). "
+    "Default: a realistic spread from 0 to past every site's page cap.",
+)
+@click.option(
+    "--fault-rate",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Share of search requests that fail.",
+)
+@click.option(
+    "--fault-kinds",
+    callback=_kinds,
+    metavar="KIND,KIND",
+    help="Fault kinds to draw from (default all); each hits only the sites it belongs to.",
+)
 @click.option("--fault-seed", default=0, show_default=True, type=int, help="Seed of the fault draws.")
-@click.option("--fail-keyword", "fail_keywords", multiple=True, callback=_fail_keywords,
-              metavar="KEYWORD=KIND", help="This keyword (or site:keyword) always fails with KIND. Repeatable.")
-@click.option("--slow-ms", default=1500, show_default=True, type=click.IntRange(0),
-              help="Delay of the 'slow' fault.")
-@click.option("--retry-after", default=1, show_default=True, type=click.IntRange(0),
-              help="Retry-After seconds of the 'http429' fault.")
-@click.option("--stale-totals", default=0.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
-              help="Share of keywords whose page 1 reports stale totals (under, over, zhilian zero; see below); "
-                   "later pages tell the truth.")
-@click.option("--hostile-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1), metavar="RATE",
-              help="Share of postings whose fields carry hostile values (see below); ids stay the same.")
-@click.option("--outage-after-pages", type=click.IntRange(1), metavar="N",
-              help="Once N search pages have been served, drop every search connection for --outage-seconds.")
-@click.option("--outage-seconds", type=click.FloatRange(0, 86400, max_open=True), metavar="S",
-              help="Length of the --outage-after-pages outage.")
-def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fail_keywords, slow_ms, retry_after,
-            stale_totals, hostile_rate, outage_after_pages, outage_seconds):
+@click.option(
+    "--fail-keyword",
+    "fail_keywords",
+    multiple=True,
+    callback=_fail_keywords,
+    metavar="KEYWORD=KIND",
+    help="This keyword (or site:keyword) always fails with KIND. Repeatable.",
+)
+@click.option("--slow-ms", default=1500, show_default=True, type=click.IntRange(0), help="Delay of the 'slow' fault.")
+@click.option(
+    "--retry-after",
+    default=1,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Retry-After seconds of the 'http429' fault.",
+)
+@click.option(
+    "--stale-totals",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    metavar="RATE",
+    help="Share of keywords whose page 1 reports stale totals (under, over, zhilian zero; see below); "
+    "later pages tell the truth.",
+)
+@click.option(
+    "--hostile-rate",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    metavar="RATE",
+    help="Share of postings whose fields carry hostile values (see below); ids stay the same.",
+)
+@click.option(
+    "--outage-after-pages",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Once N search pages have been served, drop every search connection for --outage-seconds.",
+)
+@click.option(
+    "--outage-seconds",
+    type=click.FloatRange(0, 86400, max_open=True),
+    metavar="S",
+    help="Length of the --outage-after-pages outage.",
+)
+def sandbox(
+    host,
+    port,
+    seed,
+    postings,
+    fault_rate,
+    fault_kinds,
+    fault_seed,
+    fail_keywords,
+    slow_ms,
+    retry_after,
+    stale_totals,
+    hostile_rate,
+    outage_after_pages,
+    outage_seconds,
+):
     """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
 
     Point FARM_BOSS_BASE_URL, FARM_QCWY_BASE_URL and FARM_ZHILIAN_BASE_URL at the printed URL.
@@ -103,8 +165,9 @@ def sandbox(host, port, seed, postings, fault_rate, fault_kinds, fault_seed, fai
     """
     if (outage_after_pages is None) != (outage_seconds is None):
         raise click.UsageError("--outage-after-pages and --outage-seconds go together")
-    faults = FaultConfig(fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after, stale_totals,
-                         hostile_rate)
+    faults = FaultConfig(
+        fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after, stale_totals, hostile_rate
+    )
     outage = Outage(outage_after_pages, outage_seconds or 0.0)
     asyncio.run(_serve(Sandbox(seed, postings, faults, outage), host, port))
 

@@ -28,12 +28,21 @@ from .sites import SITE_MODULES
 def add_routes(app, sandbox):
     async def health(request):
         postings = list(sandbox.world.postings) if sandbox.world.postings else None
-        return web.json_response({"status": "ok", "seed": sandbox.world.seed, "postings": postings,
-                                  "sites": list(SITES), "pages_rendered": sandbox.rendered})
+        return web.json_response(
+            {
+                "status": "ok",
+                "seed": sandbox.world.seed,
+                "postings": postings,
+                "sites": list(SITES),
+                "pages_rendered": sandbox.rendered,
+            }
+        )
 
     async def counts(request):
-        rows = [{"site": s, "city": c, "keyword": k, "page": p, "count": n}
-                for (s, c, k, p), n in sorted(sandbox.counts.items())]
+        rows = [
+            {"site": s, "city": c, "keyword": k, "page": p, "count": n}
+            for (s, c, k, p), n in sorted(sandbox.counts.items())
+        ]
         return web.json_response({"counts": rows}, dumps=_dumps)
 
     async def reset(request):
@@ -48,8 +57,7 @@ def add_routes(app, sandbox):
         q = request.query
         if q.get("site") not in SITES or "city" not in q or "keyword" not in q:
             return _error(f"truth needs site (one of {', '.join(SITES)}), city and keyword")
-        return web.json_response(truth(sandbox, q["site"], q["city"], q["keyword"], q.get("page_size")),
-                                 dumps=_dumps)
+        return web.json_response(truth(sandbox, q["site"], q["city"], q["keyword"], q.get("page_size")), dumps=_dumps)
 
     async def faults_view(request):
         if request.method == "POST":
@@ -92,9 +100,18 @@ def truth(sandbox, site, city, keyword, page_size=None):
     faults = sandbox.faults.config
     page, found = page_of(sandbox.world, Query(site, code, keyword, 1, size), mod.MAX_PAGES, faults)
     ids = [slot[0] for slot in sandbox.world.slots(site, found, keyword, page.reachable)] if found else []
-    return {"site": site, "city": code, "keyword": keyword, "total": page.total, "reachable": page.reachable,
-            "page_size": size, "pages": page.pages, "ids": ids, "stale": page.stale,
-            "hostile": [i for i in ids if hostile.picked(faults, site, i) is not None]}
+    return {
+        "site": site,
+        "city": code,
+        "keyword": keyword,
+        "total": page.total,
+        "reachable": page.reachable,
+        "page_size": size,
+        "pages": page.pages,
+        "ids": ids,
+        "stale": page.stale,
+        "hostile": [i for i in ids if hostile.picked(faults, site, i) is not None],
+    }
 
 
 def _dumps(value):

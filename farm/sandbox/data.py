@@ -26,8 +26,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from .cities import LOCAL_CITIES, NATIONWIDE
 from . import vocab
+from .cities import LOCAL_CITIES, NATIONWIDE
 
 CST = timezone(timedelta(hours=8))
 SHARED_POOL = 40
@@ -44,8 +44,8 @@ _CLOCK = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(24 * 60))  # "HH:MM"
 # Every combination a posting may draw, made once: one remainder of the posting's bits picks one.
 _HR_NAMES = tuple(s + g1 + g2 for s in vocab.SURNAMES for g1 in vocab.GIVEN for g2 in _HR_GIVEN2)
 _MISC = tuple((m, d, t) for m in _MONTHS for d in _DEGREE for t in vocab.HR_TITLES)  # months, degree, HR title
-_WELFARES = tuple((vocab.WELFARE * 2)[start:start + k] for start in range(len(vocab.WELFARE)) for k in range(6))
-_SHARED_SKILLS = tuple((vocab.SOFT_SKILLS * 2)[start:start + 3] for start in range(len(vocab.SOFT_SKILLS)))
+_WELFARES = tuple((vocab.WELFARE * 2)[start : start + k] for start in range(len(vocab.WELFARE)) for k in range(6))
+_SHARED_SKILLS = tuple((vocab.SOFT_SKILLS * 2)[start : start + 3] for start in range(len(vocab.SOFT_SKILLS)))
 
 
 def _pay_table(base):
@@ -130,8 +130,21 @@ class Posting:
 class KeywordList:
     """One (site, city, keyword)'s slots, drawn lazily from one seeded random.Random as far as asked."""
 
-    __slots__ = ("world", "site", "city", "keyword", "total", "slots", "_rng", "_at", "_seen", "_pool",
-                 "titles", "skills", "technical")
+    __slots__ = (
+        "world",
+        "site",
+        "city",
+        "keyword",
+        "total",
+        "slots",
+        "_rng",
+        "_at",
+        "_seen",
+        "_pool",
+        "titles",
+        "skills",
+        "technical",
+    )
 
     def __init__(self, world, site, city, keyword):
         self.world, self.site, self.city, self.keyword = world, site, city, keyword
@@ -149,7 +162,7 @@ class KeywordList:
         self.titles = tuple((t, "实习" in t) for t in titles)  # (title, is an internship)
         pool = vocab.TECH_SKILLS if self.technical else vocab.SOFT_SKILLS
         # the keyword, then a run of one to four skills of the pool from any start, wrapping
-        self.skills = tuple((kw, *(pool * 2)[i:i + k]) for i in range(len(pool)) for k in range(1, 5))
+        self.skills = tuple((kw, *(pool * 2)[i : i + k]) for i in range(len(pool)) for k in range(1, 5))
 
     def upto(self, end):
         """The slots [0, end) (fewer if the keyword has fewer), drawing what was not drawn yet."""
@@ -233,8 +246,9 @@ class World:
                 rng = rng_for(self.seed, "shared", site, city.name, j)
                 idbits = rng.getrandbits(64)
                 company = idbits % vocab.COMPANY_POOL
-                pool.append((self.make_id(site, idbits // vocab.COMPANY_POOL, company), rng.getrandbits(128),
-                             company, j))
+                pool.append(
+                    (self.make_id(site, idbits // vocab.COMPANY_POOL, company), rng.getrandbits(128), company, j)
+                )
             self._pools[(site, city.name)] = pool
         return pool
 
@@ -242,8 +256,10 @@ class World:
         """The site's id for a posting from random bits `n` (and its company, which zhilian ids name)."""
         if site == "boss":
             chars = vocab.ID_CHARS
-            return (f"{n & 0xFFFFFFFFFFF:011x}000000000000000{chars[(n >> 44) % 36]}{chars[(n >> 50) % 36]}"
-                    f"{chars[(n >> 56) % 36]}{chars[(n >> 62) % 36]}")
+            return (
+                f"{n & 0xFFFFFFFFFFF:011x}000000000000000{chars[(n >> 44) % 36]}{chars[(n >> 50) % 36]}"
+                f"{chars[(n >> 56) % 36]}{chars[(n >> 62) % 36]}"
+            )
         if site == "qcwy":
             return str(100_000_000 + n % 900_000_000)
         return f"CC{self.company(site, company).number}J{40_000_000_000 + n % 60_000_000_000}"
@@ -326,6 +342,24 @@ class World:
         days, secs = divmod(ts + 8 * 3600, 86400)
         published = f"{self._days[days + 719163 - self._day_base]} {_CLOCK[secs // 60]}:{secs % 60:02d}"
         return Posting(
-            pid, title, self.company(site, company), where, district, abbr, area, low, high, months, experience,
-            degree, skills, welfare, ts, published, hr_name, hr_title, lats[(b >> 10) & 1023], lngs[b & 1023],
+            pid,
+            title,
+            self.company(site, company),
+            where,
+            district,
+            abbr,
+            area,
+            low,
+            high,
+            months,
+            experience,
+            degree,
+            skills,
+            welfare,
+            ts,
+            published,
+            hr_name,
+            hr_title,
+            lats[(b >> 10) & 1023],
+            lngs[b & 1023],
         )

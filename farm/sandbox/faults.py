@@ -24,17 +24,31 @@ SITE_KINDS = {site: tuple(mod.FAULTS) for site, mod in SITE_MODULES.items()}
 GENERIC_KINDS = ("http403", "http429", "http500", "http502", "http503", "slow", "drop", "truncate")
 ALL_KINDS = tuple(k for kinds in SITE_KINDS.values() for k in kinds) + GENERIC_KINDS
 DESCRIPTIONS = {
-    "boss37": "boss code 37 访问行为异常, zpData with seed/ts/name", "boss35": "boss code 35 captcha",
-    "boss36": "boss code 36 account risk", "boss7": "boss code 7 login expired",
-    "qcwy_waf": "51job Aliyun WAF JS challenge (var arg1=...)", "qcwy_slider": "51job Aliyun slider page (nc_1_n1z)",
-    "qcwy_throttle": "51job status 1001, no items", "zhilian_verify": "zhilian 安全验证 / Security Verification page",
-    "zhilian_login": "zhilian 0 results + 登录之后再搜索", "http403": "HTTP 403", "http429": "HTTP 429 + Retry-After",
-    "http500": "HTTP 500", "http502": "HTTP 502", "http503": "HTTP 503",
-    "slow": "the right page after --slow-ms (counted as served)", "drop": "close the socket, no response",
+    "boss37": "boss code 37 访问行为异常, zpData with seed/ts/name",
+    "boss35": "boss code 35 captcha",
+    "boss36": "boss code 36 account risk",
+    "boss7": "boss code 7 login expired",
+    "qcwy_waf": "51job Aliyun WAF JS challenge (var arg1=...)",
+    "qcwy_slider": "51job Aliyun slider page (nc_1_n1z)",
+    "qcwy_throttle": "51job status 1001, no items",
+    "zhilian_verify": "zhilian 安全验证 / Security Verification page",
+    "zhilian_login": "zhilian 0 results + 登录之后再搜索",
+    "http403": "HTTP 403",
+    "http429": "HTTP 429 + Retry-After",
+    "http500": "HTTP 500",
+    "http502": "HTTP 502",
+    "http503": "HTTP 503",
+    "slow": "the right page after --slow-ms (counted as served)",
+    "drop": "close the socket, no response",
     "truncate": "Content-Length of the full page, half of it sent, then close",
 }
-_REASONS = {403: "Forbidden", 429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Temporarily Unavailable"}
+_REASONS = {
+    403: "Forbidden",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Temporarily Unavailable",
+}
 
 
 def applies(kind, site):
@@ -57,8 +71,16 @@ class FaultConfig:
         """Validate a control-endpoint or CLI config; ValueError names what is wrong."""
         if not isinstance(data, dict):
             raise ValueError("the fault config must be a JSON object")
-        unknown = set(data) - {"rate", "seed", "kinds", "keywords", "slow_ms", "retry_after", "stale_totals",
-                               "hostile_rate"}
+        unknown = set(data) - {
+            "rate",
+            "seed",
+            "kinds",
+            "keywords",
+            "slow_ms",
+            "retry_after",
+            "stale_totals",
+            "hostile_rate",
+        }
         if unknown:
             raise ValueError(f"unknown fault config keys: {', '.join(sorted(unknown))}")
         rate, stale_totals, hostile_rate = (_share(data, name) for name in ("rate", "stale_totals", "hostile_rate"))
@@ -72,13 +94,21 @@ class FaultConfig:
         slow_ms, retry_after = int(data.get("slow_ms", cls.slow_ms)), int(data.get("retry_after", cls.retry_after))
         if slow_ms < 0 or retry_after < 0:
             raise ValueError("slow_ms and retry_after must not be negative")
-        return cls(rate, int(data.get("seed", 0)), tuple(kinds), keywords, slow_ms, retry_after, stale_totals,
-                   hostile_rate)
+        return cls(
+            rate, int(data.get("seed", 0)), tuple(kinds), keywords, slow_ms, retry_after, stale_totals, hostile_rate
+        )
 
     def to_json(self):
-        return {"rate": self.rate, "seed": self.seed, "kinds": list(self.kinds), "keywords": self.keywords,
-                "slow_ms": self.slow_ms, "retry_after": self.retry_after, "stale_totals": self.stale_totals,
-                "hostile_rate": self.hostile_rate}
+        return {
+            "rate": self.rate,
+            "seed": self.seed,
+            "kinds": list(self.kinds),
+            "keywords": self.keywords,
+            "slow_ms": self.slow_ms,
+            "retry_after": self.retry_after,
+            "stale_totals": self.stale_totals,
+            "hostile_rate": self.hostile_rate,
+        }
 
 
 def _share(data, name):
@@ -137,6 +167,8 @@ async def generic(kind, request, body, content_type, config):
     status = int(kind[4:])
     reason = _REASONS[status]
     headers = {"Retry-After": str(config.retry_after)} if status == 429 else {}
-    page = (f"<html><head><title>{status} {reason}</title></head><body><center><h1>{status} {reason}</h1>"
-            f"</center><hr><center>nginx</center></body></html>")
+    page = (
+        f"<html><head><title>{status} {reason}</title></head><body><center><h1>{status} {reason}</h1>"
+        f"</center><hr><center>nginx</center></body></html>"
+    )
     return web.Response(status=status, text=page, content_type="text/html", headers=headers)

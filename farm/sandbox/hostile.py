@@ -54,22 +54,50 @@ class Fields:
 
 FIELDS = {
     "boss": Fields(
-        "encryptJobId", ("lastModifyTime",),
-        ("jobName", "salaryDesc", "brandName", "cityName", "areaDistrict", "businessDistrict", "jobExperience",
-         "jobDegree"),
-        ("brandLogo", "bossAvatar"), {"skills": None, "welfareList": None, "jobLabels": None},
-        ("industry", "jobValidStatus", ("gps", "longitude"), ("gps", "latitude")), "iconWord"),
+        "encryptJobId",
+        ("lastModifyTime",),
+        (
+            "jobName",
+            "salaryDesc",
+            "brandName",
+            "cityName",
+            "areaDistrict",
+            "businessDistrict",
+            "jobExperience",
+            "jobDegree",
+        ),
+        ("brandLogo", "bossAvatar"),
+        {"skills": None, "welfareList": None, "jobLabels": None},
+        ("industry", "jobValidStatus", ("gps", "longitude"), ("gps", "latitude")),
+        "iconWord",
+    ),
     "qcwy": Fields(
-        "jobId", ("issueDateString", "confirmDateString", "updateDateTime"),
-        ("jobName", "provideSalaryString", "fullCompanyName", "companyName", "jobAreaString",
-         ("jobAreaLevelDetail", "cityString"), "workYearString", "degreeString"),
-        ("jobHref", "companyHref"), {"jobTags": None, "jobWelfareCodeDataList": "chineseTitle"},
-        ("jobSalaryMin", "jobSalaryMax", "lon", "lat"), "jobNumString"),
+        "jobId",
+        ("issueDateString", "confirmDateString", "updateDateTime"),
+        (
+            "jobName",
+            "provideSalaryString",
+            "fullCompanyName",
+            "companyName",
+            "jobAreaString",
+            ("jobAreaLevelDetail", "cityString"),
+            "workYearString",
+            "degreeString",
+        ),
+        ("jobHref", "companyHref"),
+        {"jobTags": None, "jobWelfareCodeDataList": "chineseTitle"},
+        ("jobSalaryMin", "jobSalaryMax", "lon", "lat"),
+        "jobNumString",
+    ),
     "zhilian": Fields(
-        "number", ("publishTime",),
+        "number",
+        ("publishTime",),
         ("name", "salary60", "companyName", "workCity", "cityDistrict", "streetName", "workingExp", "education"),
-        ("positionUrl", "companyUrl"), {"showSkillTags": "tag", "skillLabel": "value", "welfareLabel": None},
-        ("salaryReal", "cityId", "companyNumber", "subJobTypeLevelName"), "staffCard"),
+        ("positionUrl", "companyUrl"),
+        {"showSkillTags": "tag", "skillLabel": "value", "welfareLabel": None},
+        ("salaryReal", "cityId", "companyNumber", "subJobTypeLevelName"),
+        "staffCard",
+    ),
 }
 
 TIMES = ("0001-01-01 00:00:00", "9999-12-31 23:59:59", "2026-02-30 25:61:00", "", "昨天 ??:?? 发布")
@@ -145,7 +173,7 @@ def _set(item, name, make):
 
 def _long_value(value, h, url):
     start = h % len(_ALPHABET)
-    text = _LONG[start:start + MIN_LONG + (h >> 8) % (MAX_LONG - MIN_LONG + 1)]
+    text = _LONG[start : start + MIN_LONG + (h >> 8) % (MAX_LONG - MIN_LONG + 1)]
     if not url:
         return text
     scheme, _, rest = value.partition("://")
@@ -160,5 +188,4 @@ def _control(value):
 def _tags(key):
     if key is None:
         return list(PLAIN_TAGS)
-    return [{key: 7}, None, {key: None}, {key: ["嵌套", {"对象": 1}]}, 2**70, ["列表"], {"other": "x"},
-            {key: "正常"}]
+    return [{key: 7}, None, {key: None}, {key: ["嵌套", {"对象": 1}]}, 2**70, ["列表"], {"other": "x"}, {key: "正常"}]

@@ -42,9 +42,15 @@ class Outage:
 
     def status(self):
         remaining = max(0.0, self.until - self._clock()) if self.until else 0.0
-        return {"active": remaining > 0, "until": time.time() + remaining if self.until else None,
-                "remaining": round(remaining, 3), "seconds": self.seconds, "dropped": self.dropped,
-                "after_pages": self.after_pages, "pages_served": self.served}
+        return {
+            "active": remaining > 0,
+            "until": time.time() + remaining if self.until else None,
+            "remaining": round(remaining, 3),
+            "seconds": self.seconds,
+            "dropped": self.dropped,
+            "after_pages": self.after_pages,
+            "pages_served": self.served,
+        }
 
     @staticmethod
     def parse(data):

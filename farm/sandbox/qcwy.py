@@ -33,8 +33,13 @@ def sign(path_and_query):
 
 def parse(request):
     q = request.query
-    return Query(SITE, q.get("jobArea", ""), q.get("keyword", ""), int_param(q.get("pageNum"), 1),
-                 int_param(q.get("pageSize"), PAGE_SIZE, high=MAX_PAGE_SIZE))
+    return Query(
+        SITE,
+        q.get("jobArea", ""),
+        q.get("keyword", ""),
+        int_param(q.get("pageNum"), 1),
+        int_param(q.get("pageSize"), PAGE_SIZE, high=MAX_PAGE_SIZE),
+    )
 
 
 def reject(request, query):
@@ -51,8 +56,9 @@ def reject(request, query):
 def finish(request, body):
     """Fill the per-search `req` hash into a cached page."""
     q = request.query
-    req = hashlib.md5("|".join((q.get("timestamp", ""), q.get("requestId", ""), q.get("keyword", ""),
-                                q.get("jobArea", ""))).encode()).hexdigest()
+    req = hashlib.md5(
+        "|".join((q.get("timestamp", ""), q.get("requestId", ""), q.get("keyword", ""), q.get("jobArea", ""))).encode()
+    ).hexdigest()
     return body.replace(REQ_PLACEHOLDER, req.encode())
 
 
@@ -61,9 +67,11 @@ def render(world, query, faults=None):
     items = [_item(world.posting(SITE, city, query.keyword, slot)) for slot in page.slots]
     spoiled = hostile.spoil(SITE, items, faults)
     told = stale.told(page, query.page_size, MAX_PAGES)
-    body = {"status": "1", "message": "", "resultbody": {
-        "searchType": "2", "requestId": "",
-        "job": {"totalCount": told.total, "items": items}}}
+    body = {
+        "status": "1",
+        "message": "",
+        "resultbody": {"searchType": "2", "requestId": "", "job": {"totalCount": told.total, "items": items}},
+    }
     return to_json(body, spoiled)
 
 
@@ -79,10 +87,17 @@ def _place(p):
         city = p.city
         district_no = [d[0] for d in city.districts].index(p.district) + 1
         made = _PLACES[key] = {
-            "workAreaCode": f"{city.qcwy[:4]}{district_no:02d}", "jobAreaCode": city.qcwy,
-            "jobAreaString": f"{city.name}·{p.district}", "hrefAreaPinYin": f"{city.pinyin}-{p.district_abbr}",
-            "jobAreaLevelDetail": {"provinceCode": city.qcwy[:2] + "0000", "cityCode": city.qcwy,
-                                   "cityString": city.name, "districtString": p.district, "landMarkString": p.area},
+            "workAreaCode": f"{city.qcwy[:4]}{district_no:02d}",
+            "jobAreaCode": city.qcwy,
+            "jobAreaString": f"{city.name}·{p.district}",
+            "hrefAreaPinYin": f"{city.pinyin}-{p.district_abbr}",
+            "jobAreaLevelDetail": {
+                "provinceCode": city.qcwy[:2] + "0000",
+                "cityCode": city.qcwy,
+                "cityString": city.name,
+                "districtString": p.district,
+                "landMarkString": p.area,
+            },
         }
     return made
 
@@ -90,9 +105,13 @@ def _place(p):
 @functools.cache
 def _company(c):
     return {
-        "fullCompanyName": c.full_name, "companyName": c.short_name, "coId": str(c.number),
-        "companyTypeString": vocab.KINDS[SITE][c.kind], "companySizeString": vocab.SIZES[SITE][c.size],
-        "companyIndustryType1Str": c.industry[1], "companyIndustryType2Str": "",
+        "fullCompanyName": c.full_name,
+        "companyName": c.short_name,
+        "coId": str(c.number),
+        "companyTypeString": vocab.KINDS[SITE][c.kind],
+        "companySizeString": vocab.SIZES[SITE][c.size],
+        "companyIndustryType1Str": c.industry[1],
+        "companyIndustryType2Str": "",
         "companyHref": f"https://jobs.51job.com/all/co{c.number}.html",
     }
 
@@ -101,8 +120,11 @@ def _pay(p):
     key = (p.salary_min, p.salary_max, p.months)
     made = _PAYS.get(key)
     if made is None:
-        made = _PAYS[key] = {"provideSalaryString": salary_string(p), "jobSalaryMin": str(p.salary_min),
-                             "jobSalaryMax": str(p.salary_max)}
+        made = _PAYS[key] = {
+            "provideSalaryString": salary_string(p),
+            "jobSalaryMin": str(p.salary_min),
+            "jobSalaryMax": str(p.salary_max),
+        }
     return made
 
 
@@ -120,14 +142,27 @@ def _item(p):
     experience = _EXPERIENCE[p.experience]
     place = _place(p)
     return {
-        "jobId": p.id, "jobType": "0", "jobName": p.title, "jobTags": [*p.skills[:3], experience],
-        "jobNumString": "招1人", **place, **_pay(p),
-        "issueDateString": issued, "confirmDateString": issued, "updateDateTime": issued,
-        "workYear": _WORK_YEAR[p.experience], "workYearString": experience,
-        "degreeString": _DEGREE[p.degree], "termStr": "全职",
-        "jobWelfareCodeDataList": _welfare(p.welfare), **_company(p.company),
-        "hrName": p.hr_name, "hrPosition": p.hr_title, "hrIsOnline": len(p.hr_name) == 2,
-        "lon": str(p.lng), "lat": str(p.lat),
+        "jobId": p.id,
+        "jobType": "0",
+        "jobName": p.title,
+        "jobTags": [*p.skills[:3], experience],
+        "jobNumString": "招1人",
+        **place,
+        **_pay(p),
+        "issueDateString": issued,
+        "confirmDateString": issued,
+        "updateDateTime": issued,
+        "workYear": _WORK_YEAR[p.experience],
+        "workYearString": experience,
+        "degreeString": _DEGREE[p.degree],
+        "termStr": "全职",
+        "jobWelfareCodeDataList": _welfare(p.welfare),
+        **_company(p.company),
+        "hrName": p.hr_name,
+        "hrPosition": p.hr_title,
+        "hrIsOnline": len(p.hr_name) == 2,
+        "lon": str(p.lng),
+        "lat": str(p.lat),
         "jobDescribe": f"一、岗位职责\n1、负责{p.title}相关工作；\n二、任职要求\n1、熟悉{'、'.join(p.skills)}。",
         "jobHref": f"https://jobs.51job.com/{place['hrefAreaPinYin']}/{p.id}.html{_HREF_TAIL}",
     }
@@ -135,6 +170,7 @@ def _item(p):
 
 def salary_string(p):
     """51job's wording: 7-9千, 8千-1.2万, 1.5-2.5万, with ·13薪 when more than 12 months."""
+
     def part(yuan, unit):
         value = yuan / (1000 if unit == "千" else 10000)
         return f"{value:.1f}".rstrip("0").rstrip(".")
@@ -154,8 +190,11 @@ def _json(body):
 
 
 def _status(status, message):
-    return 200, CONTENT_TYPE, _json({"status": status, "message": message,
-                                     "resultbody": {"job": {"totalCount": 0, "items": []}}})
+    return (
+        200,
+        CONTENT_TYPE,
+        _json({"status": status, "message": message, "resultbody": {"job": {"totalCount": 0, "items": []}}}),
+    )
 
 
 WAF_CHALLENGE = """<html><script>
@@ -178,10 +217,16 @@ WAF_SLIDER = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>访问�
 
 FAULTS = {
     # Aliyun's JS challenge: the crawler computes acw_sc__v2 from arg1 and retries.
-    "qcwy_waf": lambda query, h: (200, "text/html", WAF_CHALLENGE.format(
-        arg1=hashlib.sha1(str(h).encode()).hexdigest().upper()).encode()),
-    "qcwy_slider": lambda query, h: (200, "text/html; charset=utf-8", WAF_SLIDER.format(
-        tag=f"{h & 0xFFFFFF:06x}", trace=f"{h:016x}").encode()),
+    "qcwy_waf": lambda query, h: (
+        200,
+        "text/html",
+        WAF_CHALLENGE.format(arg1=hashlib.sha1(str(h).encode()).hexdigest().upper()).encode(),
+    ),
+    "qcwy_slider": lambda query, h: (
+        200,
+        "text/html; charset=utf-8",
+        WAF_SLIDER.format(tag=f"{h & 0xFFFFFF:06x}", trace=f"{h:016x}").encode(),
+    ),
     # Throttling as the API itself says it: status 1001 with no items.
     "qcwy_throttle": lambda query, h: _status("1001", "访问过于频繁，请稍后再试"),
 }

@@ -7,9 +7,9 @@ and what the search endpoints serve cannot drift apart.
 
 import json
 import math
+from dataclasses import dataclass
 
 import orjson
-from dataclasses import dataclass
 
 from . import stale as stale_totals
 from .cities import city_for
@@ -54,8 +54,13 @@ def page_of(world, query, max_pages, faults=None):
     start = (query.page - 1) * query.page_size
     end = min(start + query.page_size, reachable)
     slots = found.upto(end)[start:end] if end > start else []
-    stale = stale_totals.variant(faults.stale_totals, faults.seed, query.site, city.name, query.keyword, found.total,
-                                 query.page_size) if faults else None
+    stale = (
+        stale_totals.variant(
+            faults.stale_totals, faults.seed, query.site, city.name, query.keyword, found.total, query.page_size
+        )
+        if faults
+        else None
+    )
     return Page(query.page, slots, found.total, reachable, math.ceil(reachable / query.page_size), stale), city
 
 

@@ -23,16 +23,36 @@ READY_PREFIX = "farm sandbox listening on "
 
 
 class SandboxProcess:
-    def __init__(self, seed=0, postings=None, fault_rate=None, fault_kinds=None, fault_seed=None,
-                 fail_keywords=None, slow_ms=None, retry_after=None, stale_totals=None, hostile_rate=None,
-                 outage_after_pages=None, outage_seconds=None, host="127.0.0.1", python=sys.executable):
+    def __init__(
+        self,
+        seed=0,
+        postings=None,
+        fault_rate=None,
+        fault_kinds=None,
+        fault_seed=None,
+        fail_keywords=None,
+        slow_ms=None,
+        retry_after=None,
+        stale_totals=None,
+        hostile_rate=None,
+        outage_after_pages=None,
+        outage_seconds=None,
+        host="127.0.0.1",
+        python=sys.executable,
+    ):
         args = [python, "-m", "farm.sandbox", "--host", host, "--port", "0", "--seed", str(seed)]
         if postings is not None:
             args += ["--postings", f"{postings[0]}:{postings[1]}"]
-        for flag, value in (("--fault-rate", fault_rate), ("--fault-seed", fault_seed),
-                            ("--slow-ms", slow_ms), ("--retry-after", retry_after),
-                            ("--stale-totals", stale_totals), ("--hostile-rate", hostile_rate),
-                            ("--outage-after-pages", outage_after_pages), ("--outage-seconds", outage_seconds)):
+        for flag, value in (
+            ("--fault-rate", fault_rate),
+            ("--fault-seed", fault_seed),
+            ("--slow-ms", slow_ms),
+            ("--retry-after", retry_after),
+            ("--stale-totals", stale_totals),
+            ("--hostile-rate", hostile_rate),
+            ("--outage-after-pages", outage_after_pages),
+            ("--outage-seconds", outage_seconds),
+        ):
             if value is not None:
                 args += [flag, str(value)]
         if fault_kinds:
@@ -46,13 +66,18 @@ class SandboxProcess:
     def start(self):
         # stderr goes to a file: an unread pipe would block a chatty child once its buffer filled.
         self._errors = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._errors, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.proc = subprocess.Popen(
+            self.args,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         line = self._first_line()
         if not line.startswith(READY_PREFIX):
             self.stop()
             raise RuntimeError(f"sandbox did not start: {line!r}\n{self.stderr()[-2000:]}")
-        self.url = line[len(READY_PREFIX):].strip()
+        self.url = line[len(READY_PREFIX) :].strip()
         return self
 
     def _first_line(self):
@@ -90,8 +115,12 @@ class SandboxProcess:
 
     def _call(self, path, body=None):
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method="GET" if body is None else "POST",
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method="GET" if body is None else "POST",
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
 

@@ -51,8 +51,11 @@ _EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
 def _company(c):
     """The item fields that depend only on the company, made once per company."""
     return {
-        "companyName": c.full_name, "companyNumber": f"CZ{c.number}", "companySize": vocab.SIZES[SITE][c.size],
-        "propertyName": vocab.KINDS[SITE][c.kind], "industryName": c.industry[2],
+        "companyName": c.full_name,
+        "companyNumber": f"CZ{c.number}",
+        "companySize": vocab.SIZES[SITE][c.size],
+        "propertyName": vocab.KINDS[SITE][c.kind],
+        "industryName": c.industry[2],
         "companyUrl": f"https://www.zhaopin.com/companydetail/CZ{c.number}.htm",
     }
 
@@ -60,14 +63,26 @@ def _company(c):
 def _item(p):
     exp, degree = _EXPERIENCE[p.experience], _DEGREE[p.degree]
     return {
-        "number": p.id, "name": p.title, "positionUrl": f"https://www.zhaopin.com/jobdetail/{p.id}.htm",
-        "salary60": salary60(p), "salaryReal": f"{p.salary_min}-{p.salary_max}", **_company(p.company),
-        "cityId": p.city.zhilian, "workCity": p.city.name, "cityDistrict": p.district, "streetName": p.area,
-        "workingExp": exp, "education": degree, "publishTime": p.published_text,
+        "number": p.id,
+        "name": p.title,
+        "positionUrl": f"https://www.zhaopin.com/jobdetail/{p.id}.htm",
+        "salary60": salary60(p),
+        "salaryReal": f"{p.salary_min}-{p.salary_max}",
+        **_company(p.company),
+        "cityId": p.city.zhilian,
+        "workCity": p.city.name,
+        "cityDistrict": p.district,
+        "streetName": p.area,
+        "workingExp": exp,
+        "education": degree,
+        "publishTime": p.published_text,
         "showSkillTags": [{"tag": t} for t in (degree, exp, *p.skills)],
-        "skillLabel": [{"value": s} for s in p.skills], "welfareLabel": list(p.welfare),
-        "workType": "实习" if "实习" in p.title else "全职", "subJobTypeLevelName": p.skills[0],
-        "staffCard": {"staffName": p.hr_name, "hrJob": p.hr_title}, "jobSummary": "",
+        "skillLabel": [{"value": s} for s in p.skills],
+        "welfareLabel": list(p.welfare),
+        "workType": "实习" if "实习" in p.title else "全职",
+        "subJobTypeLevelName": p.skills[0],
+        "staffCard": {"staffName": p.hr_name, "hrJob": p.hr_title},
+        "jobSummary": "",
     }
 
 
@@ -82,33 +97,48 @@ def salary60(p):
 
 def _state(query, items, pages, count):
     return {
-        "pageIndex": query.page, "pageSize": PAGE_SIZE, "pages": pages, "positionCount": count,
-        "isLogged": False, "queryParams": {"jl": query.city, "kw": query.keyword, "p": query.page},
-        "keyWords": query.keyword, "listResponseCode": 200, "resumeNumber": "", "cookiesData": {},
+        "pageIndex": query.page,
+        "pageSize": PAGE_SIZE,
+        "pages": pages,
+        "positionCount": count,
+        "isLogged": False,
+        "queryParams": {"jl": query.city, "kw": query.keyword, "p": query.page},
+        "keyWords": query.keyword,
+        "listResponseCode": 200,
+        "resumeNumber": "",
+        "cookiesData": {},
         "statBaseData": {"actionid": f"sandbox-{query.city}-{query.page}"},
-        "searchCondition": {"jl": query.city, "kw": query.keyword}, "positionList": items,
+        "searchCondition": {"jl": query.city, "kw": query.keyword},
+        "positionList": items,
     }
 
 
 def _card(item):
     e = html.escape
-    return (f'<div class="joblist-box__item clearfix"><div class="joblist-box__iteminfo iteminfo">'
-            f'<div class="jobinfo__top"><a class="jobinfo__name" href="{e(item["positionUrl"])}" target="_blank">'
-            f'{e(item["name"])}</a><p class="jobinfo__salary">{e(item["salary60"])}</p></div>'
-            f'<div class="jobinfo__other-info"><span class="jobinfo__other-info-item">{e(item["workCity"])}·'
-            f'{e(item["cityDistrict"])}</span><span class="jobinfo__other-info-item">{e(item["workingExp"])}</span>'
-            f'<span class="jobinfo__other-info-item">{e(item["education"])}</span></div></div>'
-            f'<div class="companyinfo"><a class="companyinfo__name" href="{e(item["companyUrl"])}">'
-            f'{e(item["companyName"])}</a></div></div>')
+    return (
+        f'<div class="joblist-box__item clearfix"><div class="joblist-box__iteminfo iteminfo">'
+        f'<div class="jobinfo__top"><a class="jobinfo__name" href="{e(item["positionUrl"])}" target="_blank">'
+        f'{e(item["name"])}</a><p class="jobinfo__salary">{e(item["salary60"])}</p></div>'
+        f'<div class="jobinfo__other-info"><span class="jobinfo__other-info-item">{e(item["workCity"])}·'
+        f'{e(item["cityDistrict"])}</span><span class="jobinfo__other-info-item">{e(item["workingExp"])}</span>'
+        f'<span class="jobinfo__other-info-item">{e(item["education"])}</span></div></div>'
+        f'<div class="companyinfo"><a class="companyinfo__name" href="{e(item["companyUrl"])}">'
+        f"{e(item['companyName'])}</a></div></div>"
+    )
 
 
 def _pager(query, has_more):
     href = html.escape(f"/sou/jl{query.city}/p{query.page + 1}?kw={urllib.parse.quote(query.keyword)}")
     prev = "soupager__btn" + ("" if query.page > 1 else " soupager__btn--disable")
-    nxt = ('<a class="soupager__btn" href="' + href + '">下一页</a>' if has_more
-           else '<a class="soupager__btn soupager__btn--disable">下一页</a>')
-    return (f'<div class="pagination"><div class="soupager"><a class="{prev}">上一页</a>'
-            f'<span class="soupager__index soupager__index--active">{query.page}</span>{nxt}</div></div>')
+    nxt = (
+        '<a class="soupager__btn" href="' + href + '">下一页</a>'
+        if has_more
+        else '<a class="soupager__btn soupager__btn--disable">下一页</a>'
+    )
+    return (
+        f'<div class="pagination"><div class="soupager"><a class="{prev}">上一页</a>'
+        f'<span class="soupager__index soupager__index--active">{query.page}</span>{nxt}</div></div>'
+    )
 
 
 def _no_jobs(text):
@@ -118,9 +148,11 @@ def _no_jobs(text):
 def _document(query, state, body, spoiled=False):
     data = to_json(state, spoiled).decode().replace("</", "<\\/")
     title = html.escape(f"{query.keyword}招聘_{query.keyword}最新招聘信息 - 智联招聘")
-    return (f'<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>{title}</title></head>'
-            f'<body><div id="root"><div class="joblist-box">{body}</div></div>'
-            f"<script>__INITIAL_STATE__={data}</script></body></html>").encode()
+    return (
+        f'<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>{title}</title></head>'
+        f'<body><div id="root"><div class="joblist-box">{body}</div></div>'
+        f"<script>__INITIAL_STATE__={data}</script></body></html>"
+    ).encode()
 
 
 def login_wall(query):

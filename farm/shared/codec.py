@@ -83,8 +83,11 @@ def decode(payload: bytes, spider) -> Request:
 
 def _dumps(data: dict) -> bytes:
     data = dict(data)
-    data["headers"] = {_text(name): [_text(value) for value in values] for name, values in data["headers"].items()
-                       if _text(name).lower() != PROXY_HEADER.lower()}  # fmt: skip
+    data["headers"] = {
+        _text(name): [_text(value) for value in values]
+        for name, values in data["headers"].items()
+        if _text(name).lower() != PROXY_HEADER.lower()
+    }
     data["body"] = _text(data["body"])
     meta = {name: value for name, value in data["meta"].items() if name not in PROXY_META}
     lease = meta.get("farm_lease")

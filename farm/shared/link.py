@@ -21,9 +21,8 @@ import redis
 from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 
-from farm.threads import single_thread_pool
-
 from farm.state.db import mask_url
+from farm.threads import single_thread_pool
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +38,13 @@ class RedisLink:
         try:
             # one connection, as there is one thread: a pooled command first asks its socket whether
             # anything is pending, one more system call, after which this thread waits for the crawl's GIL
-            self.server = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5,
-                                               health_check_interval=30, single_connection_client=True)  # fmt: skip
+            self.server = redis.Redis.from_url(
+                url,
+                socket_timeout=10,
+                socket_connect_timeout=5,
+                health_check_interval=30,
+                single_connection_client=True,
+            )
             self.server.ping()
         except ValueError as exc:
             raise RedisUnreachable(f"{setting}={mask_url(url)!r} is not a Redis URL ({exc})") from None

@@ -117,22 +117,38 @@ class SharedQueue(PriorityQueue):
                 request.priority,
                 self._encode_request(request),
             ]
-        keys = [self.k("queue"), self.k("req"), self.k("seq"), self.dupefilter.key, self.k("open"), self.k("lease"),
-                self.k("ends")]  # fmt: skip
+        keys = [
+            self.k("queue"),
+            self.k("req"),
+            self.k("seq"),
+            self.dupefilter.key,
+            self.k("open"),
+            self.k("lease"),
+            self.k("ends"),
+        ]
         return [bool(ok) for ok in self._once("push", keys, args, call)]
 
     def push(self, request):
         self.push_many([request])
 
-    def pop_many(self, n: int, interval: float | None = None, penalty: float = 0.0,
-                 call: int | None = None) -> tuple[float, list[Taken]]:  # fmt: skip
+    def pop_many(
+        self, n: int, interval: float | None = None, penalty: float = 0.0, call: int | None = None
+    ) -> tuple[float, list[Taken]]:
         """(seconds to wait for the site's pace, requests taken: at most n, one when paced).
 
         ``interval`` and ``penalty`` (s): the site's interval and this worker's back-off, written
         back should Redis have lost the pace."""
         call = self.new_call() if call is None else call
-        keys = [self.k("queue"), self.k("req"), self.k("taken:" + self.worker), self.k("pace"), self.k("lease"),
-                self.k("ends"), self.k("open"), self.k("calls:" + self.worker)]  # fmt: skip
+        keys = [
+            self.k("queue"),
+            self.k("req"),
+            self.k("taken:" + self.worker),
+            self.k("pace"),
+            self.k("lease"),
+            self.k("ends"),
+            self.k("open"),
+            self.k("calls:" + self.worker),
+        ]
         pace = [int(interval * 1000) if interval is not None else "", int(penalty * 1000)]
         out = self.scripts["pop"](keys=keys, args=[n, random.random(), *pace, call, CALLS_KEPT_MS, call - CALLS_KEPT])
         if out[0]:
@@ -191,8 +207,9 @@ class SharedQueue(PriorityQueue):
     def requeue_dead(self, timeout: float, call: int | None = None) -> tuple[int, list[str], list[str]]:
         """Put back the in-flight requests of workers silent for ``timeout`` s; (how many, leases
         adopted, workers whose keywords this one now takes on from the keyword table)."""
-        requeued, adopted, look_up = self._once("requeue_dead", [self.k("live"), self.k("queue")],
-                                                [int(timeout * 1000), self.worker, self.key], call)  # fmt: skip
+        requeued, adopted, look_up = self._once(
+            "requeue_dead", [self.k("live"), self.k("queue")], [int(timeout * 1000), self.worker, self.key], call
+        )
         return int(requeued), [lease.decode() for lease in adopted], [w.decode() for w in look_up]
 
     def claiming(self) -> None:
@@ -244,8 +261,14 @@ class SharedQueue(PriorityQueue):
     def leave(self) -> int:
         """A clean close: what this worker took and did not settle goes back in the queue, and it is no
         longer live. Nothing shared is deleted. Returns how many requests went back."""
-        keys = [self.k("live"), self.k("queue"), self.k("taken:" + self.worker), self.k("inbox:" + self.worker),
-                self.k("taking:" + self.worker), self.k("calls:" + self.worker)]  # fmt: skip
+        keys = [
+            self.k("live"),
+            self.k("queue"),
+            self.k("taken:" + self.worker),
+            self.k("inbox:" + self.worker),
+            self.k("taking:" + self.worker),
+            self.k("calls:" + self.worker),
+        ]
         return int(self.scripts["leave"](keys=keys, args=[self.worker]))
 
     # --- the site's pace -------------------------------------------------------

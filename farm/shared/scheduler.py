@@ -196,4 +196,3 @@ class SharedScheduler(RedisScheduler):
     def _pump_now(self):
         self._pump_call = None
         self._pump()
-

@@ -191,8 +191,13 @@ class SharedWork:
         spider = self.crawler.spider
         if missing:
             self.stats.inc_value("farm/shared/pages_requested_again", len(missing))
-            logger.info("farm: %s/%s (#%s) had nothing queued anywhere; queueing pages %s",
-                        lease.city, lease.job, lease.id, missing)  # fmt: skip
+            logger.info(
+                "farm: %s/%s (#%s) had nothing queued anywhere; queueing pages %s",
+                lease.city,
+                lease.job,
+                lease.id,
+                missing,
+            )
             for page in missing:
                 request = spider.page_request(lease, page)
                 # asked for anew, once per watermark: two workers that both find it stalled queue it once
@@ -295,9 +300,13 @@ class SharedWork:
                 self.progress.ended_elsewhere(run, outcome)
         if requeued or adopted or look_up:  # look_up names every worker found stopped
             self.stats.inc_value("farm/shared/requeued", requeued)
-            logger.warning("farm: a worker stopped (%s): %d of its requests back in the queue, %d keyword(s) "
-                           "adopted; the keyword table says what else it held", ", ".join(look_up), requeued,
-                           len(adopted))  # fmt: skip
+            logger.warning(
+                "farm: a worker stopped (%s): %d of its requests back in the queue, %d keyword(s) "
+                "adopted; the keyword table says what else it held",
+                ", ".join(look_up),
+                requeued,
+                len(adopted),
+            )
         if self._closing:
             # taken over as the crawl closes: this worker stays listed as taking them on (see leave),
             # and a survivor that finds it silent takes them on in turn
@@ -368,8 +377,10 @@ class SharedWork:
             return
         self._rebuilding = True
         self.stats.inc_value("farm/shared/epoch_lost")
-        logger.warning("farm: the shared state in Redis is gone (flushed or restarted): rebuilding the queue "
-                       "from the keyword table")  # fmt: skip
+        logger.warning(
+            "farm: the shared state in Redis is gone (flushed or restarted): rebuilding the queue "
+            "from the keyword table"
+        )
         d = self.link.run(self._take_rebuild_lock, epoch)
         d.addCallback(self._rebuild)
         d.addErrback(self._failed, "rebuilding the shared queue")
@@ -453,8 +464,11 @@ class SharedWork:
             logger.error("farm: %s failed: %s", what, failure.getErrorMessage())
         elif failure.check(DBAPIError):  # the database lost past the outage grace: not a bug either
             error = failure.value.orig or failure.value
-            logger.error("farm: %s failed: the database: %s", what,
-                         (str(error).strip().splitlines() or [type(error).__name__])[0])  # fmt: skip
+            logger.error(
+                "farm: %s failed: the database: %s",
+                what,
+                (str(error).strip().splitlines() or [type(error).__name__])[0],
+            )
         else:  # a bug, not Redis: say where
             logger.error("farm: %s failed", what, exc_info=(failure.type, failure.value, failure.getTracebackObject()))
         if self.on_lost is not None:

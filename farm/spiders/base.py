@@ -179,8 +179,9 @@ class LeaseSpider(scrapy.Spider):
                 postings.append(build(entry))
             except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
                 unreadable += 1
-                self.logger.warning("%s: posting %r skipped at %s: %s", self.name,
-                                    str(entry.get(id_field))[:64], response.url, exc)  # fmt: skip
+                self.logger.warning(
+                    "%s: posting %r skipped at %s: %s", self.name, str(entry.get(id_field))[:64], response.url, exc
+                )
         skipped = len(entries) - len(postings) - unreadable
         if skipped:
             self.crawler.stats.inc_value("farm/page/posting_without_id", skipped)

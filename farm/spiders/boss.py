@@ -55,8 +55,20 @@ class BossSpider(LeaseSpider):
                 "query": job,
                 "city": city_code,
                 **dict.fromkeys(
-                    ["experience", "payType", "partTime", "degree", "industry", "scale", "stage",
-                     "position", "jobType", "salary", "multiBusinessDistrict", "multiSubway"],
+                    [
+                        "experience",
+                        "payType",
+                        "partTime",
+                        "degree",
+                        "industry",
+                        "scale",
+                        "stage",
+                        "position",
+                        "jobType",
+                        "salary",
+                        "multiBusinessDistrict",
+                        "multiSubway",
+                    ],
                     "",
                 ),
                 "page": page,
@@ -133,4 +145,3 @@ def _posting(job):
         url=f"{SITE}/job_detail/{job['encryptJobId']}.html",
         raw=job,
     )
-

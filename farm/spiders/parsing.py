@@ -2,7 +2,7 @@
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 # The sites print their times in China Standard Time.
@@ -40,7 +40,7 @@ def json_kind(value) -> str:
 def site_time(value) -> datetime | None:
     """A site's publish time (text in China time, or epoch ms) as an aware datetime."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value / 1000, timezone.utc).astimezone(SITE_TZ)
+        return datetime.fromtimestamp(value / 1000, UTC).astimezone(SITE_TZ)
     text = str(value).strip()
     if _ISO_LIKE.fullmatch(text):  # the common case, parsed without strptime's cost
         try:

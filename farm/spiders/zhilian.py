@@ -97,7 +97,7 @@ def initial_state(html):
     start = html.find(STATE_MARKER)
     while start != -1:
         brace = html.find("{", start + len(STATE_MARKER))
-        if brace != -1 and html[start + len(STATE_MARKER):brace].strip() in ("=", ""):
+        if brace != -1 and html[start + len(STATE_MARKER) : brace].strip() in ("=", ""):
             try:
                 state, _ = json.JSONDecoder().raw_decode(html, brace)
             except ValueError:
@@ -126,8 +126,7 @@ def _posting(position):
         degree=position.get("education"),
         tags=unique_tags(tags),
         published_at=site_time(position.get("publishTime")),
-        url=position.get("positionUrl") or position.get("positionURL")
-        or f"{SITE}/jobdetail/{position['number']}.htm",
+        url=position.get("positionUrl") or position.get("positionURL") or f"{SITE}/jobdetail/{position['number']}.htm",
         raw=position,
     )
 
@@ -137,7 +136,6 @@ def _label(value, key):
     if isinstance(value, dict):
         value = value.get(key)
     return value if isinstance(value, str) and value else None
-
 
 
 def _visible_text(response):

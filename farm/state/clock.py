@@ -1,20 +1,18 @@
 """Time, in one place: "now" is aware UTC, "today" is judged in FARM_TIMEZONE."""
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def load_timezone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(
-            f"FARM_TIMEZONE={name!r} is not a known time zone (try 'Asia/Shanghai')"
-        ) from exc
+        raise ValueError(f"FARM_TIMEZONE={name!r} is not a known time zone (try 'Asia/Shanghai')") from exc
 
 
 def today(now: datetime, tz: ZoneInfo) -> date:

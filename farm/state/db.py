@@ -52,7 +52,7 @@ def mask_url(url) -> str:
         else:
             port = re.match(r"[^/?#]*", after).group()
             if user and port and not port.isdigit():  # no @host: the word may be a password
-                rest = f"{user}:***{after[len(port):]}"
+                rest = f"{user}:***{after[len(port) :]}"
     masked = f"{scheme}{rest}"
     return _SECRET_PARAM.sub(r"\1***", masked)
 
@@ -77,13 +77,18 @@ def check_stored(url: str, setting: str = "FARM_DB_URL"):
     if parsed.get_backend_name() == "sqlite" and (
         parsed.database in (None, "", ":memory:") or parsed.query.get("mode") == "memory"
     ):
-        raise _url_error(url, setting, "is a SQLite database in memory, gone when the command ends: "
-                                       "name a file")  # fmt: skip
+        raise _url_error(url, setting, "is a SQLite database in memory, gone when the command ends: name a file")
     return parsed
 
 
-def make_engine(url: str, setting: str = "FARM_DB_URL", *, timeout: float | None = None,
-                pool_timeout: float | None = None, read_deadline: bool = True) -> Engine:
+def make_engine(
+    url: str,
+    setting: str = "FARM_DB_URL",
+    *,
+    timeout: float | None = None,
+    pool_timeout: float | None = None,
+    read_deadline: bool = True,
+) -> Engine:
     """An engine tuned for farm's short transactions, for ``FARM_DB_URL``.
 
     Every call has a deadline, so that a server that accepts connections but never

@@ -51,14 +51,30 @@ class Lease:
     def from_wire(cls, wire: list) -> "Lease":
         keyword_id, lease_token, start_page, total_pages = wire
         return cls(
-            id=keyword_id, source="", city="", job="", lease_token=lease_token,
-            start_page=start_page, from_status="", total_pages=total_pages,
+            id=keyword_id,
+            source="",
+            city="",
+            job="",
+            lease_token=lease_token,
+            start_page=start_page,
+            from_status="",
+            total_pages=total_pages,
         )
 
     def to_json(self) -> list:
         """The whole lease as plain JSON data (for a request shared through Redis)."""
-        return [self.id, self.source, self.city, self.job, self.lease_token, self.start_page, self.from_status,
-                self.total_pages, sorted(self.pages_ahead), self.retry_count]  # fmt: skip
+        return [
+            self.id,
+            self.source,
+            self.city,
+            self.job,
+            self.lease_token,
+            self.start_page,
+            self.from_status,
+            self.total_pages,
+            sorted(self.pages_ahead),
+            self.retry_count,
+        ]
 
     @classmethod
     def from_json(cls, data) -> "Lease":
@@ -66,11 +82,17 @@ class Lease:
         try:
             keyword_id, source, city, job, token, start, status, total, ahead, retries = data
             lease = cls(
-                id=_integer(keyword_id), source=str(source), city=str(city), job=str(job),
-                lease_token=_integer(token), start_page=_integer(start), from_status=str(status),
+                id=_integer(keyword_id),
+                source=str(source),
+                city=str(city),
+                job=str(job),
+                lease_token=_integer(token),
+                start_page=_integer(start),
+                from_status=str(status),
                 total_pages=None if total is None else _integer(total),
-                pages_ahead=frozenset(_integer(page) for page in ahead), retry_count=_integer(retries),
-            )  # fmt: skip
+                pages_ahead=frozenset(_integer(page) for page in ahead),
+                retry_count=_integer(retries),
+            )
         except (TypeError, ValueError) as exc:
             raise ValueError(f"not a lease: {data!r:.200}") from exc
         return lease

@@ -34,10 +34,20 @@ from datetime import date, datetime
 
 import orjson
 
-from farm.salary import UNPARSED_STAT, parse as parse_salary
+from farm.salary import UNPARSED_STAT
+from farm.salary import parse as parse_salary
 from farm.state.posting_fields import (
-    BY_NAME, JSON_DEPTH_MAX, JSONS, KEYS, REF_MAX, REF_MIN, TEXTS, TIME, TIME_MAX, TIME_MIN,
-)  # fmt: skip
+    BY_NAME,
+    JSON_DEPTH_MAX,
+    JSONS,
+    KEYS,
+    REF_MAX,
+    REF_MIN,
+    TEXTS,
+    TIME,
+    TIME_MAX,
+    TIME_MIN,
+)
 
 _KEY_LIMITS = tuple((field.name, field.length) for field in KEYS)
 _TEXT_LIMITS = tuple((field.name, field.length) for field in TEXTS)
@@ -224,8 +234,9 @@ def _fit_json(value, room: int, nul: bool):
     if kind is dict:
         if room == 0:
             return None
-        return {(key.replace("\x00", "") if nul else key): _fit_json(item, room - 1, nul)
-                for key, item in value.items()}  # fmt: skip
+        return {
+            (key.replace("\x00", "") if nul else key): _fit_json(item, room - 1, nul) for key, item in value.items()
+        }
     if kind is list:
         if room == 0:
             return None

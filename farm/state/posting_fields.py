@@ -9,7 +9,7 @@ makes the older ones alike).
 """
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
@@ -62,8 +62,8 @@ JSONS = tuple(field for field in COLUMNS if field.kind == JSON)
 # Publish times outside this range are a site's "no date" (0001-01-01, 9999-12-31) or
 # garbage: stored as NULL. Job sites did not exist before 1990; both ends convert to
 # UTC and back without overflow, whatever the offset.
-TIME_MIN = datetime(1990, 1, 1, tzinfo=timezone.utc)
-TIME_MAX = datetime(2100, 1, 1, tzinfo=timezone.utc)  # exclusive
+TIME_MIN = datetime(1990, 1, 1, tzinfo=UTC)
+TIME_MAX = datetime(2100, 1, 1, tzinfo=UTC)  # exclusive
 # MariaDB's JSON columns check JSON_VALID, which refuses 32 levels of nesting and more
 # (orjson refuses 255): deeper JSON is cut to this many levels.
 JSON_DEPTH_MAX = 31
@@ -88,8 +88,10 @@ def salary_columns() -> list[sa.Column]:
 def posting_columns(time_type) -> list[sa.Column]:
     """The table's columns but its ``id``, times of ``time_type`` (the model's UtcDateTime,
     the migration's DateTime)."""
-    return [sa.Column(field.name, _type(field, time_type), nullable=not (field.kind == KEY or field.by_store))
-            for field in COLUMNS]  # fmt: skip
+    return [
+        sa.Column(field.name, _type(field, time_type), nullable=not (field.kind == KEY or field.by_store))
+        for field in COLUMNS
+    ]
 
 
 def _type(field: Field, time_type):

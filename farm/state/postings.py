@@ -12,7 +12,7 @@ a missing table) is raised: the transaction is lost whole, and the store retries
 it or the crawl closes.
 """
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
 
 import orjson
@@ -20,7 +20,8 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
-from farm.salary import COLUMNS as SALARY, columns as salary_columns
+from farm.salary import COLUMNS as SALARY
+from farm.salary import columns as salary_columns
 from farm.state.models import JobPostingRow
 from farm.state.posting_fields import BY_NAME, JSON, POSTING_FIELDS, STORE_FIELDS, TIME, UPDATED
 
@@ -52,8 +53,7 @@ def _sql(dialect_name: str) -> str | None:
         marks = ", ".join(["?"] * len(COLUMNS))
         updates = ", ".join(f"{name} = excluded.{name}" for name in SET)
         return (
-            f"INSERT INTO job_posting ({names}) VALUES ({marks}) "
-            f"ON CONFLICT (source, job_id) DO UPDATE SET {updates}"
+            f"INSERT INTO job_posting ({names}) VALUES ({marks}) ON CONFLICT (source, job_id) DO UPDATE SET {updates}"
         )
     return None
 
@@ -64,7 +64,7 @@ def _json(value):
 
 
 def _naive_utc(value):
-    return None if value is None else value.astimezone(timezone.utc).replace(tzinfo=None)
+    return None if value is None else value.astimezone(UTC).replace(tzinfo=None)
 
 
 def _sqlite_time(value):
@@ -140,9 +140,15 @@ def _execute(conn: Connection, rows: list[dict], now: datetime) -> None:
         stmt = stmt.on_conflict_do_update(
             index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in SET}
         )
-        values = [{**{name: row.get(name) for name in FIELDS}, "first_seen_at": now, "last_seen_at": now,
-                   **dict(zip(SALARY, salary_columns(row["source"], row.get("salary"))))}
-                  for row in rows]  # fmt: skip
+        values = [
+            {
+                **{name: row.get(name) for name in FIELDS},
+                "first_seen_at": now,
+                "last_seen_at": now,
+                **dict(zip(SALARY, salary_columns(row["source"], row.get("salary")))),
+            }
+            for row in rows
+        ]
         conn.execute(stmt, values)
     else:
         conn.exec_driver_sql(sql, _params(rows, now, dialect_name))

@@ -17,7 +17,7 @@ recently is read off what the rows hold:
 """
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, case, func, or_, select
@@ -91,8 +91,7 @@ def progress(
     for row in stats:
         pages, done_count = per_day.get(row["source"], (0, 0))
         keywords, recent_pages = recent.get(row["source"], (0, 0))
-        out.append(_with_rate(dict(row, pages=pages, done=done_count), keywords, recent_pages,
-                              window_minutes, now, tz))  # fmt: skip
+        out.append(_with_rate(dict(row, pages=pages, done=done_count), keywords, recent_pages, window_minutes, now, tz))
     return out
 
 
@@ -153,7 +152,7 @@ def stale_leases(engine: Engine, now: datetime, lease_timeout: int) -> StaleLeas
         ).scalars()
         crawlers = tuple(str(crawler) for crawler in crawlers)
     if oldest is not None and oldest.tzinfo is None:  # func.min returns the raw column
-        oldest = oldest.replace(tzinfo=timezone.utc)
+        oldest = oldest.replace(tzinfo=UTC)
     return StaleLeases(int(count), oldest, crawlers)
 
 
@@ -185,12 +184,12 @@ def failing_keywords(engine: Engine, today: date, limits: Limits) -> Failing:
             )
         ).one()
         examples = conn.execute(
-            select(c.id, c.source, c.city, c.job, c.last_requested_date, c.retry_count, c.blocked_claims,
-                   c.error_message)  # fmt: skip
+            select(
+                c.id, c.source, c.city, c.job, c.last_requested_date, c.retry_count, c.blocked_claims, c.error_message
+            )
             .where(or_(exhausted, earlier))
             .order_by(c.last_requested_date.desc(), c.id)
             .limit(ERROR_EXAMPLES)
         ).mappings()
         examples = tuple(dict(row) for row in examples)
     return Failing(int(counts[0]), int(counts[1]), int(counts[2]), examples)
-

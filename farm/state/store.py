@@ -10,7 +10,8 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable
-from datetime import date, datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 
 from sqlalchemy import Integer, and_, bindparam, case, func, literal, or_, select, union_all, update
 from sqlalchemy.dialects import mysql, sqlite
@@ -18,14 +19,12 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from dataclasses import dataclass
-
+from farm.display import escape
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine, reader
 from farm.state.lease import ENDS, BatchResult, Lease, PageWrite, new_lease_token
 from farm.state.models import SOURCES, Keyword
 from farm.state.postings import upsert_postings
-from farm.display import escape
 from farm.state.validation import validate_keyword
 
 logger = logging.getLogger(__name__)
@@ -43,8 +42,16 @@ RETRYABLE_MYSQL = (1213, 1205)
 CONNECTION_LOST_MYSQL = (2002, 2003, 2006, 2013, 2055)
 
 _LEASE_COLUMNS = (
-    c.id, c.city, c.job, c.crawl_status, c.last_requested_date, c.lease_token,
-    c.last_completed_page, c.total_pages, c.pages_ahead, c.retry_count,
+    c.id,
+    c.city,
+    c.job,
+    c.crawl_status,
+    c.last_requested_date,
+    c.lease_token,
+    c.last_completed_page,
+    c.total_pages,
+    c.pages_ahead,
+    c.retry_count,
 )
 
 
@@ -79,7 +86,7 @@ def _aware(value: datetime | None) -> datetime | None:
     # a raw column read (no UtcDateTime) is naive UTC
     if value is None or value.tzinfo is not None:
         return value
-    return value.replace(tzinfo=timezone.utc)
+    return value.replace(tzinfo=UTC)
 
 
 def _truncate(message, limit: int = ERROR_MAX) -> str | None:
@@ -124,8 +131,11 @@ class KeywordStore:
         from farm.config import read
 
         return cls(
-            make_engine(read(settings, "db_url"), timeout=read(settings, "db_timeout"),
-                        pool_timeout=read(settings, "db_pool_timeout")),
+            make_engine(
+                read(settings, "db_url"),
+                timeout=read(settings, "db_timeout"),
+                pool_timeout=read(settings, "db_pool_timeout"),
+            ),
             timezone=read(settings, "timezone"),
             lease_timeout=read(settings, "lease_timeout"),
             max_retries=read(settings, "max_retries"),
@@ -297,8 +307,7 @@ class KeywordStore:
                 if len(picked) >= n:
                     break
             # claim order: kind, then (for fresh rows) never requested first, oldest request, id
-            picked.sort(key=lambda r: (r.kind, r.last_requested_date is not None,
-                                       r.last_requested_date or day, r.id))
+            picked.sort(key=lambda r: (r.kind, r.last_requested_date is not None, r.last_requested_date or day, r.id))
             picked = picked[:n]
             tokens = {r.id: new_lease_token(r.lease_token) for r in picked}
             for kind_index, kind in enumerate(_KINDS):
@@ -350,10 +359,16 @@ class KeywordStore:
     def _take_back(self, source: str, crawler_id: str, held: set, others: set) -> list[Lease]:
         now = self.clock()
         day = today(now, self.tz)
-        pick = select(*_LEASE_COLUMNS).where(
-            c.source == source, c.crawler_id == crawler_id, c.last_requested_date == day,
-            c.crawl_status.in_(("crawling", "partial")),
-        ).order_by(c.id)  # fmt: skip
+        pick = (
+            select(*_LEASE_COLUMNS)
+            .where(
+                c.source == source,
+                c.crawler_id == crawler_id,
+                c.last_requested_date == day,
+                c.crawl_status.in_(("crawling", "partial")),
+            )
+            .order_by(c.id)
+        )
         if self._mysql:
             pick = pick.with_for_update(skip_locked=True)
         leases = []
@@ -366,18 +381,36 @@ class KeywordStore:
                 token = new_lease_token(r.lease_token)
                 taken = conn.execute(
                     update(K)
-                    .where(c.id == r.id, c.lease_token == r.lease_token, c.crawler_id == crawler_id,
-                           c.crawl_status == r.crawl_status)  # fmt: skip
-                    .values(crawl_status="crawling", lease_token=token, heartbeat_at=now,
-                            last_requested_at=now, updated_at=now)  # fmt: skip
+                    .where(
+                        c.id == r.id,
+                        c.lease_token == r.lease_token,
+                        c.crawler_id == crawler_id,
+                        c.crawl_status == r.crawl_status,
+                    )
+                    .values(
+                        crawl_status="crawling",
+                        lease_token=token,
+                        heartbeat_at=now,
+                        last_requested_at=now,
+                        updated_at=now,
+                    )
                 ).rowcount
                 if taken != 1:
                     continue
-                leases.append(Lease(
-                    id=r.id, source=source, city=r.city, job=r.job, lease_token=token,
-                    start_page=r.last_completed_page + 1, from_status="resumed", total_pages=r.total_pages,
-                    pages_ahead=frozenset(_parse_pages(r.pages_ahead)), retry_count=r.retry_count,
-                ))  # fmt: skip
+                leases.append(
+                    Lease(
+                        id=r.id,
+                        source=source,
+                        city=r.city,
+                        job=r.job,
+                        lease_token=token,
+                        start_page=r.last_completed_page + 1,
+                        from_status="resumed",
+                        total_pages=r.total_pages,
+                        pages_ahead=frozenset(_parse_pages(r.pages_ahead)),
+                        retry_count=r.retry_count,
+                    )
+                )
         return leases
 
     def claim_or_outlook(self, source: str, crawler_id: str, n: int, skip_partial=(), held=None):
@@ -402,6 +435,7 @@ class KeywordStore:
             c.blocked_claims < bindparam("max_blocked"),
             c.retry_at > bindparam("now"),
         )
+
         def read():
             with self.reader.connect() as conn:
                 return int(conn.execute(count, params).scalar_one()), conn.execute(waiting, params).scalar_one()
@@ -469,7 +503,11 @@ class KeywordStore:
     def _lease_pages_done(self, conn, now, lease: Lease, pages):
         """Apply one lease's pages, in order: one read, at most one fenced write."""
         stmt = select(
-            c.lease_token, c.crawl_status, c.last_completed_page, c.total_pages, c.pages_ahead,
+            c.lease_token,
+            c.crawl_status,
+            c.last_completed_page,
+            c.total_pages,
+            c.pages_ahead,
         ).where(c.id == lease.id)
         if self._mysql:
             stmt = stmt.with_for_update()
@@ -538,15 +576,15 @@ class KeywordStore:
         if kind == "completed":
             values.update(crawl_status="completed", heartbeat_at=now)
         elif kind == "failed":
-            values.update(crawl_status="failed", error_message=_truncate(message),
-                          retry_at=now + self.retry_delay)  # fmt: skip
+            values.update(crawl_status="failed", error_message=_truncate(message), retry_at=now + self.retry_delay)
         elif kind == "blocked":
             blocked = row.blocked_claims + 1
             values["blocked_claims"] = blocked
             if blocked >= self.max_blocked_claims:
                 # a keyword the site blocks all day is not claimed again today
-                values.update(crawl_status="failed", error_message=_truncate(
-                    f"blocked {blocked} times today; last: {message}"))  # fmt: skip
+                values.update(
+                    crawl_status="failed", error_message=_truncate(f"blocked {blocked} times today; last: {message}")
+                )
             else:
                 values.update(crawl_status="partial", error_message=_truncate(f"blocked: {message}"))
         else:  # released
@@ -583,10 +621,7 @@ class KeywordStore:
         """
         now = self.clock()
         cutoff = now - timedelta(seconds=self.lease_timeout)
-        message = (
-            f"reaped at {now.isoformat(timespec='seconds')}: "
-            f"no heartbeat for {self.lease_timeout}s"
-        )
+        message = f"reaped at {now.isoformat(timespec='seconds')}: no heartbeat for {self.lease_timeout}s"
         stale = and_(c.crawl_status == "crawling", or_(c.heartbeat_at.is_(None), c.heartbeat_at < cutoff))
 
         def write():
@@ -616,9 +651,7 @@ class KeywordStore:
         elif isinstance(day, str):
             day = date.fromisoformat(day)
         sources = list(SOURCES) if source is None else [source]
-        totals_q = (
-            select(c.source, func.count()).where(c.source.in_(sources)).group_by(c.source)
-        )
+        totals_q = select(c.source, func.count()).where(c.source.in_(sources)).group_by(c.source)
         used_q = (
             select(c.source, c.crawl_status, func.count(), func.coalesce(func.sum(c.jobs_found), 0))
             .where(c.source.in_(sources), c.last_requested_date == day)
@@ -649,7 +682,9 @@ class KeywordStore:
             entry["unused"] = entry["total"] - entry["used"]
         return [out[s] for s in sources]
 
-    def list_keywords(self, source: str | None = None, status: str | None = None, limit: int | None = None) -> list[dict]:
+    def list_keywords(
+        self, source: str | None = None, status: str | None = None, limit: int | None = None
+    ) -> list[dict]:
         stmt = select(K).order_by(c.id)
         if source is not None:
             stmt = stmt.where(c.source == source)
@@ -671,16 +706,23 @@ class KeywordStore:
         row = self._retrying(lambda: self._first(stmt))
         if row is None:
             return None
-        return LeaseProgress(row.last_completed_page, row.total_pages, frozenset(_parse_pages(row.pages_ahead)),
-                             row.crawl_status)  # fmt: skip
+        return LeaseProgress(
+            row.last_completed_page, row.total_pages, frozenset(_parse_pages(row.pages_ahead)), row.crawl_status
+        )
 
     def held_leases(self, source: str) -> list[tuple[Lease, str, "LeaseProgress"]]:
         """Every keyword of ``source`` being crawled: (its lease, its holder, where it stands)."""
         stmt = select(*_LEASE_COLUMNS, c.crawler_id).where(c.source == source, c.crawl_status == "crawling")
         with self.reader.connect() as conn:
             rows = conn.execute(stmt).all()
-        return [(self._lease_of(source, r), r.crawler_id, LeaseProgress(
-            r.last_completed_page, r.total_pages, frozenset(_parse_pages(r.pages_ahead)))) for r in rows]  # fmt: skip
+        return [
+            (
+                self._lease_of(source, r),
+                r.crawler_id,
+                LeaseProgress(r.last_completed_page, r.total_pages, frozenset(_parse_pages(r.pages_ahead))),
+            )
+            for r in rows
+        ]
 
     def adopt_held(self, source: str, stopped: str, crawler_id: str) -> list[Lease]:
         """The keywords of ``source`` that ``stopped`` holds, ``crawling``, now held by ``crawler_id``
@@ -715,9 +757,18 @@ class KeywordStore:
 
     @staticmethod
     def _lease_of(source: str, r, from_status: str = "adopted") -> Lease:
-        return Lease(id=r.id, source=source, city=r.city, job=r.job, lease_token=r.lease_token,
-                     start_page=r.last_completed_page + 1, from_status=from_status, total_pages=r.total_pages,
-                     pages_ahead=frozenset(_parse_pages(r.pages_ahead)), retry_count=r.retry_count)  # fmt: skip
+        return Lease(
+            id=r.id,
+            source=source,
+            city=r.city,
+            job=r.job,
+            lease_token=r.lease_token,
+            start_page=r.last_completed_page + 1,
+            from_status=from_status,
+            total_pages=r.total_pages,
+            pages_ahead=frozenset(_parse_pages(r.pages_ahead)),
+            retry_count=r.retry_count,
+        )
 
     # --- writes outside leases ------------------------------------------------
 
@@ -736,9 +787,7 @@ class KeywordStore:
             if key in seen:
                 continue
             seen.add(key)
-            params.append(
-                {"source": key[0], "city": key[1], "job": key[2], "created_at": now, "updated_at": now}
-            )
+            params.append({"source": key[0], "city": key[1], "job": key[2], "created_at": now, "updated_at": now})
         if not params:
             return 0
         if self._mysql:
@@ -779,8 +828,11 @@ class KeywordStore:
                     logger.debug("retrying after MySQL error %s (attempt %d)", code, attempt + 1)
                     time.sleep(0.01 * (attempt + 1))
                     continue
-                unreachable = isinstance(exc, PoolTimeout) or exc.connection_invalidated or (
-                    self._mysql and code in CONNECTION_LOST_MYSQL)  # fmt: skip
+                unreachable = (
+                    isinstance(exc, PoolTimeout)
+                    or exc.connection_invalidated
+                    or (self._mysql and code in CONNECTION_LOST_MYSQL)
+                )
                 if not unreachable:
                     raise
                 deadline = deadline or time.monotonic() + self.outage_grace

@@ -34,8 +34,9 @@ class KeywordError(ValueError):
 def validate_keyword(source: str, city: str, job: str) -> tuple[str, str, str]:
     """The keyword with surrounding blanks removed, in Unicode's composed form (NFC: "café"
     typed with one character or with "e" and a combining accent is one keyword), or KeywordError."""
-    source, city, job = (unicodedata.normalize("NFC", str(v if v is not None else "")).strip()
-                         for v in (source, city, job))  # fmt: skip
+    source, city, job = (
+        unicodedata.normalize("NFC", str(v if v is not None else "")).strip() for v in (source, city, job)
+    )
     if source not in SOURCES:
         raise KeywordError(f"unknown source {source!r} (expected one of: {', '.join(SOURCES)})")
     for name, value, limit in (("city", city, CITY_MAX), ("job", job, JOB_MAX)):

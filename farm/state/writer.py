@@ -70,11 +70,16 @@ def frame(postings: list[bytes], pages, ends=(), claims=()) -> bytes:
     if postings:
         parts.pop()  # the last comma
     parts += [
-        b'],"pages":', orjson.dumps([[lease.wire(), page, jobs, total] for lease, page, jobs, total in pages]),
-        b',"ends":', orjson.dumps([[lease.wire(), kind, message] for lease, kind, message in ends]),
-        b',"claims":', orjson.dumps([[source, crawler_id, n, sorted(skip), sorted(held)]
-                                     for source, crawler_id, n, skip, held in claims]), b"}",
-    ]  # fmt: skip
+        b'],"pages":',
+        orjson.dumps([[lease.wire(), page, jobs, total] for lease, page, jobs, total in pages]),
+        b',"ends":',
+        orjson.dumps([[lease.wire(), kind, message] for lease, kind, message in ends]),
+        b',"claims":',
+        orjson.dumps(
+            [[source, crawler_id, n, sorted(skip), sorted(held)] for source, crawler_id, n, skip, held in claims]
+        ),
+        b"}",
+    ]
     parts[0] = sum(map(len, parts)).to_bytes(HEADER, "big")
     return b"".join(parts)
 
@@ -97,19 +102,32 @@ def decode(payload: bytes) -> Decoded:
     postings, rejected, normalised = fit_rows(batch["postings"], nul=b"\\u0000" in payload)
     pages = [(Lease.from_wire(lease), page, jobs, total) for lease, page, jobs, total in batch["pages"]]
     ends = [(Lease.from_wire(lease), kind, message) for lease, kind, message in batch.get("ends", ())]
-    claims = [(source, crawler_id, n, frozenset(skip), frozenset(map(tuple, held)))
-              for source, crawler_id, n, skip, held in batch.get("claims", ())]  # fmt: skip
+    claims = [
+        (source, crawler_id, n, frozenset(skip), frozenset(map(tuple, held)))
+        for source, crawler_id, n, skip, held in batch.get("claims", ())
+    ]
     return Decoded(postings, pages, ends, rejected, normalised, claims)
 
 
 def answer(result: BatchResult) -> bytes:
     """The ``ok`` line of a committed frame."""
-    return b"ok " + orjson.dumps({
-        "postings": result.postings, "pages": [dataclasses.astuple(r) for r in result.pages],
-        "ends": result.ends, "rejected": result.rejected, "normalised": result.normalised,
-        "claims": [[[lease.to_json() for lease in leases], outlook and [outlook.claimable, outlook.next_retry_at]]
-                   for leases, outlook in result.claims],
-    }) + b"\n"  # fmt: skip
+    return (
+        b"ok "
+        + orjson.dumps(
+            {
+                "postings": result.postings,
+                "pages": [dataclasses.astuple(r) for r in result.pages],
+                "ends": result.ends,
+                "rejected": result.rejected,
+                "normalised": result.normalised,
+                "claims": [
+                    [[lease.to_json() for lease in leases], outlook and [outlook.claimable, outlook.next_retry_at]]
+                    for leases, outlook in result.claims
+                ],
+            }
+        )
+        + b"\n"
+    )
 
 
 def read_answer(payload: bytes) -> BatchResult:
@@ -117,8 +135,10 @@ def read_answer(payload: bytes) -> BatchResult:
     data = orjson.loads(payload)
     pages = [PageWrite(*fields) for fields in data["pages"]]
     rejected = [tuple(r) for r in data["rejected"]]
-    claims = [([Lease.from_json(lease) for lease in leases], outlook and _outlook(*outlook))
-              for leases, outlook in data.get("claims", ())]  # fmt: skip
+    claims = [
+        ([Lease.from_json(lease) for lease in leases], outlook and _outlook(*outlook))
+        for leases, outlook in data.get("claims", ())
+    ]
     return BatchResult(data["postings"], pages, data["ends"], rejected, data.get("normalised", {}), claims)
 
 
@@ -149,8 +169,9 @@ def serve(store: KeywordStore, stdin, stdout) -> None:
         # the frames of a crawl that was killed are still written (its pages stay done), but
         # nothing is claimed for it: nobody would crawl what it took
         claims = [store.claim_or_outlook(*claim) if os.getppid() == crawl else ([], None) for claim in batch.claims]
-        result = dataclasses.replace(result, rejected=batch.rejected + result.rejected,
-                                     normalised=dict(batch.normalised), claims=claims)  # fmt: skip
+        result = dataclasses.replace(
+            result, rejected=batch.rejected + result.rejected, normalised=dict(batch.normalised), claims=claims
+        )
         stdout.write(answer(result))
         stdout.flush()
 

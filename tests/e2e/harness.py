@@ -160,8 +160,6 @@ def fetched_pages(sandbox, source):
     return {key: count for key, count in sandbox.counts().items() if key[0] == source}
 
 
-
-
 def served(sandbox, source="qcwy"):
     """Pages the sandbox has served successfully so far, all keywords together."""
     return sum(fetched_pages(sandbox, source).values())
@@ -221,4 +219,3 @@ def kill_at_a_random_moment(sandbox, start, chance, least, most, source="qcwy"):
         crawler.kill()
         crawler.wait(30)
     return killed
-

@@ -93,14 +93,15 @@ class Scrapyd:
         env.pop("PYTHONPATH", None)
         # HOME: no ~/.scrapyd.conf of the machine's; PYTHONFAULTHANDLER: a job that hangs is sent
         # SIGABRT at the end and its threads' stacks go to scrapyd's log
-        env.update(PYTHONSAFEPATH="1", HOME=str(self.root), XDG_CONFIG_HOME=str(self.root),
-                   PYTHONFAULTHANDLER="1")  # fmt: skip
-        check = subprocess.run([self.python, "-c", "import farm"], cwd=self.home, env=env, capture_output=True,
-                               text=True)  # fmt: skip
+        env.update(PYTHONSAFEPATH="1", HOME=str(self.root), XDG_CONFIG_HOME=str(self.root), PYTHONFAULTHANDLER="1")
+        check = subprocess.run(
+            [self.python, "-c", "import farm"], cwd=self.home, env=env, capture_output=True, text=True
+        )
         assert "No module named 'farm'" in check.stderr, f"farm is importable without the egg: {check.stderr}"
         self.log = open(self.root / "scrapyd.out", "ab")
-        self.process = subprocess.Popen([self.python, "-m", "scrapyd"], cwd=self.home, env=env,
-                                        stdout=self.log, stderr=subprocess.STDOUT)  # fmt: skip
+        self.process = subprocess.Popen(
+            [self.python, "-m", "scrapyd"], cwd=self.home, env=env, stdout=self.log, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -152,8 +153,14 @@ class Scrapyd:
         config.mkdir(exist_ok=True)
         (config / "scrapy.cfg").write_text(f"[deploy:test]\nurl = {self.url}\n")
         env = {**os.environ, "XDG_CONFIG_HOME": str(config)}
-        result = subprocess.run([BIN / "scrapyd-deploy", "test", "--version", version], cwd=REPO, env=env,
-                                capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        result = subprocess.run(
+            [BIN / "scrapyd-deploy", "test", "--version", version],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         answer = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
         assert result.returncode == 0 and '"status": "ok"' in answer, f"{result.stdout}\n{result.stderr}"
         self.version = version
@@ -179,8 +186,13 @@ class Scrapyd:
 
     def schedule(self, spider, jobid, settings: dict):
         """schedule.json, each setting as ``setting=NAME=value``."""
-        return self.post("schedule.json", project="farm", spider=spider, jobid=jobid,
-                         setting=[f"{name}={value}" for name, value in settings.items()])  # fmt: skip
+        return self.post(
+            "schedule.json",
+            project="farm",
+            spider=spider,
+            jobid=jobid,
+            setting=[f"{name}={value}" for name, value in settings.items()],
+        )
 
     def cancel(self, jobid):
         return self.post("cancel.json", project="farm", job=jobid)

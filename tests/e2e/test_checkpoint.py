@@ -60,8 +60,9 @@ def qcwy_rows(cities=CITIES[:2], jobs=JOBS[:3]):
 def recorded_pages(db_url):
     """Pages the keyword table records done, all keywords together."""
     rows = keywords(db_url)
-    return sum(row["last_completed_page"] + len([p for p in (row["pages_ahead"] or "").split(",") if p])
-               for row in rows)  # fmt: skip
+    return sum(
+        row["last_completed_page"] + len([p for p in (row["pages_ahead"] or "").split(",") if p]) for row in rows
+    )
 
 
 def assert_crawled_once(db_url, sandbox, rows):
@@ -130,8 +131,9 @@ def test_a_first_signal_pauses_and_the_same_command_resumes(mariadb_url, tmp_pat
     prepare_db(mariadb_url, rows)
     jobdir = tmp_path / "job"
     with SandboxProcess(seed=4, postings=(200, 200)) as sandbox:
-        crawler = start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "first.log", JOBDIR=jobdir,
-                              DOWNLOAD_DELAY=0.05, **SETTINGS)  # fmt: skip
+        crawler = start_crawl(
+            "qcwy", mariadb_url, sandbox.url, tmp_path / "first.log", JOBDIR=jobdir, DOWNLOAD_DELAY=0.05, **SETTINGS
+        )
         try:
             wait_until(lambda: served(sandbox) >= 12 or crawler.poll() is not None, 60, "12 pages")
             assert crawler.poll() is None, "the crawl ended before it could be paused"
@@ -168,8 +170,9 @@ def test_a_second_sigint_stops_at_once_and_the_checkpoint_still_resumes(sqlite_u
     jobdir = tmp_path / "job"
     log = tmp_path / "first.log"
     # half the pages answer after 3 s: the graceful close is still waiting for one at the second signal
-    with SandboxProcess(seed=6, postings=(200, 200), fault_rate=0.5, fault_kinds=["slow"], fault_seed=1,
-                        slow_ms=3000) as sandbox:  # fmt: skip
+    with SandboxProcess(
+        seed=6, postings=(200, 200), fault_rate=0.5, fault_kinds=["slow"], fault_seed=1, slow_ms=3000
+    ) as sandbox:
         crawler = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, **SETTINGS)
         try:
             wait_until(lambda: served(sandbox) >= 10 or crawler.poll() is not None, 60, "10 pages")
@@ -203,8 +206,16 @@ def test_a_kill_in_the_middle_of_a_save_leaves_the_previous_checkpoint(sqlite_ur
     log = tmp_path / "first.log"
     with SandboxProcess(seed=7, postings=(200, 200)) as sandbox:
         # the 4th save kills the crawl after writing its rows, before its COMMIT
-        crawler = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, DOWNLOAD_DELAY=0.05,
-                              FARM_CHECKPOINT_CRASH_AT_SAVE=4, **SETTINGS)  # fmt: skip
+        crawler = start_crawl(
+            "qcwy",
+            sqlite_url,
+            sandbox.url,
+            log,
+            JOBDIR=jobdir,
+            DOWNLOAD_DELAY=0.05,
+            FARM_CHECKPOINT_CRASH_AT_SAVE=4,
+            **SETTINGS,
+        )
         try:
             assert crawler.wait(60) == -signal.SIGKILL
             writer = state_writer_of(crawler.pid)
@@ -255,18 +266,19 @@ def test_a_second_crawl_on_a_live_jobdir_is_refused_naming_the_holder_and_the_fi
     jobdir = tmp_path / "job"
     log = tmp_path / "first.log"
     # every page answers after 2 s until the second crawl is refused: the first is still crawling then
-    with SandboxProcess(seed=12, postings=(200, 200), fault_rate=1, fault_kinds=["slow"], fault_seed=1,
-                        slow_ms=2000) as sandbox:  # fmt: skip
-        first = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, FARM_CRAWLER_ID="first",
-                            **SETTINGS)  # fmt: skip
+    with SandboxProcess(
+        seed=12, postings=(200, 200), fault_rate=1, fault_kinds=["slow"], fault_seed=1, slow_ms=2000
+    ) as sandbox:
+        first = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, FARM_CRAWLER_ID="first", **SETTINGS)
         try:
             wait_until(lambda: served(sandbox) >= 4 or first.poll() is not None, 60, "4 pages")
             wait_until(lambda: (jobdir / CHECKPOINT).exists() and checkpoint_leases(jobdir), 30, "a saved lease")
             writer = state_writer_of(first.pid)
             assert writer is not None and str(jobdir / "farm.lock") not in _open_files(writer)
 
-            second = run_crawl("qcwy", sqlite_url, sandbox.url, timeout=60, JOBDIR=jobdir, FARM_CRAWLER_ID="second",
-                               **SETTINGS)  # fmt: skip
+            second = run_crawl(
+                "qcwy", sqlite_url, sandbox.url, timeout=60, JOBDIR=jobdir, FARM_CRAWLER_ID="second", **SETTINGS
+            )
             assert second.returncode != 0, second.output[-3000:]
             # the one line logged (the start-up error path: the crawl refuses before anything opens)
             refusals = [line for line in second.output.splitlines() if "ERROR: farm: JOBDIR=" in line]
@@ -296,8 +308,16 @@ def test_a_killed_holder_frees_its_jobdir_at_once_and_the_next_crawl_resumes(sql
     prepare_db(sqlite_url, rows)
     jobdir = tmp_path / "job"
     with SandboxProcess(seed=13, postings=(200, 200)) as sandbox:
-        first = start_crawl("qcwy", sqlite_url, sandbox.url, tmp_path / "first.log", JOBDIR=jobdir,
-                            DOWNLOAD_DELAY=0.05, FARM_CRAWLER_ID="first", **SETTINGS)  # fmt: skip
+        first = start_crawl(
+            "qcwy",
+            sqlite_url,
+            sandbox.url,
+            tmp_path / "first.log",
+            JOBDIR=jobdir,
+            DOWNLOAD_DELAY=0.05,
+            FARM_CRAWLER_ID="first",
+            **SETTINGS,
+        )
         try:
             wait_until(lambda: served(sandbox) >= 6 or first.poll() is not None, 60, "6 pages")
             wait_until(lambda: (jobdir / CHECKPOINT).exists() and checkpoint_leases(jobdir), 30, "a saved lease")
@@ -377,8 +397,11 @@ def test_yesterdays_checkpoint_resumes_nothing(sqlite_url, tmp_path):
             conn.execute("UPDATE meta SET value = ? WHERE name = 'day'", (old,))
         engine = make_engine(sqlite_url)
         with engine.begin() as conn:
-            conn.execute(update(Keyword).where(Keyword.last_requested_date.is_not(None)).values(
-                last_requested_date=date.fromisoformat(old), heartbeat_at=utcnow() - timedelta(days=1)))  # fmt: skip
+            conn.execute(
+                update(Keyword)
+                .where(Keyword.last_requested_date.is_not(None))
+                .values(last_requested_date=date.fromisoformat(old), heartbeat_at=utcnow() - timedelta(days=1))
+            )
         engine.dispose()
         assert checkpoint_leases(jobdir)
 
@@ -394,8 +417,9 @@ def test_yesterdays_checkpoint_resumes_nothing(sqlite_url, tmp_path):
 
 
 @pytest.mark.redis
-def test_with_redis_a_killed_worker_restarted_on_its_jobdir_takes_its_keywords_back_at_once(mariadb_url, shared,
-                                                                                            tmp_path):  # fmt: skip
+def test_with_redis_a_killed_worker_restarted_on_its_jobdir_takes_its_keywords_back_at_once(
+    mariadb_url, shared, tmp_path
+):
     """The queue lives in Redis; the checkpoint keeps the worker's id and leases. No survivor, and
     FARM_WORKER_TIMEOUT and FARM_LEASE_TIMEOUT far away: only the checkpoint can bring them back."""
     rows = qcwy_rows(CITIES[:3])
@@ -406,8 +430,15 @@ def test_with_redis_a_killed_worker_restarted_on_its_jobdir_takes_its_keywords_b
     kills = 0
     with SandboxProcess(seed=11, postings=(200, 200)) as sandbox:
         for _ in range(4):
-            start = lambda: start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "workers.log",  # noqa: E731
-                                        redis=shared, JOBDIR=jobdir, **settings)  # fmt: skip
+            start = lambda: start_crawl(  # noqa: E731
+                "qcwy",
+                mariadb_url,
+                sandbox.url,
+                tmp_path / "workers.log",
+                redis=shared,
+                JOBDIR=jobdir,
+                **settings,
+            )
             kills += kill_at_a_random_moment(sandbox, start, chance, 3, 12)
         final = run_crawl("qcwy", mariadb_url, sandbox.url, redis=shared, JOBDIR=jobdir, timeout=120, **settings)
         assert final.returncode == 0, final.output[-3000:]

@@ -39,8 +39,6 @@ SETTINGS = {
 }
 
 
-
-
 def reap_dead_leases(db_url):
     """The killed crawler is gone: judge its leases from an hour later, as a reaper would."""
     store = KeywordStore(make_engine(db_url), clock=lambda: utcnow() + timedelta(hours=1))
@@ -70,8 +68,7 @@ def test_kill_9_at_random_moments_loses_nothing(db_url, tmp_path):
     assert kills == KILLS, f"only {kills} crawls were still running when killed"
     assert len(pages) == 200  # 20 keywords x 10 pages
     states = {
-        (k["city"], k["job"]): (k["crawl_status"], k["last_completed_page"], k["jobs_found"])
-        for k in keywords(db_url)
+        (k["city"], k["job"]): (k["crawl_status"], k["last_completed_page"], k["jobs_found"]) for k in keywords(db_url)
     }
     assert states == {key: ("completed", last, jobs) for key, (last, jobs) in per_keyword.items()}
     stored = stored_postings(db_url, "qcwy")

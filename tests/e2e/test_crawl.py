@@ -1,7 +1,7 @@
 """Whole crawls: `scrapy crawl` processes against the sandbox, state in SQLite and in MariaDB."""
 
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import insert
@@ -47,9 +47,7 @@ def test_full_crawl_stores_every_posting_once_and_fetches_every_page_once(source
             (k["city"], k["job"]): (k["crawl_status"], k["last_completed_page"], k["total_pages"], k["jobs_found"])
             for k in keywords(db_url)
         }
-        assert progress == {
-            key: ("completed", last, last, jobs) for key, (last, jobs) in per_keyword.items()
-        }
+        assert progress == {key: ("completed", last, last, jobs) for key, (last, jobs) in per_keyword.items()}
         stored = stored_postings(db_url, source)
         assert len(stored) == len(set(stored))
         assert set(stored) == ids
@@ -59,7 +57,7 @@ def test_full_crawl_stores_every_posting_once_and_fetches_every_page_once(source
 
         again = run_crawl(source, db_url, sandbox.url, **max_pages_setting(source))
         assert again.returncode == 0, again.output[-3000:]
-        assert "no %s keyword left to claim for today" % source in again.output
+        assert f"no {source} keyword left to claim for today" in again.output
         assert fetched_pages(sandbox, source) == {page: 1 for page in pages}
 
 
@@ -125,7 +123,7 @@ def test_unknown_city_fails_that_keyword_and_others_go_on(sqlite_url):
     store = prepare_db(sqlite_url, [("boss", "北京", "python")])
     # `farm keywords import` and the store refuse an unknown city; a row written by other
     # means (or before that check) still meets the crawl-time one
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     with store.engine.begin() as conn:
         conn.execute(insert(Keyword).values(source="boss", city="火星", job="python", created_at=now, updated_at=now))
     store.engine.dispose()

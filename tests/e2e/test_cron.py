@@ -23,8 +23,11 @@ def test_a_start_with_nothing_left_exits_0_at_once_saying_so(sqlite_url):
     day = store.today()
     with store.engine.begin() as conn:  # the day's work done: each keyword completed, or failed for good
         conn.execute(update(Keyword).values(crawl_status="completed", last_requested_date=day))
-        conn.execute(update(Keyword).where(Keyword.job == "java", Keyword.city == "上海")
-                     .values(crawl_status="failed", retry_count=3))  # fmt: skip
+        conn.execute(
+            update(Keyword)
+            .where(Keyword.job == "java", Keyword.city == "上海")
+            .values(crawl_status="failed", retry_count=3)
+        )
     store.close()
     before = keywords(sqlite_url)
     with SandboxProcess(seed=1) as sandbox:

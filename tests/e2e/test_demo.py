@@ -11,9 +11,7 @@ pytestmark = pytest.mark.e2e
 
 
 def farm(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "farm", *args], cwd=cwd, capture_output=True, text=True, timeout=300
-    )
+    return subprocess.run([sys.executable, "-m", "farm", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def test_demo_crawls_every_bundled_keyword_then_finds_nothing_new(tmp_path):

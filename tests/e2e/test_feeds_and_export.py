@@ -26,9 +26,13 @@ def test_a_crawl_with_a_feed_fills_the_feed_and_the_table_alike_and_export_gives
     with SandboxProcess(seed=11, postings=(20, 60)) as sandbox:
         proc = subprocess.run(
             [*crawl_command("qcwy", {"FARM_QCWY_MAX_PAGES": 2}), "-O", str(feed)],
-            cwd=REPO, env=crawl_env(sqlite_url, sandbox.url), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, timeout=120,
-        )  # fmt: skip
+            cwd=REPO,
+            env=crawl_env(sqlite_url, sandbox.url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stdout[-3000:]
     fed = [json.loads(line) for line in feed.read_text(encoding="utf-8").splitlines()]
     engine = make_engine(sqlite_url)
@@ -46,8 +50,13 @@ def test_a_crawl_with_a_feed_fills_the_feed_and_the_table_alike_and_export_gives
         assert numbers == columns("qcwy", item["salary"]) and row.salary_min is not None, item["salary"]
 
     out = tmp_path / "export.jsonl"
-    export = subprocess.run([sys.executable, "-m", "farm", "--db-url", sqlite_url, "export", "--format", "jsonl",
-                             "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, timeout=60)  # fmt: skip
+    export = subprocess.run(
+        [sys.executable, "-m", "farm", "--db-url", sqlite_url, "export", "--format", "jsonl", "--out", str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert export.returncode == 0, export.stderr
     exported = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert {row["job_id"] for row in exported} == set(stored)

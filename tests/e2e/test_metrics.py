@@ -96,12 +96,19 @@ def test_metrics_during_and_after_a_crawl_match_its_stats_and_the_keyword_table(
     port = free_port()
     log_path = tmp_path / "crawl.log"
     with SandboxProcess(seed=4, postings=(200, 200)) as sandbox:
-        crawler = start_crawl("qcwy", sqlite_url, sandbox.url, log_path, FARM_METRICS_PORT=port,
-                              FARM_METRICS_HOST="127.0.0.1", FARM_METRICS_LINGER=60, FARM_CRAWLER_ID="metrics-e2e",
-                              **SETTINGS)  # fmt: skip
+        crawler = start_crawl(
+            "qcwy",
+            sqlite_url,
+            sandbox.url,
+            log_path,
+            FARM_METRICS_PORT=port,
+            FARM_METRICS_HOST="127.0.0.1",
+            FARM_METRICS_LINGER=60,
+            FARM_CRAWLER_ID="metrics-e2e",
+            **SETTINGS,
+        )
         try:
-            during = poll(lambda: scrape(port), lambda s: value(s, "farm_pages_total") >= 10, 90,
-                          "10 pages recorded")  # fmt: skip
+            during = poll(lambda: scrape(port), lambda s: value(s, "farm_pages_total") >= 10, 90, "10 pages recorded")
             assert value(during, "farm_crawl_open") == 1
             assert port in listening_ports(crawler.pid)
             # counted once recorded: never more than the table holds, read just after
@@ -128,8 +135,14 @@ def test_metrics_during_and_after_a_crawl_match_its_stats_and_the_keyword_table(
     assert value(after, "farm_postings_total") == sum(k["jobs_found"] for k in table)
     assert value(after, "farm_keywords_ended_total", ("outcome", "completed")) == len(ROWS)
     assert value(after, "farm_keywords_claimed_total", ("from", "fresh")) == len(ROWS)
-    for gauge in ("farm_leases_held", "farm_queue_depth", "farm_pages_in_flight", "farm_writer_queued_postings",
-                  "farm_writer_queued_ops", "farm_writer_frames_in_flight"):  # fmt: skip
+    for gauge in (
+        "farm_leases_held",
+        "farm_queue_depth",
+        "farm_pages_in_flight",
+        "farm_writer_queued_postings",
+        "farm_writer_queued_ops",
+        "farm_writer_frames_in_flight",
+    ):
         assert value(after, gauge) == 0, gauge
     assert value(after, "farm_errors_total", ("kind", "page")) == 0
 
@@ -161,8 +174,9 @@ def test_a_port_in_use_stops_the_crawl_at_start_before_anything_is_claimed(sqlit
         taken.listen()
         port = taken.getsockname()[1]
         with SandboxProcess(seed=4) as sandbox:
-            proc = run_crawl("qcwy", sqlite_url, sandbox.url, timeout=60, FARM_METRICS_PORT=port,
-                             FARM_METRICS_HOST="127.0.0.1")  # fmt: skip
+            proc = run_crawl(
+                "qcwy", sqlite_url, sandbox.url, timeout=60, FARM_METRICS_PORT=port, FARM_METRICS_HOST="127.0.0.1"
+            )
             assert served(sandbox) == 0
     assert proc.returncode == 1
     assert f"MetricsPortError: FARM_METRICS_PORT={port}: cannot listen on 127.0.0.1:{port} (" in proc.output

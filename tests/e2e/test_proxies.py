@@ -65,8 +65,9 @@ def test_a_proxy_drawing_blocks_is_quarantined_and_every_keyword_completes_throu
     ):
         proxies = f"{bad.url_with_credentials},{good.url_with_credentials}"
         # DEBUG: every line Scrapy and farm can write about a request, a retry or a setting
-        proc = run_crawl("qcwy", sqlite_url, sandbox.url, FARM_QCWY_MAX_PAGES=5, FARM_PROXIES=proxies,
-                         LOG_LEVEL="DEBUG")  # fmt: skip
+        proc = run_crawl(
+            "qcwy", sqlite_url, sandbox.url, FARM_QCWY_MAX_PAGES=5, FARM_PROXIES=proxies, LOG_LEVEL="DEBUG"
+        )
         output = proc.output
         assert proc.returncode == 0, output[-3000:]
         pages = check_completed(sqlite_url, sandbox, rows, 5)
@@ -110,9 +111,16 @@ def test_with_every_proxy_quarantined_the_crawl_waits_and_fails_no_keyword(sqlit
         ForwardProxy(auth=("good", PASSWORDS[0]), blocking=True) as first,
         ForwardProxy(blocking=True) as second,
     ):
-        crawl = start_crawl("qcwy", sqlite_url, sandbox.url, tmp_path / "crawl.log",
-                            FARM_QCWY_MAX_PAGES=3, FARM_LEASES_IN_FLIGHT=2, FARM_PROXY_QUARANTINE=quarantine,
-                            FARM_PROXIES=f"{first.url_with_credentials},{second.url}")  # fmt: skip
+        crawl = start_crawl(
+            "qcwy",
+            sqlite_url,
+            sandbox.url,
+            tmp_path / "crawl.log",
+            FARM_QCWY_MAX_PAGES=3,
+            FARM_LEASES_IN_FLIGHT=2,
+            FARM_PROXY_QUARANTINE=quarantine,
+            FARM_PROXIES=f"{first.url_with_credentials},{second.url}",
+        )
         try:
             wait_until(lambda: first.blocked and second.blocked, 60, "both proxies to draw a block")
             first.blocking = second.blocking = False  # the bans are lifted; the quarantines still run
@@ -137,8 +145,14 @@ def test_a_proxy_one_worker_quarantines_is_never_used_by_another(mariadb_url, sh
     prepare_db(mariadb_url, rows)
     client = redis.Redis.from_url(shared[0])
     key = f"{shared[1]}:qcwy:proxies:quarantined"
-    slow = {"FARM_QCWY_MAX_PAGES": 10, "FARM_WORKER_TIMEOUT": 2, "FARM_PAGES_IN_FLIGHT": 8,
-            "FARM_LEASES_IN_FLIGHT": 3, "DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS": 2}  # fmt: skip
+    slow = {
+        "FARM_QCWY_MAX_PAGES": 10,
+        "FARM_WORKER_TIMEOUT": 2,
+        "FARM_PAGES_IN_FLIGHT": 8,
+        "FARM_LEASES_IN_FLIGHT": 3,
+        "DOWNLOAD_DELAY": 0.05,
+        "CONCURRENT_REQUESTS": 2,
+    }
     with (
         SandboxProcess(seed=6, postings=(200, 200)) as sandbox,
         ForwardProxy(auth=("good", PASSWORDS[0])) as good,
@@ -146,15 +160,35 @@ def test_a_proxy_one_worker_quarantines_is_never_used_by_another(mariadb_url, sh
     ):
         proxies = f"{bad.url_with_credentials},{good.url_with_credentials}"
         bad_id = Proxy.of(bad.url_with_credentials).id
-        workers = [start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "worker0.log", redis=shared,
-                               FARM_CRAWLER_ID="worker0", FARM_PROXIES=proxies, **slow)]  # fmt: skip
+        workers = [
+            start_crawl(
+                "qcwy",
+                mariadb_url,
+                sandbox.url,
+                tmp_path / "worker0.log",
+                redis=shared,
+                FARM_CRAWLER_ID="worker0",
+                FARM_PROXIES=proxies,
+                **slow,
+            )
+        ]
         try:
             wait_until(lambda: client.zscore(key, bad_id) is not None, 60, "worker0 to quarantine the bad proxy")
             assert 1700 <= client.pttl(key) / 1000 <= 1800  # it expires with its last quarantine
             assert client.zrange(key, 0, -1) == [bad_id.encode()]  # a hash: no credentials in Redis
             blocked_before = bad.blocked
-            workers.append(start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "worker1.log", redis=shared,
-                                       FARM_CRAWLER_ID="worker1", FARM_PROXIES=proxies, **slow))  # fmt: skip
+            workers.append(
+                start_crawl(
+                    "qcwy",
+                    mariadb_url,
+                    sandbox.url,
+                    tmp_path / "worker1.log",
+                    redis=shared,
+                    FARM_CRAWLER_ID="worker1",
+                    FARM_PROXIES=proxies,
+                    **slow,
+                )
+            )
             for worker in workers:
                 assert stop(worker, 180) == 0
         finally:

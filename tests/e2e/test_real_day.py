@@ -24,13 +24,21 @@ CITIES = ("北京", "上海", "广州", "深圳")
 JOBS = ("python", "java", "前端")
 
 
-def test_a_keyword_failing_while_its_pages_wait_for_the_window_ends_and_the_crawl_goes_on_to_its_end(sqlite_url, tmp_path):
+def test_a_keyword_failing_while_its_pages_wait_for_the_window_ends_and_the_crawl_goes_on_to_its_end(
+    sqlite_url, tmp_path
+):
     # a window of 2 pages, a keyword of 20 pages that fails after its first page: its pages
     # waiting for the window must not hold it (nor the downloader) for ever
     rows = [("qcwy", "北京", "python"), ("qcwy", "上海", "java"), ("qcwy", "广州", "坏关键词")]
     prepare_db(sqlite_url, rows)
-    settings = {"FARM_PAGES_IN_FLIGHT": 2, "FARM_LEASES_IN_FLIGHT": 3, "FARM_BLOCK_RETRIES": 1,
-                "FARM_MAX_RETRIES": 0, "FARM_QCWY_MAX_PAGES": 20, "CONCURRENT_REQUESTS": 4}  # fmt: skip
+    settings = {
+        "FARM_PAGES_IN_FLIGHT": 2,
+        "FARM_LEASES_IN_FLIGHT": 3,
+        "FARM_BLOCK_RETRIES": 1,
+        "FARM_MAX_RETRIES": 0,
+        "FARM_QCWY_MAX_PAGES": 20,
+        "CONCURRENT_REQUESTS": 4,
+    }
     with SandboxProcess(seed=4, postings=(400, 400)) as sandbox:
         crawl = start_crawl("qcwy", sqlite_url, sandbox.url, tmp_path / "crawl.log", **settings)
         try:
@@ -52,8 +60,9 @@ def test_a_pipeline_before_farms_that_drops_postings_does_not_stall_any_keyword(
     prepare_db(sqlite_url, rows)
     pipelines = json.dumps({"tests.e2e.pipelines.DropSomePostings": 100, "farm.pipelines.sql.SqlPostingsPipeline": 300})
     with SandboxProcess(seed=8, postings=(40, 120)) as sandbox:
-        proc = run_crawl("zhilian", sqlite_url, sandbox.url, timeout=120, ITEM_PIPELINES=pipelines,
-                         FARM_ZHILIAN_MAX_PAGES=6)  # fmt: skip
+        proc = run_crawl(
+            "zhilian", sqlite_url, sandbox.url, timeout=120, ITEM_PIPELINES=pipelines, FARM_ZHILIAN_MAX_PAGES=6
+        )
         assert proc.returncode == 0, proc.output[-3000:]
         _, ids, per_keyword = expected_crawl(sandbox, "zhilian", rows, 6)
     assert {k["crawl_status"] for k in keywords(sqlite_url)} == {"completed"}

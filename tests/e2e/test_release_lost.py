@@ -28,8 +28,13 @@ from tests.relay import Relay
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
 MAX_PAGES = 10
-SETTINGS = {"FARM_QCWY_MAX_PAGES": MAX_PAGES, "FARM_WORKER_TIMEOUT": 2, "FARM_PAGES_IN_FLIGHT": 8,
-            "FARM_LEASES_IN_FLIGHT": 3, "FARM_LEASE_TIMEOUT": 1800}  # fmt: skip
+SETTINGS = {
+    "FARM_QCWY_MAX_PAGES": MAX_PAGES,
+    "FARM_WORKER_TIMEOUT": 2,
+    "FARM_PAGES_IN_FLIGHT": 8,
+    "FARM_LEASES_IN_FLIGHT": 3,
+    "FARM_LEASE_TIMEOUT": 1800,
+}
 LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[")
 ROWS = [("qcwy", city, job) for city in ("北京", "上海", "广州") for job in ("python", "java", "前端")]
 
@@ -49,9 +54,17 @@ def test_a_worker_that_loses_the_database_before_its_release_leaves_its_keywords
     first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
     try:
         with SandboxProcess(seed=14, postings=(200, 200)) as sandbox:
-            first = start_crawl("qcwy", via(relay, mariadb_url), sandbox.url, first_log, redis=shared,
-                                FARM_CRAWLER_ID="first", FARM_OUTAGE_GRACE=2, CONCURRENT_REQUESTS=8,
-                                **SETTINGS)  # fmt: skip
+            first = start_crawl(
+                "qcwy",
+                via(relay, mariadb_url),
+                sandbox.url,
+                first_log,
+                redis=shared,
+                FARM_CRAWLER_ID="first",
+                FARM_OUTAGE_GRACE=2,
+                CONCURRENT_REQUESTS=8,
+                **SETTINGS,
+            )
             try:
                 wait_until(lambda: served(sandbox) >= 20 or first.poll() is not None, 60, "20 pages")
                 assert first.poll() is None, "the crawl ended before its database went away"
@@ -74,8 +87,9 @@ def test_a_worker_that_loses_the_database_before_its_release_leaves_its_keywords
             after = output.split("] INFO: Spider closed (", 1)[1].splitlines()[1:]
             assert not [line for line in after if LOG_LINE.match(line)], after
 
-            second = start_crawl("qcwy", mariadb_url, sandbox.url, second_log, redis=shared,
-                                 FARM_CRAWLER_ID="second", **SETTINGS)  # fmt: skip
+            second = start_crawl(
+                "qcwy", mariadb_url, sandbox.url, second_log, redis=shared, FARM_CRAWLER_ID="second", **SETTINGS
+            )
             try:
                 assert stop(second, 90) == 0, second_log.read_text()[-3000:]
             finally:

@@ -49,8 +49,9 @@ def test_the_report_opens_from_disk_with_no_error_no_request_out_and_every_chart
 def test_the_browser_check_sees_a_request_leaving_the_page_and_a_console_error(tmp_path):
     """The test above could not pass a page that fetched or failed: shown on one that does both."""
     page = tmp_path / "bad.html"
-    page.write_text('<html><body><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script>'
-                    "</body></html>")  # fmt: skip
+    page.write_text(
+        '<html><body><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script></body></html>'
+    )
     with Browser() as browser:
         browser.open(page)
         errors, requests = browser.errors(), browser.requests()

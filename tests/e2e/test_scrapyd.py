@@ -54,8 +54,13 @@ def scrapyd(scrapyd_server):
 
 def job_settings(db_url, sandbox_url, source, **extra):
     """What schedule.json passes as setting=NAME=value: the database, the sandbox, no pace."""
-    return {**CRAWL_SETTINGS, "FARM_DB_URL": db_url, BASE_URL_SETTING[source]: sandbox_url,
-            f"FARM_{source.upper()}_MAX_PAGES": MAX_PAGES, **extra}  # fmt: skip
+    return {
+        **CRAWL_SETTINGS,
+        "FARM_DB_URL": db_url,
+        BASE_URL_SETTING[source]: sandbox_url,
+        f"FARM_{source.upper()}_MAX_PAGES": MAX_PAGES,
+        **extra,
+    }
 
 
 def test_deploy_lists_the_three_spiders_of_the_egg(scrapyd):
@@ -95,8 +100,9 @@ def test_cancel_pauses_a_job_and_the_same_jobid_resumes_it_to_completion(scrapyd
     jobid = "pause-qcwy"
     with SandboxProcess(seed=4, postings=(200, 200)) as sandbox:
         # slowed down, so that the keywords held at the cancel still have pages to fetch
-        settings = job_settings(mariadb_url, sandbox.url, "qcwy", DOWNLOAD_DELAY=0.05, CONCURRENT_REQUESTS=4,
-                                FARM_LEASES_IN_FLIGHT=2)  # fmt: skip
+        settings = job_settings(
+            mariadb_url, sandbox.url, "qcwy", DOWNLOAD_DELAY=0.05, CONCURRENT_REQUESTS=4, FARM_LEASES_IN_FLIGHT=2
+        )
         scrapyd.schedule("qcwy", jobid, settings)
         wait_until(lambda: served(sandbox) >= 25 or scrapyd.jobs("finished", jobid), 60, "25 pages served")
         running = scrapyd.jobs("running", jobid)
@@ -105,9 +111,7 @@ def test_cancel_pauses_a_job_and_the_same_jobid_resumes_it_to_completion(scrapyd
         # the state writer was started on the egg's farm, not on anything in scrapyd's directory
         writer = state_writer_of(running[0]["pid"])
         assert writer is not None
-        environ = dict(
-            item.split("=", 1) for item in open(f"/proc/{writer}/environ").read().split("\0") if "=" in item
-        )
+        environ = dict(item.split("=", 1) for item in open(f"/proc/{writer}/environ").read().split("\0") if "=" in item)
         assert environ["PYTHONPATH"].split(":")[0] == str(scrapyd.egg())
 
         assert scrapyd.cancel(jobid)["prevstate"] == "running"  # SIGINT
@@ -127,7 +131,7 @@ def test_cancel_pauses_a_job_and_the_same_jobid_resumes_it_to_completion(scrapyd
         scrapyd.schedule("qcwy", jobid, settings)  # the same jobid: the same JOBDIR
         scrapyd.wait_finished([jobid], timeout=180, times=2)
         assert not scrapyd.died(jobid), scrapyd.job_log("qcwy", jobid)[-3000:]
-        resumed = scrapyd.job_log("qcwy", jobid)[len(log):]
+        resumed = scrapyd.job_log("qcwy", jobid)[len(log) :]
         # the keywords held at the cancel are taken back at once, with their pages
         assert f"took back {len(held)} keyword(s) at once" in resumed
         assert last_stat(resumed, "farm/checkpoint/taken_back") == len(held)
@@ -150,8 +154,9 @@ def test_a_running_jobid_scheduled_again_is_refused_and_the_running_job_finishes
     prepare_db(mariadb_url, rows)
     jobid = "twice-qcwy"
     # every page answers after 2 s until the second job is refused: the first is still running then
-    with SandboxProcess(seed=5, postings=(60, 200), fault_rate=1, fault_kinds=["slow"], fault_seed=1,
-                        slow_ms=2000) as sandbox:  # fmt: skip
+    with SandboxProcess(
+        seed=5, postings=(60, 200), fault_rate=1, fault_kinds=["slow"], fault_seed=1, slow_ms=2000
+    ) as sandbox:
         settings = job_settings(mariadb_url, sandbox.url, "qcwy", CONCURRENT_REQUESTS=4, FARM_LEASES_IN_FLIGHT=2)
         scrapyd.schedule("qcwy", jobid, settings)
         wait_until(lambda: served(sandbox) >= 2 or scrapyd.jobs("finished", jobid), 60, "2 pages served")
@@ -213,7 +218,8 @@ def test_package_data_is_read_from_the_egg_and_upgrading_from_it_says_where_to_r
             print(exc)
         """
     )
-    result = subprocess.run([scrapyd.python, "-P", "-c", script], cwd=scrapyd.home, capture_output=True,
-                            text=True, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [scrapyd.python, "-P", "-c", script], cwd=scrapyd.home, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert "run `farm db upgrade` from an installed farm" in result.stdout

@@ -18,7 +18,6 @@ from farm.shared.queue import SharedQueue
 from farm.spiders.qcwy import QcwySpider
 from farm.state.clock import utcnow
 from tests.conftest import REDIS_URL
-from tests.relay import Relay
 from tests.e2e.harness import (
     expected_crawl,
     fetched_pages,
@@ -31,13 +30,18 @@ from tests.e2e.harness import (
     stored_postings,
     wait_until,
 )
+from tests.relay import Relay
 from tests.unit.spider_helpers import make_spider
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
 PAGES_IN_FLIGHT = 8
-SETTINGS = {"FARM_QCWY_MAX_PAGES": 10, "FARM_WORKER_TIMEOUT": 2, "FARM_PAGES_IN_FLIGHT": PAGES_IN_FLIGHT,
-            "FARM_LEASES_IN_FLIGHT": 3}  # fmt: skip
+SETTINGS = {
+    "FARM_QCWY_MAX_PAGES": 10,
+    "FARM_WORKER_TIMEOUT": 2,
+    "FARM_PAGES_IN_FLIGHT": PAGES_IN_FLIGHT,
+    "FARM_LEASES_IN_FLIGHT": 3,
+}
 CITIES = ("北京", "上海", "广州", "深圳", "杭州", "成都")
 
 
@@ -47,8 +51,15 @@ def rows_for(n):
 
 def start_workers(n, db_url, sandbox, shared, tmp_path, first=0, **settings):
     return [
-        start_crawl("qcwy", db_url, sandbox.url, tmp_path / f"worker{i}.log", redis=shared,
-                    FARM_CRAWLER_ID=f"worker{i}", **{**SETTINGS, **settings})  # fmt: skip
+        start_crawl(
+            "qcwy",
+            db_url,
+            sandbox.url,
+            tmp_path / f"worker{i}.log",
+            redis=shared,
+            FARM_CRAWLER_ID=f"worker{i}",
+            **{**SETTINGS, **settings},
+        )
         for i in range(first, first + n)
     ]
 
@@ -65,7 +76,7 @@ def finish(workers, tmp_path, timeout=120):
 
 def logs(tmp_path, tail=None):
     """The workers' logs (the last ``tail`` characters of each, for a failure message)."""
-    return "\n".join(path.read_text()[-tail if tail else 0:] for path in sorted(tmp_path.glob("worker*.log")))
+    return "\n".join(path.read_text()[-tail if tail else 0 :] for path in sorted(tmp_path.glob("worker*.log")))
 
 
 def check_everything_once(db_url, sandbox, rows):
@@ -160,8 +171,9 @@ def test_a_worker_killed_between_its_claim_and_listing_it_in_redis_loses_no_keyw
     assert "3 keyword(s) held by killed in the keyword table, adopted" in logs(tmp_path)
 
 
-def test_a_worker_killed_and_started_again_under_its_id_without_jobdir_takes_its_work_back(mariadb_url, shared,
-                                                                                        tmp_path):  # fmt: skip
+def test_a_worker_killed_and_started_again_under_its_id_without_jobdir_takes_its_work_back(
+    mariadb_url, shared, tmp_path
+):
     """No survivor, no checkpoint, FARM_LEASE_TIMEOUT far away: the worker started again under the same
     FARM_CRAWLER_ID puts back what it had in flight (its own heartbeat would keep it there for ever,
     and every worker waiting on it) and adopts the keywords the keyword table says it holds."""
@@ -262,11 +274,21 @@ def test_mariadb_silent_mid_crawl_is_an_outage_ridden_out(mariadb_url, shared, t
         relay.stop()
 
 
-@pytest.mark.parametrize("setting, url, words", [
-    ("FARM_REDIS_URL", "redis://:s3cret@127.0.0.1:9/0", "cannot reach Redis at FARM_REDIS_URL='redis://:***@127.0.0.1:9/0'"),
-    ("FARM_DB_URL", "mysql+pymysql://root:s3cret@127.0.0.1:9/farm",
-     "cannot reach the database at FARM_DB_URL='mysql+pymysql://root:***@127.0.0.1:9/farm'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "setting, url, words",
+    [
+        (
+            "FARM_REDIS_URL",
+            "redis://:s3cret@127.0.0.1:9/0",
+            "cannot reach Redis at FARM_REDIS_URL='redis://:***@127.0.0.1:9/0'",
+        ),
+        (
+            "FARM_DB_URL",
+            "mysql+pymysql://root:s3cret@127.0.0.1:9/farm",
+            "cannot reach the database at FARM_DB_URL='mysql+pymysql://root:***@127.0.0.1:9/farm'",
+        ),
+    ],
+)
 def test_redis_or_the_database_unreachable_at_start_is_one_clear_line_and_a_failure(
     setting, url, words, mariadb_url, shared, tmp_path
 ):
@@ -290,8 +312,10 @@ def private_redis():
     """A redis-server of this test's own, on a free port (stalled and flushed as the shared one must
     never be); its URL, and the process."""
     port = free_port()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
     url = f"redis://127.0.0.1:{port}/0"
     client = redis.Redis.from_url(url)
 
@@ -311,8 +335,9 @@ def private_redis():
         server.wait()
 
 
-def test_redis_stalled_then_flushed_ends_the_crawl_with_everything_once_at_its_pace(mariadb_url, private_redis,
-                                                                                   tmp_path):  # fmt: skip
+def test_redis_stalled_then_flushed_ends_the_crawl_with_everything_once_at_its_pace(
+    mariadb_url, private_redis, tmp_path
+):
     """Redis stalls for longer than the link's socket timeout (10 s), so that replies are lost, then
     loses everything (a FLUSHALL); two workers share a pace of 8 requests a second. The stall is shorter
     than FARM_WORKER_TIMEOUT, as an operator's would be: no worker finds the other stopped and puts back
@@ -323,8 +348,9 @@ def test_redis_stalled_then_flushed_ends_the_crawl_with_everything_once_at_its_p
     client = redis.Redis.from_url(url)
     rate = 8
     with SandboxProcess(seed=10, postings=(200, 200)) as sandbox:
-        workers = start_workers(2, mariadb_url, sandbox, (url, "farm"), tmp_path, FARM_QCWY_RATE=rate,
-                                FARM_WORKER_TIMEOUT=30)  # fmt: skip
+        workers = start_workers(
+            2, mariadb_url, sandbox, (url, "farm"), tmp_path, FARM_QCWY_RATE=rate, FARM_WORKER_TIMEOUT=30
+        )
         wait_until(lambda: served(sandbox) >= 15, 60, "some pages")
         server.send_signal(signal.SIGSTOP)  # Redis stalls: every command waits past the socket timeout
         time.sleep(12)  # the stall itself, not a wait for a condition

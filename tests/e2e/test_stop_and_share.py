@@ -25,15 +25,11 @@ ROWS = [("qcwy", city, job) for city in CITIES for job in JOBS]
 SETTINGS = {"FARM_QCWY_MAX_PAGES": 10, "CONCURRENT_REQUESTS": 4, "FARM_LEASES_IN_FLIGHT": 2}
 
 
-
-
 def test_ctrl_c_releases_keywords_as_partial_and_the_next_run_fetches_no_page_twice(sqlite_url, tmp_path):
     prepare_db(sqlite_url, ROWS)
     with SandboxProcess(seed=4, postings=(200, 200)) as sandbox:
         # slowed down, so that the keywords held at the Ctrl+C still have pages to fetch
-        crawler = start_crawl(
-            "qcwy", sqlite_url, sandbox.url, tmp_path / "crawl.log", DOWNLOAD_DELAY=0.05, **SETTINGS
-        )
+        crawler = start_crawl("qcwy", sqlite_url, sandbox.url, tmp_path / "crawl.log", DOWNLOAD_DELAY=0.05, **SETTINGS)
         try:
             wait_until(lambda: served(sandbox) >= 25 or crawler.poll() is not None, 60, "25 pages")
             assert crawler.poll() is None, "the crawl ended before it could be stopped"
@@ -66,14 +62,20 @@ def test_two_crawlers_on_one_database_share_the_keywords_and_fetch_no_page_twice
         first_settings = dict(SETTINGS)
         if second_start == "while_the_first_runs":
             first_settings["DOWNLOAD_DELAY"] = 0.1  # slow: it is still at it when the second starts
-        crawlers = [start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "crawl-1.log", FARM_CRAWLER_ID="c1",
-                                **first_settings)]  # fmt: skip
+        crawlers = [
+            start_crawl(
+                "qcwy", mariadb_url, sandbox.url, tmp_path / "crawl-1.log", FARM_CRAWLER_ID="c1", **first_settings
+            )
+        ]
         try:
             if second_start == "while_the_first_runs":
                 wait_until(lambda: served(sandbox) >= 10 or crawlers[0].poll() is not None, 60, "10 pages")
                 assert crawlers[0].poll() is None, "the first crawl ended before the second started"
-            crawlers.append(start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / "crawl-2.log",
-                                        FARM_CRAWLER_ID="c2", **SETTINGS))  # fmt: skip
+            crawlers.append(
+                start_crawl(
+                    "qcwy", mariadb_url, sandbox.url, tmp_path / "crawl-2.log", FARM_CRAWLER_ID="c2", **SETTINGS
+                )
+            )
             assert [crawler.wait(120) for crawler in crawlers] == [0, 0]
         finally:
             for crawler in crawlers:

@@ -1,8 +1,8 @@
 """A real `farm api` process for the API tests: started on a free port, stopped in a finally.
 
-    with ApiServer(url, clock=clock) as server:
-        with server.client() as http:
-            http.get("/api/v1/keyword/stats")
+with ApiServer(url, clock=clock) as server:
+    with server.client() as http:
+        http.get("/api/v1/keyword/stats")
 """
 
 import os
@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -38,7 +38,7 @@ class ServerClock:
         return self.now
 
     def set(self, now: datetime) -> None:
-        self.now = now.astimezone(timezone.utc).replace(microsecond=0)
+        self.now = now.astimezone(UTC).replace(microsecond=0)
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(self.now.isoformat())
         os.replace(tmp, self.path)  # the server never reads half a time
@@ -53,8 +53,16 @@ class ServerClock:
 class ApiServer:
     """``farm --db-url URL api --port 0 …`` as a child process, its output in a log file."""
 
-    def __init__(self, db_url: str, log_path: Path, *, token: str | None = TOKEN, clock: ServerClock | None = None,
-                 env: dict | None = None, args=()):  # fmt: skip
+    def __init__(
+        self,
+        db_url: str,
+        log_path: Path,
+        *,
+        token: str | None = TOKEN,
+        clock: ServerClock | None = None,
+        env: dict | None = None,
+        args=(),
+    ):
         self.db_url = db_url
         self.log_path = log_path
         self.token = token
@@ -80,8 +88,14 @@ class ApiServer:
     def start(self) -> "ApiServer":
         log = open(self.log_path, "wb")
         try:
-            self.process = subprocess.Popen(self.command(), cwd=REPO, env=self.environment(), stdout=log,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
+            self.process = subprocess.Popen(
+                self.command(),
+                cwd=REPO,
+                env=self.environment(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         finally:
             log.close()
         deadline = time.monotonic() + START_TIMEOUT
@@ -128,6 +142,12 @@ class ApiServer:
 def run_farm_api(db_url: str, *args, env: dict | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
     """`farm --db-url URL api ARGS` run to its end (for the commands that must refuse to start)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("FARM_")}
-    return subprocess.run([sys.executable, "-m", "farm", "--db-url", db_url, "api", *args], cwd=REPO,
-                          env={**base, **(env or {})}, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "farm", "--db-url", db_url, "api", *args],
+        cwd=REPO,
+        env={**base, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )

@@ -5,18 +5,18 @@ keyword table through a store on the same database and clock.
 """
 
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import orjson
 import pytest
 from sqlalchemy import func, select
 
 from farm.items import JobPosting
-from farm.state.normalise import key_problem
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
+from farm.state.normalise import key_problem
 from farm.state.writer import decode, frame
 from tests.integration.api_harness import SHANGHAI, ApiServer, ServerClock
 
@@ -81,8 +81,9 @@ def claimed(http, n=1, who="w1", source="boss"):
 
 def write(http, path, keyword, **body):
     """POST /api/v1/<path> for a claimed ``keyword`` (its id and lease token), plus ``body``."""
-    return http.post(f"/api/v1/{path}", json={"keyword_id": keyword["id"], "lease_token": keyword["lease_token"],
-                                              **body})  # fmt: skip
+    return http.post(
+        f"/api/v1/{path}", json={"keyword_id": keyword["id"], "lease_token": keyword["lease_token"], **body}
+    )
 
 
 def page(http, keyword, number, jobs, total=None):
@@ -117,17 +118,27 @@ def test_claim_progress_complete_cycle(store, http, clock):
     listed = ok(http.get(AVAILABLE, params={"source": "boss", "limit": 5}))
     assert (listed["reserved"], listed["claimable"], listed["next_retry_at"]) == (False, 2, None)
     assert [(k["job"], k["claim_kind"], k["crawl_status"], k["lease_token"]) for k in listed["keywords"]] == [
-        ("python", "fresh", "idle", None), ("java", "fresh", "idle", None)]  # fmt: skip
+        ("python", "fresh", "idle", None),
+        ("java", "fresh", "idle", None),
+    ]
     assert {r["crawl_status"] for r in store.list_keywords()} == {"idle"}, "a listing claims nothing"
 
     got = claim(http, n=1, who="crawler-a")
     assert (got["reserved"], got["claimable"]) == (True, None)
     [kw] = got["keywords"]
     assert kw == {
-        "id": kid["python"], "source": "boss", "city": "北京", "job": "python", "crawl_status": "crawling",
-        "claim_kind": "fresh", "last_completed_page": 0, "total_pages": None, "pages_done_ahead": [],
-        "retry_count": 0, "lease_token": kw["lease_token"],
-    }  # fmt: skip
+        "id": kid["python"],
+        "source": "boss",
+        "city": "北京",
+        "job": "python",
+        "crawl_status": "crawling",
+        "claim_kind": "fresh",
+        "last_completed_page": 0,
+        "total_pages": None,
+        "pages_done_ahead": [],
+        "retry_count": 0,
+        "lease_token": kw["lease_token"],
+    }
     assert 0 < kw["lease_token"] < 2**53
     r = row(store, kw["id"])
     assert (r["crawl_status"], r["crawler_id"], r["lease_token"]) == ("crawling", "crawler-a", kw["lease_token"])
@@ -135,9 +146,14 @@ def test_claim_progress_complete_cycle(store, http, clock):
 
     # pages out of order; a page reported again counts its jobs once
     assert ok(page(http, kw, 2, 15, total=3)) == {
-        "keyword_id": kw["id"], "page": 2, "counted": True, "last_completed_page": 0, "total_pages": 3,
-        "completed": False, "crawl_status": "crawling",
-    }  # fmt: skip
+        "keyword_id": kw["id"],
+        "page": 2,
+        "counted": True,
+        "last_completed_page": 0,
+        "total_pages": 3,
+        "completed": False,
+        "crawl_status": "crawling",
+    }
     assert ok(page(http, kw, 2, 15))["counted"] is False
     assert ok(page(http, kw, 1, 15))["last_completed_page"] == 2
     r = row(store, kw["id"])
@@ -152,13 +168,20 @@ def test_claim_progress_complete_cycle(store, http, clock):
     assert (r["crawl_status"], r["jobs_found"], r["heartbeat_at"]) == ("completed", 37, clock.now)
 
     stats = ok(http.get(STATS, params={"source": "boss"}))
-    assert stats == [{
-        "date": "2025-03-10", "source": "boss", "total": 2, "used": 1, "unused": 1,
-        "crawl_status": {"crawling": 0, "completed": 1, "failed": 0, "partial": 0}, "jobs_found": 37,
-        "pages": 3,
-        # one keyword ended in the 10 minutes since the day's first claim; one is left
-        "eta": "2025-03-10T12:20:00+08:00",
-    }]  # fmt: skip
+    assert stats == [
+        {
+            "date": "2025-03-10",
+            "source": "boss",
+            "total": 2,
+            "used": 1,
+            "unused": 1,
+            "crawl_status": {"crawling": 0, "completed": 1, "failed": 0, "partial": 0},
+            "jobs_found": 37,
+            "pages": 3,
+            # one keyword ended in the 10 minutes since the day's first claim; one is left
+            "eta": "2025-03-10T12:20:00+08:00",
+        }
+    ]
     assert [s["source"] for s in ok(http.get(STATS))] == ["boss", "qcwy", "zhilian"]
     yesterday = ok(http.get(STATS, params={"source": "boss", "date": "2025-03-09"}))
     assert (yesterday[0]["used"], yesterday[0]["pages"], yesterday[0]["eta"]) == (0, 0, None)
@@ -175,10 +198,18 @@ def test_resume_after_partial_at_the_next_unfinished_page(store, http):
 
     [again] = claimed(http, who="b")
     assert again == {
-        "id": kw["id"], "source": "boss", "city": "北京", "job": "python", "crawl_status": "crawling",
-        "claim_kind": "partial", "last_completed_page": 1, "total_pages": 4, "pages_done_ahead": [3],
-        "retry_count": 0, "lease_token": again["lease_token"],
-    }  # fmt: skip
+        "id": kw["id"],
+        "source": "boss",
+        "city": "北京",
+        "job": "python",
+        "crawl_status": "crawling",
+        "claim_kind": "partial",
+        "last_completed_page": 1,
+        "total_pages": 4,
+        "pages_done_ahead": [3],
+        "retry_count": 0,
+        "lease_token": again["lease_token"],
+    }
     assert again["lease_token"] != kw["lease_token"]
     assert ok(page(http, again, 2, 15))["last_completed_page"] == 3
     assert ok(page(http, again, 4, 3))["completed"] is True
@@ -195,10 +226,18 @@ def test_stale_or_unknown_token_gets_409_with_the_holders_state(store, http, clo
     assert new["lease_token"] != old["lease_token"]
     before = row(store, kid)
     holder = {
-        "id": kid, "source": "boss", "city": "北京", "job": "python", "crawl_status": "crawling",
-        "crawler_id": "b", "last_requested_date": "2025-03-10", "last_completed_page": 1, "total_pages": 3,
-        "jobs_found": 15, "lease_current": False,
-    }  # fmt: skip
+        "id": kid,
+        "source": "boss",
+        "city": "北京",
+        "job": "python",
+        "crawl_status": "crawling",
+        "crawler_id": "b",
+        "last_requested_date": "2025-03-10",
+        "last_completed_page": 1,
+        "total_pages": 3,
+        "jobs_found": 15,
+        "lease_current": False,
+    }
     refused = [
         ("keyword/page-progress", {"page": 2, "jobs_found": 15}),
         ("keyword/heartbeat", {}),
@@ -255,15 +294,15 @@ def test_day_rollover_makes_keywords_fresh_and_keeps_live_leases(store, http, cl
     clock.set_local(2025, 3, 11, 0, 10)
     assert ok(write(http, "keyword/heartbeat", jv))["lease_timeout"] == 1800  # a live lease across midnight
     got = claimed(http, n=5, who="b")
-    assert [(k["job"], k["claim_kind"], k["last_completed_page"], k["total_pages"])
-            for k in got] == [("python", "fresh", 0, None)]  # fmt: skip
+    assert [(k["job"], k["claim_kind"], k["last_completed_page"], k["total_pages"]) for k in got] == [
+        ("python", "fresh", 0, None)
+    ]
     assert got[0]["lease_token"] != py["lease_token"]
     r = row(store, kid["python"])
     assert (r["last_requested_date"], r["jobs_found"], r["crawl_status"]) == (date(2025, 3, 11), 0, "crawling")
     ok(page(http, jv, 2, 15))  # yesterday's holder still writes
     [today] = ok(http.get(STATS, params={"source": "boss"}))
-    assert (today["date"], today["used"], today["unused"], today["crawl_status"]["crawling"]) == (
-        "2025-03-11", 1, 1, 1)  # fmt: skip
+    assert (today["date"], today["used"], today["unused"], today["crawl_status"]["crawling"]) == ("2025-03-11", 1, 1, 1)
     [day_before] = ok(http.get(STATS, params={"source": "boss", "date": "2025-03-10"}))
     assert (day_before["used"], day_before["crawl_status"]["crawling"], day_before["pages"]) == (1, 1, 2)
 
@@ -327,11 +366,17 @@ def test_a_lease_without_heartbeat_is_reaped_and_resumed_a_live_one_is_kept(stor
 # --- postings -------------------------------------------------------------------
 
 POSTING = {
-    "title": "Python 开发工程师", "salary": "15-25K·13薪", "company": "某某科技有限公司", "city": "北京",
-    "area": "海淀区", "experience": "3-5年", "degree": "本科", "tags": ["Django", "五险一金"],
+    "title": "Python 开发工程师",
+    "salary": "15-25K·13薪",
+    "company": "某某科技有限公司",
+    "city": "北京",
+    "area": "海淀区",
+    "experience": "3-5年",
+    "degree": "本科",
+    "tags": ["Django", "五险一金"],
     "url": "https://jobs.example.invalid/j/1.html",
     "raw": {"jobId": 123, "nested": {"list": [1, 2.5, None, True, "文字"]}, "emoji": "🐍"},
-}  # fmt: skip
+}
 PUBLISHED = "2025-03-09T10:30:00+08:00"
 
 
@@ -346,15 +391,25 @@ def test_postings_are_stored_as_the_pipeline_stores_them(store, http, clock):
     sent = [{"job_id": "api-1", **POSTING, "published_at": PUBLISHED}, {"job_id": "api-2", **POSTING}]
     answer = ok(write(http, "postings", kw, postings=sent, page={"number": 1, "total_pages": 2}))
     assert answer == {
-        "keyword_id": kid, "postings": 2, "rejected": [],
-        "page": {"keyword_id": kid, "page": 1, "counted": True, "last_completed_page": 1, "total_pages": 2,
-                 "completed": False, "crawl_status": "crawling"},
-    }  # fmt: skip
+        "keyword_id": kid,
+        "postings": 2,
+        "rejected": [],
+        "page": {
+            "keyword_id": kid,
+            "page": 1,
+            "counted": True,
+            "last_completed_page": 1,
+            "total_pages": 2,
+            "completed": False,
+            "crawl_status": "crawling",
+        },
+    }
     assert row(store, kid)["jobs_found"] == 2  # the postings sent, when jobs_found is not given
 
     # the same posting the crawl's way: the pipeline's JSON row, the state writer's decoding, its write
-    item = JobPosting(source="qcwy", job_id="crawl-1", keyword_id=kid,
-                      published_at=datetime.fromisoformat(PUBLISHED), **POSTING)  # fmt: skip
+    item = JobPosting(
+        source="qcwy", job_id="crawl-1", keyword_id=kid, published_at=datetime.fromisoformat(PUBLISHED), **POSTING
+    )
     assert key_problem(item._values) is None
     postings = decode(frame([orjson.dumps(item._values)], [])[4:]).postings
     store.write_batch(postings, [], clock.now)
@@ -366,7 +421,7 @@ def test_postings_are_stored_as_the_pipeline_stores_them(store, http, clock):
         r.pop("id"), r.pop("job_id")
     assert via_api == via_crawl
     assert (via_api["keyword_id"], via_api["source"], via_api["raw"]["emoji"]) == (kid, "qcwy", "🐍")
-    assert via_api["published_at"] == datetime(2025, 3, 9, 2, 30, tzinfo=timezone.utc)
+    assert via_api["published_at"] == datetime(2025, 3, 9, 2, 30, tzinfo=UTC)
     assert rows["api-2"]["published_at"] is None
 
     # a retried request: each posting stays one row, the page counts once
@@ -422,27 +477,60 @@ def test_invalid_requests_get_422_naming_the_field(store, http):
         ("POST", "keyword/page-progress", {**progress, "jobs_found": True}, ["body", "jobs_found"]),
         ("POST", "keyword/page-progress", {**progress, "lease_token": 2**53}, ["body", "lease_token"]),
         ("POST", "keyword/page-progress", {**progress, "source": "lagou"}, ["body", "source"]),
-        ("POST", "keyword/page-progress", {"keyword_id": kw["id"], "page": 1, "jobs_found": 1},
-         ["body", "lease_token"]),
+        (
+            "POST",
+            "keyword/page-progress",
+            {"keyword_id": kw["id"], "page": 1, "jobs_found": 1},
+            ["body", "lease_token"],
+        ),
         ("POST", "keyword/page-progress", {**progress, "token": 1}, ["body", "token"]),
         ("POST", "keyword/crawl-complete", {**lease, "status": "done"}, ["body", "status"]),
-        ("POST", "keyword/crawl-complete", {**lease, "status": "failed", "error_message": 5}, ["body", "error_message"]),
-        ("POST", "postings", {**lease, "postings": [{"job_id": "a", "published_at": "2025-03-10T09:30:00"}]},
-         ["body", "postings", 0, "published_at"]),
-        ("POST", "postings", {**lease, "postings": [{"job_id": "a", "published_at": "1969-12-31T09:30:00Z"}]},
-         ["body", "postings", 0, "published_at"]),
-        ("POST", "postings", {**lease, "postings": [{"job_id": "a", "title": "x" * 256}]},
-         ["body", "postings", 0, "title"]),
+        (
+            "POST",
+            "keyword/crawl-complete",
+            {**lease, "status": "failed", "error_message": 5},
+            ["body", "error_message"],
+        ),
+        (
+            "POST",
+            "postings",
+            {**lease, "postings": [{"job_id": "a", "published_at": "2025-03-10T09:30:00"}]},
+            ["body", "postings", 0, "published_at"],
+        ),
+        (
+            "POST",
+            "postings",
+            {**lease, "postings": [{"job_id": "a", "published_at": "1969-12-31T09:30:00Z"}]},
+            ["body", "postings", 0, "published_at"],
+        ),
+        (
+            "POST",
+            "postings",
+            {**lease, "postings": [{"job_id": "a", "title": "x" * 256}]},
+            ["body", "postings", 0, "title"],
+        ),
         ("POST", "postings", {**lease, "postings": [{"job_id": ""}]}, ["body", "postings", 0, "job_id"]),
-        ("POST", "postings", {**lease, "postings": [{"job_id": "a", "keyword_id": 5}]},
-         ["body", "postings", 0, "keyword_id"]),
-        ("POST", "postings", {**lease, "postings": [{"job_id": "a", "source": "boss"}]},
-         ["body", "postings", 0, "source"]),
+        (
+            "POST",
+            "postings",
+            {**lease, "postings": [{"job_id": "a", "keyword_id": 5}]},
+            ["body", "postings", 0, "keyword_id"],
+        ),
+        (
+            "POST",
+            "postings",
+            {**lease, "postings": [{"job_id": "a", "source": "boss"}]},
+            ["body", "postings", 0, "source"],
+        ),
         ("GET", AVAILABLE, {"source": "boss", "skip_partial": "x"}, ["query", "skip_partial", 0]),
-        ("POST", "postings", {**lease, "postings": [], "page": {"number": 1, "total_pages": 0}},
-         ["body", "page", "total_pages"]),
+        (
+            "POST",
+            "postings",
+            {**lease, "postings": [], "page": {"number": 1, "total_pages": 0}},
+            ["body", "page", "total_pages"],
+        ),
         ("POST", "postings", {**lease, "postings": [{"job_id": str(i)} for i in range(1001)]}, ["body", "postings"]),
-    ]  # fmt: skip
+    ]
     for method, path, data, loc in cases:
         url = path if path.startswith("/") else f"/api/v1/{path}"
         r = http.get(url, params=data) if method == "GET" else http.post(url, json=data)
@@ -450,21 +538,26 @@ def test_invalid_requests_get_422_naming_the_field(store, http):
         assert loc in [error["loc"] for error in r.json()["detail"]], (path, r.text)
 
     # what json cannot say: a lone surrogate; and a body that is not JSON
-    surrogate = http.post("/api/v1/postings", content=b'{"keyword_id": %d, "lease_token": 1, "postings": '
-                          b'[{"job_id": "a", "title": "\\ud800"}]}' % kw["id"],
-                          headers={"content-type": "application/json"})  # fmt: skip
+    surrogate = http.post(
+        "/api/v1/postings",
+        content=b'{"keyword_id": %d, "lease_token": 1, "postings": [{"job_id": "a", "title": "\\ud800"}]}' % kw["id"],
+        headers={"content-type": "application/json"},
+    )
     assert surrogate.status_code == 422
     assert ["body", "postings", 0, "title"] in [e["loc"] for e in surrogate.json()["detail"]]
-    surrogate_key = http.post("/api/v1/postings", content=b'{"keyword_id": %d, "lease_token": 1, "postings": '
-                              b'[{"job_id": "a", "raw": {"\\udc80": 1}}]}' % kw["id"],
-                              headers={"content-type": "application/json"})  # fmt: skip
+    surrogate_key = http.post(
+        "/api/v1/postings",
+        content=b'{"keyword_id": %d, "lease_token": 1, "postings": '
+        b'[{"job_id": "a", "raw": {"\\udc80": 1}}]}' % kw["id"],
+        headers={"content-type": "application/json"},
+    )
     assert surrogate_key.status_code == 422
-    broken = http.post("/api/v1/keyword/heartbeat", content=b'{"keyword_id": ', headers={"content-type":
-                                                                                         "application/json"})
+    broken = http.post(
+        "/api/v1/keyword/heartbeat", content=b'{"keyword_id": ', headers={"content-type": "application/json"}
+    )
     assert broken.status_code == 400 and broken.json()["detail"].startswith("the body is not JSON")
     deep = b'{"keyword_id": 1, "lease_token": 1, "postings": [{"job_id": "a", "raw": ' + b'{"a": ' * 5000
-    assert http.post("/api/v1/postings", content=deep, headers={"content-type": "application/json"}).status_code \
-        == 400  # fmt: skip
+    assert http.post("/api/v1/postings", content=deep, headers={"content-type": "application/json"}).status_code == 400
     nested = {"job_id": "a", "raw": {}}
     inner = nested["raw"]
     for _ in range(300):

@@ -145,13 +145,21 @@ def test_tokens_and_database_passwords_never_reach_the_log(mariadb_url, tmp_path
 def test_it_refuses_to_start_naming_the_fix(keywords_db, tmp_path):
     empty = f"sqlite:///{tmp_path / 'empty.db'}"
     cases = [  # a setting farm cannot use exits 2, as every command does
-        ("mysql+pymysql://farm:s3cret-pw@127.0.0.1:1/farm", {}, 1,
-         "cannot connect to the database at mysql+pymysql://farm:***@127.0.0.1:1/farm"),
+        (
+            "mysql+pymysql://farm:s3cret-pw@127.0.0.1:1/farm",
+            {},
+            1,
+            "cannot connect to the database at mysql+pymysql://farm:***@127.0.0.1:1/farm",
+        ),
         (empty, {}, 1, "run `farm db upgrade`"),
-        (keywords_db, {"FARM_API_MAX_BODY": "10"}, 2, "FARM_API_MAX_BODY='10' cannot be used: it takes a whole "
-                                                      "number of bytes from 1024"),
+        (
+            keywords_db,
+            {"FARM_API_MAX_BODY": "10"},
+            2,
+            "FARM_API_MAX_BODY='10' cannot be used: it takes a whole number of bytes from 1024",
+        ),
         ("not a url", {}, 2, "--db-url='not a url' is not a database URL"),
-    ]  # fmt: skip
+    ]
     for url, env, code, message in cases:
         result = run_farm_api(url, "--port", "0", env=env)
         assert result.returncode == code and message in result.stderr, result.stderr

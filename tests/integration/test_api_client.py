@@ -2,7 +2,7 @@
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -68,9 +68,13 @@ def test_the_client_loop_claims_fetches_reports_heartbeats_and_ends(store, serve
     assert [page for job, page in fetched if job == "broken"] == [1, 2]
     rows = {r["job"]: r for r in store.list_keywords()}
     assert {job: rows[job]["crawl_status"] for job in jobs} == {
-        "python": "completed", "java": "completed", "resumed": "completed", "broken": "failed",
-        "walled": "partial", "taken": "crawling",
-    }  # fmt: skip
+        "python": "completed",
+        "java": "completed",
+        "resumed": "completed",
+        "broken": "failed",
+        "walled": "partial",
+        "taken": "crawling",
+    }
     assert (rows["python"]["jobs_found"], rows["python"]["crawler_id"]) == (46, "plain-crawler")
     assert rows["java"]["jobs_found"] == 9
     assert rows["broken"]["error_message"] == "page 2: ValueError: unexpected page layout"
@@ -85,8 +89,15 @@ def test_the_client_loop_claims_fetches_reports_heartbeats_and_ends(store, serve
 def current_lease(store, keyword_id):
     """The lease the API client holds on ``keyword_id``, as the store would write with it."""
     [row] = [r for r in store.list_keywords() if r["id"] == keyword_id]
-    return Lease(id=row["id"], source=row["source"], city=row["city"], job=row["job"],
-                 lease_token=row["lease_token"], start_page=1, from_status="")  # fmt: skip
+    return Lease(
+        id=row["id"],
+        source=row["source"],
+        city=row["city"],
+        job=row["job"],
+        lease_token=row["lease_token"],
+        start_page=1,
+        from_status="",
+    )
 
 
 def test_error_texts_long_or_with_a_lone_surrogate_or_escapes_fail_their_keyword_only(store, server):
@@ -190,8 +201,8 @@ class RetryAfterServer:
 
 
 def test_retry_after_is_seconds_or_an_http_date_never_negative_and_capped():
-    past = format_datetime(datetime.now(timezone.utc) - timedelta(hours=1), usegmt=True)
-    soon = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=120), usegmt=True)
+    past = format_datetime(datetime.now(UTC) - timedelta(hours=1), usegmt=True)
+    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=120), usegmt=True)
     server = RetryAfterServer(["2", "1e9", "-5", past, soon, "nan"])
     slept = []
     try:

@@ -53,8 +53,9 @@ def test_eight_http_clients_never_get_one_keyword_twice(mariadb_url, tmp_path):
         for server in servers:
             server.start()
         start, results = threading.Event(), {}
-        threads = [threading.Thread(target=claim_until_empty, args=(servers[w % 2], w, start, results))
-                   for w in range(CLIENTS)]  # fmt: skip
+        threads = [
+            threading.Thread(target=claim_until_empty, args=(servers[w % 2], w, start, results)) for w in range(CLIENTS)
+        ]
         for t in threads:
             t.start()
         start.set()

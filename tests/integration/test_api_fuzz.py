@@ -34,17 +34,32 @@ def server(db_url, tmp_path):
     upgrade(db_url)
     engine = make_engine(db_url)
     # enough keywords that the stateful phase's claims keep getting some
-    KeywordStore(engine).add_keywords((source, "北京", f"job{i}") for source in ("boss", "qcwy", "zhilian")
-                                      for i in range(2000))  # fmt: skip
+    KeywordStore(engine).add_keywords(
+        (source, "北京", f"job{i}") for source in ("boss", "qcwy", "zhilian") for i in range(2000)
+    )
     engine.dispose()
     with ApiServer(db_url, tmp_path / "api.log") as server:
         yield server
 
 
 def test_fuzz_run_over_the_openapi_document_finds_no_issue(server, tmp_path):
-    argv = [SCHEMATHESIS, "run", f"{server.url}/openapi.json", "--header", f"Authorization: Bearer {server.token}",
-            "--checks", "all", "--max-examples", str(EXAMPLES), "--seed", SEED, "--workers", "1",
-            "--request-timeout", "30"]  # fmt: skip
+    argv = [
+        SCHEMATHESIS,
+        "run",
+        f"{server.url}/openapi.json",
+        "--header",
+        f"Authorization: Bearer {server.token}",
+        "--checks",
+        "all",
+        "--max-examples",
+        str(EXAMPLES),
+        "--seed",
+        SEED,
+        "--workers",
+        "1",
+        "--request-timeout",
+        "30",
+    ]
     run = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     report = run.stdout + run.stderr
     assert run.returncode == 0, report[-6000:]

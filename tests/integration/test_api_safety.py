@@ -8,7 +8,6 @@ import socket
 import time
 from datetime import datetime
 
-import httpx
 import pytest
 
 from farm.client import KeywordClient
@@ -78,8 +77,10 @@ def test_a_reaped_holder_cannot_guess_the_new_holders_token(store, server, http)
     assert b["id"] == a["id"] and b["lease_token"] != a["lease_token"]
     # the next tokens after a's, as sequential tokens would have made b's: none is b's
     for guess in range(max(1, a["lease_token"] - 2), a["lease_token"] + 10):
-        r = http.post("/api/v1/keyword/crawl-complete", json={"keyword_id": a["id"], "lease_token": guess,
-                                                               "status": "failed", "error_message": "A's"})  # fmt: skip
+        r = http.post(
+            "/api/v1/keyword/crawl-complete",
+            json={"keyword_id": a["id"], "lease_token": guess, "status": "failed", "error_message": "A's"},
+        )
         assert r.status_code == 409, (guess, r.text)
         answer = r.json()  # a 409 never tells the current token
         assert "lease_token" not in answer["keyword"] and str(b["lease_token"]) not in answer["detail"]
@@ -87,8 +88,12 @@ def test_a_reaped_holder_cannot_guess_the_new_holders_token(store, server, http)
     # tokens are no count of claims: three claims, three tokens with nothing between them in common
     tokens = [claimed(store)["lease_token"], claimed(store)["lease_token"], b["lease_token"]]
     assert all(0 < token < 2**53 for token in tokens) and max(tokens) - min(tokens) > 1000
-    assert http.post("/api/v1/keyword/heartbeat", json={"keyword_id": b["id"], "lease_token": b["lease_token"]}
-                     ).status_code == 200  # fmt: skip
+    assert (
+        http.post(
+            "/api/v1/keyword/heartbeat", json={"keyword_id": b["id"], "lease_token": b["lease_token"]}
+        ).status_code
+        == 200
+    )
 
 
 # --- a claim is a POST; a loopback server without a token serves no web page -----
@@ -140,10 +145,13 @@ def test_a_loopback_server_without_a_token_refuses_other_hosts_and_other_sites(s
                 assert r.status_code == status, (headers, r.text)
                 assert http.get("/api/v1/keyword/stats", headers=headers).status_code == status
             assert set(statuses(store).values()) == {"idle"}
-            accepted = [{"Host": f"127.0.0.1:{port}"}, {"Host": f"localhost:{port}"},
-                        {"Host": f"localhost:{port + 1}"},  # through an SSH tunnel, a container's port map
-                        {"Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-origin"},
-                        {"Sec-Fetch-Site": "none"}]  # fmt: skip
+            accepted = [
+                {"Host": f"127.0.0.1:{port}"},
+                {"Host": f"localhost:{port}"},
+                {"Host": f"localhost:{port + 1}"},  # through an SSH tunnel, a container's port map
+                {"Origin": f"http://127.0.0.1:{port}", "Sec-Fetch-Site": "same-origin"},
+                {"Sec-Fetch-Site": "none"},
+            ]
             for headers in accepted:
                 r = http.post(AVAILABLE, params={"source": "boss"}, headers=headers)
                 assert r.status_code == 200, (headers, r.text)
@@ -167,10 +175,13 @@ def test_nan_infinity_and_overflowing_numbers_are_422_naming_the_field(store, se
         ("keyword/heartbeat", b'{"keyword_id": -Infinity, "lease_token": 1}', ["body", "keyword_id"]),
         ("keyword/heartbeat", b'{"keyword_id": 1, "lease_token": NaN}', ["body", "lease_token"]),
         ("postings", b'{%s, "postings": [{"job_id": NaN}]}' % lease, ["body", "postings", 0, "job_id"]),
-        ("postings", b'{%s, "postings": [{"job_id": "a", "raw": {"pay": [1, {"max": 1e999}]}}]}' % lease,
-         ["body", "postings", 0, "raw"]),
+        (
+            "postings",
+            b'{%s, "postings": [{"job_id": "a", "raw": {"pay": [1, {"max": 1e999}]}}]}' % lease,
+            ["body", "postings", 0, "raw"],
+        ),
         ("postings", b'{%s, "postings": [], "page": {"number": -1e400}}' % lease, ["body", "page", "number"]),
-    ]  # fmt: skip
+    ]
     for path, body, loc in cases:
         url = path if path.startswith("/") else f"/api/v1/{path}"
         r = http.post(url, content=body, headers={"content-type": "application/json"})
@@ -178,17 +189,28 @@ def test_nan_infinity_and_overflowing_numbers_are_422_naming_the_field(store, se
         errors = r.json()["detail"]
         assert loc in [error["loc"] for error in errors], (body, r.text)
         assert all({"loc", "msg", "type"} <= set(error) for error in errors)
-    finite = http.post("/api/v1/keyword/page-progress", content=b'{%s, "page": 1.5e0, "jobs_found": 1}' % lease,
-                       headers={"content-type": "application/json"})  # fmt: skip
+    finite = http.post(
+        "/api/v1/keyword/page-progress",
+        content=b'{%s, "page": 1.5e0, "jobs_found": 1}' % lease,
+        headers={"content-type": "application/json"},
+    )
     assert "finite" not in finite.text
-    nan = http.post("/api/v1/keyword/page-progress", content=b'{%s, "page": NaN, "jobs_found": 1}' % lease,
-                    headers={"content-type": "application/json"})  # fmt: skip
+    nan = http.post(
+        "/api/v1/keyword/page-progress",
+        content=b'{%s, "page": NaN, "jobs_found": 1}' % lease,
+        headers={"content-type": "application/json"},
+    )
     assert "must be a finite number" in nan.text
-    assert http.post("/api/v1/keyword/heartbeat", json={"keyword_id": kw["id"], "lease_token": kw["lease_token"]}
-                     ).status_code == 200, "nothing of it was written"  # fmt: skip
+    assert (
+        http.post(
+            "/api/v1/keyword/heartbeat", json={"keyword_id": kw["id"], "lease_token": kw["lease_token"]}
+        ).status_code
+        == 200
+    ), "nothing of it was written"
     assert '" 500' not in server.log()
-    claim = http.post(AVAILABLE, content=b'{"source": "boss", "limit": NaN}',
-                      headers={"content-type": "application/json"})  # fmt: skip
+    claim = http.post(
+        AVAILABLE, content=b'{"source": "boss", "limit": NaN}', headers={"content-type": "application/json"}
+    )
     assert claim.status_code == 422 and ["body", "limit"] in [error["loc"] for error in claim.json()["detail"]]
 
 
@@ -200,14 +222,22 @@ def test_a_body_that_is_not_json_is_400_as_the_openapi_document_says(store, serv
         documented = operation["responses"]
         assert documented["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/Problem"), path
         assert documented["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/HTTPValidationError")
-        for body, content_type in ((b'{"keyword_id": ', "application/json"), (b"\xff\xfe", "application/json"),
-                                   (b"source=boss", "application/x-www-form-urlencoded")):  # fmt: skip
+        for body, content_type in (
+            (b'{"keyword_id": ', "application/json"),
+            (b"\xff\xfe", "application/json"),
+            (b"source=boss", "application/x-www-form-urlencoded"),
+        ):
             r = http.post(path, content=body, headers={"content-type": content_type})
             assert r.status_code == 400, (path, body, r.text)
             answer = r.json()
             assert set(answer) == set(schemas["Problem"]["properties"]) and isinstance(answer["detail"], str)
-    assert set(posts) == {AVAILABLE, "/api/v1/keyword/page-progress", "/api/v1/keyword/crawl-complete",
-                          "/api/v1/keyword/heartbeat", "/api/v1/postings"}  # fmt: skip
+    assert set(posts) == {
+        AVAILABLE,
+        "/api/v1/keyword/page-progress",
+        "/api/v1/keyword/crawl-complete",
+        "/api/v1/keyword/heartbeat",
+        "/api/v1/postings",
+    }
     # and a JSON body with the wrong content is the documented 422, in the documented shape
     r = http.post("/api/v1/keyword/heartbeat", json={"keyword_id": "1"})
     assert r.status_code == 422 and set(r.json()) == set(schemas["HTTPValidationError"]["properties"])
@@ -230,7 +260,7 @@ def _exchange(port: int, data: bytes, wait: float) -> tuple[bytes, float]:
                 if not chunk:
                     break
                 got += chunk
-        except socket.timeout:
+        except TimeoutError:
             return got, float("inf")  # still open
         except ConnectionResetError:
             pass
@@ -241,8 +271,10 @@ def test_slow_clients_are_cut_off_and_huge_heads_refused(store, tmp_path):
     with start(store, tmp_path, env={"FARM_API_READ_TIMEOUT": str(READ_TIMEOUT)}) as server:
         port = port_of(server)
         half_head = b"GET /api/v1/keyword/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bear"
-        head = (b"POST /api/v1/keyword/heartbeat HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
-                b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" % server.token.encode())  # fmt: skip
+        head = (
+            b"POST /api/v1/keyword/heartbeat HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" % server.token.encode()
+        )
         for data in (half_head, head + b'{"keyword_id": 1, '):
             got, took = _exchange(port, data, wait=READ_TIMEOUT + 5)
             assert took < READ_TIMEOUT + 3, f"a slow client was held: {data!r}"
@@ -306,14 +338,21 @@ def test_a_write_may_name_the_keywords_source_and_must_name_it_right(store, http
     assert answer["keyword"]["source"] == "boss" and "lease_token" not in answer["keyword"]
     unknown = http.post("/api/v1/keyword/crawl-complete", json={**lease, "source": "lagou", "status": "completed"})
     assert unknown.status_code == 422 and ["body", "source"] in [error["loc"] for error in unknown.json()["detail"]]
-    assert http.post("/api/v1/keyword/crawl-complete", json={**lease, "source": "zhilian", "status": "completed"}
-                     ).status_code == 409  # fmt: skip
-    gone = http.post("/api/v1/keyword/crawl-complete", json={"keyword_id": kw["id"] + 99, "lease_token": 1,
-                                                             "source": "boss", "status": "completed"})  # fmt: skip
+    assert (
+        http.post(
+            "/api/v1/keyword/crawl-complete", json={**lease, "source": "zhilian", "status": "completed"}
+        ).status_code
+        == 409
+    )
+    gone = http.post(
+        "/api/v1/keyword/crawl-complete",
+        json={"keyword_id": kw["id"] + 99, "lease_token": 1, "source": "boss", "status": "completed"},
+    )
     assert gone.status_code == 404
     assert statuses(store)["python"] == "crawling", "a write naming another source changed nothing"
-    page = http.post("/api/v1/keyword/page-progress", json={**lease, "source": "boss", "page": 1, "jobs_found": 3,
-                                                            "total_pages": 2})  # fmt: skip
+    page = http.post(
+        "/api/v1/keyword/page-progress", json={**lease, "source": "boss", "page": 1, "jobs_found": 3, "total_pages": 2}
+    )
     assert page.status_code == 200 and page.json()["last_completed_page"] == 1
     end = http.post("/api/v1/keyword/crawl-complete", json={**lease, "source": "boss", "status": "completed"})
     assert end.status_code == 200 and statuses(store)["python"] == "completed"

@@ -19,10 +19,12 @@ BAD = [
 
 def run(tmp_path, argv, **settings):
     env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
-    env.update({"FARM_DB_URL": f"sqlite:///{tmp_path / 'farm.db'}", "SCRAPY_SETTINGS_MODULE": "farm.settings",
-                **settings})  # fmt: skip
-    return subprocess.run([sys.executable, "-m", *argv], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    env.update(
+        {"FARM_DB_URL": f"sqlite:///{tmp_path / 'farm.db'}", "SCRAPY_SETTINGS_MODULE": "farm.settings", **settings}
+    )
+    return subprocess.run(
+        [sys.executable, "-m", *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def one_line(proc) -> str:
@@ -49,15 +51,18 @@ def test_scrapy_crawl_names_a_bad_setting_in_one_line(tmp_path, name, value):
     assert line.startswith(f"farm: {name}={value!r} cannot be used: it takes ")
 
 
-@pytest.mark.parametrize("argv, value", [(["farm", "reap"], "-60"), (["farm", "api", "--port", "0"], "0"),
-                                         (["scrapy", "crawl", "boss"], "0")])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv, value",
+    [(["farm", "reap"], "-60"), (["farm", "api", "--port", "0"], "0"), (["scrapy", "crawl", "boss"], "0")],
+)
 def test_a_lease_timeout_that_is_not_positive_is_refused_everywhere(tmp_path, argv, value):
     line = one_line(run(tmp_path, argv, FARM_LEASE_TIMEOUT=value))
     assert f"FARM_LEASE_TIMEOUT={value!r}" in line and "at least 1" in line
 
 
-@pytest.mark.parametrize("argv, option", [(["farm", "db", "upgrade"], "charset=bogus"),
-                                          (["scrapy", "crawl", "boss"], "connect_timeout=abc")])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv, option", [(["farm", "db", "upgrade"], "charset=bogus"), (["scrapy", "crawl", "boss"], "connect_timeout=abc")]
+)
 def test_a_bad_driver_option_is_one_line(tmp_path, argv, option):
     url = f"mysql+pymysql://root:pw123456@127.0.0.1:3306/farm?{option}"
     line = one_line(run(tmp_path, argv, FARM_DB_URL=url))
@@ -77,7 +82,9 @@ def test_a_crawl_that_cannot_reach_its_database_says_so_once(tmp_path):
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = run(tmp_path, ["scrapy", "crawl", "boss"], FARM_DB_URL=f"mysql+pymysql://root:pw123456@127.0.0.1:{port}/farm")
+    proc = run(
+        tmp_path, ["scrapy", "crawl", "boss"], FARM_DB_URL=f"mysql+pymysql://root:pw123456@127.0.0.1:{port}/farm"
+    )
     assert proc.returncode == 1
     assert "cannot reach the database at FARM_DB_URL='mysql+pymysql://root:***@127.0.0.1:" in proc.stderr
     assert "Task exception was never retrieved" not in proc.stderr

@@ -49,8 +49,7 @@ def run_claimers(url, processes, keywords):
     start = SPAWN.Event()
     results = SPAWN.Queue()
     procs = [
-        SPAWN.Process(target=claim_until_empty, args=(url, w, start, results), daemon=True)
-        for w in range(processes)
+        SPAWN.Process(target=claim_until_empty, args=(url, w, start, results), daemon=True) for w in range(processes)
     ]
     reports = {}
     try:

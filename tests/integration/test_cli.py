@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 import unicodedata
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -317,17 +317,23 @@ def test_add_says_added_or_already_present(db_url):
         (["lagou", "北京", "python"], "unknown source 'lagou' (expected one of: boss, qcwy, zhilian)"),
         (["boss", "", "python"], "empty city"),
         (["boss", "北京", "x" * 129], "job is 129 characters long (at most 128)"),
-        (["boss", "火星", "python"], "unknown city '火星' for boss: use one of 全国, 北京, 上海, 广州, 深圳, 杭州, "
-                                     "成都, 武汉, 南京, 天津, 重庆, 西安, 苏州, 佛山 or a boss city code "
-                                     "(9 digits, e.g. 101010100)"),
+        (
+            ["boss", "火星", "python"],
+            "unknown city '火星' for boss: use one of 全国, 北京, 上海, 广州, 深圳, 杭州, "
+            "成都, 武汉, 南京, 天津, 重庆, 西安, 苏州, 佛山 or a boss city code "
+            "(9 digits, e.g. 101010100)",
+        ),
         (["zhilian", "101010100", "python"], "unknown city '101010100' for zhilian: use one of "),
         (["boss", "北京", "py\tthon"], "job 'py\\tthon' has a control character, U+0009, at character 3: remove it"),
         (["boss", "北京", "py\nthon"], "job 'py\\nthon' has a control character, U+000A, at character 3: remove it"),
         (["boss", "北京", "java\x00"], "job 'java\\x00' has a control character, U+0000, at character 5: remove it"),
-        (["qcwy", "北京\u2069", "go"], "city '北京\\u2069' has a format character (invisible, or reordering the "
-                                       "text), U+2069 POP DIRECTIONAL ISOLATE, at character 3: remove it"),
+        (
+            ["qcwy", "北京\u2069", "go"],
+            "city '北京\\u2069' has a format character (invisible, or reordering the "
+            "text), U+2069 POP DIRECTIONAL ISOLATE, at character 3: remove it",
+        ),
     ],
-)  # fmt: skip
+)
 def test_add_refuses_a_bad_keyword(sqlite_url, args, message):
     upgraded(sqlite_url)
     result = run(sqlite_url, "keywords", "add", *args)
@@ -355,13 +361,29 @@ def test_list_filters_and_aligns_cjk(sqlite_url):
     everything = parse_table(run(sqlite_url, "keywords", "list").output)
     assert len(everything) == 36
     assert list(everything[0]) == [
-        "id", "source", "city", "job", "status", "page/total", "jobs", "retries",
-        "last requested", "error",
-    ]  # fmt: skip
+        "id",
+        "source",
+        "city",
+        "job",
+        "status",
+        "page/total",
+        "jobs",
+        "retries",
+        "last requested",
+        "error",
+    ]
     assert everything[0] == {
-        "id": "1", "source": "boss", "city": "北京", "job": "python", "status": "idle",
-        "page/total": "0/-", "jobs": "0", "retries": "0", "last requested": "-", "error": "-",
-    }  # fmt: skip
+        "id": "1",
+        "source": "boss",
+        "city": "北京",
+        "job": "python",
+        "status": "idle",
+        "page/total": "0/-",
+        "jobs": "0",
+        "retries": "0",
+        "last requested": "-",
+        "error": "-",
+    }
 
     qcwy = parse_table(run(sqlite_url, "keywords", "list", "--source", "qcwy").output)
     assert len(qcwy) == 12 and {r["source"] for r in qcwy} == {"qcwy"}
@@ -369,11 +391,18 @@ def test_list_filters_and_aligns_cjk(sqlite_url):
     failed = parse_table(run(sqlite_url, "keywords", "list", "--status", "failed").output)
     assert failed == [
         {
-            "id": failed[0]["id"], "source": "qcwy", "city": "上海", "job": "前端",
-            "status": "failed", "page/total": "2/9", "jobs": "40", "retries": "1",
-            "last requested": "2024-05-01", "error": "HTTP 500 on page 3",
+            "id": failed[0]["id"],
+            "source": "qcwy",
+            "city": "上海",
+            "job": "前端",
+            "status": "failed",
+            "page/total": "2/9",
+            "jobs": "40",
+            "retries": "1",
+            "last requested": "2024-05-01",
+            "error": "HTTP 500 on page 3",
         }
-    ]  # fmt: skip
+    ]
 
     both = run(sqlite_url, "keywords", "list", "--source", "qcwy", "--status", "completed")
     assert [(r["city"], r["job"]) for r in parse_table(both.output)] == [("深圳", "java")]
@@ -405,9 +434,12 @@ def seed_day(url):
         set_rows(url, key("boss", city, job), crawl_status=status, last_requested_date=DAY, jobs_found=jobs)
     # another day's work is not counted on DAY
     set_rows(
-        url, key("qcwy", "北京", "python"), crawl_status="completed",
-        last_requested_date=DAY - timedelta(days=1), jobs_found=99,
-    )  # fmt: skip
+        url,
+        key("qcwy", "北京", "python"),
+        crawl_status="completed",
+        last_requested_date=DAY - timedelta(days=1),
+        jobs_found=99,
+    )
 
 
 def stat(source, total, used, crawling=0, completed=0, failed=0, partial=0, jobs=0):
@@ -418,8 +450,11 @@ def stat(source, total, used, crawling=0, completed=0, failed=0, partial=0, jobs
         "used": used,
         "unused": total - used,
         "crawl_status": {
-            "crawling": crawling, "completed": completed, "failed": failed, "partial": partial,
-        },  # fmt: skip
+            "crawling": crawling,
+            "completed": completed,
+            "failed": failed,
+            "partial": partial,
+        },
         "jobs_found": jobs,
     }
 
@@ -521,7 +556,7 @@ def test_stats_and_list_answer_at_once_while_a_crawl_writes_to_sqlite(sqlite_url
 def test_reap_turns_stale_leases_partial(db_url):
     upgraded(db_url)
     run(db_url, "keywords", "import", str(DEMO_KEYWORDS))
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     set_rows(db_url, key("boss", "北京", "python"), crawl_status="crawling", heartbeat_at=now - timedelta(days=2))
     set_rows(db_url, key("boss", "北京", "java"), crawl_status="crawling", heartbeat_at=now)
     result = run(db_url, "reap")
@@ -542,8 +577,7 @@ def test_unreachable_database_is_one_line_without_the_password(args):
     result = run("mysql+pymysql://root:s3cret@127.0.0.1:1/x", *args)
     assert result.exit_code == 1
     assert result.output.startswith(
-        "Error: cannot connect to the database at mysql+pymysql://root:***@127.0.0.1:1/x: "
-        "Can't connect to MySQL server"
+        "Error: cannot connect to the database at mysql+pymysql://root:***@127.0.0.1:1/x: Can't connect to MySQL server"
     )
     assert result.output.count("\n") == 1
     assert "s3cret" not in result.output
@@ -572,17 +606,29 @@ def test_unknown_dialect_is_one_line():
 
 
 MALFORMED_URLS = [
-    ("mysql+pymysql://u:s3cret@host:notaport/db", "'mysql+pymysql://u:***@host:notaport/db' has a port that is not a number"),
-    ("mysql+pymysql://u:s3cret@127.0.0.1:99999/db", "'mysql+pymysql://u:***@127.0.0.1:99999/db' has port 99999, outside 1 to 65535"),
+    (
+        "mysql+pymysql://u:s3cret@host:notaport/db",
+        "'mysql+pymysql://u:***@host:notaport/db' has a port that is not a number",
+    ),
+    (
+        "mysql+pymysql://u:s3cret@127.0.0.1:99999/db",
+        "'mysql+pymysql://u:***@127.0.0.1:99999/db' has port 99999, outside 1 to 65535",
+    ),
     ("mysql+pymysql://u:s3cret@host:/db", "'mysql+pymysql://u:***@host:/db' has a port that is not a number"),
     ("mysql+pymysql://root:s3cret/farm", "'mysql+pymysql://root:***/farm' has a port that is not a number"),
     ("root:s3cret@host/farm", "'root:***@host/farm' is not a database URL"),
     ("nosuchdb://u:s3cret@host/db", "'nosuchdb://u:***@host/db' cannot be used: Can't load plugin"),
-]  # fmt: skip
+]
 EVERY_DATABASE_COMMAND = [
-    ["db", "upgrade"], ["keywords", "list"], ["keywords", "add", "boss", "北京", "python"],
-    ["keywords", "import", str(DEMO_KEYWORDS)], ["stats"], ["stats", "--json"], ["reap"], ["demo"],
-]  # fmt: skip
+    ["db", "upgrade"],
+    ["keywords", "list"],
+    ["keywords", "add", "boss", "北京", "python"],
+    ["keywords", "import", str(DEMO_KEYWORDS)],
+    ["stats"],
+    ["stats", "--json"],
+    ["reap"],
+    ["demo"],
+]
 
 
 @pytest.mark.parametrize("url, problem", MALFORMED_URLS)
@@ -640,10 +686,20 @@ def test_farm_sandbox_is_a_farm_command_listing_its_fault_kinds():
 
 def farm_process(url, *args, stdin=None, shell=False):
     """The real `farm` command (not CliRunner): a pipe or a process substitution is a real file descriptor."""
-    argv = f"{sys.executable} -m farm --db-url '{url}' " + " ".join(args) if shell else \
-        [sys.executable, "-m", "farm", "--db-url", url, *args]  # fmt: skip
-    proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60, shell=shell,
-                          executable="/bin/bash" if shell else None)  # fmt: skip
+    argv = (
+        f"{sys.executable} -m farm --db-url '{url}' " + " ".join(args)
+        if shell
+        else [sys.executable, "-m", "farm", "--db-url", url, *args]
+    )
+    proc = subprocess.run(
+        argv,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        shell=shell,
+        executable="/bin/bash" if shell else None,
+    )
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     return proc
 
@@ -676,8 +732,9 @@ def test_import_takes_composed_and_decomposed_forms_as_one_keyword(sqlite_url, t
     assert [row[3] for row in keyword_rows(sqlite_url)] == ["caf\u00e9"]
 
 
-@pytest.mark.parametrize("args", [["--window", "inf"], ["--window", "nan"], ["--window", "1e12"],
-                                  ["--watch", "--interval", "nan"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "args", [["--window", "inf"], ["--window", "nan"], ["--window", "1e12"], ["--watch", "--interval", "nan"]]
+)
 def test_stats_refuses_numbers_it_cannot_use(sqlite_url, args):
     upgraded(sqlite_url)
     result = run(sqlite_url, "stats", *args)
@@ -695,8 +752,9 @@ def test_a_database_in_memory_is_refused(url):
 def test_keywords_list_prints_control_characters_escaped(sqlite_url):
     upgraded(sqlite_url)
     run(sqlite_url, "keywords", "add", "qcwy", "北京", "python")
-    set_rows(sqlite_url, key("qcwy", "北京", "python"), crawl_status="failed",
-             error_message="\x1b[2J\x1b]0;owned\x07gone")  # fmt: skip
+    set_rows(
+        sqlite_url, key("qcwy", "北京", "python"), crawl_status="failed", error_message="\x1b[2J\x1b]0;owned\x07gone"
+    )
     result = run(sqlite_url, "keywords", "list")
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "\\e[2J\\e]0;owned\\x07gone" in result.output
@@ -709,5 +767,6 @@ def test_a_database_deadline_that_is_not_a_positive_number_is_one_line(value, sq
     monkeypatch.setattr(farm.settings, "FARM_DB_TIMEOUT", value)
     result = run(sqlite_url, "db", "upgrade")
     assert result.exit_code == 2
-    assert result.output == (f"Error: FARM_DB_TIMEOUT={value!r} cannot be used: "
-                             "it takes a number of seconds above 0, e.g. 5\n")  # fmt: skip
+    assert result.output == (
+        f"Error: FARM_DB_TIMEOUT={value!r} cannot be used: it takes a number of seconds above 0, e.g. 5\n"
+    )

@@ -11,12 +11,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("url, problem", [
-    ("mysql+pymysql://u:s3cret@host:notaport/db",
-     "FARM_DB_URL='mysql+pymysql://u:***@host:notaport/db' has a port that is not a number"),
-    ("mysql+pymysql://u:s3cret@host:99999/db", "FARM_DB_URL='mysql+pymysql://u:***@host:99999/db' has port 99999"),
-    ("u:s3cret@host/db", "FARM_DB_URL='u:***@host/db' is not a database URL"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "url, problem",
+    [
+        (
+            "mysql+pymysql://u:s3cret@host:notaport/db",
+            "FARM_DB_URL='mysql+pymysql://u:***@host:notaport/db' has a port that is not a number",
+        ),
+        ("mysql+pymysql://u:s3cret@host:99999/db", "FARM_DB_URL='mysql+pymysql://u:***@host:99999/db' has port 99999"),
+        ("u:s3cret@host/db", "FARM_DB_URL='u:***@host/db' is not a database URL"),
+    ],
+)
 def test_scrapy_crawl_with_a_malformed_url_exits_at_once_without_the_password(url, problem):
     started = time.monotonic()
     done = subprocess.run(

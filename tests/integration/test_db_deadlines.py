@@ -10,12 +10,11 @@ import time
 
 import pytest
 from sqlalchemy import event
-
-import farm.settings
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+import farm.settings
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade

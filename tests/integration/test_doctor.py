@@ -6,17 +6,27 @@ import socket
 import subprocess
 import sys
 import threading
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from farm.state.migrate import HEAD, upgrade
-from tests.integration.test_cli import key, set_rows, upgraded, run
+from tests.integration.test_cli import key, run, set_rows, upgraded
 
-CHECKS = ["settings", "database", "schema", "stale leases", "failing keywords", "timezone", "redis",
-          "site boss", "site qcwy", "site zhilian"]  # fmt: skip
+CHECKS = [
+    "settings",
+    "database",
+    "schema",
+    "stale leases",
+    "failing keywords",
+    "timezone",
+    "redis",
+    "site boss",
+    "site qcwy",
+    "site zhilian",
+]
 SITES = ("BOSS", "QCWY", "ZHILIAN")
 
 
@@ -54,8 +64,14 @@ def doctor(tmp_path, db_url, site_url, **settings):
     env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
     env.update({f"FARM_{site}_BASE_URL": site_url for site in SITES})
     env.update(FARM_DB_URL=db_url, **settings)
-    proc = subprocess.run([sys.executable, "-m", "farm", "doctor", "--timeout", "3"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "farm", "doctor", "--timeout", "3"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     lines = proc.stdout.splitlines()
     checks = {}
@@ -97,7 +113,7 @@ def test_unreachable_database_fails_and_skips_what_needs_it(tmp_path, site_url):
     assert code == 1
     status, message = checks["database"]
     assert status == "fail"
-    assert message.startswith(f"cannot connect to mysql+pymysql://root:***@127.0.0.1:")
+    assert message.startswith("cannot connect to mysql+pymysql://root:***@127.0.0.1:")
     assert "start the database, or fix FARM_DB_URL" in message
     assert "s3cret" not in output
     assert "schema" not in checks and "stale leases" not in checks
@@ -117,8 +133,10 @@ def test_database_behind_the_schema_fails_with_the_fix(db_url, tmp_path, site_ur
     upgrade(db_url, "0002")
     code, checks, _ = doctor(tmp_path, db_url, site_url)
     assert code == 1
-    assert checks["schema"] == ("fail", f"at revision 0002, behind this farm's {HEAD}: run `farm db upgrade` "
-                                        "(crawls refuse to start until then)")  # fmt: skip
+    assert checks["schema"] == (
+        "fail",
+        f"at revision 0002, behind this farm's {HEAD}: run `farm db upgrade` (crawls refuse to start until then)",
+    )
 
 
 def test_empty_database_has_no_schema(sqlite_url, tmp_path, site_url):
@@ -132,9 +150,14 @@ def test_stale_lease_is_a_warning_naming_its_crawler(db_url, tmp_path, site_url)
     upgraded(db_url)
     run(db_url, "keywords", "add", "boss", "北京", "python")
     run(db_url, "keywords", "add", "boss", "北京", "java")
-    now = datetime.now(timezone.utc)
-    set_rows(db_url, key("boss", "北京", "python"), crawl_status="crawling", crawler_id="dead:1",
-             heartbeat_at=now - timedelta(hours=2, minutes=5))  # fmt: skip
+    now = datetime.now(UTC)
+    set_rows(
+        db_url,
+        key("boss", "北京", "python"),
+        crawl_status="crawling",
+        crawler_id="dead:1",
+        heartbeat_at=now - timedelta(hours=2, minutes=5),
+    )
     set_rows(db_url, key("boss", "北京", "java"), crawl_status="crawling", crawler_id="alive:2", heartbeat_at=now)
     code, checks, _ = doctor(tmp_path, db_url, site_url)
     assert code == 0
@@ -155,12 +178,29 @@ def test_keywords_failed_for_the_day_are_a_warning_with_an_example(sqlite_url, t
     for job in ("python", "java", "go"):
         run(sqlite_url, "keywords", "add", "qcwy", "上海", job)
     today = datetime.now(ZoneInfo("Asia/Shanghai")).date()
-    set_rows(sqlite_url, key("qcwy", "上海", "python"), crawl_status="failed", last_requested_date=today,
-             retry_count=3, error_message="HTTP 500 at https://we.51job.com/api/job/search-pc?x=1")  # fmt: skip
-    set_rows(sqlite_url, key("qcwy", "上海", "java"), crawl_status="failed", last_requested_date=today,
-             retry_count=1, error_message="HTTP 500")  # retries left: not failed for the day  # fmt: skip
-    set_rows(sqlite_url, key("qcwy", "上海", "go"), crawl_status="failed", last_requested_date=date(2024, 5, 1),
-             error_message="blocked 5 times today; last: waf")  # fmt: skip
+    set_rows(
+        sqlite_url,
+        key("qcwy", "上海", "python"),
+        crawl_status="failed",
+        last_requested_date=today,
+        retry_count=3,
+        error_message="HTTP 500 at https://we.51job.com/api/job/search-pc?x=1",
+    )
+    set_rows(
+        sqlite_url,
+        key("qcwy", "上海", "java"),
+        crawl_status="failed",
+        last_requested_date=today,
+        retry_count=1,
+        error_message="HTTP 500",
+    )  # retries left: not failed for the day
+    set_rows(
+        sqlite_url,
+        key("qcwy", "上海", "go"),
+        crawl_status="failed",
+        last_requested_date=date(2024, 5, 1),
+        error_message="blocked 5 times today; last: waf",
+    )
     code, checks, _ = doctor(tmp_path, sqlite_url, site_url)
     assert code == 0
     status, message = checks["failing keywords"]
@@ -178,9 +218,10 @@ def test_bad_timezone_fails(sqlite_url, tmp_path, site_url):
     code, checks, _ = doctor(tmp_path, sqlite_url, site_url, FARM_TIMEZONE="Mars/Olympus")
     assert code == 1
     assert checks["timezone"] == (
-        "fail", "FARM_TIMEZONE='Mars/Olympus' is not a known time zone (try 'Asia/Shanghai'): "
-                "set FARM_TIMEZONE to an IANA zone name",
-    )  # fmt: skip
+        "fail",
+        "FARM_TIMEZONE='Mars/Olympus' is not a known time zone (try 'Asia/Shanghai'): "
+        "set FARM_TIMEZONE to an IANA zone name",
+    )
     assert "failing keywords" not in checks  # "today" cannot be told
 
 
@@ -210,8 +251,9 @@ def test_no_password_in_any_form_is_printed(tmp_path, site_url):
 
 def test_a_redis_password_given_as_a_query_parameter_is_masked(sqlite_url, tmp_path, site_url):
     upgraded(sqlite_url)
-    code, checks, output = doctor(tmp_path, sqlite_url, site_url,
-                                  FARM_REDIS_URL="redis://127.0.0.1:6379/0?password=topsecret3")  # fmt: skip
+    code, checks, output = doctor(
+        tmp_path, sqlite_url, site_url, FARM_REDIS_URL="redis://127.0.0.1:6379/0?password=topsecret3"
+    )
     assert "topsecret3" not in output
 
 
@@ -233,8 +275,14 @@ def test_a_port_that_is_not_a_number_is_one_line(tmp_path, site_url):
 def test_stored_control_characters_are_printed_escaped(sqlite_url, tmp_path, site_url):
     upgraded(sqlite_url)
     run(sqlite_url, "keywords", "add", "qcwy", "北京", "python")
-    set_rows(sqlite_url, key("qcwy", "北京", "python"), crawl_status="failed", retry_count=9,
-             last_requested_date=datetime.now(ZoneInfo("Asia/Shanghai")).date(), error_message="boom\x1b[2J\x1b]0;owned\x07")  # fmt: skip
+    set_rows(
+        sqlite_url,
+        key("qcwy", "北京", "python"),
+        crawl_status="failed",
+        retry_count=9,
+        last_requested_date=datetime.now(ZoneInfo("Asia/Shanghai")).date(),
+        error_message="boom\x1b[2J\x1b]0;owned\x07",
+    )
     code, checks, output = doctor(tmp_path, sqlite_url, site_url)
     assert "\x1b" not in output and "\x07" not in output
     assert "boom\\e[2J" in output

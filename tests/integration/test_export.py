@@ -5,7 +5,7 @@ import csv
 import io
 import json
 import tracemalloc
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pyarrow.parquet as pq
 import pytest
@@ -28,9 +28,11 @@ def _expected(engine) -> list[dict]:
     span = day_span(DAY, TZ)
     T = JobPostingRow.__table__
     with engine.connect() as conn:
-        rows = conn.execute(select(*(T.c[name] for name in export.COLUMNS))
-                            .where(T.c.first_seen_at < span.end, T.c.last_seen_at >= span.start)
-                            .order_by(T.c.id))  # fmt: skip
+        rows = conn.execute(
+            select(*(T.c[name] for name in export.COLUMNS))
+            .where(T.c.first_seen_at < span.end, T.c.last_seen_at >= span.start)
+            .order_by(T.c.id)
+        )
         return [dict(row._mapping) for row in rows]
 
 
@@ -71,12 +73,16 @@ def test_csv_jsonl_and_parquet_hold_the_same_rows_the_days_postings_with_salary_
     finally:
         engine.dispose()
     assert len(expected) > 50 and any(row["salary_min"] for row in expected)
-    read = {"csv": lambda path: _from_csv(path.read_bytes()), "jsonl": lambda path: _from_jsonl(path.read_bytes()),
-            "parquet": _from_parquet}  # fmt: skip
+    read = {
+        "csv": lambda path: _from_csv(path.read_bytes()),
+        "jsonl": lambda path: _from_jsonl(path.read_bytes()),
+        "parquet": _from_parquet,
+    }
     for fmt, reader in read.items():
         out = tmp_path / f"day.{fmt}"
-        result = CliRunner().invoke(farm, ["--db-url", db_url, "export", "--date", str(DAY), "--format", fmt,
-                                           "--out", str(out)])  # fmt: skip
+        result = CliRunner().invoke(
+            farm, ["--db-url", db_url, "export", "--date", str(DAY), "--format", fmt, "--out", str(out)]
+        )
         assert result.exit_code == 0, result.output
         assert f"{len(expected)} postings seen on {DAY}" in result.output
         assert reader(out) == expected, fmt
@@ -84,19 +90,35 @@ def test_csv_jsonl_and_parquet_hold_the_same_rows_the_days_postings_with_salary_
 
 def test_csv_goes_to_standard_output_with_dash(sqlite_url, tmp_path):
     upgrade(sqlite_url)
-    result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "export", "--date", str(DAY), "--format", "csv",
-                                       "--out", "-"])  # fmt: skip
+    result = CliRunner().invoke(
+        farm, ["--db-url", sqlite_url, "export", "--date", str(DAY), "--format", "csv", "--out", "-"]
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == ",".join(export.COLUMNS)
     assert result.stderr.strip() == f"0 postings seen on {DAY} written to standard output"
 
 
 def _many(engine, count: int) -> None:
-    seen = datetime(2026, 12, 2, 4, tzinfo=timezone.utc)
-    rows = [{"source": "qcwy", "job_id": str(at), "title": "数据工程师 " * 8, "salary": "1.5-2.5万·13薪",
-             "salary_min": 15000, "salary_max": 25000, "salary_months": 13, "salary_unit": "month",
-             "company": "某科技有限公司", "city": "上海", "tags": ["Python", "Spark"], "url": f"https://x.invalid/{at}",
-             "first_seen_at": seen - timedelta(days=at % 5), "last_seen_at": seen} for at in range(count)]  # fmt: skip
+    seen = datetime(2026, 12, 2, 4, tzinfo=UTC)
+    rows = [
+        {
+            "source": "qcwy",
+            "job_id": str(at),
+            "title": "数据工程师 " * 8,
+            "salary": "1.5-2.5万·13薪",
+            "salary_min": 15000,
+            "salary_max": 25000,
+            "salary_months": 13,
+            "salary_unit": "month",
+            "company": "某科技有限公司",
+            "city": "上海",
+            "tags": ["Python", "Spark"],
+            "url": f"https://x.invalid/{at}",
+            "first_seen_at": seen - timedelta(days=at % 5),
+            "last_seen_at": seen,
+        }
+        for at in range(count)
+    ]
     with engine.begin() as conn:
         conn.execute(insert(JobPostingRow.__table__), rows)
 

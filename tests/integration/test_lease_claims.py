@@ -138,8 +138,10 @@ async def test_a_claim_whose_commit_lost_its_answer_keeps_the_rows_it_took(maria
         await until(lambda: middleware.runs, 10, "a claim")
         await db_barrier(crawler)
         with store.engine.connect() as conn:
-            held = conn.execute(text("SELECT id, lease_token FROM keyword WHERE crawl_status = 'crawling' "
-                                     "AND crawler_id = :me"), {"me": FarmRuntime.of(crawler).crawler_id}).all()
+            held = conn.execute(
+                text("SELECT id, lease_token FROM keyword WHERE crawl_status = 'crawling' AND crawler_id = :me"),
+                {"me": FarmRuntime.of(crawler).crawler_id},
+            ).all()
         assert len(committed) == 2
         assert set(middleware.runs) == {lease.key for lease in committed} == {tuple(row) for row in held}
         assert crawler.stats.get_value("farm/lease/claimed/recovered") == 2

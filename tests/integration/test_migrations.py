@@ -1,24 +1,24 @@
 """The Alembic migrations on real databases: empty to head, 0001 with rows to head, head == models."""
 
 from dataclasses import replace
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, select, text
 
+from farm.salary import COLUMNS as SALARY
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import (
-    SchemaNotCurrent,
     HEAD,
+    SchemaNotCurrent,
     current_revision,
     head_revision,
     require_current,
     upgrade,
 )
-from farm.salary import COLUMNS as SALARY
 from farm.state.models import Base, Keyword
 
 
@@ -29,8 +29,9 @@ def engine(db_url):
     engine.dispose()
 
 
-def _same_empty_default(context, inspected_column, metadata_column, inspected_default,
-                        metadata_default, rendered_metadata_default):
+def _same_empty_default(
+    context, inspected_column, metadata_column, inspected_default, metadata_default, rendered_metadata_default
+):
     # alembic calls an empty-string server default changed (the model's renders as nothing,
     # the database's reads back as "''" or "('')"); only that case is settled here, every
     # other default is left to alembic
@@ -118,12 +119,16 @@ def test_upgrade_database_with_rows_at_0003_keeps_them_and_holds_random_tokens(e
     assert current_revision(engine) == HEAD
     k = Keyword.__table__.c
     with engine.connect() as conn:
-        rows = conn.execute(select(k.id, k.crawl_status, k.lease_token, k.last_completed_page, k.pages_ahead)
-                            .order_by(k.id)).all()  # fmt: skip
-    assert [tuple(r) for r in rows] == [(1, "crawling", 7, 2, "4"), (2, "partial", 2**31 - 1, 2, "4"),
-                                        (3, "idle", 0, 2, "4")]  # fmt: skip
+        rows = conn.execute(
+            select(k.id, k.crawl_status, k.lease_token, k.last_completed_page, k.pages_ahead).order_by(k.id)
+        ).all()
+    assert [tuple(r) for r in rows] == [
+        (1, "crawling", 7, 2, "4"),
+        (2, "partial", 2**31 - 1, 2, "4"),
+        (3, "idle", 0, 2, "4"),
+    ]
     # the column now holds a 63-bit token, and the holder of the old one is fenced off
-    clock = lambda: datetime(2025, 3, 10, 12, 0, tzinfo=timezone.utc)  # noqa: E731
+    clock = lambda: datetime(2025, 3, 10, 12, 0, tzinfo=UTC)  # noqa: E731
     store = KeywordStore(engine, clock=clock, lease_timeout=1800)
     [lease] = store.claim("boss", "w")
     assert lease.id == 2 and lease.lease_token > 2**31
@@ -132,7 +137,8 @@ def test_upgrade_database_with_rows_at_0003_keeps_them_and_holds_random_tokens(e
 
 
 SEED_ROWS = [
-    # id, source, city, job, last_requested_date, crawl_status, last_completed_page, total_pages, jobs_found, crawl_started_at
+    # id, source, city, job, last_requested_date, crawl_status, last_completed_page, total_pages,
+    # jobs_found, crawl_started_at
     (1, "boss", "北京", "python", date(2025, 3, 10), "completed", 3, 3, 45, datetime(2025, 3, 10, 1, 0)),
     (2, "qcwy", "上海", "java", date(2025, 3, 10), "crawling", 7, 50, 350, datetime(2025, 3, 10, 2, 0)),
     (3, "zhilian", "101010100", "数据分析", None, "idle", 0, None, 0, None),
@@ -152,7 +158,10 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
                     "error_message, retry_count, created_at, updated_at) VALUES (:id, :source, :city, "
                     ":job, :d, :status, :page, :total, :jobs, :started, 'old-host', NULL, 0, :c, :c)"
                 ),
-                dict(zip(("id", "source", "city", "job", "d", "status", "page", "total", "jobs", "started"), r), c=created),
+                dict(
+                    zip(("id", "source", "city", "job", "d", "status", "page", "total", "jobs", "started"), r),
+                    c=created,
+                ),
             )
     upgrade(engine)
     assert current_revision(engine) == HEAD
@@ -160,21 +169,33 @@ def test_upgrade_database_with_rows_at_0001_loses_none(engine):
     with engine.connect() as conn:
         rows = conn.execute(
             select(
-                k.id, k.source, k.city, k.job, k.last_requested_date, k.crawl_status,
-                k.last_completed_page, k.total_pages, k.jobs_found, k.lease_token, k.pages_ahead,
-                k.heartbeat_at, k.crawl_started_at, k.retry_at, k.blocked_claims,
+                k.id,
+                k.source,
+                k.city,
+                k.job,
+                k.last_requested_date,
+                k.crawl_status,
+                k.last_completed_page,
+                k.total_pages,
+                k.jobs_found,
+                k.lease_token,
+                k.pages_ahead,
+                k.heartbeat_at,
+                k.crawl_started_at,
+                k.retry_at,
+                k.blocked_claims,
             ).order_by(k.id)
         ).all()
     assert len(rows) == len(SEED_ROWS)
     for got, want in zip(rows, SEED_ROWS):
         assert tuple(got[:9]) == want[:9]
         assert (got.lease_token, got.pages_ahead, got.retry_at, got.blocked_claims) == (0, "", None, 0)
-        started = want[9].replace(tzinfo=timezone.utc) if want[9] else None
+        started = want[9].replace(tzinfo=UTC) if want[9] else None
         assert got.crawl_started_at == started
         # a row crawling at upgrade time gets its start as its last heartbeat, so the reaper sees it
         assert got.heartbeat_at == (started if want[5] == "crawling" else None)
     # and the store works on the upgraded rows
-    clock = lambda: datetime(2025, 3, 10, 12, 0, tzinfo=timezone.utc)  # noqa: E731
+    clock = lambda: datetime(2025, 3, 10, 12, 0, tzinfo=UTC)  # noqa: E731
     store = KeywordStore(engine, clock=clock, lease_timeout=1800)
     assert store.reap() == 1  # the 0001-era crawling row, started 10 hours ago
     [lease] = store.claim("boss", "w")
@@ -190,23 +211,31 @@ def test_upgrade_to_ids_compared_as_written_keeps_every_row(engine):
     seen = datetime(2026, 12, 3)
     with engine.begin() as conn:  # postings as the 0004 schema holds them (the store writes newer columns)
         for job_id in ("a", "b "):
-            conn.execute(text("INSERT INTO job_posting (source, job_id, title, keyword_id, first_seen_at, "
-                              "last_seen_at) VALUES (:source, :job_id, :title, :keyword_id, :seen, :seen)"),
-                         {**row, "job_id": job_id, "seen": seen})  # fmt: skip
+            conn.execute(
+                text(
+                    "INSERT INTO job_posting (source, job_id, title, keyword_id, first_seen_at, "
+                    "last_seen_at) VALUES (:source, :job_id, :title, :keyword_id, :seen, :seen)"
+                ),
+                {**row, "job_id": job_id, "seen": seen},
+            )
     before = _everything(engine)
     upgrade(engine)
     assert current_revision(engine) == HEAD
     assert _everything(engine) == before
     # the key columns now tell trailing spaces apart: another posting, another crawler
-    store.upsert_postings([{**row, "job_id": "a "}], datetime(2026, 12, 3, tzinfo=timezone.utc))
+    store.upsert_postings([{**row, "job_id": "a "}], datetime(2026, 12, 3, tzinfo=UTC))
     assert sorted(_everything(engine)[1]) == sorted([*before[1], ("qcwy", "a ")])
     assert store.take_back("qcwy", "worker 1 ") == []  # the lease of "worker 1" is not its
 
 
 def _everything(engine):
     with engine.connect() as conn:
-        keywords = conn.execute(text("SELECT id, source, city, job, crawler_id, crawl_status, lease_token, "
-                                     "last_completed_page FROM keyword ORDER BY id")).all()  # fmt: skip
+        keywords = conn.execute(
+            text(
+                "SELECT id, source, city, job, crawler_id, crawl_status, lease_token, "
+                "last_completed_page FROM keyword ORDER BY id"
+            )
+        ).all()
         postings = conn.execute(text("SELECT source, job_id FROM job_posting ORDER BY id")).all()
     return [tuple(r) for r in keywords], [tuple(r) for r in postings]
 

@@ -3,7 +3,7 @@ rest of its batch stored; an error that is not about a row's data still fails th
 
 import sqlite3
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import create_engine, event, func, select, text
@@ -14,16 +14,21 @@ from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
 from farm.state.postings import upsert_postings
-from tests.conftest import MARIADB_SERVER
 from tests.integration.strict import strict
 
-NOW = datetime(2026, 11, 30, 4, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 SQLITE_MAX_LENGTH = 20_000  # bytes of a value, lowered so that SQLite too refuses one
 
 
 def posting(job_id, **fields):
-    row = {"source": "qcwy", "job_id": job_id, "title": f"title {job_id}", "keyword_id": 1,
-           "published_at": datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc), "raw": {"jobId": job_id}}  # fmt: skip
+    row = {
+        "source": "qcwy",
+        "job_id": job_id,
+        "title": f"title {job_id}",
+        "keyword_id": 1,
+        "published_at": datetime(2026, 11, 30, 9, 30, tzinfo=UTC),
+        "raw": {"jobId": job_id},
+    }
     return {**row, **fields}
 
 
@@ -99,8 +104,11 @@ def test_a_refused_row_leaves_what_the_transaction_wrote_before_it(store):
 
 def test_ids_that_differ_by_a_trailing_space_are_two_postings_on_every_database(store):
     [lease] = store.claim("qcwy", "test", 1)
-    store.write_batch([posting("a", title="plain"), posting("a ", title="spaced"), posting("a  ", title="two")],
-                      [(lease, 1, 3, 1)], NOW)  # fmt: skip
+    store.write_batch(
+        [posting("a", title="plain"), posting("a ", title="spaced"), posting("a  ", title="two")],
+        [(lease, 1, 3, 1)],
+        NOW,
+    )
     assert stored(store) == {"a": "plain", "a ": "spaced", "a  ": "two"}
     store.upsert_postings([posting("a ", title="spaced again")], NOW)  # a sighting of one updates that one
     assert stored(store) == {"a": "plain", "a ": "spaced again", "a  ": "two"}

@@ -31,8 +31,11 @@ async def test_the_links_commands_go_over_its_one_connection_without_a_pool_chec
     # each of which the link's thread waits for the GIL of a busy crawl
     checkouts = []
     get_connection = redis.ConnectionPool.get_connection
-    monkeypatch.setattr(redis.ConnectionPool, "get_connection",
-                        lambda pool, *a, **k: checkouts.append(pool) or get_connection(pool, *a, **k))  # fmt: skip
+    monkeypatch.setattr(
+        redis.ConnectionPool,
+        "get_connection",
+        lambda pool, *a, **k: checkouts.append(pool) or get_connection(pool, *a, **k),
+    )
     link = RedisLink(REDIS_URL, grace=5)
     link.start()
     try:

@@ -71,7 +71,12 @@ def test_every_figure_on_the_page_is_what_the_rows_say(filled, tmp_path):
         mine = [k for k in of_day if k[0] == row["source"]]
         states = Counter(k[4] for k in mine)
         assert (row["keywords"], row["completed"], row["failed"], row["partial"], row["crawling"]) == (
-            len(mine), states["completed"], states["failed"], states["partial"], states["crawling"])
+            len(mine),
+            states["completed"],
+            states["failed"],
+            states["partial"],
+            states["crawling"],
+        )
         assert (row["pages"], row["jobs_found"], row["blocks"]) == tuple(sum(k[i] for k in mine) for i in (5, 6, 7))
     assert [row["source"] for row in data["crawl"]] == ["boss", "qcwy", "zhilian"]
     reasons = Counter((k[0], k[8]) for k in of_day if k[4] == "failed")
@@ -81,10 +86,13 @@ def test_every_figure_on_the_page_is_what_the_rows_say(filled, tmp_path):
     # postings seen, new and gone, per site and per city
     figures = _expected_postings(postings)
     assert {r["source"]: (r["seen"], r["new"], r["gone"]) for r in data["postings"]} == {
-        s: (figures[s]["seen"], figures[s]["new"], figures[s]["gone"]) for s in ("boss", "qcwy", "zhilian")}
+        s: (figures[s]["seen"], figures[s]["new"], figures[s]["gone"]) for s in ("boss", "qcwy", "zhilian")
+    }
     assert {(r["source"], r["city"]): (r["seen"], r["new"], r["gone"]) for r in data["cities"]} == {
-        key: (c["seen"], c["new"], c["gone"]) for key, c in figures.items()
-        if isinstance(key, tuple) and (c["seen"] or c["new"] or c["gone"])}  # fmt: skip
+        key: (c["seen"], c["new"], c["gone"])
+        for key, c in figures.items()
+        if isinstance(key, tuple) and (c["seen"] or c["new"] or c["gone"])
+    }
 
     # new postings per day over --days, per site
     days = last_days(DAY, DAYS)
@@ -99,8 +107,11 @@ def test_every_figure_on_the_page_is_what_the_rows_say(filled, tmp_path):
     span = day_span(DAY, TZ)
     mids = defaultdict(list)
     for p in postings:
-        if p["first_seen_at"] < span.end and p["last_seen_at"] >= span.start and None not in (
-                p["salary_min"], p["salary_max"]):  # fmt: skip
+        if (
+            p["first_seen_at"] < span.end
+            and p["last_seen_at"] >= span.start
+            and None not in (p["salary_min"], p["salary_max"])
+        ):
             mids[(keywords[p["keyword_id"]]["job"], p["city"])].append((p["salary_min"] + p["salary_max"]) / 2)
     assert len(data["salary"]) == len(mids)
     for row in data["salary"]:
@@ -149,8 +160,9 @@ def test_without_matplotlib_the_report_is_one_line_naming_the_extra(sqlite_url, 
     import importlib.util
 
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "matplotlib" else find_spec(name, *a))  # fmt: skip
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else find_spec(name, *a)
+    )
     result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "report", "--out", str(tmp_path / "r.html")])
     assert result.exit_code == 1
     assert "farm report needs matplotlib: pip install 'farm[report]'" in result.output

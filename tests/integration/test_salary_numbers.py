@@ -1,7 +1,7 @@
 """Salary numbers in the database: filled by `farm db upgrade` for postings already stored,
 and by the store as postings arrive, on SQLite and MariaDB."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +15,7 @@ from farm.state.models import JobPostingRow
 from farm.state.store import KeywordStore
 
 T = JobPostingRow.__table__
-NOW = datetime(2026, 12, 3, 2, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 3, 2, 0, tzinfo=UTC)
 STORED = [  # (source, job_id, salary) stored before the table had salary numbers
     ("boss", "b1", "15-25K·13薪"),
     ("qcwy", "q1", "8千-1.2万"),
@@ -56,11 +56,15 @@ def test_db_upgrade_fills_the_salary_numbers_of_postings_already_stored_in_batch
         upgrade(engine, revision="0003")
         with engine.begin() as conn:
             conn.execute(
-                text("INSERT INTO job_posting (source, job_id, salary, first_seen_at, last_seen_at) "
-                     "VALUES (:source, :job_id, :salary, :now, :now)"),
-                [{"source": s, "job_id": j, "salary": salary, "now": NOW.replace(tzinfo=None)}
-                 for s, j, salary in STORED],
-            )  # fmt: skip
+                text(
+                    "INSERT INTO job_posting (source, job_id, salary, first_seen_at, last_seen_at) "
+                    "VALUES (:source, :job_id, :salary, :now, :now)"
+                ),
+                [
+                    {"source": s, "job_id": j, "salary": salary, "now": NOW.replace(tzinfo=None)}
+                    for s, j, salary in STORED
+                ],
+            )
         monkeypatch.setattr(backfill_module.backfill, "__defaults__", (2,))  # batches of 2, the last one short
         result = CliRunner().invoke(farm, ["--db-url", db_url, "db", "upgrade"])
         assert result.exit_code == 0, result.output

@@ -35,9 +35,7 @@ def survivor(crawler, shared, name="survivor"):
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_worker_that_could_not_release_its_keywords_stays_listed_for_a_survivor_to_take_them(
-    worker, shared
-):
+async def test_a_worker_that_could_not_release_its_keywords_stays_listed_for_a_survivor_to_take_them(worker, shared):
     crawler, runtime = worker
     work = runtime.shared
     await work.start()

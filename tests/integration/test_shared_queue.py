@@ -2,7 +2,7 @@
 
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -38,7 +38,7 @@ def spider():
     return spider
 
 
-def queue_for(server, spider, worker, clock=lambda: datetime.now(timezone.utc)):
+def queue_for(server, spider, worker, clock=lambda: datetime.now(UTC)):
     key = f"{server.prefix}:qcwy"
     return SharedQueue(server, spider, key, worker, DayDupeFilter(server, f"{key}:seen", SHANGHAI, clock))
 
@@ -168,8 +168,10 @@ def test_the_shared_pace_spaces_pops_across_workers_and_backs_off_for_all(server
 
 def test_a_payload_that_is_not_farms_json_is_refused_never_run(server, spider):
     queue = queue_for(server, spider, "w1")
-    for rid, payload in (("66", b"\x80\x04\x95pickle"), ("67", orjson.dumps({"url": "http://x", "farm": 1,
-                         "callback": "parse_search", "_class": "os.system"}))):  # fmt: skip
+    for rid, payload in (
+        ("66", b"\x80\x04\x95pickle"),
+        ("67", orjson.dumps({"url": "http://x", "farm": 1, "callback": "parse_search", "_class": "os.system"})),
+    ):
         server.zadd(queue.k("queue"), {rid: 0})
         server.hset(queue.k("req"), rid, payload)
     _, taken = queue.pop_many(10)

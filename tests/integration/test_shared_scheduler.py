@@ -22,7 +22,6 @@ from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
-from tests.conftest import REDIS_URL
 from tests.relay import ReplyDropper
 from tests.unit.components import farm_settings, until
 from tests.unit.spider_helpers import make_lease
@@ -38,9 +37,15 @@ def crawler_sharing_work(db_url, rows, redis_url, prefix):
     store = KeywordStore(make_engine(db_url))
     store.add_keywords(rows)
     store.engine.dispose()
-    settings = farm_settings(FARM_DB_URL=db_url, FARM_QCWY_BASE_URL="http://sandbox.invalid", FARM_REDIS_URL=redis_url,
-                             FARM_REDIS_PREFIX=prefix, FARM_QCWY_RATE=0, REMOTE_CONTROL_ENABLED=False,
-                             TELNETCONSOLE_ENABLED=False)  # fmt: skip
+    settings = farm_settings(
+        FARM_DB_URL=db_url,
+        FARM_QCWY_BASE_URL="http://sandbox.invalid",
+        FARM_REDIS_URL=redis_url,
+        FARM_REDIS_PREFIX=prefix,
+        FARM_QCWY_RATE=0,
+        REMOTE_CONTROL_ENABLED=False,
+        TELNETCONSOLE_ENABLED=False,
+    )
     crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
     crawler.spider = crawler._create_spider()
     crawler._apply_settings()
@@ -146,8 +151,9 @@ def worker_losing_a_reply(sqlite_url, shared, dropper):
     """A worker as ``worker``'s, talking to Redis through ``dropper``."""
     redis_url, prefix = shared
     address = urlsplit(redis_url)
-    crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")],
-                                   f"redis://127.0.0.1:{dropper.port}{address.path}", prefix)  # fmt: skip
+    crawler = crawler_sharing_work(
+        sqlite_url, [("qcwy", "北京", "python")], f"redis://127.0.0.1:{dropper.port}{address.path}", prefix
+    )
     runtime = FarmRuntime.of(crawler)
     scheduler = SharedScheduler.from_crawler(crawler)
     client = redis.Redis.from_url(redis_url)

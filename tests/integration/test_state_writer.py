@@ -2,7 +2,7 @@
 
 import os
 import signal
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import orjson
 import pytest
@@ -48,8 +48,14 @@ def writer(store):
 
 
 def posting(job_id, keyword_id, **fields):
-    row = {"source": "qcwy", "job_id": job_id, "keyword_id": keyword_id, "title": f"title {job_id}",
-           "published_at": datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc), "raw": {"jobId": job_id}}  # fmt: skip
+    row = {
+        "source": "qcwy",
+        "job_id": job_id,
+        "keyword_id": keyword_id,
+        "title": f"title {job_id}",
+        "published_at": datetime(2026, 11, 30, 9, 30, tzinfo=UTC),
+        "raw": {"jobId": job_id},
+    }
     return orjson.dumps({**row, **fields})
 
 
@@ -62,14 +68,14 @@ def stored(store):
 @pytest_twisted.ensureDeferred
 async def test_a_frame_stores_its_postings_and_records_its_pages_in_one_go(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
-    result = await (writer.write([posting("a", lease.id), posting("b", lease.id)], [(lease, 1, 2, 1)]))
+    result = await writer.write([posting("a", lease.id), posting("b", lease.id)], [(lease, 1, 2, 1)])
     [page] = result.pages
     assert (result.postings, result.ends, result.rejected) == (2, [], [])
     assert (page.applied, page.counted, page.last_completed_page, page.completed) == (True, True, 1, True)
     assert stored(store)["a"][0] == "title a"
     row = next(k for k in store.list_keywords() if k["id"] == lease.id)
     assert (row["crawl_status"], row["jobs_found"]) == ("completed", 2)
-    assert await (writer.close()) == 0
+    assert await writer.close() == 0
 
 
 @pytest_twisted.ensureDeferred
@@ -84,37 +90,37 @@ async def test_the_pipe_to_the_writer_holds_a_whole_frame(store, writer):
     frame = [posting(f"j{n}", lease.id, title="职位" * 200) for n in range(400)]  # some 700 kB
     result = await writer.write(frame, [(lease, 1, 400, 1)])
     assert result.postings == 400 and result.pages[0].completed
-    assert await (writer.close()) == 0
+    assert await writer.close() == 0
 
 
 @pytest_twisted.ensureDeferred
 async def test_frames_are_committed_in_the_order_they_were_sent(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
     replies = [writer.write([posting("a", lease.id, title=f"v{n}")], [(lease, n, 1, 3)]) for n in (1, 2, 3)]
-    results = [await (reply) for reply in replies]
+    results = [await reply for reply in replies]
     assert [result.pages[0].last_completed_page for result in results] == [1, 2, 3]
     assert stored(store)["a"][0] == "v3"  # the last frame's update is the one that stays
-    await (writer.close())
+    await writer.close()
 
 
 @pytest_twisted.ensureDeferred
 async def test_a_fenced_page_is_answered_not_applied(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
     store.release(lease, "taken over")
-    result = await (writer.write([], [(lease, 1, 0, 2)], [(lease, "failed", "too late")]))
+    result = await writer.write([], [(lease, 1, 0, 2)], [(lease, "failed", "too late")])
     assert not result.pages[0].applied and result.ends == [None]
-    await (writer.close())
+    await writer.close()
 
 
 @pytest_twisted.ensureDeferred
 async def test_an_end_is_committed_after_the_pages_of_its_frame(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
-    result = await (writer.write([posting("a", lease.id)], [(lease, 1, 1, 3)], [(lease, "blocked", "qcwy_waf")]))
+    result = await writer.write([posting("a", lease.id)], [(lease, 1, 1, 3)], [(lease, "blocked", "qcwy_waf")])
     assert result.pages[0].applied and result.ends == ["partial"]
     row = next(k for k in store.list_keywords() if k["id"] == lease.id)
     assert (row["crawl_status"], row["last_completed_page"], row["blocked_claims"]) == ("partial", 1, 1)
     assert row["error_message"] == "blocked: qcwy_waf"
-    await (writer.close())
+    await writer.close()
 
 
 def claim_of(crawler_id, n=1, skip=(), held=()):
@@ -123,20 +129,21 @@ def claim_of(crawler_id, n=1, skip=(), held=()):
 
 @pytest_twisted.ensureDeferred
 async def test_the_writer_makes_the_crawls_claims_after_the_writes_of_their_frame(store, writer):
-    [first] = (await (writer.write([], [], [], [claim_of("me")]).addTimeout(30, reactor))).claims
+    [first] = (await writer.write([], [], [], [claim_of("me")]).addTimeout(30, reactor)).claims
     [a], outlook = first
     assert (a.source, a.from_status, outlook) == ("qcwy", "fresh", None)
     # the same frame releases a and claims: the claim comes after the release, and takes a back first
-    result = await (writer.write([], [], [(a, "released", "crawl closed")], [claim_of("me", 2, held={a.key})])
-                    .addTimeout(30, reactor))
+    result = await writer.write(
+        [], [], [(a, "released", "crawl closed")], [claim_of("me", 2, held={a.key})]
+    ).addTimeout(30, reactor)
     assert result.ends == ["partial"]
     [(leases, outlook)] = result.claims
     assert [(lease.id, lease.from_status) for lease in leases] == [(a.id, "partial"), (a.id + 1, "fresh")]
     assert leases[0].lease_token != a.lease_token and outlook is None
     # nothing left: the answer says what a claim could take now (nothing) for the crawl to decide
-    [(leases, outlook)] = (await (writer.write([], [], [], [claim_of("me")]).addTimeout(30, reactor))).claims
+    [(leases, outlook)] = (await writer.write([], [], [], [claim_of("me")]).addTimeout(30, reactor)).claims
     assert leases == [] and (outlook.claimable, outlook.next_retry_at) == (0, None)
-    await (writer.close())
+    await writer.close()
 
 
 def test_a_claim_of_a_crawl_that_was_killed_is_not_made(store, monkeypatch):
@@ -190,18 +197,18 @@ def rename_postings_table(store, old, new):
 @pytest_twisted.ensureDeferred
 async def test_a_write_that_fails_is_reported_and_everything_after_it_is_lost(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
-    await (writer.write([], []))  # started and answering
+    await writer.write([], [])  # started and answering
     # not one row's fault (that would be a rejected posting): the table is gone from under the writer
     rename_postings_table(store, "job_posting", "job_posting_away")
     failed = writer.write([posting("a", lease.id)], [(lease, 1, 1, 1)])
     after = writer.write([posting("b", lease.id)], [])
     with pytest.raises(WriteLost, match="job_posting"):
-        await (failed)
+        await failed
     with pytest.raises(WriteLost):
-        await (after)
+        await after
     with pytest.raises(WriteLost):
-        await (writer.write([posting("c", lease.id)], []))  # the writer is gone: fails at once
-    assert await (writer.ended) == 1
+        await writer.write([posting("c", lease.id)], [])  # the writer is gone: fails at once
+    assert await writer.ended == 1
     rename_postings_table(store, "job_posting_away", "job_posting")
     assert stored(store) == {}
     assert next(k for k in store.list_keywords() if k["id"] == lease.id)["last_completed_page"] == 0
@@ -210,26 +217,28 @@ async def test_a_write_that_fails_is_reported_and_everything_after_it_is_lost(st
 @pytest_twisted.ensureDeferred
 async def test_a_killed_writer_fails_what_it_had_not_committed(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
-    await (writer.write([posting("a", lease.id)], []))  # started and answering
+    await writer.write([posting("a", lease.id)], [])  # started and answering
     writer.transport.signalProcess("KILL")
     with pytest.raises(WriteLost, match="killed by signal 9"):
-        await (writer.write([posting("b", lease.id)], []))
-    await (writer.ended)
+        await writer.write([posting("b", lease.id)], [])
+    await writer.ended
 
 
 @pytest_twisted.ensureDeferred
 async def test_ctrl_c_and_sigterm_do_not_stop_the_writer_only_the_end_of_its_input_does(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
-    await (writer.write([], []))  # its signal handlers are installed once it answers
+    await writer.write([], [])  # its signal handlers are installed once it answers
     os.kill(writer.transport.pid, signal.SIGINT)
     os.kill(writer.transport.pid, signal.SIGTERM)
-    assert (await (writer.write([posting("a", lease.id)], []))).postings == 1
-    assert await (writer.close()) == 0
+    assert (await writer.write([posting("a", lease.id)], [])).postings == 1
+    assert await writer.close() == 0
     assert "a" in stored(store)
 
 
 @pytest_twisted.ensureDeferred
-async def test_the_writer_imports_the_crawls_own_farm_whatever_the_working_directory_holds(store, tmp_path, monkeypatch):
+async def test_the_writer_imports_the_crawls_own_farm_whatever_the_working_directory_holds(
+    store, tmp_path, monkeypatch
+):
     # scrapyd runs a crawl from its own directory, which may hold anything, a `farm` folder included
     impostor = tmp_path / "farm" / "state"
     impostor.mkdir(parents=True)
@@ -240,9 +249,9 @@ async def test_the_writer_imports_the_crawls_own_farm_whatever_the_working_direc
     writer = StateWriter.spawn(store)
     try:
         [lease] = store.claim("qcwy", "test", 1)
-        result = await (writer.write([posting("a", lease.id)], [(lease, 1, 1, 1)]))
+        result = await writer.write([posting("a", lease.id)], [(lease, 1, 1, 1)])
         assert result.postings == 1 and result.pages[0].completed
-        assert await (writer.close()) == 0
+        assert await writer.close() == 0
     finally:
         if not writer.ended.called:
             writer.transport.signalProcess("KILL")
@@ -256,8 +265,13 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url
     runtime = FarmRuntime.of(crawler)
     try:
         [lease] = runtime.store.claim("qcwy", "test", 1)
-        ordinary = {"source": "qcwy", "keyword_id": lease.id, "title": "Python 工程师",
-                    "published_at": site_time("2026-11-30 09:30:00"), "tags": ["Python"]}  # fmt: skip
+        ordinary = {
+            "source": "qcwy",
+            "keyword_id": lease.id,
+            "title": "Python 工程师",
+            "published_at": site_time("2026-11-30 09:30:00"),
+            "tags": ["Python"],
+        }
         hostile = {
             "long": {"title": "😀" * 300, "company": "𠀀" * 300, "salary": "职" * 100, "url": "u" * 600},
             "no-date": {"published_at": site_time("0001-01-01 00:00:00")},
@@ -272,7 +286,7 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url
             pipeline.process_item(JobPosting(**{**ordinary, "job_id": job_id, "raw": {"jobId": job_id}, **fields}))
         with pytest.raises(DropItem, match="longer than its column"):
             pipeline.process_item(JobPosting(**{**ordinary, "job_id": "x" * 65}))
-        page = await (runtime.outbox.page_done(lease, 1, len(hostile), 1))
+        page = await runtime.outbox.page_done(lease, 1, len(hostile), 1)
         assert page.applied and page.completed
         with runtime.store.engine.connect() as conn:
             rows = {row.job_id: row for row in conn.execute(select(JobPostingRow))}
@@ -282,8 +296,12 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url
         assert long.url == "u" * 512
         assert [rows[job_id].published_at for job_id in ("no-date", "far", "garbage-date")] == [None] * 3
         assert rows["far"].title == "ab"
-        assert rows["plain"].published_at == datetime(2026, 11, 30, 1, 30, tzinfo=timezone.utc)
-        assert (rows["plain"].title, rows["plain"].raw, rows["plain"].tags) == ("Python 工程师", {"jobId": "plain"}, ["Python"])
+        assert rows["plain"].published_at == datetime(2026, 11, 30, 1, 30, tzinfo=UTC)
+        assert (rows["plain"].title, rows["plain"].raw, rows["plain"].tags) == (
+            "Python 工程师",
+            {"jobId": "plain"},
+            ["Python"],
+        )
         raw = rows["unencodable"].raw
         assert (raw["big"], raw["small"], raw["nan"], raw["1"]) == (str(2**70), str(-(2**70)), None, "x")
         assert depth(raw) == JSON_DEPTH_MAX and depth(rows["deep"].raw) == JSON_DEPTH_MAX
@@ -308,11 +326,13 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url
         assert (long.salary_min, long.salary_max, long.salary_unit) == (None, None, None)
     finally:
         runtime.close()
-        await (runtime.writer.ended)
+        await runtime.writer.ended
 
 
 @pytest_twisted.ensureDeferred
-async def test_postings_that_cannot_be_stored_are_counted_and_logged_and_the_rest_of_the_page_stored(store, writer, caplog):
+async def test_postings_that_cannot_be_stored_are_counted_and_logged_and_the_rest_of_the_page_stored(
+    store, writer, caplog
+):
     [lease] = store.claim("qcwy", "test", 1)
     bad = [posting("x" * 65, lease.id)]  # a key the pipeline drops; a frame may still hold it
     if store.engine.dialect.name != "sqlite":
@@ -324,7 +344,7 @@ async def test_postings_that_cannot_be_stored_are_counted_and_logged_and_the_res
     box = Outbox(writer, stats, batch_size=100, flush_interval=60, on_lost=pytest.fail)
     for row in [posting("a", lease.id, title="short"), *bad]:
         box.add_posting(row)
-    page = await (box.page_done(lease, 1, 1 + len(bad), 1))
+    page = await box.page_done(lease, 1, 1 + len(bad), 1)
     assert page.applied and page.completed
     assert stats.get_value("farm/posting/rejected") == len(bad)
     assert stats.get_value("farm/sql/upserted") == 1 and stats.get_value("farm/sql/error") is None
@@ -332,4 +352,4 @@ async def test_postings_that_cannot_be_stored_are_counted_and_logged_and_the_res
     if bad[1:]:
         assert "qcwy long-title: 1406 Data too long for column 'title'" in caplog.text
     assert set(stored(store)) == {"a"}
-    await (writer.close())
+    await writer.close()

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -39,7 +39,7 @@ def seed(url):
     upgraded(url)
     run(url, "keywords", "import", str(DEMO_KEYWORDS))
     day = today(url)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     for (city, job), status, pages, ago, retries in [
         (("北京", "python"), "completed", 3, 2, 0),
         (("北京", "java"), "completed", 2, 2, 0),
@@ -50,32 +50,56 @@ def seed(url):
         (("深圳", "python"), "crawling", 2, 0, 0),
         (("深圳", "java"), "partial", 1, 20, 0),
     ]:
-        set_rows(url, key("boss", city, job), crawl_status=status, last_requested_date=day, last_completed_page=pages,
-                 jobs_found=pages * 10, retry_count=retries, updated_at=now - timedelta(minutes=ago))  # fmt: skip
+        set_rows(
+            url,
+            key("boss", city, job),
+            crawl_status=status,
+            last_requested_date=day,
+            last_completed_page=pages,
+            jobs_found=pages * 10,
+            retry_count=retries,
+            updated_at=now - timedelta(minutes=ago),
+        )
     # yesterday's work counts neither in pages nor in the rate
-    set_rows(url, key("qcwy", "北京", "python"), crawl_status="completed", last_requested_date=day - timedelta(days=1),
-             last_completed_page=9, updated_at=now - timedelta(minutes=1))  # fmt: skip
+    set_rows(
+        url,
+        key("qcwy", "北京", "python"),
+        crawl_status="completed",
+        last_requested_date=day - timedelta(days=1),
+        last_completed_page=9,
+        updated_at=now - timedelta(minutes=1),
+    )
     # all the other rows were written at the import: not "ended recently", they are idle
     return day
 
 
 def test_stats_json_keeps_its_shape_and_adds_pages_rate_and_eta(db_url):
     day = seed(db_url)
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     result = run(db_url, "stats", "--json")
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert [list(row) for row in rows] == [DESIGN_FIELDS + NEW_FIELDS] * 3
     boss, qcwy, zhilian = rows
     assert {name: boss[name] for name in DESIGN_FIELDS} == {
-        "date": day.isoformat(), "source": "boss", "total": 12, "used": 8, "unused": 4,
-        "crawl_status": {"crawling": 1, "completed": 4, "failed": 2, "partial": 1}, "jobs_found": 130,
-    }  # fmt: skip
+        "date": day.isoformat(),
+        "source": "boss",
+        "total": 12,
+        "used": 8,
+        "unused": 4,
+        "crawl_status": {"crawling": 1, "completed": 4, "failed": 2, "partial": 1},
+        "jobs_found": 130,
+    }
     assert boss["pages"] == 13
     assert (boss["done"], boss["remaining"]) == (5, 7)
-    assert boss["recent"] == {"minutes": 10.0, "keywords": 5, "pages": 7, "keywords_per_minute": 0.5,
-                              "pages_per_minute": 0.7}  # fmt: skip
+    assert boss["recent"] == {
+        "minutes": 10.0,
+        "keywords": 5,
+        "pages": 7,
+        "keywords_per_minute": 0.5,
+        "pages_per_minute": 0.7,
+    }
     # 7 keywords left at 0.5 a minute: 14 minutes
     assert boss["eta_seconds"] == 840
     eta = datetime.fromisoformat(boss["eta"])
@@ -91,8 +115,13 @@ def test_stats_window_counts_only_the_keywords_ended_within_it(sqlite_url):
     seed(sqlite_url)
     rows = json.loads(run(sqlite_url, "stats", "--json", "--source", "boss", "--window", "3").output)
     # 3 completed 2 minutes ago and the failed one 1 minute ago; not the one failed 5 minutes ago
-    assert rows[0]["recent"] == {"minutes": 3.0, "keywords": 4, "pages": 6, "keywords_per_minute": 1.333,
-                                 "pages_per_minute": 2.0}  # fmt: skip
+    assert rows[0]["recent"] == {
+        "minutes": 3.0,
+        "keywords": 4,
+        "pages": 6,
+        "keywords_per_minute": 1.333,
+        "pages_per_minute": 2.0,
+    }
     assert rows[0]["eta_seconds"] == round(7 / (4 / 3) * 60)
     everything = json.loads(run(sqlite_url, "stats", "--json", "--source", "boss", "--window", "60").output)
     assert everything[0]["recent"]["keywords"] == 6  # the one completed 30 minutes ago too
@@ -147,9 +176,24 @@ def test_stats_watch_redraws_in_place_and_exits_0_on_ctrl_c(sqlite_url, tmp_path
     seed(sqlite_url)
     master, slave = pty.openpty()  # a terminal, as a person runs it
     proc = subprocess.Popen(
-        [sys.executable, "-m", "farm", "--db-url", sqlite_url, "stats", "--watch", "--interval", "0.3",
-         "--source", "boss"],  # fmt: skip
-        stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path, env={**os.environ, "COLUMNS": "200"},
+        [
+            sys.executable,
+            "-m",
+            "farm",
+            "--db-url",
+            sqlite_url,
+            "stats",
+            "--watch",
+            "--interval",
+            "0.3",
+            "--source",
+            "boss",
+        ],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "200"},
     )
     os.close(slave)
     screen = bytearray()

@@ -1,7 +1,7 @@
 """KeywordStore on real databases: every test runs on SQLite and on MariaDB."""
 
 from dataclasses import replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -25,7 +25,7 @@ class FakeClock:
         return self.now
 
     def set_local(self, y, m, d, hh, mm, ss=0):
-        self.now = datetime(y, m, d, hh, mm, ss, tzinfo=SHANGHAI).astimezone(timezone.utc)
+        self.now = datetime(y, m, d, hh, mm, ss, tzinfo=SHANGHAI).astimezone(UTC)
 
     def advance(self, **kw):
         self.now += timedelta(**kw)
@@ -33,7 +33,7 @@ class FakeClock:
 
 @pytest.fixture
 def clock():
-    return FakeClock(datetime(2025, 3, 10, 12, 0, 0, tzinfo=SHANGHAI).astimezone(timezone.utc))
+    return FakeClock(datetime(2025, 3, 10, 12, 0, 0, tzinfo=SHANGHAI).astimezone(UTC))
 
 
 @pytest.fixture
@@ -41,8 +41,15 @@ def store(db_url, clock):
     upgrade(db_url)
     engine = make_engine(db_url)
     # failed rows are due again at once unless a test says otherwise
-    store = KeywordStore(engine, timezone="Asia/Shanghai", lease_timeout=600, max_retries=3, retry_delay=0,
-                         max_blocked_claims=3, clock=clock)  # fmt: skip
+    store = KeywordStore(
+        engine,
+        timezone="Asia/Shanghai",
+        lease_timeout=600,
+        max_retries=3,
+        retry_delay=0,
+        max_blocked_claims=3,
+        clock=clock,
+    )
     yield store
     engine.dispose()
 
@@ -347,8 +354,13 @@ def test_stats_shape_and_numbers(store, clock):
         "jobs_found": 25,
     }
     assert stats[1] == {
-        "date": "2025-03-10", "source": "qcwy", "total": 0, "used": 0, "unused": 0,
-        "crawl_status": {"crawling": 0, "completed": 0, "failed": 0, "partial": 0}, "jobs_found": 0,
+        "date": "2025-03-10",
+        "source": "qcwy",
+        "total": 0,
+        "used": 0,
+        "unused": 0,
+        "crawl_status": {"crawling": 0, "completed": 0, "failed": 0, "partial": 0},
+        "jobs_found": 0,
     }
     assert (stats[2]["total"], stats[2]["used"], stats[2]["unused"]) == (1, 0, 1)
     assert store.stats("zhilian") == [stats[2]]
@@ -443,10 +455,20 @@ def test_from_settings(db_url, clock):
 
 def posting(job_id, keyword_id, **fields):
     base = dict(
-        source="boss", job_id=job_id, title="Python 开发", salary="15-25K", company="甲公司",
-        city="北京", area="海淀区", experience="3-5年", degree="本科", tags=["Python", "Django"],
-        published_at=None, url=f"https://www.zhipin.com/job_detail/{job_id}.html",
-        keyword_id=keyword_id, raw={"encryptJobId": job_id},
+        source="boss",
+        job_id=job_id,
+        title="Python 开发",
+        salary="15-25K",
+        company="甲公司",
+        city="北京",
+        area="海淀区",
+        experience="3-5年",
+        degree="本科",
+        tags=["Python", "Django"],
+        published_at=None,
+        url=f"https://www.zhipin.com/job_detail/{job_id}.html",
+        keyword_id=keyword_id,
+        raw={"encryptJobId": job_id},
     )
     base.update(fields)
     return base
@@ -462,12 +484,15 @@ def test_upsert_postings_inserts_then_updates_in_place(store, clock):
     first_seen = clock.now
     assert store.upsert_postings([posting("j1", 1), posting("j2", 1)], first_seen) == 2
     later = first_seen + timedelta(hours=3)
-    published = datetime(2025, 3, 9, 8, 0, tzinfo=timezone.utc)
+    published = datetime(2025, 3, 9, 8, 0, tzinfo=UTC)
     # a second keyword finds j1 again, changed
-    assert store.upsert_postings(
-        [posting("j1", 2, title="高级 Python", salary="20-30K", tags=["Go"], published_at=published, raw={"v": 2})],
-        later,
-    ) == 1
+    assert (
+        store.upsert_postings(
+            [posting("j1", 2, title="高级 Python", salary="20-30K", tags=["Go"], published_at=published, raw={"v": 2})],
+            later,
+        )
+        == 1
+    )
     rows = postings(store)
     assert [(r["source"], r["job_id"]) for r in rows] == [("boss", "j1"), ("boss", "j2")]
     j1, j2 = rows
@@ -490,9 +515,21 @@ def test_upsert_postings_one_row_per_source_and_job_id(store, clock):
 def test_ids_and_keywords_differing_only_in_case_are_distinct(store, clock):
     """Boss's encryptJobId mixes case: a case-blind unique key would merge two postings."""
     assert store.add_keywords([("boss", "北京", "Java"), ("boss", "北京", "java")]) == 2
-    row = {"source": "boss", "title": "t", "salary": None, "company": None, "city": None, "area": None,
-           "experience": None, "degree": None, "tags": [], "published_at": None, "url": None,
-           "keyword_id": 1, "raw": {}}  # fmt: skip
+    row = {
+        "source": "boss",
+        "title": "t",
+        "salary": None,
+        "company": None,
+        "city": None,
+        "area": None,
+        "experience": None,
+        "degree": None,
+        "tags": [],
+        "published_at": None,
+        "url": None,
+        "keyword_id": 1,
+        "raw": {},
+    }
     store.upsert_postings([{**row, "job_id": "abcEVRW"}, {**row, "job_id": "abcevrw"}], clock())
     with store.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(JobPostingRow)).scalar() == 2
@@ -557,8 +594,9 @@ def test_a_keyword_held_under_a_live_heartbeat_is_not_claimed_fresh_after_midnig
 def test_ends_are_written_in_the_batch_after_its_pages(store):
     add(store, "a")
     [lease] = store.claim("boss", "w")
-    result = store.write_batch([], [(lease, 1, 5, None), (lease, 2, 5, None)], store.clock(),
-                               [(lease, "failed", "page 3: HTTP 404")])  # fmt: skip
+    result = store.write_batch(
+        [], [(lease, 1, 5, None), (lease, 2, 5, None)], store.clock(), [(lease, "failed", "page 3: HTTP 404")]
+    )
     assert [p.applied for p in result.pages] == [True, True] and result.ends == ["failed"]
     r = row(store, lease.id)
     assert (r["crawl_status"], r["last_completed_page"], r["jobs_found"]) == ("failed", 2, 10)

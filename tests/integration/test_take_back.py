@@ -1,6 +1,6 @@
 """KeywordStore.take_back (the JOBDIR resume): on SQLite and on MariaDB, with a clock of its own."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -14,7 +14,7 @@ SHANGHAI = ZoneInfo("Asia/Shanghai")
 
 class Clock:
     def __init__(self):
-        self.now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=SHANGHAI).astimezone(timezone.utc)
+        self.now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=SHANGHAI).astimezone(UTC)
 
     def __call__(self):
         return self.now

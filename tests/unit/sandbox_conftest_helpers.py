@@ -30,11 +30,33 @@ def boss_path(keyword, city="101010100", page=1, page_size=None):
 
 
 def qcwy_path(keyword, city="010000", page=1, page_size=20, prefix="/api/job/search-pc"):
-    query = {"api_key": "51job", "timestamp": 1700000000, "keyword": keyword, "searchType": 2, "function": "",
-             "industry": "", "jobArea": city, "jobArea2": "", "landmark": "", "metro": "", "salary": "",
-             "workYear": "", "degree": "", "companyType": "", "companySize": "", "jobType": "", "issueDate": "",
-             "sortType": 0, "pageNum": page, "requestId": "", "pageSize": page_size, "source": 1,
-             "accountId": "", "pageCode": "sou|sou|soulb", "scene": 7}
+    query = {
+        "api_key": "51job",
+        "timestamp": 1700000000,
+        "keyword": keyword,
+        "searchType": 2,
+        "function": "",
+        "industry": "",
+        "jobArea": city,
+        "jobArea2": "",
+        "landmark": "",
+        "metro": "",
+        "salary": "",
+        "workYear": "",
+        "degree": "",
+        "companyType": "",
+        "companySize": "",
+        "jobType": "",
+        "issueDate": "",
+        "sortType": 0,
+        "pageNum": page,
+        "requestId": "",
+        "pageSize": page_size,
+        "source": 1,
+        "accountId": "",
+        "pageCode": "sou|sou|soulb",
+        "scene": 7,
+    }
     return prefix + "?" + urllib.parse.urlencode(query)
 
 

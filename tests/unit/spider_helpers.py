@@ -56,8 +56,14 @@ def make_spider(spidercls, clock=None, **overrides):
 
 def make_lease(source, id=1, city="北京", job="python", start_page=1, total_pages=None, pages_ahead=()):
     return Lease(
-        id=id, source=source, city=city, job=job, lease_token=1, start_page=start_page,
-        from_status="fresh" if start_page == 1 else "partial", total_pages=total_pages,
+        id=id,
+        source=source,
+        city=city,
+        job=job,
+        lease_token=1,
+        start_page=start_page,
+        from_status="fresh" if start_page == 1 else "partial",
+        total_pages=total_pages,
         pages_ahead=frozenset(pages_ahead),
     )
 
@@ -111,7 +117,7 @@ def check_recorded_page(spidercls, name):
     results = list(spider.parse_search(response))
 
     items = [as_plain(r) for r in results if isinstance(r, JobPosting)]
-    requests = results[len(items):]
+    requests = results[len(items) :]
     assert all(isinstance(r, JobPosting) for r in results[: len(items)])
     assert items == expected["items"]
     assert [r.url for r in requests] == [r["url"] for r in expected["next_requests"]]
@@ -150,8 +156,12 @@ def check_unparsable(spidercls, body, content_type, reason):
     response = response_for(request, body=body, headers={"Content-Type": content_type})
     assert spider.block_reason(response) is None
     assert list(spider.parse_search(response)) == []
-    assert sent == [("keyword_end", {"lease": lease, "spider": spider, "kind": "failed",
-                                     "reason": f"{reason} at {request.url}", "page": 1})]
+    assert sent == [
+        (
+            "keyword_end",
+            {"lease": lease, "spider": spider, "kind": "failed", "reason": f"{reason} at {request.url}", "page": 1},
+        )
+    ]
     assert spider.crawler.stats.get_value("farm/page/unparsable") == 1
 
 

@@ -23,7 +23,9 @@ def _worktrees() -> str:
 def _documented_specs() -> list[str]:
     """The variants bench/experiments/README.md tells how to run."""
     readme = (variants.EXPERIMENTS / "README.md").read_text()
-    return [spec for line in re.findall(r'^ +make bench-variants VARIANTS="([^"]+)"', readme, re.M) for spec in line.split()]
+    return [
+        spec for line in re.findall(r'^ +make bench-variants VARIANTS="([^"]+)"', readme, re.M) for spec in line.split()
+    ]
 
 
 def _documented_variants() -> dict:
@@ -40,8 +42,9 @@ def test_every_patch_in_experiments_is_documented_with_a_command():
 def test_a_documented_variant_applies_to_head_and_compiles(name):
     patches = _documented_variants()[name].patches
     with variants.variant_tree(patches) as tree:
-        changed = subprocess.run(["git", "diff", "--name-only"], cwd=tree, capture_output=True, text=True,
-                                 check=True).stdout.split()  # fmt: skip
+        changed = subprocess.run(
+            ["git", "diff", "--name-only"], cwd=tree, capture_output=True, text=True, check=True
+        ).stdout.split()
         assert changed, "the patches changed nothing"
         for path in changed:
             if path.endswith(".py"):
@@ -60,13 +63,16 @@ def test_a_patch_that_does_not_apply_is_an_error_and_its_worktree_is_removed(tmp
     assert "farm-variant-" not in _worktrees()
 
 
-@pytest.mark.parametrize("spec, error", [
-    ("page", "NAME=PATCH"),
-    ("=postings_from_page.patch", "NAME=PATCH"),
-    ("farm=postings_from_page.patch", "taken"),
-    ("lean100=postings_from_page.patch", "taken"),
-    ("before=@no-such-commit", "no commit 'no-such-commit'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "spec, error",
+    [
+        ("page", "NAME=PATCH"),
+        ("=postings_from_page.patch", "NAME=PATCH"),
+        ("farm=postings_from_page.patch", "taken"),
+        ("lean100=postings_from_page.patch", "taken"),
+        ("before=@no-such-commit", "no commit 'no-such-commit'"),
+    ],
+)
 def test_a_malformed_variant_is_refused_by_name(spec, error):
     with pytest.raises(SystemExit, match=error):
         variants.parse_variants([spec])
@@ -82,11 +88,14 @@ def _settings(command) -> dict:
     return dict(command[i + 1].split("=", 1) for i, arg in enumerate(command) if arg == "-s")
 
 
-@pytest.mark.parametrize("lean, scrapy_items, extensions, items", [
-    (False, None, None, "100"),  # plain Scrapy as it comes
-    (True, None, LEAN, None),  # like for like: farm's LeanProcess and CONCURRENT_ITEMS (the project's)
-    (True, True, LEAN, "100"),  # LeanProcess at Scrapy's CONCURRENT_ITEMS
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "lean, scrapy_items, extensions, items",
+    [
+        (False, None, None, "100"),  # plain Scrapy as it comes
+        (True, None, LEAN, None),  # like for like: farm's LeanProcess and CONCURRENT_ITEMS (the project's)
+        (True, True, LEAN, "100"),  # LeanProcess at Scrapy's CONCURRENT_ITEMS
+    ],
+)
 def test_each_plain_baseline_runs_with_its_own_tuning(lean, scrapy_items, extensions, items):
     command, _ = plain_command("http://sandbox", [("北京", "python")], lean=lean, scrapy_items=scrapy_items)
     settings = _settings(command)

@@ -33,8 +33,14 @@ def page_requests(crawler, n=1):
 
 def answer(request, status=200, body=OK, content_type="application/json"):
     cls = TextResponse if "json" in content_type else HtmlResponse
-    return cls(url=request.url, status=status, body=body, headers={"Content-Type": content_type},
-               request=request, encoding="utf-8")  # fmt: skip
+    return cls(
+        url=request.url,
+        status=status,
+        body=body,
+        headers={"Content-Type": content_type},
+        request=request,
+        encoding="utf-8",
+    )
 
 
 def test_a_refused_connection_is_retried_with_the_site_backed_off_then_the_keyword_released(crawler, middleware):
@@ -103,8 +109,14 @@ def test_a_good_answer_eases_the_back_off(crawler, middleware):
 def test_a_block_quarantines_the_proxy_it_came_through(sqlite_url):
     from scrapy.exceptions import DownloadTimeoutError
 
-    crawler = make_crawler(sqlite_url, ROWS, FARM_BLOCK_RETRIES=2, FARM_BLOCK_BASE_DELAY=1, FARM_BLOCK_MAX_DELAY=8,
-                           FARM_PROXIES="http://alice:s3cret@10.0.0.1:3128,http://10.0.0.2:3128")  # fmt: skip
+    crawler = make_crawler(
+        sqlite_url,
+        ROWS,
+        FARM_BLOCK_RETRIES=2,
+        FARM_BLOCK_BASE_DELAY=1,
+        FARM_BLOCK_MAX_DELAY=8,
+        FARM_PROXIES="http://alice:s3cret@10.0.0.1:3128,http://10.0.0.2:3128",
+    )
     try:
         middleware = SiteBlockMiddleware.from_crawler(crawler)
         pool = FarmRuntime.of(crawler).proxies
@@ -125,8 +137,14 @@ def test_a_block_quarantines_the_proxy_it_came_through(sqlite_url):
 def test_a_proxy_that_refuses_connections_is_quarantined_without_slowing_the_site(sqlite_url):
     from scrapy.exceptions import DownloadConnectionRefusedError
 
-    crawler = make_crawler(sqlite_url, ROWS, FARM_BLOCK_RETRIES=2, FARM_BLOCK_BASE_DELAY=1, FARM_BLOCK_MAX_DELAY=8,
-                           FARM_PROXIES="http://10.0.0.1:3128,http://10.0.0.2:3128")  # fmt: skip
+    crawler = make_crawler(
+        sqlite_url,
+        ROWS,
+        FARM_BLOCK_RETRIES=2,
+        FARM_BLOCK_BASE_DELAY=1,
+        FARM_BLOCK_MAX_DELAY=8,
+        FARM_PROXIES="http://10.0.0.1:3128,http://10.0.0.2:3128",
+    )
     try:
         middleware = SiteBlockMiddleware.from_crawler(crawler)
         runtime = FarmRuntime.of(crawler)

@@ -37,8 +37,9 @@ def saved(crawler, jobdir):
 
 
 def lease(keyword_id, token):
-    return Lease(id=keyword_id, source="qcwy", city="北京", job="python", lease_token=token, start_page=1,
-                 from_status="fresh")  # fmt: skip
+    return Lease(
+        id=keyword_id, source="qcwy", city="北京", job="python", lease_token=token, start_page=1, from_status="fresh"
+    )
 
 
 def test_it_is_off_without_jobdir(sqlite_url):

@@ -24,11 +24,22 @@ def test_every_mapped_code_has_its_sites_code_form(source):
     assert all(CODE_PATTERNS[source].fullmatch(code) for code in CITY_CODES[source].values())
 
 
-@pytest.mark.parametrize("source, city, code", [
-    ("boss", "北京", "101010100"), ("boss", "101230200", "101230200"), ("boss", "530", None), ("boss", "拉萨", None),
-    ("qcwy", "浙江省", "080000"), ("qcwy", "070300", "070300"), ("qcwy", "101010100", None),
-    ("zhilian", "西安", "854"), ("zhilian", "2013", "2013"), ("zhilian", "12", None), ("zhilian", "Beijing", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "source, city, code",
+    [
+        ("boss", "北京", "101010100"),
+        ("boss", "101230200", "101230200"),
+        ("boss", "530", None),
+        ("boss", "拉萨", None),
+        ("qcwy", "浙江省", "080000"),
+        ("qcwy", "070300", "070300"),
+        ("qcwy", "101010100", None),
+        ("zhilian", "西安", "854"),
+        ("zhilian", "2013", "2013"),
+        ("zhilian", "12", None),
+        ("zhilian", "Beijing", None),
+    ],
+)
 def test_city_code_is_a_mapped_name_or_a_code_of_the_site(source, city, code):
     assert city_code(source, city) == code
 

@@ -40,18 +40,21 @@ def test_values_given_as_text_are_cast_once():
     assert (c.lease_timeout, c.retry_delay, c.metrics_port, c.log_level) == (60, 1000.0, 9410, "DEBUG")
 
 
-@pytest.mark.parametrize("name, value, takes", [
-    ("FARM_LEASE_TIMEOUT", "30m", "a whole number of seconds, at least 1"),
-    ("FARM_MAX_RETRIES", "1.5", "a whole number from 0 to 1000"),
-    ("FARM_RETRY_DELAY", "nan", "a number of seconds from 0"),
-    ("FARM_RETRY_DELAY", "inf", "a number of seconds from 0"),
-    ("FARM_RETRY_DELAY", "1e300", "a number of seconds from 0"),
-    ("FARM_METRICS_PORT", "abc", "a port number from 1 to 65535"),
-    ("FARM_METRICS_PORT", "70000", "a port number from 1 to 65535"),
-    ("FARM_TIMEZONE", "Mars/Olympus", "an IANA time zone name"),
-    ("LOG_LEVEL", "LOUD", "one of CRITICAL, ERROR, WARNING, INFO, DEBUG"),
-    ("CONCURRENT_REQUESTS", "four", "a whole number from 1"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, value, takes",
+    [
+        ("FARM_LEASE_TIMEOUT", "30m", "a whole number of seconds, at least 1"),
+        ("FARM_MAX_RETRIES", "1.5", "a whole number from 0 to 1000"),
+        ("FARM_RETRY_DELAY", "nan", "a number of seconds from 0"),
+        ("FARM_RETRY_DELAY", "inf", "a number of seconds from 0"),
+        ("FARM_RETRY_DELAY", "1e300", "a number of seconds from 0"),
+        ("FARM_METRICS_PORT", "abc", "a port number from 1 to 65535"),
+        ("FARM_METRICS_PORT", "70000", "a port number from 1 to 65535"),
+        ("FARM_TIMEZONE", "Mars/Olympus", "an IANA time zone name"),
+        ("LOG_LEVEL", "LOUD", "one of CRITICAL, ERROR, WARNING, INFO, DEBUG"),
+        ("CONCURRENT_REQUESTS", "four", "a whole number from 1"),
+    ],
+)
 def test_a_bad_value_is_one_line_naming_the_setting_and_what_it_takes(name, value, takes):
     message = refused(name, value)
     assert f"{name}={value!r}" in message and takes in message
@@ -62,14 +65,17 @@ def test_a_lease_timeout_that_is_not_positive_is_refused(value):
     assert "at least 1" in refused("FARM_LEASE_TIMEOUT", value)
 
 
-@pytest.mark.parametrize("url, problem", [
-    ("sqlite://", "in memory"),
-    ("sqlite:///:memory:", "in memory"),
-    ("mysql+pymysql://root@127.0.0.1:abc/farm", "port that is not a number"),
-    ("mysql+pymysql://root@127.0.0.1:3306/farm?charset=bogus", "charset='bogus'"),
-    ("mysql+pymysql://root@127.0.0.1:3306/farm?connect_timeout=abc", "driver option of the wrong type"),
-    ("mysql+pymysql://root@127.0.0.1:3306/farm?no_such_option=1", "driver option pymysql does not know"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "url, problem",
+    [
+        ("sqlite://", "in memory"),
+        ("sqlite:///:memory:", "in memory"),
+        ("mysql+pymysql://root@127.0.0.1:abc/farm", "port that is not a number"),
+        ("mysql+pymysql://root@127.0.0.1:3306/farm?charset=bogus", "charset='bogus'"),
+        ("mysql+pymysql://root@127.0.0.1:3306/farm?connect_timeout=abc", "driver option of the wrong type"),
+        ("mysql+pymysql://root@127.0.0.1:3306/farm?no_such_option=1", "driver option pymysql does not know"),
+    ],
+)
 def test_a_database_url_is_checked_with_its_driver_options(url, problem):
     assert problem in refused("FARM_DB_URL", url)
 

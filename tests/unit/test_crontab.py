@@ -56,6 +56,10 @@ def test_the_scrapyd_variant_schedules_each_site_with_url_encoded_settings():
         words = shlex.split(command.split(">>")[0])
         data = [words[i + 1] for i, word in enumerate(words) if word in ("-d", "--data-urlencode")]
         assert "project=farm" in data
-        assert any(word.startswith("setting=FARM_DB_URL=") for i, word in enumerate(words[1:]) if words[i] == "--data-urlencode")
+        assert any(
+            word.startswith("setting=FARM_DB_URL=")
+            for i, word in enumerate(words[1:])
+            if words[i] == "--data-urlencode"
+        )
         scheduled[next(d.split("=", 1)[1] for d in data if d.startswith("spider="))] = fields
     assert sorted(scheduled) == sorted(SOURCES)

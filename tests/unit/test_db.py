@@ -13,38 +13,47 @@ from farm.state.models import Keyword
 from farm.state.store import KeywordStore
 
 
-@pytest.mark.parametrize("url, masked", [
-    ("mysql+pymysql://u:secret@host:3306/farm", "mysql+pymysql://u:***@host:3306/farm"),
-    ("mysql+pymysql://u:secret@host:notaport/db", "mysql+pymysql://u:***@host:notaport/db"),
-    ("mysql+pymysql://u:sec@ret@host/db", "mysql+pymysql://u:***@host/db"),  # an @ in the password
-    ("mysql+pymysql://u:se/c?ret@host/db", "mysql+pymysql://u:***@host/db"),  # a / and a ? in it
-    ("mysql+pymysql://:secret@host/db", "mysql+pymysql://:***@host/db"),
-    ("mysql+pymysql://root:secret/farm", "mysql+pymysql://root:***/farm"),  # no @host: not a port
-    ("u:secret@host/db", "u:***@host/db"),  # no scheme
-    ("mysql+pymysql://u@h/db?password=secret&charset=utf8mb4", "mysql+pymysql://u@h/db?password=***&charset=utf8mb4"),
-    ("mysql+pymysql://u@h/db?charset=utf8mb4&passwd=secret", "mysql+pymysql://u@h/db?charset=utf8mb4&passwd=***"),
-    # nothing to hide
-    ("mysql+pymysql://host:3306/farm", "mysql+pymysql://host:3306/farm"),
-    ("mysql+pymysql://u@[::1]:3306/farm", "mysql+pymysql://u@[::1]:3306/farm"),
-    ("mysql+pymysql://[::1]:3306/farm", "mysql+pymysql://[::1]:3306/farm"),
-    ("sqlite:///farm.db", "sqlite:///farm.db"),
-    ("sqlite:///C:/farm.db", "sqlite:///C:/farm.db"),
-    ("not a url", "not a url"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "url, masked",
+    [
+        ("mysql+pymysql://u:secret@host:3306/farm", "mysql+pymysql://u:***@host:3306/farm"),
+        ("mysql+pymysql://u:secret@host:notaport/db", "mysql+pymysql://u:***@host:notaport/db"),
+        ("mysql+pymysql://u:sec@ret@host/db", "mysql+pymysql://u:***@host/db"),  # an @ in the password
+        ("mysql+pymysql://u:se/c?ret@host/db", "mysql+pymysql://u:***@host/db"),  # a / and a ? in it
+        ("mysql+pymysql://:secret@host/db", "mysql+pymysql://:***@host/db"),
+        ("mysql+pymysql://root:secret/farm", "mysql+pymysql://root:***/farm"),  # no @host: not a port
+        ("u:secret@host/db", "u:***@host/db"),  # no scheme
+        (
+            "mysql+pymysql://u@h/db?password=secret&charset=utf8mb4",
+            "mysql+pymysql://u@h/db?password=***&charset=utf8mb4",
+        ),
+        ("mysql+pymysql://u@h/db?charset=utf8mb4&passwd=secret", "mysql+pymysql://u@h/db?charset=utf8mb4&passwd=***"),
+        # nothing to hide
+        ("mysql+pymysql://host:3306/farm", "mysql+pymysql://host:3306/farm"),
+        ("mysql+pymysql://u@[::1]:3306/farm", "mysql+pymysql://u@[::1]:3306/farm"),
+        ("mysql+pymysql://[::1]:3306/farm", "mysql+pymysql://[::1]:3306/farm"),
+        ("sqlite:///farm.db", "sqlite:///farm.db"),
+        ("sqlite:///C:/farm.db", "sqlite:///C:/farm.db"),
+        ("not a url", "not a url"),
+    ],
+)
 def test_mask_url_hides_the_password_of_any_text(url, masked):
     assert mask_url(url) == masked
 
 
-@pytest.mark.parametrize("url, problem", [
-    ("mysql+pymysql://u:secret@host:notaport/db", "has a port that is not a number (1 to 65535)"),
-    ("mysql+pymysql://u:secret@host:/db", "has a port that is not a number (1 to 65535)"),
-    ("mysql+pymysql://u:secret@host:99999/db", "has port 99999, outside 1 to 65535"),
-    ("mysql+pymysql://u:secret@host:0/db", "has port 0, outside 1 to 65535"),
-    ("mysql+pymysql://root:secret/farm", "has a port that is not a number (1 to 65535)"),
-    ("u:secret@host/db", "is not a database URL"),
-    ("nosuchdb://u:secret@host/db", "cannot be used: Can't load plugin: sqlalchemy.dialects:nosuchdb"),
-    ("sqlite://u:secret@/x.db", "cannot be used: Invalid SQLite URL"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "url, problem",
+    [
+        ("mysql+pymysql://u:secret@host:notaport/db", "has a port that is not a number (1 to 65535)"),
+        ("mysql+pymysql://u:secret@host:/db", "has a port that is not a number (1 to 65535)"),
+        ("mysql+pymysql://u:secret@host:99999/db", "has port 99999, outside 1 to 65535"),
+        ("mysql+pymysql://u:secret@host:0/db", "has port 0, outside 1 to 65535"),
+        ("mysql+pymysql://root:secret/farm", "has a port that is not a number (1 to 65535)"),
+        ("u:secret@host/db", "is not a database URL"),
+        ("nosuchdb://u:secret@host/db", "cannot be used: Can't load plugin: sqlalchemy.dialects:nosuchdb"),
+        ("sqlite://u:secret@/x.db", "cannot be used: Invalid SQLite URL"),
+    ],
+)
 def test_a_malformed_url_is_one_masked_line_naming_the_setting_and_the_problem(url, problem):
     with pytest.raises(DatabaseUrlError) as info:
         make_engine(url)

@@ -24,8 +24,10 @@ def test_a_held_jobdir_is_refused_with_one_line_naming_the_holder(tmp_path):
             JobdirLock.take(tmp_path / "job")
         message = str(refused.value)
         assert "\n" not in message
-        assert message.startswith(f"JOBDIR={tmp_path / 'job'} is in use by pid {os.getpid()} on host "
-                                  f"{socket.gethostname()} (crawler id worker-a, since ")  # fmt: skip
+        assert message.startswith(
+            f"JOBDIR={tmp_path / 'job'} is in use by pid {os.getpid()} on host "
+            f"{socket.gethostname()} (crawler id worker-a, since "
+        )
         assert "one crawl per JOBDIR" in message
     finally:
         lock.release()

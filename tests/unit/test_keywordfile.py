@@ -65,9 +65,7 @@ def test_error_names_file_line_and_problem(tmp_path):
     error = refusal(path)
     assert error.path == str(path)
     assert error.line == 3
-    assert str(error) == (
-        f"{path} line 3: unknown source 'x' (expected one of: boss, qcwy, zhilian)"
-    )
+    assert str(error) == (f"{path} line 3: unknown source 'x' (expected one of: boss, qcwy, zhilian)")
 
 
 @pytest.mark.parametrize(
@@ -173,24 +171,34 @@ BOSS_CITIES = "全国, 北京, 上海, 广州, 深圳, 杭州, 成都, 武汉, �
 @pytest.mark.parametrize(
     "bad_line, message",
     [
-        ("boss,拉萨,python", f"unknown city '拉萨' for boss: use one of {BOSS_CITIES} or a boss city code "
-                            "(9 digits, e.g. 101010100)"),
+        (
+            "boss,拉萨,python",
+            f"unknown city '拉萨' for boss: use one of {BOSS_CITIES} or a boss city code (9 digits, e.g. 101010100)",
+        ),
         ("boss,Beijing,python", "unknown city 'Beijing' for boss: use one of "),
         ("qcwy,101010100,python", "unknown city '101010100' for qcwy: use one of 全国, 北京, "),  # a boss code
         ("zhilian,010000x,python", "unknown city '010000x' for zhilian: use one of "),
         ("zhilian,北 京,python", "unknown city '北 京' for zhilian: "),
     ],
-)  # fmt: skip
+)
 def test_a_city_its_spider_does_not_know_is_refused(tmp_path, bad_line, message):
     error = refusal(write(tmp_path, f"source,city,job\nboss,上海,go\n{bad_line}\n"))
     assert error.line == 3
     assert error.message.startswith(message)
 
 
-@pytest.mark.parametrize("source, city", [
-    ("boss", "北京"), ("boss", "101230200"), ("qcwy", "广东省"), ("qcwy", "070300"), ("zhilian", "佛山"),
-    ("zhilian", "2013"), ("zhilian", "530"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "source, city",
+    [
+        ("boss", "北京"),
+        ("boss", "101230200"),
+        ("qcwy", "广东省"),
+        ("qcwy", "070300"),
+        ("zhilian", "佛山"),
+        ("zhilian", "2013"),
+        ("zhilian", "530"),
+    ],
+)
 def test_a_city_name_of_the_map_or_a_site_code_is_accepted(tmp_path, source, city):
     assert list(read_keywords(write(tmp_path, f"source,city,job\n{source},{city},go\n"))) == [(2, source, city, "go")]
 
@@ -203,8 +211,11 @@ def test_a_city_name_of_the_map_or_a_site_code_is_accepted(tmp_path, source, cit
         ("job", "java\x7f", "has a control character, U+007F, at character 5"),  # DEL
         ("job", "java\x85dev", "has a control character, U+0085, at character 5"),  # C1 (NEL)
         ("job", "java\x9b31m", "has a control character, U+009B, at character 5"),  # C1 (CSI)
-        ("job", "\u202etsetnoc", "has a format character (invisible, or reordering the text), "
-                                "U+202E RIGHT-TO-LEFT OVERRIDE, at character 1"),
+        (
+            "job",
+            "\u202etsetnoc",
+            "has a format character (invisible, or reordering the text), U+202E RIGHT-TO-LEFT OVERRIDE, at character 1",
+        ),
         ("job", "java\u2066x\u2069", "U+2066 LEFT-TO-RIGHT ISOLATE, at character 5"),
         ("job", "ja\u200bva", "U+200B ZERO WIDTH SPACE, at character 3"),
         ("job", "java\u200d", "U+200D ZERO WIDTH JOINER, at character 5"),
@@ -217,7 +228,7 @@ def test_a_city_name_of_the_map_or_a_site_code_is_accepted(tmp_path, source, cit
         ("city", "北\u202a京", "U+202A LEFT-TO-RIGHT EMBEDDING, at character 2"),
         ("city", "北\x01京", "has a control character, U+0001, at character 2"),
     ],
-)  # fmt: skip
+)
 def test_a_control_or_invisible_character_is_refused_naming_it(tmp_path, field, value, problem):
     city, job = (value, "go") if field == "city" else ("北京", value)
     error = refusal(write(tmp_path, f'source,city,job\nboss,上海,go\nboss,"{city}","{job}"\n'))

@@ -206,11 +206,18 @@ async def test_a_jobdir_checkpoint_has_its_keywords_taken_back_first_with_their_
         await db_barrier(crawler)  # the take-back, then the claim it makes room for
         token = {kid: keyword_row(crawler, kid)["lease_token"] for kid in (a.id, b.id, 3)}
         assert token[a.id] != a.lease_token and token[b.id] != b.lease_token  # new tokens: the old are fenced
-        asked = sorted((r.meta["farm_lease"].id, r.meta["farm_lease"].lease_token, r.meta["farm_page"])
-                       for r in crawler.engine.scheduled)  # fmt: skip
+        asked = sorted(
+            (r.meta["farm_lease"].id, r.meta["farm_lease"].lease_token, r.meta["farm_page"])
+            for r in crawler.engine.scheduled
+        )
         # A: 2 and 4 from the checkpoint, 5 from the table, not 3 (done); B: its page 1; then a fresh claim
-        assert asked == [(a.id, token[a.id], 2), (a.id, token[a.id], 4), (a.id, token[a.id], 5),
-                         (b.id, token[b.id], 1), (3, token[3], 1)]  # fmt: skip
+        assert asked == [
+            (a.id, token[a.id], 2),
+            (a.id, token[a.id], 4),
+            (a.id, token[a.id], 5),
+            (b.id, token[b.id], 1),
+            (3, token[3], 1),
+        ]
         assert crawler.stats.get_value("farm/checkpoint/taken_back") == 2
         assert keyword_row(crawler, a.id)["crawler_id"] == "first"
         assert set(middleware.runs) == {(a.id, token[a.id]), (b.id, token[b.id]), (3, token[3])}

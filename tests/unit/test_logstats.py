@@ -19,9 +19,13 @@ def crawler(sqlite_url):
 def test_the_line_names_keywords_pages_postings_blocks_and_an_eta(crawler):
     ext = component(crawler, FarmLogStats)
     for name, value in {
-        "farm/keyword/completed": 8, "farm/keyword/failed": 1, "farm/keyword/blocked": 1,
-        "farm/progress/pages": 120, "item_scraped_count": 2400, "farm/block/count": 3,
-    }.items():  # fmt: skip
+        "farm/keyword/completed": 8,
+        "farm/keyword/failed": 1,
+        "farm/keyword/blocked": 1,
+        "farm/progress/pages": 120,
+        "item_scraped_count": 2400,
+        "farm/block/count": 3,
+    }.items():
         crawler.stats.set_value(name, value)
     crawler.spider.runs.update({(1, 1): object(), (2, 1): object()})
     line = ext.line(left=30)

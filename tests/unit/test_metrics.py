@@ -33,8 +33,9 @@ def samples(text):
 
 @pytest.fixture
 def metrics_crawler(sqlite_url):
-    crawler = make_crawler(sqlite_url, ROWS, FARM_METRICS_PORT=free_port(), FARM_METRICS_HOST="127.0.0.1",
-                           FARM_CRAWLER_ID="unit-1")  # fmt: skip
+    crawler = make_crawler(
+        sqlite_url, ROWS, FARM_METRICS_PORT=free_port(), FARM_METRICS_HOST="127.0.0.1", FARM_CRAWLER_ID="unit-1"
+    )
     yield crawler
     ext = component(crawler, FarmMetrics)
     if ext._listening is not None:
@@ -55,12 +56,22 @@ def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler
     crawler = metrics_crawler
     ext = component(crawler, FarmMetrics)
     for name, value in {
-        "farm/progress/pages": 120, "farm/sql/upserted": 2390, "item_scraped_count": 2400,
-        "farm/lease/claimed/fresh": 7, "farm/lease/claimed/partial": 2, "farm/keyword/completed": 6,
-        "farm/keyword/blocked": 1, "farm/block/count": 4, "farm/block/gave_up": 1, "farm/block/http_403": 3,
-        "farm/block/waf": 1, "farm/block/retry/count": 3, "farm/site/errors": 2, "farm/site/retry/count": 2,
+        "farm/progress/pages": 120,
+        "farm/sql/upserted": 2390,
+        "item_scraped_count": 2400,
+        "farm/lease/claimed/fresh": 7,
+        "farm/lease/claimed/partial": 2,
+        "farm/keyword/completed": 6,
+        "farm/keyword/blocked": 1,
+        "farm/block/count": 4,
+        "farm/block/gave_up": 1,
+        "farm/block/http_403": 3,
+        "farm/block/waf": 1,
+        "farm/block/retry/count": 3,
+        "farm/site/errors": 2,
+        "farm/site/retry/count": 2,
         "farm/page/error": 1,
-    }.items():  # fmt: skip
+    }.items():
         crawler.stats.set_value(name, value)
     crawler.spider.runs.update({(1, 1): object(), (2, 1): object()})
     ext.runtime.outbox.postings.extend([b"{}"] * 5)
@@ -140,6 +151,15 @@ def test_the_grafana_dashboard_charts_only_exported_metrics_from_a_prometheus_va
             used.update(re.findall(r"\bfarm_[a-z_]+", target["expr"]))
     assert used and used <= exported, used - exported
     # every kind of metric the issue names is charted
-    assert {"farm_pages_total", "farm_postings_total", "farm_leases_held", "farm_keywords_claimed_total",
-            "farm_blocks_total", "farm_errors_total", "farm_retries_total", "farm_queue_depth",
-            "farm_writer_queued_postings", "farm_writer_frames_in_flight"} <= used  # fmt: skip
+    assert {
+        "farm_pages_total",
+        "farm_postings_total",
+        "farm_leases_held",
+        "farm_keywords_claimed_total",
+        "farm_blocks_total",
+        "farm_errors_total",
+        "farm_retries_total",
+        "farm_queue_depth",
+        "farm_writer_queued_postings",
+        "farm_writer_frames_in_flight",
+    } <= used

@@ -1,7 +1,7 @@
 """Every posting fitted to what job_posting holds; an ordinary one passes through untouched."""
 
 import copy
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import orjson
 import pytest
@@ -15,12 +15,21 @@ SHANGHAI = timezone(timedelta(hours=8))
 
 def ordinary(**fields):
     row = {
-        "source": "qcwy", "job_id": "153829157", "title": "Python 开发工程师😀", "salary": "1.5-2万",
-        "company": "某科技有限公司", "city": "北京", "area": "海淀区", "experience": "3-5年", "degree": "本科",
-        "tags": ["Python", "五险一金"], "published_at": "2026-11-30T09:30:00+08:00",
-        "url": "https://jobs.51job.com/beijing/153829157.html", "keyword_id": 7,
+        "source": "qcwy",
+        "job_id": "153829157",
+        "title": "Python 开发工程师😀",
+        "salary": "1.5-2万",
+        "company": "某科技有限公司",
+        "city": "北京",
+        "area": "海淀区",
+        "experience": "3-5年",
+        "degree": "本科",
+        "tags": ["Python", "五险一金"],
+        "published_at": "2026-11-30T09:30:00+08:00",
+        "url": "https://jobs.51job.com/beijing/153829157.html",
+        "keyword_id": 7,
         "raw": {"jobId": "153829157", "jobTagsList": [{"jobTagName": "Python"}], "n": 2**63, "f": 1.5},
-    }  # fmt: skip
+    }
     return {**row, **fields}
 
 
@@ -120,12 +129,12 @@ def test_an_impossible_or_unparsable_time_is_none(value):
 @pytest.mark.parametrize(
     "value, expected",
     [
-        ("2026-11-30T09:30:00+08:00", datetime(2026, 11, 30, 1, 30, tzinfo=timezone.utc)),
-        (site_time("2026-11-30 09:30:00"), datetime(2026, 11, 30, 1, 30, tzinfo=timezone.utc)),
+        ("2026-11-30T09:30:00+08:00", datetime(2026, 11, 30, 1, 30, tzinfo=UTC)),
+        (site_time("2026-11-30 09:30:00"), datetime(2026, 11, 30, 1, 30, tzinfo=UTC)),
         (TIME_MIN, TIME_MIN),
-        ("2099-12-31T23:59:59+00:00", datetime(2099, 12, 31, 23, 59, 59, tzinfo=timezone.utc)),
+        ("2099-12-31T23:59:59+00:00", datetime(2099, 12, 31, 23, 59, 59, tzinfo=UTC)),
         ("1990-01-01T09:00:00+08:00", TIME_MIN + timedelta(hours=1)),
-        ("2099-12-31T23:00:00+08:00", datetime(2099, 12, 31, 15, 0, tzinfo=timezone.utc)),
+        ("2099-12-31T23:00:00+08:00", datetime(2099, 12, 31, 15, 0, tzinfo=UTC)),
     ],
 )
 def test_a_time_in_range_is_kept(value, expected):

@@ -38,7 +38,10 @@ class RecordingWriter:
         reply.callback(BatchResult(len(postings), page_writes, ends, list(rejected), normalised or {}, list(claimed)))
 
     def sent(self):
-        return [([row.decode() for row in postings], [page for _, page, _, _ in pages]) for postings, pages, _ in self.frames]
+        return [
+            ([row.decode() for row in postings], [page for _, page, _, _ in pages])
+            for postings, pages, _ in self.frames
+        ]
 
 
 @pytest.fixture
@@ -203,4 +206,3 @@ def test_a_claim_goes_in_the_next_frame_out_and_fires_with_its_answer(writer, lo
     assert claimed == []  # until the writer has made it
     writer.commit(2, claimed=[([LEASE], None)])
     assert claimed == [([LEASE], None)]
-

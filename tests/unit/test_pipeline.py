@@ -1,6 +1,6 @@
 """The postings pipeline: a posting becomes one JSON row in the outbox, or is dropped with the reason."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import orjson
 import pytest
@@ -20,8 +20,14 @@ def pipeline(sqlite_url):
 
 
 def posting(**fields):
-    values = {"source": "qcwy", "job_id": "j1", "title": "Python 工程师", "keyword_id": 1,
-              "published_at": datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc), "raw": {"jobId": "j1"}}  # fmt: skip
+    values = {
+        "source": "qcwy",
+        "job_id": "j1",
+        "title": "Python 工程师",
+        "keyword_id": 1,
+        "published_at": datetime(2026, 11, 30, 9, 30, tzinfo=UTC),
+        "raw": {"jobId": "j1"},
+    }
     return JobPosting(**{**values, **fields})
 
 
@@ -29,8 +35,14 @@ def test_a_posting_is_queued_as_one_json_row(pipeline):
     item = posting()
     assert pipeline.process_item(item) is item
     [row] = [orjson.loads(encoded) for encoded in pipeline.outbox.postings]
-    assert row == {"source": "qcwy", "job_id": "j1", "title": "Python 工程师", "keyword_id": 1,
-                   "published_at": "2026-11-30T09:30:00+00:00", "raw": {"jobId": "j1"}}  # fmt: skip
+    assert row == {
+        "source": "qcwy",
+        "job_id": "j1",
+        "title": "Python 工程师",
+        "keyword_id": 1,
+        "published_at": "2026-11-30T09:30:00+00:00",
+        "raw": {"jobId": "j1"},
+    }
 
 
 @pytest.mark.parametrize(

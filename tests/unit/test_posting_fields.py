@@ -3,11 +3,11 @@
 from sqlalchemy import JSON, BigInteger, String, create_engine, inspect
 
 from farm.items import JobPosting
-from farm.state import postings, posting_fields
+from farm.state import posting_fields, postings
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, UtcDateTime
-from farm.state.posting_fields import COLUMNS, JSON as JSON_KIND, KEY, POSTING_FIELDS, REF, TEXT, TIME, UPDATED
-from farm.state.posting_fields import SALARY_COLUMNS
+from farm.state.posting_fields import COLUMNS, KEY, POSTING_FIELDS, REF, SALARY_COLUMNS, TEXT, TIME, UPDATED
+from farm.state.posting_fields import JSON as JSON_KIND
 
 TABLE = JobPostingRow.__table__
 
@@ -28,8 +28,18 @@ def test_the_model_has_the_lists_columns_in_its_order_with_its_limits():
         assert getattr(column.type, "length", None) == field.length, field.name
         assert column.nullable == (field.kind != KEY and not field.by_store), field.name
     lengths = {field.name: field.length for field in COLUMNS if field.length}
-    assert lengths == {"source": 16, "job_id": 64, "title": 255, "salary": 64, "company": 255, "city": 64,
-                       "area": 128, "experience": 64, "degree": 64, "url": 512}  # fmt: skip
+    assert lengths == {
+        "source": 16,
+        "job_id": 64,
+        "title": 255,
+        "salary": 64,
+        "company": 255,
+        "city": 64,
+        "area": 128,
+        "experience": 64,
+        "degree": 64,
+        "url": 512,
+    }
 
 
 def test_the_upsert_writes_and_updates_the_lists_fields():

@@ -33,14 +33,17 @@ def test_a_list_a_comma_separated_string_and_a_file_give_the_same_proxies(tmp_pa
     assert parse_proxies("") == [] and parse_proxies(None) == [] and parse_proxies([]) == []
 
 
-@pytest.mark.parametrize("entry, problem", [
-    ("socks5://carol:pa55word@10.0.0.3:1080", "is not an http:// or https:// proxy URL"),
-    ("http://carol:pa55word@:3128", "has no host"),
-    ("http://carol:pa55word@10.0.0.3", "has no port"),
-    ("http://carol:pa55word@10.0.0.3:99999", "has a port that is not a number"),
-    ("http://carol:pa55word@10.0.0.3:3128/path", "has a path, query or fragment"),
-    ("carol:pa55word@10.0.0.3:3128", "is not an http:// or https:// proxy URL"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "entry, problem",
+    [
+        ("socks5://carol:pa55word@10.0.0.3:1080", "is not an http:// or https:// proxy URL"),
+        ("http://carol:pa55word@:3128", "has no host"),
+        ("http://carol:pa55word@10.0.0.3", "has no port"),
+        ("http://carol:pa55word@10.0.0.3:99999", "has a port that is not a number"),
+        ("http://carol:pa55word@10.0.0.3:3128/path", "has a path, query or fragment"),
+        ("carol:pa55word@10.0.0.3:3128", "is not an http:// or https:// proxy URL"),
+    ],
+)
 def test_a_bad_entry_is_named_with_its_password_masked(entry, problem):
     with pytest.raises(ValueError) as caught:
         parse_proxies([A, entry])

@@ -98,8 +98,12 @@ async def test_a_starting_crawl_spawns_its_writer_when_the_runtime_is_built_and_
     # load a RETRY_EXCEPTIONS entry, after the extensions built the runtime) never stops an engine: the runtime
     # closes the writer itself
     database_with_a_keyword(sqlite_url)
-    settings = farm_settings(FARM_DB_URL=sqlite_url, FARM_QCWY_BASE_URL="http://sandbox.invalid",
-                             RETRY_EXCEPTIONS=["farm.no_such_module.Error"], REMOTE_CONTROL_ENABLED=False)  # fmt: skip
+    settings = farm_settings(
+        FARM_DB_URL=sqlite_url,
+        FARM_QCWY_BASE_URL="http://sandbox.invalid",
+        RETRY_EXCEPTIONS=["farm.no_such_module.Error"],
+        REMOTE_CONTROL_ENABLED=False,
+    )
     crawler = Crawler(QcwySpider, Settings(settings))
     with pytest.raises(ImportError, match="farm.no_such_module"):
         # a crawl that started after all would fail the test on the timeout, not run on

@@ -40,8 +40,10 @@ def test_a_site_farm_does_not_know_is_read_by_the_common_grammar():
 
 
 def test_the_writer_counts_each_salary_text_no_rule_knows_and_fits_the_rest_without_count():
-    rows = [{"source": "boss", "job_id": str(at), "salary": text}
-            for at, text in enumerate(["15-25K", "面议", None, "薪资保密", "15-25"])]  # fmt: skip
+    rows = [
+        {"source": "boss", "job_id": str(at), "salary": text}
+        for at, text in enumerate(["15-25K", "面议", None, "薪资保密", "15-25"])
+    ]
     kept, rejected, changed = fit_rows(rows)
     assert len(kept) == 5 and not rejected
     assert changed == {UNPARSED_STAT: 2}

@@ -27,8 +27,13 @@ def clean(sb):
 
 def test_health(sb):
     health = sb.health()
-    assert health == {"status": "ok", "seed": 5, "postings": [50, 50], "sites": ["boss", "qcwy", "zhilian"],
-                      "pages_rendered": health["pages_rendered"]}  # fmt: skip
+    assert health == {
+        "status": "ok",
+        "seed": 5,
+        "postings": [50, 50],
+        "sites": ["boss", "qcwy", "zhilian"],
+        "pages_rendered": health["pages_rendered"],
+    }
     rendered = health["pages_rendered"]
     get(sb.url, qcwy_path("health-check-keyword"))
     get(sb.url, qcwy_path("health-check-keyword"))  # the second time from the page cache
@@ -41,8 +46,12 @@ def test_counts_count_successful_pages_per_site_city_keyword_page(sb):
     get_json(sb.url, qcwy_path("python", page=3))  # past the last page: still a served page
     get_json(sb.url, boss_path("前端", page=2))
     get(sb.url, zhilian_path("java"))
-    assert sb.counts() == {("qcwy", "010000", "python", 1): 2, ("qcwy", "010000", "python", 3): 1,
-                           ("boss", "101010100", "前端", 2): 1, ("zhilian", "530", "java", 1): 1}
+    assert sb.counts() == {
+        ("qcwy", "010000", "python", 1): 2,
+        ("qcwy", "010000", "python", 3): 1,
+        ("boss", "101010100", "前端", 2): 1,
+        ("zhilian", "530", "java", 1): 1,
+    }
     raw = json.loads(urllib.request.urlopen(sb.url + "/_sandbox/counts", timeout=10).read())
     assert {"site": "boss", "city": "101010100", "keyword": "前端", "page": 2, "count": 1} in raw["counts"]
 
@@ -74,8 +83,18 @@ def test_wrong_sign_is_not_counted(sb):
 
 def test_truth_shape_and_city_names(sb):
     truth = sb.truth("boss", "北京", "python")
-    assert set(truth) == {"site", "city", "keyword", "total", "reachable", "page_size", "pages", "ids", "stale",
-                          "hostile"}
+    assert set(truth) == {
+        "site",
+        "city",
+        "keyword",
+        "total",
+        "reachable",
+        "page_size",
+        "pages",
+        "ids",
+        "stale",
+        "hostile",
+    }
     assert (truth["site"], truth["city"], truth["keyword"]) == ("boss", "101010100", "python")
     assert (truth["total"], truth["page_size"], truth["pages"], len(truth["ids"])) == (50, 30, 2, 50)
     assert sb.truth("boss", "101010100", "python") == truth
@@ -99,7 +118,11 @@ def test_faults_endpoint_shows_what_was_set(sb):
     sb.set_faults(rate=0.25, seed=9, kinds=["http429", "boss37"], keywords={"java": "drop"})
     shown = sb.faults()
     assert (shown["rate"], shown["seed"], shown["kinds"], shown["keywords"]) == (
-        0.25, 9, ["http429", "boss37"], {"java": "drop"})
+        0.25,
+        9,
+        ["http429", "boss37"],
+        {"java": "drop"},
+    )
 
 
 def _alive(pid):
@@ -115,7 +138,7 @@ def test_stop_leaves_no_process_even_when_the_block_fails():
         with SandboxProcess() as sandbox:
             pid = sandbox.proc.pid
             assert _alive(pid)
-            1 / 0
+            1 / 0  # noqa: B018 - the block fails
     deadline = time.monotonic() + 10
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)

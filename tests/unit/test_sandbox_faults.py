@@ -12,7 +12,15 @@ from parsel import Selector
 
 from farm.sandbox.testing import SandboxProcess
 from tests.unit.sandbox_conftest_helpers import (
-    INITIAL_STATE, boss_path, get, get_json, initial_state, qcwy_path, raw_get, site_path, zhilian_path,
+    INITIAL_STATE,
+    boss_path,
+    get,
+    get_json,
+    initial_state,
+    qcwy_path,
+    raw_get,
+    site_path,
+    zhilian_path,
 )
 
 
@@ -166,16 +174,30 @@ def test_fail_keyword_flag_always_fails_that_keyword():
 def test_fault_rate_flags():
     with SandboxProcess(seed=3, postings=(30, 30), fault_rate=1.0, fault_kinds=["http502"], fault_seed=4) as sandbox:
         assert [get(sandbox.url, qcwy_path(k))[0] for k in ("a", "b", "c")] == [502] * 3
-        assert sandbox.faults() | {"keywords": None} == {"rate": 1.0, "seed": 4, "kinds": ["http502"],
-                                                         "keywords": None, "slow_ms": 1500, "retry_after": 1,
-                                                         "stale_totals": 0.0, "hostile_rate": 0.0}
+        assert sandbox.faults() | {"keywords": None} == {
+            "rate": 1.0,
+            "seed": 4,
+            "kinds": ["http502"],
+            "keywords": None,
+            "slow_ms": 1500,
+            "retry_after": 1,
+            "stale_totals": 0.0,
+            "hostile_rate": 0.0,
+        }
         assert sandbox.counts() == {}
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"kinds": ["boss99"]}, "boss99"), ({"rate": 2}, "rate"), ({"keywords": {"python": "nope"}}, "nope"),
-    ({"colour": "red"}, "colour"), ({"stale_totals": 1.5}, "stale_totals"), ({"hostile_rate": -1}, "hostile_rate"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"kinds": ["boss99"]}, "boss99"),
+        ({"rate": 2}, "rate"),
+        ({"keywords": {"python": "nope"}}, "nope"),
+        ({"colour": "red"}, "colour"),
+        ({"stale_totals": 1.5}, "stale_totals"),
+        ({"hostile_rate": -1}, "hostile_rate"),
+    ],
+)
 def test_bad_fault_config_is_refused(sb, config, message):
     request = urllib.request.Request(sb.url + "/_sandbox/faults", data=json.dumps(config).encode(), method="POST")
     with pytest.raises(urllib.error.HTTPError) as caught:

@@ -9,7 +9,13 @@ import pytest
 
 from farm.sandbox.testing import SandboxProcess
 from tests.unit.sandbox_conftest_helpers import (
-    CITIES, INITIAL_STATE, boss_path, get, initial_state, qcwy_path, zhilian_path,
+    CITIES,
+    INITIAL_STATE,
+    boss_path,
+    get,
+    initial_state,
+    qcwy_path,
+    zhilian_path,
 )
 
 KEYWORDS = ["python", "会计", "前端"]  # 100 postings each: 300 postings a site
@@ -19,18 +25,51 @@ CONTROLS = ("\x00", "\x1b", "\u202e", "\n", "\t")
 # per site: the id, time fields, text fields ((parent, name) inside a nested object), URLs, tag lists,
 # raw-only numeric fields, the field holding a deep object
 SITES = {
-    "boss": ("encryptJobId", ["lastModifyTime"],
-             ["jobName", "salaryDesc", "brandName", "cityName", "areaDistrict", "businessDistrict", "jobExperience",
-              "jobDegree"], ["brandLogo", "bossAvatar"], ["skills", "welfareList", "jobLabels"],
-             ["industry", "jobValidStatus", ("gps", "longitude"), ("gps", "latitude")], "iconWord"),
-    "qcwy": ("jobId", ["issueDateString", "confirmDateString", "updateDateTime"],
-             ["jobName", "provideSalaryString", "fullCompanyName", "companyName", "jobAreaString",
-              ("jobAreaLevelDetail", "cityString"), "workYearString", "degreeString"], ["jobHref", "companyHref"],
-             ["jobTags", "jobWelfareCodeDataList"], ["jobSalaryMin", "jobSalaryMax", "lon", "lat"], "jobNumString"),
-    "zhilian": ("number", ["publishTime"],
-                ["name", "salary60", "companyName", "workCity", "cityDistrict", "streetName", "workingExp",
-                 "education"], ["positionUrl", "companyUrl"], ["showSkillTags", "skillLabel", "welfareLabel"],
-                ["salaryReal", "cityId", "companyNumber", "subJobTypeLevelName"], "staffCard"),
+    "boss": (
+        "encryptJobId",
+        ["lastModifyTime"],
+        [
+            "jobName",
+            "salaryDesc",
+            "brandName",
+            "cityName",
+            "areaDistrict",
+            "businessDistrict",
+            "jobExperience",
+            "jobDegree",
+        ],
+        ["brandLogo", "bossAvatar"],
+        ["skills", "welfareList", "jobLabels"],
+        ["industry", "jobValidStatus", ("gps", "longitude"), ("gps", "latitude")],
+        "iconWord",
+    ),
+    "qcwy": (
+        "jobId",
+        ["issueDateString", "confirmDateString", "updateDateTime"],
+        [
+            "jobName",
+            "provideSalaryString",
+            "fullCompanyName",
+            "companyName",
+            "jobAreaString",
+            ("jobAreaLevelDetail", "cityString"),
+            "workYearString",
+            "degreeString",
+        ],
+        ["jobHref", "companyHref"],
+        ["jobTags", "jobWelfareCodeDataList"],
+        ["jobSalaryMin", "jobSalaryMax", "lon", "lat"],
+        "jobNumString",
+    ),
+    "zhilian": (
+        "number",
+        ["publishTime"],
+        ["name", "salary60", "companyName", "workCity", "cityDistrict", "streetName", "workingExp", "education"],
+        ["positionUrl", "companyUrl"],
+        ["showSkillTags", "skillLabel", "welfareLabel"],
+        ["salaryReal", "cityId", "companyNumber", "subJobTypeLevelName"],
+        "staffCard",
+    ),
 }
 
 
@@ -87,8 +126,12 @@ def depth(node):
 
 
 def is_long(text):
-    return (300 <= len(text) and any(ord(c) > 0xFFFF for c in text)
-            and any(unicodedata.combining(c) for c in text) and any("\u4e00" <= c <= "\u9fff" for c in text))
+    return (
+        300 <= len(text)
+        and any(ord(c) > 0xFFFF for c in text)
+        and any(unicodedata.combining(c) for c in text)
+        and any("\u4e00" <= c <= "\u9fff" for c in text)
+    )
 
 
 @pytest.mark.parametrize("site", ["boss", "qcwy", "zhilian"])
@@ -144,8 +187,10 @@ def test_hostile_is_per_posting_id_and_off_by_default(sb):
     items = page_items(sb, "qcwy", "python", 1)  # the page cache held hostile bodies: not served now
     assert all(DATETIME.match(i["issueDateString"]) for i in items)
     sb.set_faults(hostile_rate=1.0)
-    assert all(i["issueDateString"] in BAD_TIMES or not DATETIME.match(i["issueDateString"])
-               for i in page_items(sb, "qcwy", "python", 1))
+    assert all(
+        i["issueDateString"] in BAD_TIMES or not DATETIME.match(i["issueDateString"])
+        for i in page_items(sb, "qcwy", "python", 1)
+    )
 
 
 def test_no_hostile_postings_without_the_flag():

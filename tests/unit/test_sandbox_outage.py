@@ -102,8 +102,14 @@ def serve_pages(sandbox, n, start=1):
 def test_after_pages_flags_start_one_outage_once_n_pages_are_served():
     with SandboxProcess(seed=3, postings=(60, 60), outage_after_pages=3, outage_seconds=1.0) as sandbox:
         assert sandbox.outage() | {"until": None} == {
-            "active": False, "until": None, "remaining": 0.0, "seconds": 0.0, "dropped": 0, "after_pages": 3,
-            "pages_served": 0}
+            "active": False,
+            "until": None,
+            "remaining": 0.0,
+            "seconds": 0.0,
+            "dropped": 0,
+            "after_pages": 3,
+            "pages_served": 0,
+        }
         sandbox.truth("qcwy", "010000", "python")  # control calls are not pages
         serve_pages(sandbox, 2)
         before_third = time.monotonic()
@@ -126,10 +132,16 @@ def test_after_pages_through_the_endpoint(sb):
     assert sb.outage()["active"] and sb.outage()["remaining"] > 20
 
 
-@pytest.mark.parametrize("body, message", [
-    ({}, "seconds"), ({"seconds": -1}, "seconds"), ({"seconds": 5, "after_pages": 0}, "after_pages"),
-    ({"seconds": "x"}, "x"), ({"seconds": 1, "colour": "red"}, "colour"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({}, "seconds"),
+        ({"seconds": -1}, "seconds"),
+        ({"seconds": 5, "after_pages": 0}, "after_pages"),
+        ({"seconds": "x"}, "x"),
+        ({"seconds": 1, "colour": "red"}, "colour"),
+    ],
+)
 def test_bad_outage_requests_are_refused(sb, body, message):
     request = urllib.request.Request(sb.url + "/_sandbox/outage", data=json.dumps(body).encode(), method="POST")
     with pytest.raises(urllib.error.HTTPError) as caught:
@@ -138,11 +150,14 @@ def test_bad_outage_requests_are_refused(sb, body, message):
     assert not sb.outage()["active"]
 
 
-@pytest.mark.parametrize("args", [["--outage-seconds", "5"], ["--outage-after-pages", "5"],
-                                  ["--outage-after-pages", "0", "--outage-seconds", "5"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--outage-seconds", "5"], ["--outage-after-pages", "5"], ["--outage-after-pages", "0", "--outage-seconds", "5"]],
+)
 def test_outage_flags_are_checked(args):
-    run = subprocess.run([sys.executable, "-m", "farm.sandbox", "--port", "0", *args], capture_output=True,
-                         text=True, timeout=30)
+    run = subprocess.run(
+        [sys.executable, "-m", "farm.sandbox", "--port", "0", *args], capture_output=True, text=True, timeout=30
+    )
     assert run.returncode == 2
     errors = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and "outage" in errors[0]

@@ -11,29 +11,116 @@ from farm.sandbox.qcwy import sign
 from farm.sandbox.testing import SandboxProcess
 from farm.sandbox.vocab import SHARED_TITLES
 from tests.unit.sandbox_conftest_helpers import (  # noqa: F401  (sandbox is a fixture)
-    CITIES, boss_path, get, get_json, initial_state, page_ids, qcwy_path, sandbox, walk, zhilian_path,
+    CITIES,
+    boss_path,
+    get,
+    get_json,
+    initial_state,
+    page_ids,
+    qcwy_path,
+    sandbox,
+    walk,
+    zhilian_path,
 )
 
-BOSS_FIELDS = {"securityId": str, "lid": str, "encryptJobId": str, "jobName": str, "salaryDesc": str,
-               "jobLabels": list, "skills": list, "jobExperience": str, "jobDegree": str, "city": int,
-               "cityName": str, "areaDistrict": str, "businessDistrict": str, "gps": dict, "lastModifyTime": int,
-               "encryptBossId": str, "bossName": str, "bossTitle": str, "brandName": str, "brandIndustry": str,
-               "brandScaleName": str, "brandStageName": str, "welfareList": list}
-QCWY_FIELDS = {"jobId": str, "jobName": str, "provideSalaryString": str, "jobSalaryMin": str, "jobSalaryMax": str,
-               "jobAreaString": str, "jobAreaCode": str, "jobAreaLevelDetail": dict, "workYearString": str,
-               "degreeString": str, "jobTags": list, "jobWelfareCodeDataList": list, "fullCompanyName": str,
-               "companyName": str, "coId": str, "companyTypeString": str, "companySizeString": str,
-               "companyIndustryType1Str": str, "issueDateString": str, "updateDateTime": str, "jobHref": str,
-               "companyHref": str}
-ZHILIAN_FIELDS = {"number": str, "name": str, "positionUrl": str, "salary60": str, "salaryReal": str,
-                  "companyName": str, "companyNumber": str, "companySize": str, "propertyName": str,
-                  "industryName": str, "cityId": str, "workCity": str, "cityDistrict": str, "streetName": str,
-                  "workingExp": str, "education": str, "publishTime": str, "showSkillTags": list,
-                  "skillLabel": list, "welfareLabel": list, "workType": str, "subJobTypeLevelName": str}
+BOSS_FIELDS = {
+    "securityId": str,
+    "lid": str,
+    "encryptJobId": str,
+    "jobName": str,
+    "salaryDesc": str,
+    "jobLabels": list,
+    "skills": list,
+    "jobExperience": str,
+    "jobDegree": str,
+    "city": int,
+    "cityName": str,
+    "areaDistrict": str,
+    "businessDistrict": str,
+    "gps": dict,
+    "lastModifyTime": int,
+    "encryptBossId": str,
+    "bossName": str,
+    "bossTitle": str,
+    "brandName": str,
+    "brandIndustry": str,
+    "brandScaleName": str,
+    "brandStageName": str,
+    "welfareList": list,
+}
+QCWY_FIELDS = {
+    "jobId": str,
+    "jobName": str,
+    "provideSalaryString": str,
+    "jobSalaryMin": str,
+    "jobSalaryMax": str,
+    "jobAreaString": str,
+    "jobAreaCode": str,
+    "jobAreaLevelDetail": dict,
+    "workYearString": str,
+    "degreeString": str,
+    "jobTags": list,
+    "jobWelfareCodeDataList": list,
+    "fullCompanyName": str,
+    "companyName": str,
+    "coId": str,
+    "companyTypeString": str,
+    "companySizeString": str,
+    "companyIndustryType1Str": str,
+    "issueDateString": str,
+    "updateDateTime": str,
+    "jobHref": str,
+    "companyHref": str,
+}
+ZHILIAN_FIELDS = {
+    "number": str,
+    "name": str,
+    "positionUrl": str,
+    "salary60": str,
+    "salaryReal": str,
+    "companyName": str,
+    "companyNumber": str,
+    "companySize": str,
+    "propertyName": str,
+    "industryName": str,
+    "cityId": str,
+    "workCity": str,
+    "cityDistrict": str,
+    "streetName": str,
+    "workingExp": str,
+    "education": str,
+    "publishTime": str,
+    "showSkillTags": list,
+    "skillLabel": list,
+    "welfareLabel": list,
+    "workType": str,
+    "subJobTypeLevelName": str,
+}
 CAPS = {"boss": 10, "qcwy": 50, "zhilian": 15}
 PAGE_SIZES = {"boss": 30, "qcwy": 20, "zhilian": 20}
-CANDIDATES = ["python", "java", "golang", "会计", "销售", "前端", "数据分析", "c++", "产品经理", "测试", "运维",
-              "hr", "ux", "rust", "php", "设计", "客服", "文员", "司机", "财务", *(f"岗位{i}" for i in range(40))]
+CANDIDATES = [
+    "python",
+    "java",
+    "golang",
+    "会计",
+    "销售",
+    "前端",
+    "数据分析",
+    "c++",
+    "产品经理",
+    "测试",
+    "运维",
+    "hr",
+    "ux",
+    "rust",
+    "php",
+    "设计",
+    "客服",
+    "文员",
+    "司机",
+    "财务",
+    *(f"岗位{i}" for i in range(40)),
+]
 DATETIME = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
 
 
@@ -157,8 +244,11 @@ def test_zhilian_forged_keyword_token_gets_login_wall(big):
 def test_walking_all_pages_matches_truth(sandbox, site):
     city, cap, size = CITIES[site], CAPS[site], PAGE_SIZES[site]
     truths = [sandbox.truth(site, city, k) for k in CANDIDATES]
-    chosen = [next(t for t in truths if t["total"] == 0), next(t for t in truths if 0 < t["total"] < size * 3),
-              next(t for t in truths if t["total"] > cap * size)]
+    chosen = [
+        next(t for t in truths if t["total"] == 0),
+        next(t for t in truths if 0 < t["total"] < size * 3),
+        next(t for t in truths if t["total"] > cap * size),
+    ]
     for truth in chosen:
         ids, pages = walk(site, sandbox.url, truth["keyword"], city)
         assert ids == truth["ids"] and pages == truth["pages"]
@@ -206,8 +296,17 @@ def test_unknown_city_is_a_successful_empty_search(big):
     state = initial_state(body)
     assert state["positionList"] == [] and state["positionCount"] == 0 and "登录" not in body.decode()
     assert big.truth("qcwy", "999999", "python") | {"ids": None} == {
-        "site": "qcwy", "city": "999999", "keyword": "python", "total": 0, "reachable": 0, "page_size": 20,
-        "pages": 0, "ids": None, "stale": None, "hostile": []}
+        "site": "qcwy",
+        "city": "999999",
+        "keyword": "python",
+        "total": 0,
+        "reachable": 0,
+        "page_size": 20,
+        "pages": 0,
+        "ids": None,
+        "stale": None,
+        "hostile": [],
+    }
 
 
 def test_nationwide_postings_name_real_cities(big):
@@ -220,21 +319,37 @@ def test_default_spread_has_empty_and_past_cap_keywords(sandbox):
     assert 0 in totals and max(totals) > 1000 and len(set(totals)) > 10
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--postings", "5:1"], "--postings"), (["--postings", "x"], "MIN:MAX"),
-    (["--fail-keyword", "python=nope"], "unknown fault kind"), (["--fault-kinds", "boss99"], "boss99"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--postings", "5:1"], "--postings"),
+        (["--postings", "x"], "MIN:MAX"),
+        (["--fail-keyword", "python=nope"], "unknown fault kind"),
+        (["--fault-kinds", "boss99"], "boss99"),
+    ],
+)
 def test_bad_flags_fail_with_one_clear_line(args, message):
-    run = subprocess.run([sys.executable, "-m", "farm.sandbox", "--port", "0", *args], capture_output=True,
-                         text=True, timeout=30)
+    run = subprocess.run(
+        [sys.executable, "-m", "farm.sandbox", "--port", "0", *args], capture_output=True, text=True, timeout=30
+    )
     assert run.returncode == 2
     errors = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and message in errors[0]
 
 
 def test_help_lists_the_fault_kinds():
-    out = subprocess.run([sys.executable, "-m", "farm.sandbox", "--help"], capture_output=True, text=True,
-                         timeout=30).stdout
-    for kind in ("boss37", "qcwy_waf", "qcwy_slider", "zhilian_verify", "zhilian_login", "http429", "drop",
-                 "truncate", "slow"):
+    out = subprocess.run(
+        [sys.executable, "-m", "farm.sandbox", "--help"], capture_output=True, text=True, timeout=30
+    ).stdout
+    for kind in (
+        "boss37",
+        "qcwy_waf",
+        "qcwy_slider",
+        "zhilian_verify",
+        "zhilian_login",
+        "http429",
+        "drop",
+        "truncate",
+        "slow",
+    ):
         assert kind in out

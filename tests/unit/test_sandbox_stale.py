@@ -5,7 +5,14 @@ import pytest
 
 from farm.sandbox.testing import SandboxProcess
 from tests.unit.sandbox_conftest_helpers import (
-    CITIES, boss_path, get, get_json, initial_state, qcwy_path, walk, zhilian_path,
+    CITIES,
+    boss_path,
+    get,
+    get_json,
+    initial_state,
+    qcwy_path,
+    walk,
+    zhilian_path,
 )
 
 KEYWORDS = [f"岗位{i}" for i in range(60)]
@@ -93,8 +100,7 @@ def test_boss_under_keeps_has_more(sb):
     keyword = stale_keyword(sb, "boss", "under")
     first, second = boss_zp(sb, keyword, 1), boss_zp(sb, keyword, 2)
     assert (first["resCount"], first["totalCount"], first["hasMore"], len(first["jobList"])) == (31, 31, True, 30)
-    assert (second["resCount"], second["totalCount"], second["hasMore"], len(second["jobList"])) == (
-        60, 60, False, 30)
+    assert (second["resCount"], second["totalCount"], second["hasMore"], len(second["jobList"])) == (60, 60, False, 30)
 
 
 def test_boss_over_last_real_page_promises_one_more_then_an_empty_page(sb):
@@ -112,9 +118,11 @@ def test_boss_over_last_real_page_promises_one_more_then_an_empty_page(sb):
 
 def listings(sb, keyword):
     """What each site's pages list, page by page."""
-    return ([[i["jobId"] for i in qcwy_job(sb, keyword, p)["items"]] for p in (1, 2, 3, 4)],
-            [[i["number"] for i in zhilian_state(sb, keyword, p)["positionList"]] for p in (1, 2, 3, 4)],
-            [[j["encryptJobId"] for j in boss_zp(sb, keyword, p)["jobList"]] for p in (1, 2, 3)])
+    return (
+        [[i["jobId"] for i in qcwy_job(sb, keyword, p)["items"]] for p in (1, 2, 3, 4)],
+        [[i["number"] for i in zhilian_state(sb, keyword, p)["positionList"]] for p in (1, 2, 3, 4)],
+        [[j["encryptJobId"] for j in boss_zp(sb, keyword, p)["jobList"]] for p in (1, 2, 3)],
+    )
 
 
 def test_stale_totals_change_no_listing_and_the_page_cache_keeps_them_apart(sb):
@@ -133,8 +141,11 @@ def stale_share(sb, site):
 
 
 def assert_a_third_stale_with_every_variant(sandbox):
-    for site, variants in (("qcwy", {"under", "over"}), ("boss", {"under", "over"}),
-                           ("zhilian", {"under", "over", "zero"})):
+    for site, variants in (
+        ("qcwy", {"under", "over"}),
+        ("boss", {"under", "over"}),
+        ("zhilian", {"under", "over", "zero"}),
+    ):
         stale, seen = stale_share(sandbox, site)
         assert 12 <= stale <= 28 and seen == variants, (site, stale, seen)  # about 20 of 60
 

@@ -6,8 +6,8 @@ from scrapy import Request
 from twisted.internet import reactor
 
 from farm import signals
-from farm.runtime import FarmRuntime
 from farm.checkpoint import open_checkpoint
+from farm.runtime import FarmRuntime
 from farm.scheduler import FarmScheduler
 from tests.unit.components import db_barrier, keyword_row, make_crawler
 
@@ -69,8 +69,9 @@ async def test_an_ended_keywords_requests_are_dropped_and_free_the_window_for_th
     assert [lease for lease, _ in first_two] == [a.id, a.id] and scheduler.has_pending_requests()
     # page 2 of A failed: A ends, page 1 of A is still being fetched
     failed_page = first_two[1][1]
-    crawler.signals.send_catch_log(signals.keyword_end, lease=a, kind="failed", reason="HTTP 404",
-                                   page=failed_page, spider=crawler.spider)  # fmt: skip
+    crawler.signals.send_catch_log(
+        signals.keyword_end, lease=a, kind="failed", reason="HTTP 404", page=failed_page, spider=crawler.spider
+    )
     assert pages_out(scheduler) == [(b.id, 1)]  # A's waiting pages dropped; B goes on
     assert not scheduler.has_pending_requests()
     assert crawler.stats.get_value("farm/lease/dropped_requests") == 3
@@ -159,8 +160,15 @@ def test_without_proxies_a_page_request_leaves_with_no_proxy(crawler):
 
 
 def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_free(sqlite_url):
-    crawler = make_crawler(sqlite_url, ROWS, FARM_PAGES_IN_FLIGHT=8, FARM_QCWY_RATE=0, FARM_PROXIES=PROXIES,
-                           FARM_PROXY_QUARANTINE=60, **QUEUE)  # fmt: skip
+    crawler = make_crawler(
+        sqlite_url,
+        ROWS,
+        FARM_PAGES_IN_FLIGHT=8,
+        FARM_QCWY_RATE=0,
+        FARM_PROXIES=PROXIES,
+        FARM_PROXY_QUARANTINE=60,
+        **QUEUE,
+    )
     try:
         runtime = FarmRuntime.of(crawler)
         scheduler = scheduler_for(crawler)

@@ -32,7 +32,9 @@ def test_a_posting_whose_fields_have_the_wrong_shape_is_skipped_not_fatal_to_its
     request = request_for(spider, lease, 1)
     odd = '{"number": "CC1J1", "name": "ok", "showSkillTags": 5}'  # not a list: the mapper trips on it
     good = '{"number": "CC1J2", "name": "fine", "publishTime": "2026-09-18 10:21:00"}'
-    html = f'<html><body><script>__INITIAL_STATE__={{"pages": 1, "positionList": [{odd}, {good}]}}</script></body></html>'
+    html = (
+        f'<html><body><script>__INITIAL_STATE__={{"pages": 1, "positionList": [{odd}, {good}]}}</script></body></html>'
+    )
     results = list(spider.parse_search(response_for(request, body=html.encode())))
     assert [item["job_id"] for item in results] == ["CC1J2"]
     assert spider.crawler.stats.get_value("farm/page/posting_unreadable") == 1

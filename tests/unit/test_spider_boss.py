@@ -4,7 +4,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-
 from farm.spiders.boss import BossSpider
 from tests.unit.spider_helpers import (
     FIXTURES,
@@ -50,10 +49,21 @@ def test_search_request_follows_base_url_and_encodes_the_keyword():
     assert request.headers["Referer"].decode().startswith("http://127.0.0.1:8911/web/geek/job?query=C%2B%2B")
 
 
-@pytest.mark.parametrize("city, code", [("全国", "100010000"), ("北京", "101010100"), ("上海", "101020100"),
-                                        ("广州", "101280100"), ("深圳", "101280600"), ("杭州", "101210100"),
-                                        ("成都", "101270100"), ("武汉", "101200100"), ("南京", "101190100"),
-                                        ("101230200", "101230200")])
+@pytest.mark.parametrize(
+    "city, code",
+    [
+        ("全国", "100010000"),
+        ("北京", "101010100"),
+        ("上海", "101020100"),
+        ("广州", "101280100"),
+        ("深圳", "101280600"),
+        ("杭州", "101210100"),
+        ("成都", "101270100"),
+        ("武汉", "101200100"),
+        ("南京", "101190100"),
+        ("101230200", "101230200"),
+    ],
+)
 def test_city_names_map_and_site_codes_pass_through(city, code):
     spider, _ = make_spider(BossSpider)
     [request] = spider.lease_requests(make_lease("boss", city=city))
@@ -89,12 +99,23 @@ def test_block(case):
     check_block(BossSpider, case)
 
 
-@pytest.mark.parametrize("body, content_type, reason", [
-    (b"<html><body>Bad gateway of some proxy</body></html>", "text/html", "boss: response is not JSON"),
-    (b'{"code": 0, "message": "Success"}', "application/json", "boss: code 0 without zpData, not a page"),
-    (b'{"message": "Success", "zpData": {"jobList": []}}', "application/json", "boss: no code in the answer, not a page"),
-    (b'{"code": 0, "zpData": {"jobList": {}}}', "application/json", "boss: zpData.jobList is an object, not a list"),
-])
+@pytest.mark.parametrize(
+    "body, content_type, reason",
+    [
+        (b"<html><body>Bad gateway of some proxy</body></html>", "text/html", "boss: response is not JSON"),
+        (b'{"code": 0, "message": "Success"}', "application/json", "boss: code 0 without zpData, not a page"),
+        (
+            b'{"message": "Success", "zpData": {"jobList": []}}',
+            "application/json",
+            "boss: no code in the answer, not a page",
+        ),
+        (
+            b'{"code": 0, "zpData": {"jobList": {}}}',
+            "application/json",
+            "boss: zpData.jobList is an object, not a list",
+        ),
+    ],
+)
 def test_unparsable_body_fails_the_keyword(body, content_type, reason):
     check_unparsable(BossSpider, body, content_type, reason)
 

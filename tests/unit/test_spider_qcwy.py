@@ -7,7 +7,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-
 from farm.spiders.qcwy import QcwySpider
 from tests.unit.spider_helpers import (
     FIXTURES,
@@ -66,10 +65,24 @@ def test_timestamp_comes_from_the_clock():
     assert dict(parse_qsl(urlsplit(request.url).query))["timestamp"] == "1760000123"
 
 
-@pytest.mark.parametrize("city, code", [("全国", "000000"), ("北京", "010000"), ("上海", "020000"), ("广州", "030200"),
-                                        ("深圳", "040000"), ("杭州", "080200"), ("广东省", "030000"), ("江苏", "070000"),
-                                        ("浙江", "080000"), ("天津", "050000"), ("重庆", "060000"), ("成都", "090200"),
-                                        ("070300", "070300")])
+@pytest.mark.parametrize(
+    "city, code",
+    [
+        ("全国", "000000"),
+        ("北京", "010000"),
+        ("上海", "020000"),
+        ("广州", "030200"),
+        ("深圳", "040000"),
+        ("杭州", "080200"),
+        ("广东省", "030000"),
+        ("江苏", "070000"),
+        ("浙江", "080000"),
+        ("天津", "050000"),
+        ("重庆", "060000"),
+        ("成都", "090200"),
+        ("070300", "070300"),
+    ],
+)
 def test_city_names_map_and_site_codes_pass_through(city, code):
     spider, _ = make_spider(QcwySpider)
     [request] = spider.lease_requests(make_lease("qcwy", city=city))
@@ -107,12 +120,18 @@ def test_a_larger_total_on_a_later_page_requests_the_pages_it_reveals():
     spider, _ = make_spider(QcwySpider, clock=1750000000)
     lease = make_lease("qcwy", city="南京", job="电工")
     first = request_for(spider, lease, 1)
-    later = [r.meta["farm_page"] for r in spider.parse_search(response_for(first, body=_page1_saying(50)))
-             if not hasattr(r, "fields")]
+    later = [
+        r.meta["farm_page"]
+        for r in spider.parse_search(response_for(first, body=_page1_saying(50)))
+        if not hasattr(r, "fields")
+    ]
     assert later == [2, 3]  # page 1 (stale) said 50 postings: 3 pages
     second = request_for(spider, lease, 2)
-    revealed = [r.meta["farm_page"] for r in spider.parse_search(response_for(second, body=_page1_saying(130)))
-                if not hasattr(r, "fields")]
+    revealed = [
+        r.meta["farm_page"]
+        for r in spider.parse_search(response_for(second, body=_page1_saying(130)))
+        if not hasattr(r, "fields")
+    ]
     assert revealed == [4, 5, 6, 7]  # page 2 says 130: 7 pages; 3 was asked for already
     assert spider.runs[lease.key].total_pages == 7
 
@@ -123,7 +142,9 @@ def test_a_smaller_total_on_a_later_page_keeps_the_pages_asked_for():
     first = request_for(spider, lease, 1)
     list(spider.parse_search(response_for(first, body=_page1_saying(100))))  # 5 pages
     second = request_for(spider, lease, 2)
-    assert [r for r in spider.parse_search(response_for(second, body=_page1_saying(30))) if not hasattr(r, "fields")] == []
+    assert [
+        r for r in spider.parse_search(response_for(second, body=_page1_saying(30))) if not hasattr(r, "fields")
+    ] == []
     run = spider.runs[lease.key]
     assert (run.last, run.total_pages) == (2, 5)  # completion still waits for pages 3..5
 
@@ -151,8 +172,12 @@ def test_resumed_lease_with_nothing_left_is_exhausted():
     spider, sent = make_spider(QcwySpider)
     lease = make_lease("qcwy", start_page=4, total_pages=5, pages_ahead={4, 5})
     assert spider.lease_requests(lease) == []
-    assert sent == [("keyword_end", {"lease": lease, "spider": spider, "kind": "completed",
-                                     "reason": "no page left to fetch", "page": None})]
+    assert sent == [
+        (
+            "keyword_end",
+            {"lease": lease, "spider": spider, "kind": "completed", "reason": "no page left to fetch", "page": None},
+        )
+    ]
 
 
 @pytest.mark.parametrize("case", block_cases("qcwy"), ids=lambda c: c["file"] or f"http_{c['status']}")
@@ -160,12 +185,18 @@ def test_block(case):
     check_block(QcwySpider, case)
 
 
-@pytest.mark.parametrize("body, content_type, reason", [
-    (b"{not json", "application/json", "qcwy: response is not JSON"),
-    (b'{"status": "1", "resultbody": {}}', "application/json", "qcwy: no resultbody.job"),
-    (b'{"status": "1", "resultbody": {"job": {"items": []}}}', "application/json",
-     "qcwy: resultbody.job.totalCount is None"),
-])
+@pytest.mark.parametrize(
+    "body, content_type, reason",
+    [
+        (b"{not json", "application/json", "qcwy: response is not JSON"),
+        (b'{"status": "1", "resultbody": {}}', "application/json", "qcwy: no resultbody.job"),
+        (
+            b'{"status": "1", "resultbody": {"job": {"items": []}}}',
+            "application/json",
+            "qcwy: resultbody.job.totalCount is None",
+        ),
+    ],
+)
 def test_unparsable_body_fails_the_keyword(body, content_type, reason):
     check_unparsable(QcwySpider, body, content_type, reason)
 

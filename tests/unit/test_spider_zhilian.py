@@ -5,7 +5,6 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-
 from farm.spiders.zhilian import ZhilianSpider, initial_state
 from tests.unit.spider_helpers import (
     FIXTURES,
@@ -40,10 +39,26 @@ def test_search_request_follows_base_url_and_encodes_the_keyword():
     assert dict(parse_qsl(urlsplit(request.url).query))["kw"] == "C++ 前端/后端&测试"
 
 
-@pytest.mark.parametrize("city, code", [("全国", "489"), ("北京", "530"), ("上海", "538"), ("广州", "763"),
-                                        ("深圳", "765"), ("杭州", "653"), ("成都", "801"), ("武汉", "736"),
-                                        ("南京", "635"), ("苏州", "639"), ("天津", "531"), ("重庆", "551"),
-                                        ("西安", "854"), ("佛山", "768"), ("2013", "2013")])
+@pytest.mark.parametrize(
+    "city, code",
+    [
+        ("全国", "489"),
+        ("北京", "530"),
+        ("上海", "538"),
+        ("广州", "763"),
+        ("深圳", "765"),
+        ("杭州", "653"),
+        ("成都", "801"),
+        ("武汉", "736"),
+        ("南京", "635"),
+        ("苏州", "639"),
+        ("天津", "531"),
+        ("重庆", "551"),
+        ("西安", "854"),
+        ("佛山", "768"),
+        ("2013", "2013"),
+    ],
+)
 def test_city_names_map_and_site_codes_pass_through(city, code):
     spider, _ = make_spider(ZhilianSpider)
     [request] = spider.lease_requests(make_lease("zhilian", city=city))
@@ -65,7 +80,9 @@ def test_max_pages_caps_the_follow_up_requests():
     request = request_for(spider, lease, 1)
     results = list(spider.parse_search(response_for(request, FIXTURES / "zhilian" / "page1.html")))
     assert [r.url for r in results if not hasattr(r, "fields")] == [
-        "https://www.zhaopin.com/sou/jl765?kw=Java&p=2", "https://www.zhaopin.com/sou/jl765?kw=Java&p=3"]
+        "https://www.zhaopin.com/sou/jl765?kw=Java&p=2",
+        "https://www.zhaopin.com/sou/jl765?kw=Java&p=3",
+    ]
     assert spider.runs[lease.key].last == 3
 
 
@@ -73,16 +90,23 @@ def test_resumed_lease_requests_every_unfinished_page():
     spider, _ = make_spider(ZhilianSpider)
     lease = make_lease("zhilian", city="深圳", job="Java", start_page=4, total_pages=10, pages_ahead={6})
     assert [r.url for r in spider.lease_requests(lease)] == [
-        f"https://www.zhaopin.com/sou/jl765?kw=Java&p={p}" for p in (4, 5, 7, 8, 9, 10)]
+        f"https://www.zhaopin.com/sou/jl765?kw=Java&p={p}" for p in (4, 5, 7, 8, 9, 10)
+    ]
 
 
-@pytest.mark.parametrize("html, state", [
-    ('<script>__INITIAL_STATE__={"a":{"b":"}</script>"},"pages":2}</script>', {"a": {"b": "}</script>"}, "pages": 2}),
-    ('<script>window.__INITIAL_STATE__ = {"x": [1, {"y": 2}]};var z = {};</script>', {"x": [1, {"y": 2}]}),
-    ('<script>if (window.__INITIAL_STATE__) {}</script><script>__INITIAL_STATE__={"k":1}</script>', {"k": 1}),
-    ("<html><body>no state</body></html>", None),
-    ('<script>__INITIAL_STATE__={"broken": </script>', None),
-])
+@pytest.mark.parametrize(
+    "html, state",
+    [
+        (
+            '<script>__INITIAL_STATE__={"a":{"b":"}</script>"},"pages":2}</script>',
+            {"a": {"b": "}</script>"}, "pages": 2},
+        ),
+        ('<script>window.__INITIAL_STATE__ = {"x": [1, {"y": 2}]};var z = {};</script>', {"x": [1, {"y": 2}]}),
+        ('<script>if (window.__INITIAL_STATE__) {}</script><script>__INITIAL_STATE__={"k":1}</script>', {"k": 1}),
+        ("<html><body>no state</body></html>", None),
+        ('<script>__INITIAL_STATE__={"broken": </script>', None),
+    ],
+)
 def test_initial_state_is_decoded_from_the_assignment(html, state):
     assert initial_state(html) == state
 
@@ -92,14 +116,26 @@ def test_block(case):
     check_block(ZhilianSpider, case)
 
 
-@pytest.mark.parametrize("body, reason", [
-    ("<html><body>" + "一个改版后的页面，没有任何职位数据。" * 10 + "</body></html>",
-     "zhilian: no __INITIAL_STATE__ object"),
-    ("<html><body>" + "长文本" * 40 + '<script>__INITIAL_STATE__={"pages": 1}</script></body></html>',
-     "zhilian: no __INITIAL_STATE__.positionList"),
-    ("<html><body>" + "长文本" * 40 + '<script>__INITIAL_STATE__={"positionList": [{"number": "CC1J2"}]}</script>'
-     "</body></html>", "zhilian: neither pages nor positionCount in __INITIAL_STATE__"),
-])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (
+            "<html><body>" + "一个改版后的页面，没有任何职位数据。" * 10 + "</body></html>",
+            "zhilian: no __INITIAL_STATE__ object",
+        ),
+        (
+            "<html><body>" + "长文本" * 40 + '<script>__INITIAL_STATE__={"pages": 1}</script></body></html>',
+            "zhilian: no __INITIAL_STATE__.positionList",
+        ),
+        (
+            "<html><body>"
+            + "长文本" * 40
+            + '<script>__INITIAL_STATE__={"positionList": [{"number": "CC1J2"}]}</script>'
+            "</body></html>",
+            "zhilian: neither pages nor positionCount in __INITIAL_STATE__",
+        ),
+    ],
+)
 def test_unparsable_body_fails_the_keyword(body, reason):
     check_unparsable(ZhilianSpider, body.encode(), "text/html; charset=utf-8", reason)
 
@@ -114,10 +150,13 @@ def _page_with_zero_totals(positions):
     return f"<html><body><script>__INITIAL_STATE__={json.dumps(state, ensure_ascii=False)}</script></body></html>"
 
 
-@pytest.mark.parametrize("positions, next_urls, last_page", [
-    (20, ["https://www.zhaopin.com/sou/jl765?kw=Java&p=2"], None),  # a full page: there may be more
-    (7, [], 1),  # a short page is the last
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "positions, next_urls, last_page",
+    [
+        (20, ["https://www.zhaopin.com/sou/jl765?kw=Java&p=2"], None),  # a full page: there may be more
+        (7, [], 1),  # a short page is the last
+    ],
+)
 def test_totals_that_read_zero_beside_postings_page_on_while_pages_are_full(positions, next_urls, last_page):
     spider, sent = make_spider(ZhilianSpider)
     lease = make_lease("zhilian", city="深圳", job="Java")
@@ -135,8 +174,11 @@ def test_a_total_told_on_page_2_after_page_1_read_zero_requests_the_pages_it_rev
     spider, _ = make_spider(ZhilianSpider)
     lease = make_lease("zhilian", city="深圳", job="Java")
     first = request_for(spider, lease, 1)
-    [second] = [r for r in spider.parse_search(response_for(first, body=_page_with_zero_totals(20).encode()))
-                if not hasattr(r, "fields")]
+    [second] = [
+        r
+        for r in spider.parse_search(response_for(first, body=_page_with_zero_totals(20).encode()))
+        if not hasattr(r, "fields")
+    ]
     spider.runs[lease.key].taken(2)
     html = (FIXTURES / "zhilian" / "page1.html").read_text(encoding="utf-8")  # pages: 5
     results = list(spider.parse_search(response_for(second, body=html.encode())))

@@ -5,8 +5,8 @@ Revises: 0001
 Create Date: 2025-01-02
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 from farm.state.posting_fields import posting_columns
 
@@ -22,18 +22,13 @@ def upgrade() -> None:
     with op.batch_alter_table("keyword") as batch:
         batch.add_column(sa.Column("lease_token", sa.Integer(), nullable=False, server_default="0"))
         batch.add_column(sa.Column("heartbeat_at", sa.DateTime(), nullable=True))
-        batch.add_column(
-            sa.Column("pages_ahead", sa.String(1024), nullable=False, server_default="")
-        )
+        batch.add_column(sa.Column("pages_ahead", sa.String(1024), nullable=False, server_default=""))
     # rows crawling at upgrade time: their last sign of life is their start
     op.execute(
-        "UPDATE keyword SET heartbeat_at = crawl_started_at "
-        "WHERE crawl_status = 'crawling' AND heartbeat_at IS NULL"
+        "UPDATE keyword SET heartbeat_at = crawl_started_at WHERE crawl_status = 'crawling' AND heartbeat_at IS NULL"
     )
     op.create_index("ix_keyword_fresh", "keyword", ["source", "last_requested_date", "id"])
-    op.create_index(
-        "ix_keyword_status", "keyword", ["source", "crawl_status", "last_requested_date", "id"]
-    )
+    op.create_index("ix_keyword_status", "keyword", ["source", "crawl_status", "last_requested_date", "id"])
     op.create_index("ix_keyword_heartbeat", "keyword", ["crawl_status", "heartbeat_at"])
 
     op.create_table(

@@ -36,8 +36,11 @@ PAD = "utf8mb4_bin"
 
 def _alter(collation: str) -> None:
     for table in dict.fromkeys(table for table, *_ in KEY_COLUMNS):
-        changes = ", ".join(f"MODIFY `{column}` {kind} CHARACTER SET utf8mb4 COLLATE {collation} {null}"
-                            for name, column, kind, null in KEY_COLUMNS if name == table)  # fmt: skip
+        changes = ", ".join(
+            f"MODIFY `{column}` {kind} CHARACTER SET utf8mb4 COLLATE {collation} {null}"
+            for name, column, kind, null in KEY_COLUMNS
+            if name == table
+        )
         op.execute(f"ALTER TABLE `{table}` {changes}")
 
 
