@@ -93,6 +93,15 @@ class Relay:
         return self.start()
 
 
+def relay_to_database(url: str) -> tuple[Relay, str]:
+    """A started relay in front of the server of the database URL ``url``, and the URL through it."""
+    credentials, rest = url.rsplit("@", 1)
+    host, database = rest.split("/", 1)
+    address, port = host.split(":")
+    relay = Relay((address, int(port))).start()
+    return relay, f"{credentials}@127.0.0.1:{relay.port}/{database}"
+
+
 class ReplyDropper(Relay):
     """A relay that loses the reply to one command: the server runs it, and the connection drops as
     its reply comes back, as when Redis stalls past the client's socket timeout or a reset cuts it."""

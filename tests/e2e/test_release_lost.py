@@ -23,7 +23,7 @@ from tests.e2e.harness import (
     stored_postings,
     wait_until,
 )
-from tests.relay import Relay
+from tests.relay import relay_to_database
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
@@ -39,24 +39,17 @@ LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[")
 ROWS = [("qcwy", city, job) for city in ("北京", "上海", "广州") for job in ("python", "java", "前端")]
 
 
-def via(relay, db_url):
-    credentials, rest = db_url.rsplit("@", 1)
-    database = rest.split("/", 1)[1]
-    return f"{credentials}@127.0.0.1:{relay.port}/{database}"
-
-
 def test_a_worker_that_loses_the_database_before_its_release_leaves_its_keywords_to_be_adopted(
     mariadb_url, shared, tmp_path
 ):
     prepare_db(mariadb_url, ROWS)
-    host, port = mariadb_url.rsplit("@", 1)[1].split("/", 1)[0].split(":")
-    relay = Relay((host, int(port))).start()
+    relay, via_relay = relay_to_database(mariadb_url)
     first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
     try:
         with SandboxProcess(seed=14, postings=(200, 200)) as sandbox:
             first = start_crawl(
                 "qcwy",
-                via(relay, mariadb_url),
+                via_relay,
                 sandbox.url,
                 first_log,
                 redis=shared,

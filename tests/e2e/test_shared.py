@@ -30,7 +30,7 @@ from tests.e2e.harness import (
     stored_postings,
     wait_until,
 )
-from tests.relay import Relay
+from tests.relay import relay_to_database
 from tests.unit.spider_helpers import make_spider
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
@@ -230,11 +230,7 @@ def test_three_workers_keep_one_shared_rate(mariadb_url, shared, tmp_path):
 def test_mariadb_gone_for_10_seconds_mid_crawl_is_ridden_out(mariadb_url, shared, tmp_path):
     rows = rows_for(18)
     prepare_db(mariadb_url, rows)
-    credentials, rest = mariadb_url.rsplit("@", 1)
-    host, database = rest.split("/", 1)
-    address, port = host.split(":")
-    relay = Relay((address, int(port))).start()
-    via_relay = f"{credentials}@127.0.0.1:{relay.port}/{database}"
+    relay, via_relay = relay_to_database(mariadb_url)
     try:
         with SandboxProcess(seed=8, postings=(200, 200)) as sandbox:
             slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2}
@@ -253,11 +249,7 @@ def test_mariadb_gone_for_10_seconds_mid_crawl_is_ridden_out(mariadb_url, shared
 def test_mariadb_silent_mid_crawl_is_an_outage_ridden_out(mariadb_url, shared, tmp_path):
     rows = rows_for(12)
     prepare_db(mariadb_url, rows)
-    credentials, rest = mariadb_url.rsplit("@", 1)
-    host, database = rest.split("/", 1)
-    address, port = host.split(":")
-    relay = Relay((address, int(port))).start()
-    via_relay = f"{credentials}@127.0.0.1:{relay.port}/{database}"
+    relay, via_relay = relay_to_database(mariadb_url)
     try:
         with SandboxProcess(seed=9, postings=(200, 200)) as sandbox:
             slow = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2, "FARM_DB_TIMEOUT": 1}

@@ -13,7 +13,7 @@ from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from tests.integration.api_harness import ApiServer
-from tests.relay import Relay
+from tests.relay import relay_to_database
 
 
 @pytest.mark.mariadb
@@ -22,10 +22,7 @@ def test_database_down_gets_503_with_retry_after_and_nothing_is_lost(mariadb_url
     engine = make_engine(mariadb_url)
     store = KeywordStore(engine)
     store.add_keywords([("boss", "北京", "python"), ("boss", "北京", "java")])
-    host, rest = mariadb_url.split("@", 1)[1].split("/", 1)
-    address, port = host.split(":")
-    relay = Relay((address, int(port))).start()
-    via_relay = f"{mariadb_url.split('@', 1)[0]}@127.0.0.1:{relay.port}/{rest}"
+    relay, via_relay = relay_to_database(mariadb_url)
     try:
         with ApiServer(via_relay, tmp_path / "api.log", env={"FARM_API_RETRY_AFTER": "7"}) as server:
             with server.client() as http:
@@ -71,11 +68,7 @@ def test_a_silent_database_gets_503_with_retry_after_within_seconds(mariadb_url,
     engine = make_engine(mariadb_url)
     KeywordStore(engine).add_keywords([("boss", "北京", "python")])
     engine.dispose()
-    credentials, rest = mariadb_url.rsplit("@", 1)
-    host, database = rest.split("/", 1)
-    address, port = host.split(":")
-    relay = Relay((address, int(port))).start()
-    via_relay = f"{credentials}@127.0.0.1:{relay.port}/{database}"
+    relay, via_relay = relay_to_database(mariadb_url)
     try:
         env = {"FARM_API_RETRY_AFTER": "3", "FARM_DB_TIMEOUT": "1", "FARM_DB_POOL_TIMEOUT": "1"}
         with ApiServer(via_relay, tmp_path / "api.log", env=env) as server:

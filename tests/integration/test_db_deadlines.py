@@ -18,17 +18,9 @@ import farm.settings
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from tests.relay import Relay
+from tests.relay import relay_to_database
 
 pytestmark = pytest.mark.mariadb
-
-
-def via_relay(url: str) -> tuple[Relay, str]:
-    credentials, rest = url.rsplit("@", 1)
-    host, database = rest.split("/", 1)
-    address, port = host.split(":")
-    relay = Relay((address, int(port))).start()
-    return relay, f"{credentials}@127.0.0.1:{relay.port}/{database}"
 
 
 def in_thread(call):
@@ -65,7 +57,7 @@ def deadlines(monkeypatch):
 
 def test_a_silent_database_is_an_outage_within_the_deadline_and_a_call_rides_it_out(mariadb_url, deadlines, caplog):
     upgrade(mariadb_url)
-    relay, url = via_relay(mariadb_url)
+    relay, url = relay_to_database(mariadb_url)
     deadlines(1, 1)
     engine = make_engine(url)
     try:
