@@ -125,8 +125,12 @@ def plain_command(sandbox_url, keywords, lean=False, feed=None, extensions=None,
     return command + COMMON + (SCRAPY_ITEMS if scrapy_items else []), env
 
 
-# farm's pipeline minus the storing (bench/unstored.py)
-UNSTORED = ["-s", "ITEM_PIPELINES=" + json.dumps({"bench.unstored.UnstoredPostingsPipeline": 300})]
+# farm's pipeline minus the storing (bench/unstored.py), in place of farm's own
+UNSTORED = [
+    "-s",
+    "ITEM_PIPELINES="
+    + json.dumps({"bench.unstored.UnstoredPostingsPipeline": 300, "farm.pipelines.sql.SqlPostingsPipeline": None}),
+]
 
 
 def farm(sandbox_url, keywords, db_url, extra=(), cwd=REPO):

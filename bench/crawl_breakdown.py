@@ -15,8 +15,8 @@ import sys
 import tempfile
 
 from bench.crawl_bench import CITIES, JOBS, crawl_output, farm_command, plain_command
+from farm.addon import EXTENSIONS
 from farm.sandbox.testing import SandboxProcess
-from farm.settings import EXTENSIONS
 
 TIMES = {"bench.component_times.ComponentTimes": 1000}
 # What both sides do, each in its own place: the parse; farm decodes a page's JSON in its

@@ -12,7 +12,9 @@ class PlainQcwySpider(QcwySpider):
     name = "qcwy_plain"
     site = "qcwy"
     custom_settings = {
-        # Scrapy's own scheduler: farm's needs the keyword table (FarmRuntime)
+        # plain Scrapy: without farm's add-on (farm.settings turns it on), so Scrapy's own scheduler
+        # (farm's needs the keyword table) and none of farm's components
+        "ADDONS": {},
         "SCHEDULER": "scrapy.core.scheduler.Scheduler",
         "DOWNLOADER_MIDDLEWARES": {},
         "ITEM_PIPELINES": {},

@@ -93,3 +93,18 @@ def city_code(source: str, city: str) -> str | None:
 def accepted_cities(source: str) -> str:
     """What a city of ``source`` may be, for a message."""
     return f"one of {', '.join(CITY_CODES[source])} or a {source} city code ({CODE_FORMS[source]})"
+
+
+def register_site(source: str, city_codes: dict[str, str], code_pattern: re.Pattern, code_form: str = "") -> None:
+    """A site of a project's own beyond farm's three (farm.sites): its keywords are then checked
+    by the same rules, a city being a name of ``city_codes`` or a code ``code_pattern`` matches."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,15}", source):
+        raise ValueError(f"site name {source!r}: it takes a-z, 0-9 and _, at most 16 characters, from a letter")
+    CITY_CODES[source] = dict(city_codes)
+    CODE_PATTERNS[source] = code_pattern
+    CODE_FORMS[source] = code_form or f"matching {code_pattern.pattern}"
+
+
+def known_sources() -> tuple[str, ...]:
+    """The sources a keyword may name: farm's three sites and any registered."""
+    return tuple(CODE_PATTERNS)

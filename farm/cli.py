@@ -144,7 +144,22 @@ def _project_settings():
     if "FARM_DB_URL" not in settings:
         # run outside the project directory (no scrapy.cfg found): farm's own defaults
         settings.setmodule("farm.settings", priority="default")
+    else:
+        # a project that turns farm on with its add-on (farm.addon) gives only the FARM_* it changes
+        from farm.addon import farm_defaults
+
+        settings.update(farm_defaults(), priority="default")
     return settings
+
+
+def _register_project_sites(farm_ctx: "Farm") -> None:
+    """The project's own sites (farm.sites) are sources a keyword may name."""
+    from farm.sites import register_project_sites  # not before: it imports the spiders
+
+    try:
+        register_project_sites(farm_ctx.settings)
+    except (ImportError, ValueError) as exc:
+        raise click.ClickException(f"cannot load the project's spiders: {exc}") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -205,6 +220,7 @@ def keywords_import(farm_ctx: Farm, file: str):
     written. The file is read once, so a pipe or a process substitution works.
     """
     store = farm_ctx.store()
+    _register_project_sites(farm_ctx)
     try:
         total, rows = _unique_keywords(file)
     except KeywordFileError as exc:
@@ -234,7 +250,8 @@ def _unique_keywords(file: str) -> tuple[int, list[tuple[str, str, str]]]:
 @click.argument("job")
 @database_command
 def keywords_add(farm_ctx: Farm, source: str, city: str, job: str):
-    """Add one keyword: SOURCE (boss, qcwy, zhilian), CITY and JOB."""
+    """Add one keyword: SOURCE (boss, qcwy, zhilian, or a site of the project's own), CITY and JOB."""
+    _register_project_sites(farm_ctx)
     try:
         row = validate_keyword(source, city, job)
     except KeywordError as exc:

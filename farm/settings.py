@@ -21,6 +21,8 @@ SPIDER_MODULES = ["farm.spiders"]
 NEWSPIDER_MODULE = "farm.spiders"
 # `scrapy crawl` checks farm's settings first (farm.commands.crawl)
 COMMANDS_MODULE = "farm.commands"
+# farm's scheduler, middlewares, extensions and pipeline (farm.addon), as any Scrapy project turns farm on
+ADDONS = {"farm.addon.FarmAddon": 0}
 
 # --- farm -------------------------------------------------------------------
 
@@ -126,7 +128,6 @@ DOWNLOAD_DELAY = _env("FARM_DOWNLOAD_DELAY", 0)
 # (bench/crawl_bench.py). farm's pipeline does not wait on anything; 8 still lets a
 # user's waiting pipeline overlap the items of a page.
 CONCURRENT_ITEMS = _env("FARM_CONCURRENT_ITEMS", 8)
-SCHEDULER = "farm.scheduler.FarmScheduler"
 DOWNLOAD_TIMEOUT = 30
 COOKIES_ENABLED = True
 TELNETCONSOLE_ENABLED = False
@@ -142,29 +143,5 @@ USER_AGENT = (
 RETRY_ENABLED = True
 RETRY_TIMES = _env("FARM_RETRY_TIMES", 2)
 RETRY_HTTP_CODES = [500, 502, 504, 522, 524, 408]
-
-DOWNLOADER_MIDDLEWARES = {
-    "farm.middlewares.lease.KeywordLeaseMiddleware": 50,
-    # after the lease middleware, before RetryMiddleware (550): every attempt, retries too, is signed anew
-    "farm.middlewares.signing.RequestSigningMiddleware": 540,
-    "farm.middlewares.blocks.SiteBlockMiddleware": 560,
-}
-ITEM_PIPELINES = {
-    "farm.pipelines.sql.SqlPostingsPipeline": 300,
-}
-EXTENSIONS = {
-    "scrapy.extensions.logstats.LogStats": None,
-    # NotConfigured unless FARM_METRICS_PORT is set; first of farm's, so that a port in use
-    # stops the crawl before anything else of farm's has started
-    "farm.extensions.metrics.FarmMetrics": -20,
-    # before Scrapy's own (0): it builds the crawl's runtime, which starts the state writer
-    # process, and the writer's third of a second to start overlaps theirs
-    "farm.extensions.progress.PageProgress": -10,
-    "farm.extensions.reaper.LeaseReaper": 110,
-    "farm.extensions.logstats.FarmLogStats": 120,
-    "farm.extensions.lean.LeanProcess": 130,
-    # NotConfigured unless JOBDIR is set: pause and resume
-    "farm.extensions.checkpoint.JobCheckpoint": 140,
-}
 
 FEED_EXPORT_ENCODING = "utf-8"

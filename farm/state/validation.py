@@ -9,8 +9,8 @@ unreadable or look like another keyword.
 
 import unicodedata
 
-from farm.cities import accepted_cities, city_code
-from farm.state.models import CITY_MAX, JOB_MAX, SOURCES
+from farm.cities import accepted_cities, city_code, known_sources
+from farm.state.models import CITY_MAX, JOB_MAX
 
 # Unicode categories refused inside a city or job: controls (C0, DEL, C1), format
 # characters (bidi overrides and isolates, zero-width spaces and joiners, BOM, soft
@@ -37,8 +37,9 @@ def validate_keyword(source: str, city: str, job: str) -> tuple[str, str, str]:
     source, city, job = (
         unicodedata.normalize("NFC", str(v if v is not None else "")).strip() for v in (source, city, job)
     )
-    if source not in SOURCES:
-        raise KeywordError(f"unknown source {source!r} (expected one of: {', '.join(SOURCES)})")
+    sources = known_sources()
+    if source not in sources:
+        raise KeywordError(f"unknown source {source!r} (expected one of: {', '.join(sources)})")
     for name, value, limit in (("city", city, CITY_MAX), ("job", job, JOB_MAX)):
         if not value:
             raise KeywordError(f"empty {name}")

@@ -10,7 +10,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings.default_settings import DOWNLOADER_MIDDLEWARES_BASE
 from scrapy.utils.misc import build_from_crawler
 
-from farm import settings as farm_settings
+from farm import addon as farm_addon
 from farm.middlewares.signing import RequestSigningMiddleware
 from farm.sandbox.qcwy import sign as sandbox_sign
 from farm.spiders.boss import BossSpider
@@ -98,14 +98,14 @@ def test_off_for_a_spider_without_a_sign_hook():
 
 
 def test_sits_after_the_lease_middleware_and_before_scrapys_retry():
-    priorities = farm_settings.DOWNLOADER_MIDDLEWARES
+    priorities = farm_addon.DOWNLOADER_MIDDLEWARES
     signing_at = priorities["farm.middlewares.signing.RequestSigningMiddleware"]
     retry_at = DOWNLOADER_MIDDLEWARES_BASE["scrapy.downloadermiddlewares.retry.RetryMiddleware"]
     assert priorities["farm.middlewares.lease.KeywordLeaseMiddleware"] < signing_at < retry_at
 
 
 def test_in_a_crawl_that_signs_at_send_a_request_is_made_unsigned_and_signed_once_as_it_goes_out():
-    spider, _ = make_spider(QcwySpider, DOWNLOADER_MIDDLEWARES=farm_settings.DOWNLOADER_MIDDLEWARES)
+    spider, _ = make_spider(QcwySpider, DOWNLOADER_MIDDLEWARES=farm_addon.DOWNLOADER_MIDDLEWARES)
     spider.clock = Clock(1750000000)
     spider.crawler.spider = spider
     assert spider.signed_when_sent
@@ -119,7 +119,7 @@ def test_in_a_crawl_that_signs_at_send_a_request_is_made_unsigned_and_signed_onc
 
 
 def test_a_crawl_without_the_signing_middleware_signs_a_request_when_it_is_made():
-    disabled = {**farm_settings.DOWNLOADER_MIDDLEWARES, "farm.middlewares.signing.RequestSigningMiddleware": None}
+    disabled = {**farm_addon.DOWNLOADER_MIDDLEWARES, "farm.middlewares.signing.RequestSigningMiddleware": None}
     spider, _ = make_spider(QcwySpider, clock=1750000000, DOWNLOADER_MIDDLEWARES=disabled)
     assert not spider.signed_when_sent
     request = spider.page_request(make_lease("qcwy"), 1)
