@@ -39,6 +39,7 @@ async def test_a_worker_that_could_not_release_its_keywords_stays_listed_for_a_s
     crawler, runtime = worker
     work = runtime.shared
     await work.start()
+    await work.closing()  # as the crawl closes: the adoption its start began has listed what it took
     work.keep_listed()
     await work.leave()
 
@@ -56,6 +57,7 @@ async def test_a_worker_that_released_everything_leaves_the_live_set(worker, sha
     crawler, runtime = worker
     work = runtime.shared
     await work.start()
+    await work.closing()
     await work.leave()
     other = survivor(crawler, shared)
     assert other.server.zscore(other.k("live"), work.queue.worker) is None
