@@ -49,6 +49,11 @@ def _mask_userinfo(match) -> str:
     return match.group(0) if password in ("password", MASK) else f"{match.group(1)}{MASK}@"
 
 
+def mask_secret_params(text: str) -> str:
+    """``text`` with the values of password-like query parameters (``?password=``, ``?token=``...) masked."""
+    return _SECRET_PARAM.sub(rf"\1{MASK}", text)
+
+
 def without_secrets(text, *urls) -> str:
     """``text`` with every password masked: in ``user:password@``, in password-like query
     parameters, and wherever a secret of one of ``urls`` (the settings it may quote) appears."""
@@ -56,7 +61,7 @@ def without_secrets(text, *urls) -> str:
     for secret in {s for url in urls for s in secrets_in(url)}:
         shown = shown.replace(secret, MASK)
     shown = _USERINFO.sub(_mask_userinfo, shown)
-    return _SECRET_PARAM.sub(rf"\1{MASK}", shown)
+    return mask_secret_params(shown)
 
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\x1b": "\\e"}

@@ -8,11 +8,11 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import QueuePool
 
+from farm.display import mask_secret_params
+
 URL_EXAMPLES = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
 # the execution option of reader(engine): its SQLite transactions begin deferred
 READ_OPTION = "farm_read"
-# query parameters that may carry a password to the driver (?password=, ?passwd=, ...)
-_SECRET_PARAM = re.compile(r"([?&][^=&]*(?:pass|pwd|secret|token)[^=&]*=)[^&]*", re.IGNORECASE)
 
 
 MYSQL = ("mysql", "mariadb")  # the backends of mysql+pymysql:// and mariadb+pymysql://
@@ -54,7 +54,7 @@ def mask_url(url) -> str:
             if user and port and not port.isdigit():  # no @host: the word may be a password
                 rest = f"{user}:***{after[len(port) :]}"
     masked = f"{scheme}{rest}"
-    return _SECRET_PARAM.sub(r"\1***", masked)
+    return mask_secret_params(masked)
 
 
 def parse_url(url: str, setting: str = "FARM_DB_URL"):
