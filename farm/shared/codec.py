@@ -23,6 +23,17 @@ PROXY_HEADER = "Proxy-Authorization"
 CALLBACKS = {"parse_search", "_page_callback"}
 ERRBACKS = {"page_error", "_page_errback", None}
 METHODS = {"GET", "POST"}
+# Request's own defaults: a payload leaves them out (each page's request goes to Redis and back, and
+# these were a tenth of it), and they are put back as it is read
+DEFAULTS = {
+    "body": "",
+    "cookies": {},
+    "encoding": "utf-8",
+    "flags": [],
+    "cb_kwargs": {},
+    "method": "GET",
+    "priority": 0,
+}
 
 
 class BadPayload(ValueError):
@@ -95,6 +106,9 @@ def _dumps(data: dict) -> bytes:
         meta["farm_lease"] = lease.to_json()
     data["meta"] = meta
     data["farm"] = VERSION
+    for name, default in DEFAULTS.items():
+        if name in data and data[name] == default:
+            del data[name]
     return orjson.dumps(data)
 
 
@@ -105,6 +119,9 @@ def _loads(payload: bytes) -> dict:
         raise BadPayload(f"not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("farm") != VERSION:
         raise BadPayload(f"not a farm request (version {VERSION})")
+    for name, default in DEFAULTS.items():
+        if name not in data:
+            data[name] = default.copy() if isinstance(default, dict | list) else default
     if "_class" in data:
         raise BadPayload("names a request class: refused (it would be imported)")
     if data.get("callback") not in CALLBACKS or data.get("errback") not in ERRBACKS:

@@ -12,8 +12,8 @@ A long download is never taken for a dead worker: the heartbeat does not wait fo
 Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
 
     queue        zset  id -> score (priority, then first in first out)
-    req          hash  id -> the request as JSON (farm.shared.codec)
-    lease        hash  id -> its keyword's lease, ``id:token``
+    req          hash  id -> its keyword's lease (``id:token``) and a newline, then the request as JSON
+                       (farm.shared.codec); the JSON alone for a request without a keyword
     open         hash  lease -> its requests not yet settled (queued or in flight)
     ends         zset  lease -> until when (Redis' clock, ms) it is known to have ended: its queued
                        requests are dropped at the pop; each end kept a day, trimmed as ends are written
@@ -25,7 +25,8 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
                        table, not Redis, says which (a claim commits before its leases are listed)
     owner        hash  lease -> the worker that claimed or adopted it
     inbox:<w>    list  ends of w's leases, written by whichever worker ended them
-    calls:<w>    hash  call id -> reply of worker w's last calls that must not run twice
+    calls:<w>    hash  call id -> reply of worker w's last calls that must not run twice (the last
+                       CALLS_KEPT at most; old ones are forgotten a run at a time)
     live         zset  worker -> last heartbeat (Redis' own clock, ms)
     pace         hash  next_at, interval, penalty (ms): the site's shared pace; every pop carries the
                        interval and this worker's back-off, and writes them back when they are gone
@@ -52,6 +53,7 @@ from farm.shared.dupefilter import LEASE_SECONDS
 SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace", "end", "leave", "inbox")
 ONCE = ("push", "ack", "requeue_dead", "pace", "inbox")  # wrapped in scripts/once.lua (pop does it itself)
 CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
+CALLS_FORGOTTEN = 16  # the old calls are forgotten this many at a time (one HDEL), the last 240 always kept
 CALLS_KEPT_MS = 3600 * 1000  # and for how long after its last call (well past FARM_OUTAGE_GRACE)
 
 
@@ -74,6 +76,7 @@ class SharedQueue(PriorityQueue):
             text = (source / f"{name}.lua").read_text()
             self.scripts[name] = server.register_script(once.replace("--SCRIPT--", text) if name in ONCE else text)
         self._calls = itertools.count(random.randrange(1 << 48))
+        self._forgotten = None  # the last call id forgotten (None: none yet, the calls' lifetime not set)
         self._callback_names = {}  # farm.shared.codec.request_dict
 
     def _encode_request(self, request) -> bytes:
@@ -86,9 +89,19 @@ class SharedQueue(PriorityQueue):
         """An id for a call that must not run twice: made again with it, the call answers as it did."""
         return next(self._calls)
 
+    def _forget(self, call: int) -> list:
+        """The old call ids this call forgets, ['', ''] when none: every CALLS_FORGOTTEN calls, the
+        CALLS_KEPT before the last CALLS_KEPT - CALLS_FORGOTTEN (one HDEL; a run a call lost is forgotten
+        with the next), the calls' lifetime renewed with it: never more than CALLS_KEPT kept."""
+        last = call - (CALLS_KEPT - CALLS_FORGOTTEN)
+        if self._forgotten is not None and last - self._forgotten < CALLS_FORGOTTEN:
+            return ["", ""]
+        self._forgotten = last
+        return [last - CALLS_KEPT + 1, last]
+
     def _once(self, name, keys, args, call):
         call = self.new_call() if call is None else call
-        args = [call, CALLS_KEPT_MS, call - CALLS_KEPT, *args]
+        args = [call, CALLS_KEPT_MS, *self._forget(call), *args]
         return self.scripts[name](keys=[self.k("calls:" + self.worker), *keys], args=args)
 
     # --- requests -----------------------------------------------------------
@@ -123,7 +136,6 @@ class SharedQueue(PriorityQueue):
             self.k("seq"),
             self.dupefilter.key,
             self.k("open"),
-            self.k("lease"),
             self.k("ends"),
         ]
         return [bool(ok) for ok in self._once("push", keys, args, call)]
@@ -144,13 +156,13 @@ class SharedQueue(PriorityQueue):
             self.k("req"),
             self.k("taken:" + self.worker),
             self.k("pace"),
-            self.k("lease"),
             self.k("ends"),
             self.k("open"),
             self.k("calls:" + self.worker),
         ]
         pace = [int(interval * 1000) if interval is not None else "", int(penalty * 1000)]
-        out = self.scripts["pop"](keys=keys, args=[n, random.random(), *pace, call, CALLS_KEPT_MS, call - CALLS_KEPT])
+        args = [n, random.random(), *pace, call, CALLS_KEPT_MS, *self._forget(call)]
+        out = self.scripts["pop"](keys=keys, args=args)
         if out[0]:
             return out[0] / 1000, []
         taken = []
@@ -170,7 +182,7 @@ class SharedQueue(PriorityQueue):
         """These requests' pages are settled; (lease, its requests still open) for each."""
         if not ids:
             return []
-        keys = [self.k("taken:" + self.worker), self.k("req"), self.k("lease"), self.k("open")]
+        keys = [self.k("taken:" + self.worker), self.k("req"), self.k("open")]
         out = self._once("ack", keys, list(ids), call)
         return [(out[i].decode(), int(out[i + 1])) for i in range(0, len(out), 2)]
 

@@ -1,20 +1,49 @@
 -- A request's page is settled (recorded, or given up): it leaves this worker's in-flight set.
--- KEYS: 1 this worker's in-flight, 2 payloads, 3 lease of, 4 open
+-- KEYS: 1 this worker's in-flight, 2 payloads (hash id -> [lease "\n"] json), 3 open
 -- ARGV: ids
--- Returns {lease, requests of it still open, ...} for each acknowledged request that had a lease.
-local out = {}
-for i = 1, #ARGV do
-  local id = ARGV[i]
-  if redis.call('ZREM', KEYS[1], id) == 1 then
-    local lease = redis.call('HGET', KEYS[3], id)
-    redis.call('HDEL', KEYS[2], id)
-    redis.call('HDEL', KEYS[3], id)
-    if lease then
-      local left = redis.call('HINCRBY', KEYS[4], lease, -1)
-      if left <= 0 then redis.call('HDEL', KEYS[4], lease) end
-      out[#out + 1] = lease
-      out[#out + 1] = left
+-- Each command takes the whole batch (one ZMSCORE, ZREM, HMGET, HDEL; one HINCRBY a keyword).
+-- Returns {lease, requests of it still open, ...} for each acknowledged request that had a lease, in
+-- order, as if acknowledged one by one.
+local function batch(command, key, list)  -- unpack has a limit: the replies of runs of 4000
+  local out = {}
+  for i = 1, #list, 4000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 3999, #list)))
+    if type(reply) == 'table' then
+      for j = 1, math.min(4000, #list - i + 1) do out[i + j - 1] = reply[j] end
     end
   end
+  return out
+end
+local held = batch('ZMSCORE', KEYS[1], ARGV)
+local ids = {}
+for i = 1, #ARGV do
+  if held[i] then ids[#ids + 1] = ARGV[i] end
+end
+if #ids == 0 then return {} end
+batch('ZREM', KEYS[1], ids)
+local entries = batch('HMGET', KEYS[2], ids)
+batch('HDEL', KEYS[2], ids)
+local leases, count, order = {}, {}, {}
+for i = 1, #ids do
+  local lease = entries[i] and string.match(entries[i], '^(%d+:%d+)\n')
+  if lease then
+    leases[#leases + 1] = lease
+    if not count[lease] then
+      count[lease] = 0
+      order[#order + 1] = lease
+    end
+    count[lease] = count[lease] + 1
+  end
+end
+local left = {}
+for _, lease in ipairs(order) do
+  left[lease] = redis.call('HINCRBY', KEYS[3], lease, -count[lease]) + count[lease]
+  if left[lease] - count[lease] <= 0 then redis.call('HDEL', KEYS[3], lease) end
+end
+local out = {}
+for _, lease in ipairs(leases) do
+  left[lease] = left[lease] - 1
+  out[#out + 1] = lease
+  out[#out + 1] = left[lease]
 end
 return out

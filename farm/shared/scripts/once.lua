@@ -2,7 +2,8 @@
 -- again under the same call id: it answers what it answered the first time, without running twice.
 -- The script below is the call's own (its KEYS and ARGV follow these).
 -- KEYS: 1 this worker's calls (hash call id -> reply as JSON), then the script's
--- ARGV: 1 call id, 2 how long the calls are kept (ms), 3 the call id it forgets, then the script's
+-- ARGV: 1 call id, 2 how long the calls are kept (ms), 3 and 4 the first and last call ids it forgets
+--       ('' '': none this call; the worker forgets its old calls a run at a time), then the script's
 local calls, call = KEYS[1], ARGV[1]
 local done = redis.call('HGET', calls, call)
 if done then return cjson.decode(done) end
@@ -11,9 +12,13 @@ local function script(KEYS, ARGV)
 end
 local keys, argv = {}, {}
 for i = 2, #KEYS do keys[i - 1] = KEYS[i] end
-for i = 4, #ARGV do argv[i - 3] = ARGV[i] end
+for i = 5, #ARGV do argv[i - 4] = ARGV[i] end
 local reply = script(keys, argv)
 redis.call('HSET', calls, call, cjson.encode(reply))
-redis.call('HDEL', calls, ARGV[3])
-redis.call('PEXPIRE', calls, tonumber(ARGV[2]))
+if ARGV[3] ~= '' then
+  local old = {}
+  for id = tonumber(ARGV[3]), tonumber(ARGV[4]) do old[#old + 1] = id end
+  redis.call('HDEL', calls, unpack(old))
+  redis.call('PEXPIRE', calls, tonumber(ARGV[2]))
+end
 return reply

@@ -1,23 +1,40 @@
 -- Take up to n requests for this worker, at the site's shared pace.
--- KEYS: 1 queue, 2 payloads, 3 this worker's in-flight (zset id -> queue score), 4 pace (hash),
---       5 lease of, 6 ends (zset lease -> until, ms), 7 open, 8 this worker's calls (hash, see once.lua)
+-- KEYS: 1 queue, 2 payloads (hash id -> [lease "\n"] json), 3 this worker's in-flight (zset id -> queue
+--       score), 4 pace (hash), 5 ends (zset lease -> until, ms), 6 open, 7 this worker's calls (see once.lua)
 -- ARGV: 1 n, 2 jitter in [0, 1), 3 the site's interval (ms; '' unknown), 4 this worker's back-off (ms),
---       5 call id, 6 how long the calls are kept (ms), 7 the call id it forgets
+--       5 call id, 6 how long the calls are kept (ms), 7 and 8 the first and last call ids it forgets
 -- Returns {ms to wait} when the pace says wait, else {0, id, payload, lease, id, payload, lease, ...}.
 -- Made again under the same call id (its reply lost), it answers the requests that call took and
 -- this worker still holds: a lost reply strands nothing in its in-flight set. Only their ids are kept.
+-- Each command takes the whole batch (one ZPOPMIN, HMGET, ZMSCORE, ZADD), not one request.
 local out = {0}
-local done = redis.call('HGET', KEYS[8], ARGV[5])
+local function split(entry)  -- the lease, the request's JSON
+  local lease = string.match(entry, '^(%d+:%d+)\n')
+  if lease then return lease, string.sub(entry, #lease + 2) end
+  return '', entry
+end
+local done = redis.call('HGET', KEYS[7], ARGV[5])
 if done then
-  for id in string.gmatch(done, '%S+') do
-    local payload = redis.call('HGET', KEYS[2], id)
-    if payload and redis.call('ZSCORE', KEYS[3], id) then
+  local ids = {}
+  for id in string.gmatch(done, '%S+') do ids[#ids + 1] = id end
+  if #ids == 0 then return out end
+  local entries = redis.call('HMGET', KEYS[2], unpack(ids))
+  local held = redis.call('ZMSCORE', KEYS[3], unpack(ids))
+  for i, id in ipairs(ids) do
+    if entries[i] and held[i] then
+      local lease, payload = split(entries[i])
       out[#out + 1] = id
       out[#out + 1] = payload
-      out[#out + 1] = redis.call('HGET', KEYS[5], id) or ''
+      out[#out + 1] = lease
     end
   end
   return out
+end
+if ARGV[7] ~= '' then  -- this worker's old calls (see once.lua)
+  local old = {}
+  for id = tonumber(ARGV[7]), tonumber(ARGV[8]) do old[#old + 1] = id end
+  redis.call('HDEL', KEYS[7], unpack(old))
+  redis.call('PEXPIRE', KEYS[7], tonumber(ARGV[6]))
 end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -39,31 +56,57 @@ if now < next_at then return {next_at - now} end
 local gap = math.max(tonumber(pace[2]) or 0, tonumber(pace[3]) or 0)
 local n = tonumber(ARGV[1])
 if gap > 0 then n = 1 end  -- a paced site: one request per turn
-local taken = {}
+local taken, held = {}, {}
 while #taken < n do
-  local top = redis.call('ZPOPMIN', KEYS[1], 1)
+  local top = redis.call('ZPOPMIN', KEYS[1], n - #taken)
   if #top == 0 then break end
-  local id, score = top[1], top[2]
-  local payload = redis.call('HGET', KEYS[2], id)
-  local lease = redis.call('HGET', KEYS[5], id)
-  local ended = lease and tonumber(redis.call('ZSCORE', KEYS[6], lease) or 0) > now
-  if payload and ended then
-    -- its keyword has ended: drop it here, not in a worker
-    redis.call('HDEL', KEYS[2], id)
-    redis.call('HDEL', KEYS[5], id)
-    if redis.call('HINCRBY', KEYS[7], lease, -1) <= 0 then redis.call('HDEL', KEYS[7], lease) end
-  elseif payload then
-    redis.call('ZADD', KEYS[3], score, id)
-    out[#out + 1] = id
-    out[#out + 1] = payload
-    out[#out + 1] = lease or ''
-    taken[#taken + 1] = id
+  local ids = {}
+  for i = 1, #top, 2 do ids[#ids + 1] = top[i] end
+  local entries = redis.call('HMGET', KEYS[2], unpack(ids))
+  local leases, ends, known = {}, {}, {}
+  for i = 1, #ids do
+    if entries[i] then
+      local lease = split(entries[i])
+      if lease ~= '' and not known[lease] then
+        known[lease] = true
+        leases[#leases + 1] = lease
+      end
+    end
+  end
+  if #leases > 0 then
+    local untils = redis.call('ZMSCORE', KEYS[5], unpack(leases))
+    for i, lease in ipairs(leases) do ends[lease] = untils[i] and tonumber(untils[i]) > now end
+  end
+  local dropped, closed, closing = {}, {}, {}
+  for i, id in ipairs(ids) do
+    if entries[i] then
+      local lease, payload = split(entries[i])
+      if ends[lease] then
+        -- its keyword has ended: drop it here, not in a worker
+        dropped[#dropped + 1] = id
+        if not closed[lease] then
+          closed[lease] = 0
+          closing[#closing + 1] = lease
+        end
+        closed[lease] = closed[lease] + 1
+      else
+        held[#held + 1] = top[i * 2]
+        held[#held + 1] = id
+        out[#out + 1] = id
+        out[#out + 1] = payload
+        out[#out + 1] = lease
+        taken[#taken + 1] = id
+      end
+    end
+  end
+  if #dropped > 0 then redis.call('HDEL', KEYS[2], unpack(dropped)) end
+  for _, lease in ipairs(closing) do
+    if redis.call('HINCRBY', KEYS[6], lease, -closed[lease]) <= 0 then redis.call('HDEL', KEYS[6], lease) end
   end
 end
 if #taken > 0 then
+  redis.call('ZADD', KEYS[3], unpack(held))
   if gap > 0 then redis.call('HSET', KEYS[4], 'next_at', now + math.floor(gap * (0.5 + tonumber(ARGV[2])))) end
-  redis.call('HSET', KEYS[8], ARGV[5], table.concat(taken, ' '))
-  redis.call('HDEL', KEYS[8], ARGV[7])
-  redis.call('PEXPIRE', KEYS[8], tonumber(ARGV[6]))
+  redis.call('HSET', KEYS[7], ARGV[5], table.concat(taken, ' '))
 end
 return out

@@ -1,43 +1,104 @@
 -- Push requests, through the dupefilter; count them open for their keyword.
--- KEYS: 1 queue (zset id -> score), 2 payloads (hash id -> json), 3 seq, 4 today's fingerprints of requests
---       without a keyword (set), 5 open (hash lease -> requests not yet settled), 6 lease of (hash id -> lease),
---       7 ends (zset lease -> until, ms)
+-- KEYS: 1 queue (zset id -> score), 2 payloads (hash id -> [lease "\n"] json), 3 seq, 4 today's
+--       fingerprints of requests without a keyword (set), 5 open (hash lease -> requests not yet settled),
+--       6 ends (zset lease -> until, ms)
 -- ARGV: 1 today's fingerprints' ttl (s), 2 a lease's fingerprints' ttl (s), 3 the key of a lease's
 --       fingerprints without the lease, then per request: fingerprint ('' = not filtered), lease ('' = none),
 --       priority, payload
 -- A keyword's page fingerprints are its lease's own set (seen:<lease>), whatever the day: a keyword in
 -- flight at midnight keeps them, and every worker that learns of a page queues it once.
+-- Each command takes the whole batch (one ZADD, one HSET, one SADD a set...), not one request.
 -- Returns, per request, 1 when queued, 0 when filtered (seen, or its keyword ended).
+local function chunked(command, key, list)  -- unpack has a limit: a rebuild pushes thousands
+  for i = 1, #list, 4000 do redis.call(command, key, unpack(list, i, math.min(i + 3999, #list))) end
+end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local queued, sets = {}, {}
-for i = 4, #ARGV, 4 do
-  local fingerprint, lease, priority, payload = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
-  local ok = 1
-  if lease ~= '' and tonumber(redis.call('ZSCORE', KEYS[7], lease) or 0) > now then ok = 0 end
-  if ok == 1 and fingerprint ~= '' then
+local n = (#ARGV - 3) / 4
+local ok, leases, ended = {}, {}, {}
+for i = 1, n do
+  local lease = ARGV[i * 4 + 1]
+  if lease ~= '' and ended[lease] == nil then
+    ended[lease] = false
+    leases[#leases + 1] = lease
+  end
+end
+for j = 1, #leases, 4000 do
+  local part = {unpack(leases, j, math.min(j + 3999, #leases))}
+  local untils = redis.call('ZMSCORE', KEYS[6], unpack(part))
+  for k, lease in ipairs(part) do ended[lease] = untils[k] and tonumber(untils[k]) > now or false end
+end
+-- the fingerprints, a set at a time: which are new (SMISMEMBER), then all of those in one SADD
+local sets, order = {}, {}
+for i = 1, n do
+  local fingerprint, lease = ARGV[i * 4], ARGV[i * 4 + 1]
+  ok[i] = 1
+  if lease ~= '' and ended[lease] then ok[i] = 0 end
+  if ok[i] == 1 and fingerprint ~= '' then
     local set = KEYS[4]
     if lease ~= '' then set = ARGV[3] .. lease end
-    ok = redis.call('SADD', set, fingerprint)
-    sets[set] = true
+    if not sets[set] then
+      sets[set] = {}
+      order[#order + 1] = set
+    end
+    table.insert(sets[set], i)
   end
-  if ok == 1 then
-    local id = redis.call('INCR', KEYS[3])
-    -- higher priority first, then first in first out
-    redis.call('ZADD', KEYS[1], -priority * 1e12 + id, id)
-    redis.call('HSET', KEYS[2], id, payload)
-    if lease ~= '' then
-      redis.call('HSET', KEYS[6], id, lease)
-      redis.call('HINCRBY', KEYS[5], lease, 1)
+end
+for _, set in ipairs(order) do
+  local members, fresh, seen = sets[set], {}, {}
+  local known = {}
+  if #members == 1 then
+    known[1] = 1 - redis.call('SADD', set, ARGV[members[1] * 4])
+  else
+    for j = 1, #members, 4000 do
+      local part = {}
+      for k = j, math.min(j + 3999, #members) do part[#part + 1] = ARGV[members[k] * 4] end
+      for k, is in ipairs(redis.call('SMISMEMBER', set, unpack(part))) do known[j + k - 1] = is end
     end
   end
-  queued[#queued + 1] = ok
-end
-for set in pairs(sets) do
+  for k, i in ipairs(members) do
+    local fingerprint = ARGV[i * 4]
+    if known[k] == 1 or seen[fingerprint] then
+      ok[i] = 0
+    else
+      seen[fingerprint] = true
+      fresh[#fresh + 1] = fingerprint
+    end
+  end
+  if #members > 1 and #fresh > 0 then chunked('SADD', set, fresh) end
   if set == KEYS[4] then
     if redis.call('TTL', set) == -1 then redis.call('EXPIRE', set, tonumber(ARGV[1])) end
   else
     redis.call('EXPIRE', set, tonumber(ARGV[2]))  -- a day after its keyword's last page was queued
   end
 end
-return queued
+local count = 0
+for i = 1, n do count = count + ok[i] end
+if count > 0 then
+  local id = redis.call('INCRBY', KEYS[3], count) - count
+  local scores, payloads, opened, opens = {}, {}, {}, {}
+  for i = 1, n do
+    if ok[i] == 1 then
+      id = id + 1
+      local lease, priority, payload = ARGV[i * 4 + 1], tonumber(ARGV[i * 4 + 2]), ARGV[i * 4 + 3]
+      -- higher priority first, then first in first out
+      scores[#scores + 1] = -priority * 1e12 + id
+      scores[#scores + 1] = id
+      payloads[#payloads + 1] = id
+      if lease ~= '' then
+        payloads[#payloads + 1] = lease .. '\n' .. payload
+        if not opened[lease] then
+          opened[lease] = 0
+          opens[#opens + 1] = lease
+        end
+        opened[lease] = opened[lease] + 1
+      else
+        payloads[#payloads + 1] = payload
+      end
+    end
+  end
+  chunked('ZADD', KEYS[1], scores)
+  chunked('HSET', KEYS[2], payloads)
+  for _, lease in ipairs(opens) do redis.call('HINCRBY', KEYS[5], lease, opened[lease]) end
+end
+return ok
