@@ -32,7 +32,9 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
                        interval and this worker's back-off, and writes them back when they are gone
     epoch        str   set once; missing means Redis lost everything (farm rebuilds)
 
-Every move between keys is one Lua script (farm/shared/scripts). A script that must not run twice
+Every move between keys is one Lua script (farm/shared/scripts), and each command in a script takes
+the whole batch (one ZADD, HSET, HMGET, ZMSCORE... for many requests): commands a page, as INFO
+counts them (inside scripts too), stay a few, fewer than scrapy-redis's. A script that must not run twice
 (a pop, a push, an acknowledgement, an inbox read, an adoption, a back-off) takes a call id: when its
 reply is lost (Redis stalled past the socket timeout, a reset, a failover), the link makes the same
 call again, and the script answers what it answered the first time (scripts/once.lua). All methods
