@@ -243,9 +243,7 @@ class KeywordStore:
         """The rows of one kind a claim may take, in claim order."""
         stmt = select(literal(_KINDS.index(kind)).label("kind"), *_LEASE_COLUMNS).where(self._claimable(kind))
         if kind == "fresh":  # walks ix_keyword_fresh (source, last_requested_date, id) in order, no sort
-            # never requested first: PostgreSQL sorts NULLs last unless told (and indexes them so)
-            requested = c.last_requested_date.nulls_first() if self._postgresql else c.last_requested_date
-            stmt = stmt.order_by(requested, c.id)
+            stmt = stmt.order_by(c.last_requested_date, c.id)
         else:
             stmt = stmt.order_by(c.id)
         stmt = stmt.limit(limit)
@@ -276,6 +274,14 @@ class KeywordStore:
             self._pick = [union_all(*(self._candidates(kind, n) for kind in _KINDS))]
         else:
             self._pick = [self._candidates(kind, n) for kind in _KINDS]
+        if self._postgresql:
+            # PostgreSQL sorts (and indexes) NULLs last: the never requested are picked first, apart,
+            # each part in ix_keyword_fresh's order
+            fresh = self._pick.pop()
+            self._pick += [
+                fresh.where(c.last_requested_date.is_(None)),
+                fresh.where(c.last_requested_date.is_not(None)),
+            ]
         common = dict(
             crawl_status="crawling",
             last_requested_date=bindparam("day"),
