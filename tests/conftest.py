@@ -96,6 +96,13 @@ def every_db_url(request, tmp_path):
     yield from _database(request.param, tmp_path)
 
 
+@pytest.fixture
+def database_url(request, tmp_path):
+    """An empty database of the kind a test names by indirect parametrization
+    (``@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)``)."""
+    yield from _database(request.param, tmp_path)
+
+
 @pytest.fixture(params=["mariadb", "postgresql"])
 def server_db_url(request, tmp_path):
     """An empty database on each database server farm is tested on (MariaDB, PostgreSQL): what
