@@ -93,6 +93,7 @@ def test_eight_processes_claim_each_keyword_once_on_mariadb(mariadb_url):
     run_claimers(mariadb_url, processes=8, keywords=5000)
 
 
+@pytest.mark.postgresql
 def test_eight_processes_claim_each_keyword_once_on_postgresql(postgresql_url):
     run_claimers(postgresql_url, processes=8, keywords=5000)
 

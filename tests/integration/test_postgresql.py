@@ -13,6 +13,8 @@ from farm.state import KeywordStore
 from farm.state.db import make_engine, postgresql_state, postgresql_unreachable
 from farm.state.migrate import upgrade
 
+pytestmark = pytest.mark.postgresql
+
 
 def raising(engine, state: str):
     """A transaction that fails with PostgreSQL's ``state``, as the server reports it."""
