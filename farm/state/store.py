@@ -1,7 +1,7 @@
 """The keyword store: the one owner of every write to the ``keyword`` table.
 
 Claims hand out leases atomically (``SELECT … FOR UPDATE SKIP LOCKED`` on
-MySQL/MariaDB, one ``BEGIN IMMEDIATE`` write transaction on SQLite); every later
+MySQL/MariaDB and PostgreSQL, one ``BEGIN IMMEDIATE`` write transaction on SQLite); every later
 write about a keyword names its (id, lease_token) and changes nothing once another
 claim has given it a new token (random: see new_lease_token). Transactions are short and never span a callback.
 """
@@ -628,7 +628,7 @@ class KeywordStore:
     def reap(self) -> int:
         """Crawling rows without a heartbeat for lease_timeout seconds become partial.
 
-        On MySQL/MariaDB the stale rows are picked with SKIP LOCKED, like claims: a row
+        On MySQL/MariaDB and PostgreSQL the stale rows are picked with SKIP LOCKED, like claims: a row
         another crawler holds locked is being claimed or written right now, and a reap
         must not wait behind it (nor hold a crawler's database thread while it waits).
         """
