@@ -168,10 +168,11 @@ class SharedQueue(PriorityQueue):
         if out[0]:
             return out[0] / 1000, []
         taken = []
-        for i in range(1, len(out), 3):
-            rid, payload, lease = out[i].decode(), out[i + 1], out[i + 2].decode()
+        for i in range(1, len(out), 2):
+            rid, payload, lease = out[i].decode(), out[i + 1], ""
             try:
                 request = self._decode_request(payload)
+                lease = request.meta["farm_lease"].name  # every farm request has one (the codec)
             except BadPayload as exc:
                 request = exc
             taken.append(Taken(rid, request, lease))

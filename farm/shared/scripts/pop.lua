@@ -3,7 +3,8 @@
 --       score), 4 pace (hash), 5 ends (zset lease -> until, ms), 6 open, 7 this worker's calls (see once.lua)
 -- ARGV: 1 n, 2 jitter in [0, 1), 3 the site's interval (ms; '' unknown), 4 this worker's back-off (ms),
 --       5 call id, 6 how long the calls are kept (ms), 7 and 8 the first and last call ids it forgets
--- Returns {ms to wait} when the pace says wait, else {0, id, payload, lease, id, payload, lease, ...}.
+-- Returns {ms to wait} when the pace says wait, else {0, id, payload, id, payload, ...} (a payload
+-- without its lease: the request carries it).
 -- Made again under the same call id (its reply lost), it answers the requests that call took and
 -- this worker still holds: a lost reply strands nothing in its in-flight set. Only their ids are kept.
 -- Each command takes the whole batch (one ZPOPMIN, HMGET, ZMSCORE, ZADD), not one request.
@@ -22,10 +23,9 @@ if done then
   local held = redis.call('ZMSCORE', KEYS[3], unpack(ids))
   for i, id in ipairs(ids) do
     if entries[i] and held[i] then
-      local lease, payload = split(entries[i])
+      local _, payload = split(entries[i])
       out[#out + 1] = id
       out[#out + 1] = payload
-      out[#out + 1] = lease
     end
   end
   return out
@@ -94,7 +94,6 @@ while #taken < n do
         held[#held + 1] = id
         out[#out + 1] = id
         out[#out + 1] = payload
-        out[#out + 1] = lease
         taken[#taken + 1] = id
       end
     end
