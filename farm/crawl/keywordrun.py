@@ -57,7 +57,7 @@ class KeywordRun:
     writing: set[int] = field(default_factory=set)  # handed to the outbox, not yet answered
     recorded: set[int] = field(default_factory=set)  # recorded done under this lease
     outcome: Outcome | None = None  # the end, once decided (the first decided wins)
-    end_sent: bool = False  # its end is on its way to the store
+    outcome_sent: bool = False  # its end is on its way to the store
     over: bool = False  # its end is settled: nothing more happens to it
     orphan_rounds: int = 0  # times pages were found lost inside the crawl (see the lease middleware)
 
@@ -135,4 +135,4 @@ class KeywordRun:
     @property
     def end_due(self) -> bool:
         """An end is decided and every page taken from the queue has been handed over or given up."""
-        return self.outcome is not None and not self.end_sent and not self.over and not self.fetching
+        return self.outcome is not None and not self.outcome_sent and not self.over and not self.fetching

@@ -189,7 +189,7 @@ class KeywordLeaseMiddleware:
         if decision.action == "finish":
             # every request belongs to a lease: with none held, the crawl is done now, not at
             # Scrapy's next idle check (up to 5 s away)
-            self._finished()
+            self._crawl_done()
         elif decision.action == "ask_others":  # shared: once no other worker holds work
             shared = self.runtime.shared
             d = shared.link.run(shared.queue.busy)
@@ -205,9 +205,9 @@ class KeywordLeaseMiddleware:
         shared.busy = busy
         seen = self._seen(self._closing, outlook=Outlook(0, None), others_busy=busy or shared.adopting)
         if self._none_left and decide(seen).action == "finish":
-            self._finished()
+            self._crawl_done()
 
-    def _finished(self):
+    def _crawl_done(self):
         logger.info("farm: no %s keyword left to claim for today", self.crawler.spider.name)
         self.runtime.close_crawl("finished")
 

@@ -240,7 +240,7 @@ class KeywordRegistry:
     def _send_when_due(self, run: KeywordRun) -> None:
         if not run.end_due:
             return
-        run.end_sent = True
+        run.outcome_sent = True
         outcome = run.outcome
         written = self.parts.outbox.end(run.lease, outcome.kind, outcome.reason)
         written.addCallbacks(self._end_written, self._end_not_written, callbackArgs=(run,), errbackArgs=(run,))
@@ -269,7 +269,7 @@ class KeywordRegistry:
     def _end_not_written(self, failure, run: KeywordRun):
         # the crawl closes on the database error; release() writes what is left
         self.stats.inc_value("farm/progress/not_written")
-        run.end_sent = False
+        run.outcome_sent = False
 
     def _settle_end(self, run: KeywordRun, outcome: Outcome) -> None:
         if run.over:
@@ -313,7 +313,7 @@ class KeywordRegistry:
         ends = []
         for run in runs:
             kind, message = ("released", why)
-            if run.outcome is not None and not run.end_sent:
+            if run.outcome is not None and not run.outcome_sent:
                 kind, message = run.outcome.kind, run.outcome.reason
             if parts.outbox.lost is None:
                 ends.append(parts.outbox.end(run.lease, kind, message))
