@@ -361,11 +361,11 @@ class SharedWork:
     def _adopted(self, lease):
         if lease is None:
             return  # ended meanwhile
-        if lease.key in self.runs:  # its pages were being handled here: now its keyword is this worker's too
-            self.registry.add(lease, shared=True, owned=True)
+        handled_here = lease.key in self.runs
+        self.registry.add(lease, shared=True, owned=True)
+        if handled_here:  # its pages were being handled here: now its keyword is this worker's too
             return
         self.stats.inc_value("farm/shared/adopted")
-        self.registry.add(lease, shared=True, owned=True)
         logger.info("farm: adopted %s/%s (#%s) from a stopped worker", lease.city, lease.job, lease.id)
         self.look(lease.name)  # its requests may be back in the queue: only if none is open anywhere
 
