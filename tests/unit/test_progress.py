@@ -5,12 +5,11 @@ import pytest_twisted
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DropItem
 
-from farm import signals
 from farm.crawl.keywordrun import Outcome
 from farm.crawl.progress import PageProgress
 from farm.items import JobPosting
 from farm.runtime import FarmRuntime
-from tests.unit.components import component, db_barrier, keyword_row, make_crawler
+from tests.unit.components import component, db_barrier, keyword_row, keywords_ended, make_crawler
 
 
 @pytest.fixture
@@ -23,13 +22,7 @@ def crawler(sqlite_url):
 
 @pytest.fixture
 def ended(crawler):
-    outcomes = []
-
-    def keyword_ended(lease, outcome, spider):
-        outcomes.append((lease.id, outcome.kind))
-
-    crawler.signals.connect(keyword_ended, signal=signals.keyword_ended, weak=False)
-    return outcomes
+    return keywords_ended(crawler, lambda lease, outcome: (lease.id, outcome.kind))
 
 
 def claim(crawler, pages=(1,), last=None):

@@ -3,10 +3,9 @@
 import pytest
 import pytest_twisted
 
-from farm import signals
 from farm.crawl.keywordrun import Outcome
 from farm.runtime import FarmRuntime
-from tests.unit.components import db_barrier, keyword_row, make_crawler
+from tests.unit.components import db_barrier, keyword_row, keywords_ended, make_crawler
 
 ROWS = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]
 
@@ -20,13 +19,7 @@ def crawler(sqlite_url):
 
 @pytest.fixture
 def ended(crawler):
-    outcomes = []
-
-    def keyword_ended(lease, outcome, spider):
-        outcomes.append((lease.id, outcome))
-
-    crawler.signals.connect(keyword_ended, signal=signals.keyword_ended, weak=False)
-    return outcomes
+    return keywords_ended(crawler)
 
 
 def held(crawler, pages=()):
