@@ -26,11 +26,20 @@ pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 SLOW = {"DOWNLOAD_DELAY": 0.02, "CONCURRENT_REQUESTS": 2}
 
 
-def through_relay(url: str) -> tuple[Relay, str]:
-    """A relay in front of the private redis-server, and the URL through it."""
+@pytest.fixture
+def relayed(mariadb_url, private_redis):
+    """Twelve keywords to crawl; the private redis-server's URL, a client of it, a relay in front of it
+    (stalled, the workers behind it go silent) and the URL through the relay."""
+    url, _ = private_redis
+    prepare_db(mariadb_url, rows_for(12))
+    client = redis.Redis.from_url(url)
     port = int(url.rsplit(":", 1)[1].split("/")[0])
     relay = Relay(("127.0.0.1", port)).start()
-    return relay, f"redis://127.0.0.1:{relay.port}/0"
+    try:
+        yield url, client, relay, f"redis://127.0.0.1:{relay.port}/0"
+    finally:
+        relay.stop()
+        client.close()
 
 
 def in_flight(client) -> set[bytes]:
@@ -69,69 +78,55 @@ def assert_nothing_left(client):
 
 
 def test_a_worker_killed_between_a_pop_and_its_batched_ack_has_its_pages_put_back_and_stored_once(
-    mariadb_url, private_redis, tmp_path
+    mariadb_url, relayed, tmp_path
 ):
-    url, _ = private_redis
+    url, client, relay, via_relay = relayed
     rows = rows_for(12)
-    prepare_db(mariadb_url, rows)
-    client = redis.Redis.from_url(url)
-    relay, via_relay = through_relay(url)
-    try:
-        with SandboxProcess(seed=11, postings=(200, 200)) as sandbox:
-            [victim] = start_workers(1, mariadb_url, sandbox, (via_relay, "farm"), tmp_path, **SLOW)
-            wait_until(lambda: served(sandbox) >= 20 and client.zcard("farm:qcwy:taken:worker0"), 60, "a batch taken")
-            relay.stall()  # what it sends Redis from now on, its batched acknowledgements first, goes no further
-            settled_while_stalled(sandbox, [victim])
-            held = in_flight(client)
-            assert held and victim.poll() is None
-            held = held_pages(client, held)
-            victim.send_signal(signal.SIGKILL)  # popped, fetched, recorded: never acknowledged
-            victim.wait()
-            relay.stop()
-            survivor = start_workers(1, mariadb_url, sandbox, (url, "farm"), tmp_path, first=1, **SLOW)
-            finish(survivor, tmp_path, timeout=180)
-            pages = check_everything_once(mariadb_url, sandbox, rows)  # every posting stored, once
-            fetches = fetched_pages(sandbox, "qcwy")
-        assert set(fetches) == pages
-        # a page fetched twice is one the victim held unacknowledged: put back, fetched by the survivor
-        assert max(fetches.values()) <= 2 and sum(fetches.values()) - len(pages) <= len(held)
-        output = logs(tmp_path)
-        assert "a worker stopped (worker0)" in output
-        # the survivor was given the victim's requests back: none had to be found missing (a page the
-        # victim pushed, its push held with the acknowledgements, is: the keyword table has it)
-        assert not found_missing(output) & held
-        assert_nothing_left(client)
-    finally:
+    with SandboxProcess(seed=11, postings=(200, 200)) as sandbox:
+        [victim] = start_workers(1, mariadb_url, sandbox, (via_relay, "farm"), tmp_path, **SLOW)
+        wait_until(lambda: served(sandbox) >= 20 and client.zcard("farm:qcwy:taken:worker0"), 60, "a batch taken")
+        relay.stall()  # what it sends Redis from now on, its batched acknowledgements first, goes no further
+        settled_while_stalled(sandbox, [victim])
+        held = in_flight(client)
+        assert held and victim.poll() is None
+        held = held_pages(client, held)
+        victim.send_signal(signal.SIGKILL)  # popped, fetched, recorded: never acknowledged
+        victim.wait()
         relay.stop()
-        client.close()
+        survivor = start_workers(1, mariadb_url, sandbox, (url, "farm"), tmp_path, first=1, **SLOW)
+        finish(survivor, tmp_path, timeout=180)
+        pages = check_everything_once(mariadb_url, sandbox, rows)  # every posting stored, once
+        fetches = fetched_pages(sandbox, "qcwy")
+    assert set(fetches) == pages
+    # a page fetched twice is one the victim held unacknowledged: put back, fetched by the survivor
+    assert max(fetches.values()) <= 2 and sum(fetches.values()) - len(pages) <= len(held)
+    output = logs(tmp_path)
+    assert "a worker stopped (worker0)" in output
+    # the survivor was given the victim's requests back: none had to be found missing (a page the
+    # victim pushed, its push held with the acknowledgements, is: the keyword table has it)
+    assert not found_missing(output) & held
+    assert_nothing_left(client)
 
 
 def test_redis_flushed_between_pops_and_their_batched_acks_loses_no_page_and_stores_none_twice(
-    mariadb_url, private_redis, tmp_path
+    mariadb_url, relayed, tmp_path
 ):
-    url, _ = private_redis
+    url, client, relay, via_relay = relayed
     rows = rows_for(12)
-    prepare_db(mariadb_url, rows)
-    client = redis.Redis.from_url(url)
-    relay, via_relay = through_relay(url)
-    try:
-        with SandboxProcess(seed=12, postings=(200, 200)) as sandbox:
-            # FARM_WORKER_TIMEOUT past the stall: neither finds the other stopped
-            workers = start_workers(
-                2, mariadb_url, sandbox, (via_relay, "farm"), tmp_path, FARM_WORKER_TIMEOUT=30, **SLOW
-            )
-            wait_until(lambda: served(sandbox) >= 20 and len(in_flight(client)) >= 2, 60, "batches taken")
-            relay.stall()  # the workers' batched acknowledgements and pushes wait in their links
-            settled_while_stalled(sandbox, workers)
-            assert in_flight(client)
-            client.flushall()  # Redis loses everything, the batches on their way included
-            relay.resume()  # they arrive at an empty Redis: the workers rebuild it from the keyword table
-            finish(workers, tmp_path, timeout=180)
-            pages = check_everything_once(mariadb_url, sandbox, rows)  # every posting stored, once
-            fetches = fetched_pages(sandbox, "qcwy")
-        assert set(fetches) == pages and max(fetches.values()) <= 2
-        assert "rebuilt from the keyword table" in logs(tmp_path)
-        assert_nothing_left(client)
-    finally:
-        relay.stop()
-        client.close()
+    with SandboxProcess(seed=12, postings=(200, 200)) as sandbox:
+        # FARM_WORKER_TIMEOUT past the stall: neither finds the other stopped
+        workers = start_workers(2, mariadb_url, sandbox, (via_relay, "farm"), tmp_path, FARM_WORKER_TIMEOUT=30, **SLOW)
+        wait_until(lambda: served(sandbox) >= 20 and len(in_flight(client)) >= 2, 60, "batches taken")
+        relay.stall()  # the workers' batched acknowledgements and pushes wait in their links
+        settled_while_stalled(sandbox, workers)
+        assert in_flight(client)
+        client.flushall()  # Redis loses everything, the batches on their way included
+        relay.resume()  # they arrive at an empty Redis: the workers rebuild it from the keyword table
+        finish(workers, tmp_path, timeout=180)
+        pages = check_everything_once(mariadb_url, sandbox, rows)  # every posting stored, once
+        fetches = fetched_pages(sandbox, "qcwy")
+    assert set(fetches) == pages and max(fetches.values()) <= 2
+    # the flush was seen; what it took is queued again from the keyword table (the rebuild, or the look
+    # at a keyword with nothing open, whichever comes first)
+    assert "the shared state in Redis is gone" in logs(tmp_path)
+    assert_nothing_left(client)
