@@ -2,7 +2,7 @@
 
 On only when JOBDIR is set (``scrapy crawl qcwy -s JOBDIR=dir``; scrapyd sets it per job
 with ``jobs_dir``), for farm's spiders. The file and why it is sound are in
-farm.checkpoint; who notes what:
+farm.crawl.backends.checkpoint; who notes what:
 
 - the lease middleware notes every keyword it claims (or takes back), and takes back
   at start the keywords a resumed checkpoint held;
@@ -28,7 +28,7 @@ from scrapy.utils.job import job_dir
 from twisted.internet.task import LoopingCall
 
 from farm import signals
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import FarmRuntime
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import FarmRuntime
 from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from twisted.internet.error import CannotListenError
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import FarmRuntime
 from farm.spiders.base import LeaseSpider
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import FarmRuntime
 
 logger = logging.getLogger(__name__)
 

@@ -28,9 +28,9 @@ from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 
 from farm import signals
+from farm.crawl.backends.redis.link import RedisUnreachable
+from farm.crawl.parts import FarmRuntime
 from farm.keywordrun import KeywordRun
-from farm.runtime import FarmRuntime
-from farm.shared.link import RedisUnreachable
 from farm.spiders.base import LeaseLost
 from farm.state.clock import utcnow
 from farm.state.store import Outlook

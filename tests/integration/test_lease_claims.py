@@ -10,8 +10,8 @@ from scrapy import signals as scrapy_signals
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
+from farm.crawl.parts import FarmRuntime
 from farm.middlewares.lease import KeywordLeaseMiddleware
-from farm.runtime import FarmRuntime
 from tests.unit.components import db_barrier, make_crawler, until
 
 

@@ -6,10 +6,10 @@ import pytest_twisted
 import redis
 from twisted.internet.defer import Deferred
 
+from farm.crawl.backends.redis.dupefilter import DayDupeFilter
+from farm.crawl.backends.redis.queue import SharedQueue
+from farm.crawl.parts import FarmRuntime
 from farm.keywordrun import KeywordRun
-from farm.runtime import FarmRuntime
-from farm.shared.dupefilter import DayDupeFilter
-from farm.shared.queue import SharedQueue
 from farm.state.clock import utcnow
 from tests.integration.test_shared_scheduler import crawler_sharing_work
 from tests.unit.spider_helpers import make_lease

@@ -11,13 +11,13 @@ from scrapy.crawler import CrawlerRunner
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-import farm.shared.scheduler as shared_scheduler
-import farm.shared.work as shared_work
+import farm.crawl.backends.redis.backend as shared_scheduler
+import farm.crawl.backends.redis.membership as shared_work
+from farm.crawl.backends.redis.backend import SharedScheduler
+from farm.crawl.backends.redis.membership import SharedWork
+from farm.crawl.backends.redis.queue import SharedQueue
+from farm.crawl.parts import FarmRuntime
 from farm.keywordrun import KeywordRun
-from farm.runtime import FarmRuntime
-from farm.shared.queue import SharedQueue
-from farm.shared.scheduler import SharedScheduler
-from farm.shared.work import SharedWork
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade

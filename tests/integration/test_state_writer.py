@@ -13,10 +13,10 @@ from scrapy.utils.test import get_crawler
 from sqlalchemy import select
 from twisted.internet import reactor
 
+from farm.crawl.outbox import Outbox
+from farm.crawl.parts import FarmRuntime
 from farm.items import JobPosting
-from farm.outbox import Outbox
 from farm.pipelines.sql import SqlPostingsPipeline
-from farm.runtime import FarmRuntime
 from farm.spiders.parsing import site_time
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade

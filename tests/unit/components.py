@@ -7,7 +7,7 @@ from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 import farm.settings
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import FarmRuntime
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade

@@ -4,8 +4,8 @@ import pytest
 from scrapy.http import HtmlResponse, TextResponse
 from twisted.internet.error import ConnectionRefusedError, TimeoutError
 
+from farm.crawl.parts import FarmRuntime
 from farm.middlewares.blocks import SiteBlockMiddleware
-from farm.runtime import FarmRuntime
 from farm.spiders.base import KeywordBlocked, LeaseLost, SiteUnavailable
 from tests.unit.components import make_crawler
 

@@ -7,9 +7,9 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 
 from farm import signals
-from farm.checkpoint import FILE_NAME, open_checkpoint
+from farm.crawl.backends.checkpoint import FILE_NAME, open_checkpoint
+from farm.crawl.parts import FarmRuntime
 from farm.extensions.checkpoint import JobCheckpoint
-from farm.runtime import FarmRuntime
 from farm.state.lease import Lease
 from tests.unit.components import make_crawler
 

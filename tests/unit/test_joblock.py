@@ -1,4 +1,4 @@
-"""One crawl per JOBDIR (farm.joblock): the lock, its refusal, and what releases it."""
+"""One crawl per JOBDIR (farm.crawl.backends.joblock): the lock, its refusal, and what releases it."""
 
 import os
 import signal
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from farm.joblock import FILE_NAME, JobdirInUse, JobdirLock
-from farm.runtime import FarmRuntime, FarmStartError
+from farm.crawl.backends.joblock import FILE_NAME, JobdirInUse, JobdirLock
+from farm.crawl.parts import FarmRuntime, FarmStartError
 from tests.unit.components import make_crawler
 
 ROWS = [("qcwy", "北京", "python")]
@@ -55,7 +55,7 @@ def test_a_released_lock_is_taken_again_and_its_file_stays(tmp_path):
 
 HOLDER = """
 import sys, time
-from farm.joblock import JobdirLock
+from farm.crawl.backends.joblock import JobdirLock
 lock = JobdirLock.take(sys.argv[1])
 lock.note("killed-one")
 print("held", flush=True)

@@ -13,8 +13,8 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.internet import reactor
 
 from farm import signals
+from farm.crawl.parts import FarmRuntime
 from farm.middlewares.lease import ORPHAN_ROUNDS, KeywordLeaseMiddleware
-from farm.runtime import FarmRuntime
 from farm.spiders.base import LeaseLost
 from tests.unit.components import db_barrier, keyword_row, make_crawler, writer_started
 
@@ -175,7 +175,7 @@ async def test_pages_lost_inside_the_crawl_are_asked_for_again_a_bounded_number_
 
 @pytest_twisted.ensureDeferred
 async def test_a_jobdir_checkpoint_has_its_keywords_taken_back_first_with_their_missing_pages(sqlite_url, tmp_path):
-    from farm.checkpoint import open_checkpoint
+    from farm.crawl.backends.checkpoint import open_checkpoint
     from farm.state.db import make_engine
     from farm.state.migrate import upgrade
     from farm.state.store import KeywordStore

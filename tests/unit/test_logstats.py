@@ -4,8 +4,8 @@ import re
 
 import pytest
 
+from farm.crawl.parts import FarmRuntime
 from farm.extensions.logstats import FarmLogStats
-from farm.runtime import FarmRuntime
 from tests.unit.components import component, make_crawler
 
 

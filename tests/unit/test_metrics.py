@@ -9,8 +9,8 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from twisted.internet import threads
 
+from farm.crawl.parts import FarmRuntime
 from farm.extensions.metrics import FarmMetrics, MetricsPortError
-from farm.runtime import FarmRuntime
 from tests.unit.components import component, make_crawler
 
 ROWS = [("qcwy", "北京", "python")]

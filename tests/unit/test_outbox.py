@@ -9,7 +9,7 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
-from farm.outbox import Outbox
+from farm.crawl.outbox import Outbox
 from farm.state.lease import BatchResult, Lease, PageWrite
 from farm.writer import WriteLost
 

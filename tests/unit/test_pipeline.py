@@ -6,9 +6,9 @@ import orjson
 import pytest
 from scrapy.exceptions import DropItem
 
+from farm.crawl.parts import FarmRuntime
 from farm.items import JobPosting
 from farm.pipelines.sql import SqlPostingsPipeline
-from farm.runtime import FarmRuntime
 from tests.unit.components import make_crawler
 
 

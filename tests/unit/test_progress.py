@@ -6,9 +6,9 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DropItem
 
 from farm import signals
+from farm.crawl.parts import FarmRuntime
 from farm.extensions.progress import PageProgress
 from farm.items import JobPosting
-from farm.runtime import FarmRuntime
 from tests.unit.components import component, db_barrier, keyword_row, make_crawler
 
 

@@ -15,10 +15,10 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
+from farm.crawl.parts import FarmRuntime
+from farm.crawl.scheduler import FarmScheduler
 from farm.extensions.progress import PageProgress
 from farm.pipelines.sql import SqlPostingsPipeline
-from farm.runtime import FarmRuntime
-from farm.scheduler import FarmScheduler
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade

@@ -6,9 +6,9 @@ from scrapy import Request
 from twisted.internet import reactor
 
 from farm import signals
-from farm.checkpoint import open_checkpoint
-from farm.runtime import FarmRuntime
-from farm.scheduler import FarmScheduler
+from farm.crawl.backends.checkpoint import open_checkpoint
+from farm.crawl.parts import FarmRuntime
+from farm.crawl.scheduler import FarmScheduler
 from tests.unit.components import db_barrier, keyword_row, make_crawler
 
 ROWS = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]

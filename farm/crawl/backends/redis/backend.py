@@ -4,7 +4,7 @@ What scrapy-redis's Scheduler does, and what this one does instead:
 
 - ``close()`` deletes the queue and the dupefilter unless SCHEDULER_PERSIST: here
   nothing shared is ever deleted by a worker; a clean close puts back what this
-  worker took and did not settle (farm.shared.work.leave).
+  worker took and did not settle (farm.crawl.backends.redis.membership.leave).
 - ``next_request()`` pops on the reactor (a Redis round trip per request; with
   SCHEDULER_IDLE_BEFORE_CLOSE, a blocking BRPOP): here a pump takes requests on the
   Redis link's thread, at the site's shared pace, into a local buffer of up to a
@@ -19,7 +19,7 @@ What scrapy-redis's Scheduler does, and what this one does instead:
   in the same Lua script that queues it.
 - ``has_pending_requests()`` is "the queue is not empty": here it is what this
   worker holds; whether others still hold work is the lease middleware's to weigh
-  (farm.shared.work.SharedWork.busy) before the worker ends.
+  (farm.crawl.backends.redis.membership.SharedWork.busy) before the worker ends.
 
 A request for a page already in this worker's window (a retry, a redirect) stays
 with this worker and goes out first, as in local mode. Either way a page request
@@ -33,10 +33,10 @@ from collections import deque
 from scrapy_redis.scheduler import Scheduler as RedisScheduler
 from twisted.internet import reactor
 
+from farm.crawl.backends.redis.codec import BadPayload
+from farm.crawl.proxies import take_proxy
+from farm.crawl.scheduler import RetryLane, still_wanted
 from farm.keywordrun import KeywordRun
-from farm.proxies import take_proxy
-from farm.scheduler import RetryLane, still_wanted
-from farm.shared.codec import BadPayload
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class SharedScheduler(RedisScheduler):
 
     @classmethod
     def from_crawler(cls, crawler):
-        from farm.runtime import FarmRuntime
+        from farm.crawl.parts import FarmRuntime
 
         return cls(FarmRuntime.of(crawler))
 

@@ -9,7 +9,7 @@ A page request leaves the queue only when
   and the window wakes the engine when a page's progress is recorded;
 - the site's pace allows it (FARM_<SITE>_RATE and the back-off after blocks):
   otherwise it waits, parked, until its turn;
-- a proxy is free (FARM_PROXIES, farm.proxies): it leaves with the next one in
+- a proxy is free (FARM_PROXIES, farm.crawl.proxies): it leaves with the next one in
   turn, or, with every proxy quarantined, waits parked until one comes back.
 
 So back-pressure never holds a request inside the downloader, where an ended
@@ -21,13 +21,13 @@ leaves the window only once it has gone through, and behind a request waiting
 for the window it would wait for ever. Requests of other spiders, and other
 requests, pass as Scrapy's would.
 
-With FARM_REDIS_URL set, the scheduler is farm.shared.scheduler.SharedScheduler
+With FARM_REDIS_URL set, the scheduler is farm.crawl.backends.redis.backend.SharedScheduler
 (the same gates, on the queue every worker shares).
 
 With JOBDIR set, a farm crawl's queue stays in memory and its dupefilter keeps no
 ``requests.seen``: Scrapy writes its disk queues' index only at a clean close, so
 after a kill -9 they report nothing pending while ``requests.seen`` refuses those
-requests for good. The JOBDIR checkpoint (farm.checkpoint) replaces both: every
+requests for good. The JOBDIR checkpoint (farm.crawl.backends.checkpoint) replaces both: every
 farm page request queued here is noted in it, and a resumed crawl asks for its
 pages again. A spider not of farm's keeps Scrapy's JOBDIR as is.
 """
@@ -40,7 +40,7 @@ from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from farm.proxies import take_proxy
+from farm.crawl.proxies import take_proxy
 
 logger = logging.getLogger(__name__)
 
@@ -48,14 +48,14 @@ logger = logging.getLogger(__name__)
 class FarmScheduler(Scheduler):
     @classmethod
     def from_crawler(cls, crawler):
-        from farm.runtime import FarmRuntime  # the runtime imports the spiders, which import this module's users
+        from farm.crawl.parts import FarmRuntime  # the runtime imports the spiders, which import this module's users
 
         try:
             runtime = FarmRuntime.of(crawler)
         except NotConfigured:  # not a farm spider: Scrapy's scheduler as is
             runtime = None
         if runtime is not None and runtime.shared is not None:
-            from farm.shared.scheduler import SharedScheduler
+            from farm.crawl.backends.redis.backend import SharedScheduler
 
             return SharedScheduler(runtime)  # FARM_REDIS_URL: the shared queue
         if runtime is not None and (runtime.checkpoint is not None or runtime.refused is not None):

@@ -31,8 +31,8 @@ from sqlalchemy.exc import DBAPIError
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
+from farm.crawl.backends.redis.link import RedisUnreachable
 from farm.keywordrun import KeywordRun
-from farm.shared.link import RedisUnreachable
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ REBUILD_LOCK_SECONDS = 120
 _OUTCOMES = {"completed": "completed", "failed": "failed", "partial": "released"}
 OWNER_CHECK_TICKS = 5  # heartbeats between the owner's look at its keywords' open requests
 # Batches (runs of pushes or of acknowledgements) in one send at most: each is a call Redis keeps the
-# reply of, and a send made again after a lost reply needs all of its own (CALLS_KEPT, farm.shared.queue)
+# reply of, and a send made again after a lost reply needs all of its own (CALLS_KEPT, farm.crawl.backends.redis.queue)
 SEND_BATCHES = 64
 
 

@@ -12,7 +12,7 @@ A proxy is known by three names:
 - ``url``: what it is, credentials included; it only ever goes into
   ``request.meta["proxy"]``, where Scrapy's HttpProxyMiddleware turns ``user:pass@``
   into a Proxy-Authorization header and strips it from the meta;
-- ``id``: a hash of the URL, the name in Redis (farm.shared.proxies), so credentials
+- ``id``: a hash of the URL, the name in Redis (farm.crawl.backends.redis.proxies), so credentials
   are never stored there, and in ``request.meta["farm_proxy"]``: HttpProxyMiddleware
   leaves only host and port in ``meta["proxy"]``, which would not tell apart two
   sessions of one proxy gateway (``user-session-1:pw@gw:port``, ``user-session-2:...``);
@@ -20,7 +20,7 @@ A proxy is known by three names:
 
 Without FARM_PROXIES there is no pool (``proxy_pool_from`` returns None) and nothing
 changes. With FARM_REDIS_URL the quarantine is shared by every worker
-(farm.shared.proxies.SharedProxyPool).
+(farm.crawl.backends.redis.proxies.SharedProxyPool).
 """
 
 import hashlib
@@ -199,6 +199,6 @@ def proxy_pool_from(crawler, shared=None) -> ProxyPool | None:
     seconds = settings.getfloat("FARM_PROXY_QUARANTINE")
     if shared is None:
         return ProxyPool(proxies, seconds, crawler.stats)
-    from farm.shared.proxies import SharedProxyPool
+    from farm.crawl.backends.redis.proxies import SharedProxyPool
 
     return SharedProxyPool.for_crawl(crawler, proxies, seconds, shared)

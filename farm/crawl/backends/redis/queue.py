@@ -12,13 +12,13 @@ A long download is never taken for a dead worker: the heartbeat does not wait fo
 Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
 
     queue        zset  id -> score (priority, then first in first out)
-    req          hash  id -> the request as JSON (farm.shared.codec)
+    req          hash  id -> the request as JSON (farm.crawl.backends.redis.codec)
     lease        hash  id -> its keyword's lease, ``id:token``
     open         hash  lease -> its requests not yet settled (queued or in flight)
     ends         zset  lease -> until when (Redis' clock, ms) it is known to have ended: its queued
                        requests are dropped at the pop; each end kept a day, trimmed as ends are written
     seen:<lease> set   the lease's page fingerprints, kept a day after its last page was queued
-    seen:<day>   set   the day's fingerprints of requests without a keyword (farm.shared.dupefilter)
+    seen:<day>   set   the day's fingerprints of requests without a keyword (farm.crawl.backends.redis.dupefilter)
     taken:<w>    zset  worker w's in-flight requests, id -> the score they had
     leases:<w>   set   the leases worker w claimed (a survivor adopts them)
     taking:<w>   set   workers whose keywords w is taking on, itself while it claims: the keyword
@@ -31,7 +31,7 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
                        interval and this worker's back-off, and writes them back when they are gone
     epoch        str   set once; missing means Redis lost everything (farm rebuilds)
 
-Every move between keys is one Lua script (farm/shared/scripts). A script that must not run twice
+Every move between keys is one Lua script (farm/crawl/backends/redis/scripts). A script that must not run twice
 (a pop, a push, an acknowledgement, an inbox read, an adoption, a back-off) takes a call id: when its
 reply is lost (Redis stalled past the socket timeout, a reset, a failover), the link makes the same
 call again, and the script answers what it answered the first time (scripts/once.lua). All methods
@@ -46,8 +46,8 @@ from importlib.resources import files
 
 from scrapy_redis.queue import PriorityQueue
 
-from farm.shared.codec import BadPayload, JsonRequestSerializer, encode
-from farm.shared.dupefilter import LEASE_SECONDS
+from farm.crawl.backends.redis.codec import BadPayload, JsonRequestSerializer, encode
+from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS
 
 SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace", "end", "leave", "inbox")
 ONCE = ("push", "ack", "requeue_dead", "pace", "inbox")  # wrapped in scripts/once.lua (pop does it itself)
@@ -67,14 +67,14 @@ class SharedQueue(PriorityQueue):
         super().__init__(server, spider, key, serializer=JsonRequestSerializer)
         self.worker = worker
         self.dupefilter = dupefilter
-        source = files("farm.shared") / "scripts"
+        source = files("farm.crawl.backends.redis") / "scripts"
         once = (source / "once.lua").read_text()
         self.scripts = {}
         for name in SCRIPTS:
             text = (source / f"{name}.lua").read_text()
             self.scripts[name] = server.register_script(once.replace("--SCRIPT--", text) if name in ONCE else text)
         self._calls = itertools.count(random.randrange(1 << 48))
-        self._callback_names = {}  # farm.shared.codec.request_dict
+        self._callback_names = {}  # farm.crawl.backends.redis.codec.request_dict
 
     def _encode_request(self, request) -> bytes:
         return encode(request, self.spider, self._callback_names)

@@ -5,7 +5,7 @@ A page's path through a crawl, and who does each step:
 1. **Lease.** ``KeywordLeaseMiddleware`` (farm.middlewares.lease) claims keywords
    from the store and holds each as a ``KeywordRun`` in ``runs``; the spider
    (farm.spiders.base) makes the keyword's page requests.
-2. **Request.** The scheduler (farm.scheduler; farm.shared.scheduler with
+2. **Request.** The scheduler (farm.crawl.scheduler; farm.crawl.backends.redis.backend with
    FARM_REDIS_URL) lets a page out while its keyword is live, the page ``window``
    has room and the site's ``pace`` allows it.
 3. **Response.** ``SiteBlockMiddleware`` (farm.middlewares.blocks) tells blocks and
@@ -22,7 +22,7 @@ Database work runs off the reactor in two places: the outbox's state writer
 process (the hot writes and the claims, on another core) and the DB thread
 (heartbeats, reaps, a checkpoint's take-back; first in, first out). With
 FARM_REDIS_URL, ``shared`` is this worker's part in the work shared through
-Redis (farm.shared.work).
+Redis (farm.crawl.backends.redis.membership).
 
 Components take the runtime with ``FarmRuntime.of(crawler)`` and keep the parts
 they use; nothing is written into it after it is built. The threads start with
@@ -45,18 +45,18 @@ from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThreadPool
 
 from farm.config import FarmConfig, SettingError
+from farm.crawl.outbox import Outbox
+from farm.crawl.pace import SharedPace, SitePace
+from farm.crawl.proxies import proxy_pool_from
+from farm.crawl.window import PageWindow
 from farm.display import without_secrets
 from farm.extensions.progress import PageProgress
 from farm.keywordrun import KeywordRun
-from farm.outbox import Outbox
-from farm.pace import SharedPace, SitePace
-from farm.proxies import proxy_pool_from
 from farm.spiders.base import LeaseSpider
 from farm.state.db import mask_url
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool
-from farm.window import PageWindow
 from farm.writer import StateWriter
 
 logger = logging.getLogger(__name__)
@@ -107,11 +107,13 @@ class FarmRuntime:
             on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
         self.progress = PageProgress(crawler, self)
-        # JOBDIR: the crawl's checkpoint (farm.checkpoint.Checkpoint), else None; ``refused``: why
+        # JOBDIR: the crawl's checkpoint (farm.crawl.backends.checkpoint.Checkpoint), else None; ``refused``: why
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
         self.refused = refused
-        self.jobdir_lock = jobdir_lock  # JOBDIR: this crawl's hold on it (farm.joblock), for its whole life
+        self.jobdir_lock = (
+            jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock), for its whole life
+        )
         self.shared = None
         if redis_url:
             self.shared = _shared_work(crawler, self, redis_url)
@@ -120,7 +122,7 @@ class FarmRuntime:
             self.pace = SharedPace(rate, *block_delays, self.shared.link, self.shared.queue)
         else:
             self.pace = SitePace(rate, *block_delays)
-        # FARM_PROXIES: the pool page requests take their proxy from (farm.proxies), else None
+        # FARM_PROXIES: the pool page requests take their proxy from (farm.crawl.proxies), else None
         self.proxies = proxy_pool_from(crawler, self.shared)
         self._wake_call = None
         self._started = False
@@ -307,15 +309,15 @@ class FarmRuntime:
 
 
 def _checkpoint(crawler, store, crawler_id):
-    """JOBDIR set: the crawl's lock on it (farm.joblock: a JOBDIR another crawl holds is refused here,
-    before its checkpoint is read), its checkpoint (farm.checkpoint), and why the crawl must not run,
+    """JOBDIR set: the crawl's lock on it (farm.crawl.backends.joblock: a JOBDIR another crawl holds is refused here,
+    before its checkpoint is read), its checkpoint (farm.crawl.backends.checkpoint), and why the crawl must not run,
     if so."""
     import sqlite3
 
     from scrapy.utils.job import job_dir
 
-    from farm.checkpoint import OtherSpider, open_checkpoint
-    from farm.joblock import JobdirInUse, JobdirLock
+    from farm.crawl.backends.checkpoint import OtherSpider, open_checkpoint
+    from farm.crawl.backends.joblock import JobdirInUse, JobdirLock
 
     jobdir = job_dir(crawler.settings)
     if not jobdir:
@@ -345,10 +347,10 @@ def _checkpoint(crawler, store, crawler_id):
 
 def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
     """This worker's part in the work shared through Redis: its link, queue and dupefilter."""
-    from farm.shared.dupefilter import DayDupeFilter
-    from farm.shared.link import RedisLink
-    from farm.shared.queue import SharedQueue
-    from farm.shared.work import SharedWork
+    from farm.crawl.backends.redis.dupefilter import DayDupeFilter
+    from farm.crawl.backends.redis.link import RedisLink
+    from farm.crawl.backends.redis.membership import SharedWork
+    from farm.crawl.backends.redis.queue import SharedQueue
     from farm.state.clock import utcnow
 
     settings = crawler.settings
