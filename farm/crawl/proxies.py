@@ -186,8 +186,9 @@ def take_proxy(pool: ProxyPool | None, request) -> float:
     return 0.0 if pool is None else pool.assign(request)
 
 
-def proxy_pool_from(crawler, shared=None) -> ProxyPool | None:
-    """The crawl's proxy pool from FARM_PROXIES (None without), shared through Redis with ``shared``."""
+def proxy_pool_from(crawler, make_pool=None) -> ProxyPool | None:
+    """The crawl's proxy pool from FARM_PROXIES (None without); ``make_pool(proxies, seconds)``
+    makes it when the backend shares it (farm.crawl.backends.redis.proxies), else it is a ProxyPool."""
     settings = crawler.settings
     proxies = parse_proxies(settings.get("FARM_PROXIES"))
     if not proxies:
@@ -197,8 +198,6 @@ def proxy_pool_from(crawler, shared=None) -> ProxyPool | None:
             "FARM_PROXIES needs HTTPPROXY_ENABLED=True: Scrapy's HttpProxyMiddleware sends each proxy's credentials"
         )
     seconds = settings.getfloat("FARM_PROXY_QUARANTINE")
-    if shared is None:
+    if make_pool is None:
         return ProxyPool(proxies, seconds, crawler.stats)
-    from farm.crawl.backends.redis.proxies import SharedProxyPool
-
-    return SharedProxyPool.for_crawl(crawler, proxies, seconds, shared)
+    return make_pool(proxies, seconds)

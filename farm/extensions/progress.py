@@ -49,9 +49,9 @@ class PageProgress:
 
     @classmethod
     def from_crawler(cls, crawler):
-        from farm.crawl.parts import FarmRuntime  # which builds this class: imported when used
+        from farm.crawl.parts import CrawlParts  # which builds this class: imported when used
 
-        ext = FarmRuntime.of(crawler).progress
+        ext = CrawlParts.of(crawler).progress
         connect = crawler.signals.connect
         connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         connect(ext.item_dropped, signal=scrapy_signals.item_dropped)

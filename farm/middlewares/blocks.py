@@ -37,7 +37,7 @@ from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedE
 from scrapy.utils.misc import load_object
 from twisted.internet.error import ConnectError
 
-from farm.crawl.parts import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, SiteUnavailable
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ TROUBLE_KEYWORDS = 2
 
 
 class SiteBlockMiddleware:
-    def __init__(self, crawler, runtime: FarmRuntime, retries: int, server_errors, transport_errors):
+    def __init__(self, crawler, runtime: CrawlParts, retries: int, server_errors, transport_errors):
         self.crawler = crawler
         self.runtime = runtime
         self.pace = runtime.pace
@@ -65,7 +65,7 @@ class SiteBlockMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = FarmRuntime.of(crawler)  # NotConfigured for a spider not of farm's
+        runtime = CrawlParts.of(crawler)  # NotConfigured for a spider not of farm's
         settings = crawler.settings
         retries = settings.getint("FARM_BLOCK_RETRIES")
         base_delay = settings.getfloat("FARM_BLOCK_BASE_DELAY")

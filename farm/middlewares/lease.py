@@ -7,7 +7,7 @@ reclaim, in the same crawl, a keyword it gave up for a site block or an outage
 (the next run, or another crawler, will); and when the crawl closes early
 (Ctrl+C, an error, CloseSpider) it releases what it holds as ``partial``, after
 the progress of its fetched pages, so that the next claimer resumes at the next
-unfinished page. The state writer process makes the claims (FarmRuntime.claim).
+unfinished page. The state writer process makes the claims (CrawlParts.claim).
 
 With JOBDIR set, a crawl that resumes first takes back, at once, the keywords its
 checkpoint says it held (farm.state.store.KeywordStore.take_back), with the pages
@@ -29,7 +29,7 @@ from twisted.internet.defer import DeferredList
 
 from farm import signals
 from farm.crawl.backends.redis.link import RedisUnreachable
-from farm.crawl.parts import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.keywordrun import KeywordRun
 from farm.spiders.base import LeaseLost
 from farm.state.clock import utcnow
@@ -44,7 +44,7 @@ ORPHAN_ROUNDS = 3
 
 
 class KeywordLeaseMiddleware:
-    def __init__(self, crawler, runtime: FarmRuntime, in_flight: int):
+    def __init__(self, crawler, runtime: CrawlParts, in_flight: int):
         self.crawler = crawler
         self.runtime = runtime
         self.store = runtime.store
@@ -59,7 +59,7 @@ class KeywordLeaseMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = FarmRuntime.of(crawler)
+        runtime = CrawlParts.of(crawler)
         in_flight = crawler.settings.getint("FARM_LEASES_IN_FLIGHT")
         if in_flight < 1:
             raise ValueError(f"FARM_LEASES_IN_FLIGHT must be at least 1, got {in_flight}")

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from twisted.internet import reactor
 
 from farm.crawl.outbox import Outbox
-from farm.crawl.parts import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.items import JobPosting
 from farm.pipelines.sql import SqlPostingsPipeline
 from farm.spiders.parsing import site_time
@@ -262,7 +262,7 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url
     """Through the pipeline's encoding, the outbox and the real writer process, on a strict database."""
     crawler = make_crawler(strict(db_url), [("qcwy", "北京", "python")])
     pipeline = SqlPostingsPipeline.from_crawler(crawler)
-    runtime = FarmRuntime.of(crawler)
+    runtime = CrawlParts.of(crawler)
     try:
         [lease] = runtime.store.claim("qcwy", "test", 1)
         ordinary = {

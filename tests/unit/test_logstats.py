@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from farm.crawl.parts import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.extensions.logstats import FarmLogStats
 from tests.unit.components import component, make_crawler
 
@@ -13,7 +13,7 @@ from tests.unit.components import component, make_crawler
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python")])
     yield crawler
-    FarmRuntime.of(crawler).close()
+    CrawlParts.of(crawler).close()
 
 
 def test_the_line_names_keywords_pages_postings_blocks_and_an_eta(crawler):

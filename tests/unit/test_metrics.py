@@ -9,7 +9,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from twisted.internet import threads
 
-from farm.crawl.parts import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.extensions.metrics import FarmMetrics, MetricsPortError
 from tests.unit.components import component, make_crawler
 
@@ -40,7 +40,7 @@ def metrics_crawler(sqlite_url):
     ext = component(crawler, FarmMetrics)
     if ext._listening is not None:
         ext._listening.stopListening()
-    FarmRuntime.of(crawler).close()
+    CrawlParts.of(crawler).close()
 
 
 def test_off_by_default(sqlite_url):
@@ -49,7 +49,7 @@ def test_off_by_default(sqlite_url):
         assert crawler.settings.getint("FARM_METRICS_PORT") == 0
         assert not [ext for ext in crawler.extensions.middlewares if isinstance(ext, FarmMetrics)]
     finally:
-        FarmRuntime.of(crawler).close()
+        CrawlParts.of(crawler).close()
 
 
 def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler(metrics_crawler):

@@ -6,7 +6,7 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DropItem
 
 from farm import signals
-from farm.crawl.parts import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.extensions.progress import PageProgress
 from farm.items import JobPosting
 from tests.unit.components import component, db_barrier, keyword_row, make_crawler
@@ -17,7 +17,7 @@ def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     component(crawler, PageProgress)
     yield crawler
-    FarmRuntime.of(crawler).close()
+    CrawlParts.of(crawler).close()
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def ended(crawler):
 
 def claim(crawler, pages=(1,), last=None):
     """A keyword claimed and held by the crawl, with ``pages`` asked for and taken from the queue."""
-    [lease] = FarmRuntime.of(crawler).store.claim("qcwy", "test", 1)
+    [lease] = CrawlParts.of(crawler).store.claim("qcwy", "test", 1)
     run = crawler.spider.lease_requests(lease) and crawler.spider.runs[lease.key]
     run.tell_last(last)
     run.ask(pages)
@@ -187,7 +187,7 @@ async def test_an_ended_keyword_asks_for_no_more_pages(crawler, ended):
 @pytest_twisted.ensureDeferred
 async def test_progress_of_a_lease_taken_over_changes_nothing_and_ends_it(crawler, ended):
     lease = claim(crawler, last=1)
-    store = FarmRuntime.of(crawler).store
+    store = CrawlParts.of(crawler).store
     assert store.release(lease, "taken over")
     [again] = store.claim("qcwy", "another crawler", 1)
     assert again.id == lease.id and again.lease_token != lease.lease_token

@@ -1,41 +1,37 @@
-"""The farm scheduler with FARM_REDIS_URL: scrapy-redis's scheduler, extended where it loses work.
+"""The Redis work backend (FARM_REDIS_URL): the queue every worker shares, on scrapy-redis's pieces.
 
-What scrapy-redis's Scheduler does, and what this one does instead:
+It keeps scrapy-redis's queue shape and dupefilter (farm.crawl.backends.redis.queue and
+.dupefilter), and holds them rather than being scrapy-redis's Scheduler, whose contracts do not
+hold here:
 
-- ``close()`` deletes the queue and the dupefilter unless SCHEDULER_PERSIST: here
-  nothing shared is ever deleted by a worker; a clean close puts back what this
-  worker took and did not settle (farm.crawl.backends.redis.membership.leave).
-- ``next_request()`` pops on the reactor (a Redis round trip per request; with
-  SCHEDULER_IDLE_BEFORE_CLOSE, a blocking BRPOP): here a pump takes requests on the
-  Redis link's thread, at the site's shared pace, into a local buffer of up to a
-  page window's worth that ``next_request`` serves without touching Redis, refilled
-  when half empty. A request takes its place in the page window when it leaves the
-  buffer (a taken request not yet fetched costs nothing if this worker dies: it
-  goes back to the queue). The engine is woken when requests come. An empty queue
-  is looked at again after a growing pause, and at once when this worker has
-  queued requests of its own.
-- ``enqueue_request()`` checks the dupefilter and pushes on the reactor: here the
-  request joins the worker's ordered outgoing batch; the dupefilter check happens
-  in the same Lua script that queues it.
-- ``has_pending_requests()`` is "the queue is not empty": here it is what this
-  worker holds; whether others still hold work is the lease middleware's to weigh
-  (farm.crawl.backends.redis.membership.SharedWork.busy) before the worker ends.
+- scrapy-redis's ``close()`` deletes the queue and the dupefilter unless SCHEDULER_PERSIST: here
+  nothing shared is ever deleted by a worker; ``leave`` puts back what this worker took and did
+  not settle (farm.crawl.backends.redis.membership).
+- scrapy-redis pops on the reactor (a Redis round trip per request; with
+  SCHEDULER_IDLE_BEFORE_CLOSE, a blocking BRPOP): here a pump takes requests on the Redis link's
+  thread, at the site's shared pace, into a local buffer of up to a page window's worth that
+  ``fetch`` serves without touching Redis, refilled when half empty. A taken request not yet
+  fetched costs nothing if this worker dies: it goes back to the queue. The engine is woken when
+  requests come. An empty queue is looked at again after a growing pause, and at once when this
+  worker has queued requests of its own.
+- scrapy-redis checks the dupefilter and pushes on the reactor: here ``enqueue`` adds the request
+  to the worker's ordered outgoing batch; the dupefilter check happens in the same Lua script that
+  queues it.
+- ``has_pending`` is what this worker holds; ``is_finished`` is the shared queue's last look
+  (farm.crawl.backends.redis.membership.SharedWork.busy).
 
-A request for a page already in this worker's window (a retry, a redirect) stays
-with this worker and goes out first, as in local mode. Either way a page request
-takes its proxy (FARM_PROXIES) as it leaves; with every proxy quarantined it waits
-here, in this worker, as in local mode.
+The Redis calls a page costs are all here and in the membership's sends: one push (batched), one
+pop (batched), one acknowledgement (batched).
 """
 
 import logging
 from collections import deque
 
-from scrapy_redis.scheduler import Scheduler as RedisScheduler
-from twisted.internet import reactor
+from twisted.internet import reactor, threads
 
+from farm.crawl.backends.base import WorkBackend
 from farm.crawl.backends.redis.codec import BadPayload
-from farm.crawl.proxies import take_proxy
-from farm.crawl.scheduler import RetryLane, still_wanted
+from farm.crawl.backends.redis.membership import SharedWork
 from farm.keywordrun import KeywordRun
 
 logger = logging.getLogger(__name__)
@@ -44,86 +40,117 @@ logger = logging.getLogger(__name__)
 IDLE_POLLS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
 
-class SharedScheduler(RedisScheduler):
-    def __init__(self, runtime):
-        work = runtime.shared
-        super().__init__(server=work.link.server, persist=True, dupefilter=work.queue.dupefilter)
-        self.runtime = runtime
-        self.work = work
-        self.stats = runtime.stats
-        self._buffer = deque()  # taken from the shared queue for this worker, places in the window reserved
-        self._again = RetryLane(runtime)
+class RedisBackend(WorkBackend):
+    """The request queue shared by every worker; ``work`` is this worker's part in it."""
+
+    paced = True  # the pop hands requests out at the site's shared pace (scripts/pop.lua)
+
+    def __init__(
+        self,
+        crawler,
+        link,
+        queue,
+        store,
+        runs,
+        worker_timeout,
+        *,
+        window,
+        pace,
+        wake,
+        run_db,
+        progress,
+        on_lost,
+        resuming=None,
+    ):
+        self.work = SharedWork(
+            crawler,
+            link,
+            queue,
+            store,
+            runs,
+            worker_timeout,
+            run_db=run_db,
+            progress=progress,
+            on_lost=on_lost,
+            on_queued=self._queued,
+            resuming=resuming,
+        )
+        self.stats = crawler.stats
+        self.runs = runs
+        self.window = window
+        self.pace = pace
+        self.wake = wake
+        self._buffer = deque()  # taken from the shared queue for this worker
         self._popping = False
         self._pump_call = None
         self._idle_poll = 0
         self._closing = False
-        work.on_queued = self._queued
 
-    @classmethod
-    def from_crawler(cls, crawler):
-        from farm.crawl.parts import FarmRuntime
+    # --- the contract ----------------------------------------------------------------------
 
-        return cls(FarmRuntime.of(crawler))
+    def start(self) -> None:
+        self.work.link.start()
 
-    def open(self, spider):
-        self.spider = spider
-        self.queue = self.work.queue
-        self.runtime.start()  # the crawl's writer process and threads: the first step that needs them
+    def join(self, spider):
         return self.work.start()
 
-    def close(self, reason):
+    def close(self, reason: str) -> None:
         self._closing = True
         if self._pump_call is not None and self._pump_call.active():
             self._pump_call.cancel()
 
-    def __len__(self) -> int:
-        return len(self._buffer) + len(self._again)
+    def leave(self):
+        d = self.work.leave()
+        d.addBoth(self._left)
+        return d
 
-    def has_pending_requests(self) -> bool:
-        # not a pop under way: each empty next_request starts one, and counting it would keep the
-        # engine from ever being idle; whether the shared queue holds work is weighed at idle
-        return bool(self._buffer or self._again)
+    def _left(self, result):
+        # the link's thread joins: not on the reactor; a failed leave fails once the link is closed
+        d = threads.deferToThread(self.work.link.close)
+        d.addCallback(lambda _: result)
+        return d
 
-    def enqueue_request(self, request) -> bool:
-        if "farm_lease" in request.meta and self._again.offer(request):
-            return True
+    def stop(self) -> None:
+        self.work.stop()
+        self.work.link.close()
+
+    def enqueue(self, request) -> bool:
         self.work.push(request)
         self.stats.inc_value("scheduler/enqueued/redis")
         return True
 
-    def next_request(self):
-        runtime = self.runtime
-        request = self._again.next_request()
-        if request is not None or self._again:  # one to go, or one waiting for its turn
-            return request
-        window = runtime.window
-        while self._buffer:
-            request = self._buffer[0]
-            if not still_wanted(runtime, request):
-                self._buffer.popleft()
-                continue
-            lease, page = request.meta["farm_lease"], request.meta["farm_page"]
-            if not window.has_room(lease.key, page):
-                self.stats.inc_value("farm/window/full")
-                return None  # the window wakes the engine when a page leaves it
-            wait = take_proxy(runtime.proxies, request)
-            if wait > 0:
-                runtime.wake_in(wait)
-                return None
-            self._buffer.popleft()
-            window.enter(lease.key, page)
-            if len(self._buffer) <= self.prefetch // 2:
-                self._pump()
-            self.stats.inc_value("scheduler/dequeued/redis")
-            return request
-        self._pump()
-        return None
+    def fetch(self):
+        if not self._buffer:
+            self._pump()
+            return None
+        request = self._buffer.popleft()
+        if len(self._buffer) <= self.prefetch // 2:
+            self._pump()
+        self.stats.inc_value("scheduler/dequeued/redis")
+        return request
+
+    def has_pending(self) -> bool:
+        # not a pop under way: each empty fetch starts one, and counting it would keep the engine
+        # from ever being idle; whether the shared queue holds work is ``is_finished``'s to say
+        return bool(self._buffer)
+
+    def __len__(self) -> int:
+        return len(self._buffer)
+
+    def mark_handled(self, lease_key, page: int) -> None:
+        self.work.settled(lease_key, page)
+
+    def keyword_ended(self, lease, outcome: str) -> None:
+        self.work.ended(lease, outcome)
+
+    def is_finished(self) -> bool:
+        return not (self.work.busy or self.work.adopting)
 
     # --- the pump ------------------------------------------------------------------------
 
     @property
     def prefetch(self) -> int:
-        return self.runtime.window.size
+        return self.window.size
 
     def _queued(self):
         """This worker's own requests reached the shared queue: take them now, not at the next idle poll."""
@@ -139,12 +166,12 @@ class SharedScheduler(RedisScheduler):
             self._pump_call.cancel()
         self._pump_call = None
         self._popping = True
-        queue, pace = self.work.queue, self.runtime.pace
+        work, pace = self.work, self.pace
         # the pop carries the site's pace (written back if Redis lost it) and its call id (made again
         # after a lost reply, it answers the requests it took: none is stranded in the in-flight set)
-        d = self.work.link.run(queue.pop_many, room, pace.interval, pace.penalty, queue.new_call())
+        d = work.link.run(work.queue.pop_many, room, pace.interval, pace.penalty, work.queue.new_call())
         d.addCallback(self._popped)
-        d.addErrback(self.work._failed, "taking requests from the shared queue")
+        d.addErrback(work._failed, "taking requests from the shared queue")
         d.addBoth(self._pumped)
 
     def _pumped(self, _):
@@ -152,7 +179,6 @@ class SharedScheduler(RedisScheduler):
 
     def _popped(self, result):
         wait, taken = result
-        runtime = self.runtime
         self.stats.inc_value("farm/shared/pops")
         self.stats.inc_value("farm/shared/taken", len(taken))
         for item in taken:
@@ -169,16 +195,16 @@ class SharedScheduler(RedisScheduler):
                 self.stats.inc_value("farm/shared/duplicate")
                 self.work.ack(item.id)
                 continue
-            run = runtime.runs.get(lease.key)
+            run = self.runs.get(lease.key)
             if run is None:  # another worker's keyword: handled here page by page
-                run = runtime.runs[lease.key] = KeywordRun(lease, shared=True, owned=False)
+                run = self.runs[lease.key] = KeywordRun(lease, shared=True, owned=False)
             run.taken(page)
             self.work.taken[(lease.key, page)] = item.id
             self._buffer.append(request)
         if taken:
             self._idle_poll = 0
-            runtime.wake()
-            if len(self._buffer) <= self.prefetch // 2:  # else next_request pumps when it is
+            self.wake()
+            if len(self._buffer) <= self.prefetch // 2:  # else fetch pumps when it is
                 self._later(0)  # (topping up at once made pops of one or two requests, each a round trip)
         elif wait > 0:
             self._later(wait)

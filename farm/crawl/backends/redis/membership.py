@@ -45,7 +45,21 @@ SEND_BATCHES = 64
 
 
 class SharedWork:
-    def __init__(self, crawler, link, queue, store, runs, worker_timeout: float, *, run_db, progress, on_lost):
+    def __init__(
+        self,
+        crawler,
+        link,
+        queue,
+        store,
+        runs,
+        worker_timeout: float,
+        *,
+        run_db,
+        progress,
+        on_lost,
+        on_queued,
+        resuming=None,
+    ):
         self.crawler = crawler
         self.link = link
         self.queue = queue
@@ -65,7 +79,7 @@ class SharedWork:
         self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
         self._flush_call = None
         self._sending = None  # the send on its way to Redis, if any
-        self.on_queued = lambda: None  # requests of this worker's are in the shared queue (the scheduler's pump)
+        self.on_queued = on_queued  # requests of this worker's are in the shared queue (the backend's pump)
         self._beat = LoopingCall(self._heartbeat)
         self._beating = None
         self._ticks = 0
@@ -73,7 +87,7 @@ class SharedWork:
         # JOBDIR: the leases (id, token) of the checkpoint this worker resumes from under the id it had
         # (set before start), else None; once started, the leases other workers own, which the lease
         # middleware must not take back
-        self.resuming: set[tuple[int, int]] | None = None
+        self.resuming: set[tuple[int, int]] | None = resuming
         self.others: set[tuple[int, int]] = set()
 
     # --- out, in order -----------------------------------------------------------------

@@ -44,7 +44,7 @@ import uuid
 from dataclasses import dataclass
 from importlib.resources import files
 
-from scrapy_redis.queue import PriorityQueue
+from scrapy_redis.queue import Base
 
 from farm.crawl.backends.redis.codec import BadPayload, JsonRequestSerializer, encode
 from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS
@@ -62,9 +62,13 @@ class Taken:
     lease: str  # "id:token", or "" for a request without a keyword
 
 
-class SharedQueue(PriorityQueue):
+class SharedQueue:
+    """scrapy-redis's priority queue shape and request coding, held, not inherited: its ``pop``
+    loses a request taken by a worker that dies, and its ``clear`` deletes every worker's work."""
+
     def __init__(self, server, spider, key, worker: str, dupefilter):
-        super().__init__(server, spider, key, serializer=JsonRequestSerializer)
+        self._coding = Base(server, spider, key, serializer=JsonRequestSerializer)  # scrapy-redis's
+        self.server, self.spider, self.key = server, spider, self._coding.key
         self.worker = worker
         self.dupefilter = dupefilter
         source = files("farm.crawl.backends.redis") / "scripts"
@@ -128,9 +132,6 @@ class SharedQueue(PriorityQueue):
         ]
         return [bool(ok) for ok in self._once("push", keys, args, call)]
 
-    def push(self, request):
-        self.push_many([request])
-
     def pop_many(
         self, n: int, interval: float | None = None, penalty: float = 0.0, call: int | None = None
     ) -> tuple[float, list[Taken]]:
@@ -157,14 +158,11 @@ class SharedQueue(PriorityQueue):
         for i in range(1, len(out), 3):
             rid, payload, lease = out[i].decode(), out[i + 1], out[i + 2].decode()
             try:
-                request = self._decode_request(payload)
+                request = self._coding._decode_request(payload)
             except BadPayload as exc:
                 request = exc
             taken.append(Taken(rid, request, lease))
         return 0.0, taken
-
-    def pop(self, timeout=0):
-        raise NotImplementedError("pop_many: a taken request must be acknowledged")
 
     def ack(self, ids, call: int | None = None) -> list[tuple[str, int]]:
         """These requests' pages are settled; (lease, its requests still open) for each."""
@@ -282,6 +280,3 @@ class SharedQueue(PriorityQueue):
 
     def ease(self, base: float, most: float, call: int | None = None) -> int:
         return self._once("pace", [self.k("pace")], ["ease", int(base * 1000), int(most * 1000), 0], call)
-
-    def clear(self):
-        raise RuntimeError("the shared queue is never cleared by a worker")
