@@ -151,11 +151,9 @@ class PageProgress:
         run.settled(page, recorded)
         if self.runtime.checkpoint is not None:
             self.runtime.checkpoint.settled(run.key, page)
-        shared = self.runtime.shared
-        if shared is not None:
-            shared.settled(run.key, page)
-            if not run.owned and run.idle and self.runs.get(run.key) is run:
-                del self.runs[run.key]  # another worker's keyword: nothing of it left here
+        self.runtime.backend.mark_handled(run.key, page)
+        if not run.owned and run.idle and self.runs.get(run.key) is run:
+            del self.runs[run.key]  # another worker's keyword: nothing of it left here
 
     def _page_written(self, result, run: KeywordRun, page):
         self._settled(run, page, recorded=result.applied)
@@ -249,8 +247,7 @@ class PageProgress:
         self.runtime.window.leave(lease_key, page)
         if self.runtime.checkpoint is not None:
             self.runtime.checkpoint.settled(lease_key, page)
-        if self.runtime.shared is not None:
-            self.runtime.shared.settled(lease_key, page)
+        self.runtime.backend.mark_handled(lease_key, page)
 
     def _give_up(self, run: KeywordRun, page: int):
         self.tallies.pop((run.key, page), None)
@@ -296,8 +293,8 @@ class PageProgress:
         run.ended = True
         for key in [k for k in self.tallies if k[0] == run.key]:
             del self.tallies[key]
-        if self.runtime.shared is not None and not shared_already:
-            self.runtime.shared.ended(run.lease, outcome)  # its queued requests dropped, its owner told
+        if not shared_already:
+            self.runtime.backend.keyword_ended(run.lease, outcome)  # its queued requests dropped, its owner told
         self.crawler.signals.send_catch_log(
             signals.lease_ended, lease=run.lease, outcome=outcome, spider=self.crawler.spider
         )
@@ -316,7 +313,7 @@ class PageProgress:
             self.end(run, "completed", "no page left to fetch")
             return
         written = self.runtime.outbox.end(lease, "completed", None)
-        written.addCallback(lambda status: status and self.runtime.shared.ended(lease, "completed"))
+        written.addCallback(lambda status: status and self.runtime.backend.keyword_ended(lease, "completed"))
         written.addErrback(lambda failure: self.stats.inc_value("farm/progress/not_written"))
 
 
