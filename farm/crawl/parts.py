@@ -2,9 +2,10 @@
 
 A page's path through a crawl, and who does each step:
 
-1. **Lease.** ``KeywordLeaseMiddleware`` (farm.middlewares.lease) claims keywords
-   from the store and holds each as a ``KeywordRun`` in ``runs``; the spider
-   (farm.spiders.base) makes the keyword's page requests.
+1. **Lease.** ``KeywordLeaseMiddleware`` (farm.crawl.leases) claims keywords
+   from the store; the ``registry`` (farm.crawl.registry) holds each as a
+   ``KeywordRun`` until its end; the spider (farm.spiders.base) makes the
+   keyword's page requests.
 2. **Request.** The scheduler (farm.crawl.scheduler; farm.crawl.backends.redis.backend with
    FARM_REDIS_URL) lets a page out while its keyword is live, the page ``window``
    has room and the site's ``pace`` allows it.
@@ -13,7 +14,7 @@ A page's path through a crawl, and who does each step:
    many it yielded (``PageProgress.page_parsed``).
 4. **Items.** ``SqlPostingsPipeline`` (farm.pipelines.sql) hands each posting to
    the ``outbox``.
-5. **Progress.** ``PageProgress`` (farm.extensions.progress) counts a page done
+5. **Progress.** ``PageProgress`` (farm.crawl.progress) counts a page done
    once its postings are handled and sends its progress to the outbox after them;
    the state writer process commits both in order, and the page leaves the window.
    A keyword's end goes the same way, after every page it fetched.
@@ -48,11 +49,11 @@ from farm.config import FarmConfig, SettingError
 from farm.crawl.backends.local import LocalBackend
 from farm.crawl.outbox import Outbox
 from farm.crawl.pace import SitePace
+from farm.crawl.progress import PageProgress
 from farm.crawl.proxies import proxy_pool_from
+from farm.crawl.registry import KeywordRegistry
 from farm.crawl.window import PageWindow
 from farm.display import without_secrets
-from farm.extensions.progress import PageProgress
-from farm.keywordrun import KeywordRun
 from farm.spiders.base import LeaseSpider
 from farm.state.db import mask_url
 from farm.state.migrate import require_current
@@ -108,6 +109,7 @@ class CrawlParts:
             on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
         self.progress = PageProgress(crawler, self)
+        self.registry = KeywordRegistry(crawler, self)  # the keywords this crawl holds
         # JOBDIR: the crawl's checkpoint (farm.crawl.backends.checkpoint.Checkpoint), else None; ``refused``: why
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
@@ -196,7 +198,11 @@ class CrawlParts:
             raise
 
     def start(self, spider=None) -> None:
-        """Start the DB thread, the state writer process and the Redis link's thread (once)."""
+        """Start the DB thread, the state writer process and the Redis link's thread (once); hand
+        the spider the crawl's keyword registry."""
+        spider = spider or self.crawler.spider
+        if spider is not None:
+            spider.registry = self.registry
         if self._started:
             return
         self._started = True
@@ -224,11 +230,6 @@ class CrawlParts:
     @property
     def site(self) -> str:
         return (self.crawler.spidercls.site or self.crawler.spidercls.name).lower()
-
-    @property
-    def runs(self) -> dict[tuple[int, int], KeywordRun]:
-        """The keywords this crawl holds, by lease key (the spider's; the lease middleware fills it)."""
-        return self.crawler.spider.runs
 
     def claim(self, source: str, wanted: int, skip: frozenset, held: frozenset) -> Deferred:
         """KeywordStore.claim_or_outlook for this crawler: made by the state writer once it has
@@ -375,13 +376,12 @@ def _redis_backend(crawler, parts: CrawlParts, redis_url: str, rate, block_delay
         link,
         queue,
         parts.store,
-        parts.runs,
+        parts.registry,
         timeout,
         window=parts.window,
         pace=pace,
         wake=parts.wake,
         run_db=parts.run,
-        progress=parts.progress,
         on_lost=lambda reason: parts.close_crawl("farm_redis_error"),
         resuming=resuming,
     )

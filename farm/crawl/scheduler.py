@@ -99,18 +99,18 @@ class FarmScheduler(BaseScheduler):
             if pace is not None:
                 pace.taken()
             parts.window.enter(lease.key, page)
-            parts.runs[lease.key].taken(page)
+            parts.registry.runs[lease.key].taken(page)
             return request
 
 
 def still_wanted(parts, request) -> bool:
     """Whether the page request's keyword is still held and asking; else it is given up here."""
     lease = request.meta["farm_lease"]
-    run = parts.runs.get(lease.key)
+    run = parts.registry.runs.get(lease.key)
     if run is not None and run.live:
         return True
     parts.stats.inc_value("farm/lease/dropped_requests")
-    parts.progress.give_up(lease, request.meta["farm_page"])
+    parts.registry.give_up(lease, request.meta["farm_page"])
     return False
 
 

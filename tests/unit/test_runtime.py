@@ -16,8 +16,8 @@ from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
 from farm.crawl.parts import CrawlParts
+from farm.crawl.progress import PageProgress
 from farm.crawl.scheduler import FarmScheduler
-from farm.extensions.progress import PageProgress
 from farm.pipelines.sql import SqlPostingsPipeline
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine

@@ -56,7 +56,8 @@ class Parts(SimpleNamespace):
             given_up=[],
             woken_in=[],
         )
-        self.progress = SimpleNamespace(give_up=lambda lease, page: self.given_up.append((lease.key, page)))
+        give_up = lambda lease, page: self.given_up.append((lease.key, page))  # noqa: E731
+        self.registry = SimpleNamespace(runs=runs, give_up=give_up)
 
     def wake_in(self, seconds):
         self.woken_in.append(seconds)
@@ -86,14 +87,14 @@ def test_the_window_parks_a_request_until_a_page_leaves_it():
     assert parts.stats.get_value("farm/window/full") == 1
     parts.window.leave((1, 1), 1)
     assert out(scheduler) == [3] and not scheduler.has_pending_requests()
-    assert parts.runs[(1, 1)].taken_pages == [1, 2, 3]
+    assert parts.registry.runs[(1, 1)].taken_pages == [1, 2, 3]
 
 
 def test_an_ended_keywords_requests_are_given_up_in_the_scheduler():
     parts = Parts()
     scheduler = FarmScheduler(MemoryBackend(), parts)
     scheduler.enqueue_request(page(1))
-    parts.runs[(1, 1)].live = False
+    parts.registry.runs[(1, 1)].live = False
     assert out(scheduler) == [] and parts.given_up == [((1, 1), 1)]
     assert parts.stats.get_value("farm/lease/dropped_requests") == 1
 

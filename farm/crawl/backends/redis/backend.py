@@ -32,7 +32,6 @@ from twisted.internet import reactor, threads
 from farm.crawl.backends.base import WorkBackend
 from farm.crawl.backends.redis.codec import BadPayload
 from farm.crawl.backends.redis.membership import SharedWork
-from farm.keywordrun import KeywordRun
 
 logger = logging.getLogger(__name__)
 
@@ -51,14 +50,13 @@ class RedisBackend(WorkBackend):
         link,
         queue,
         store,
-        runs,
+        registry,
         worker_timeout,
         *,
         window,
         pace,
         wake,
         run_db,
-        progress,
         on_lost,
         resuming=None,
     ):
@@ -67,16 +65,15 @@ class RedisBackend(WorkBackend):
             link,
             queue,
             store,
-            runs,
+            registry,
             worker_timeout,
             run_db=run_db,
-            progress=progress,
             on_lost=on_lost,
             on_queued=self._queued,
             resuming=resuming,
         )
         self.stats = crawler.stats
-        self.runs = runs
+        self.registry = registry
         self.window = window
         self.pace = pace
         self.wake = wake
@@ -195,9 +192,8 @@ class RedisBackend(WorkBackend):
                 self.stats.inc_value("farm/shared/duplicate")
                 self.work.ack(item.id)
                 continue
-            run = self.runs.get(lease.key)
-            if run is None:  # another worker's keyword: handled here page by page
-                run = self.runs[lease.key] = KeywordRun(lease, shared=True, owned=False)
+            # another worker's keyword, if not held here: handled here page by page
+            run = self.registry.add(lease, shared=True, owned=False)
             run.taken(page)
             self.work.taken[(lease.key, page)] = item.id
             self._buffer.append(request)
