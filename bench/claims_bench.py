@@ -17,7 +17,7 @@ from datetime import timedelta
 from sqlalchemy import text
 
 from bench.mariadb import mariadb_database
-from farm.state import KeywordStore
+from farm.state import KeywordStore, claims
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 
@@ -64,7 +64,7 @@ def _fill(engine, rows: int, store: KeywordStore) -> None:
 
 def _explain_fresh_claim(engine, store: KeywordStore) -> tuple[str, str]:
     """The index and Extra of the claim query's fresh branch."""
-    stmt = store._candidates("fresh", 1)
+    stmt = claims.candidates("fresh", 1, mysql=True)
     params = {
         "source": "boss",
         "day": store.today(),

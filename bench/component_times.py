@@ -33,8 +33,8 @@ PARTS = [
     ("farm.extensions.progress", "PageProgress", "_page_written"),
     ("farm.outbox", "Outbox", "_send"),
     ("farm.outbox", "Outbox", "_written"),
-    ("farm.writer", "StateWriter", "write"),
-    ("farm.writer", "StateWriter", "outReceived"),
+    ("farm.writer.process", "StateWriter", "write"),
+    ("farm.writer.process", "StateWriter", "outReceived"),
 ]
 
 _totals: dict[str, list] = {}  # part -> [exclusive seconds, calls]

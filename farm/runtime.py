@@ -57,7 +57,7 @@ from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool
 from farm.window import PageWindow
-from farm.writer import StateWriter
+from farm.writer.process import StateWriter
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class FarmRuntime:
         except SettingError as exc:  # a crawl not started by `scrapy crawl` (farm.commands.crawl)
             logger.error("farm: %s", exc)  # its one line
             raise
-        store = KeywordStore.from_settings(settings)
+        store = KeywordStore.from_config(config)
         try:
             require_current(store.engine)
         except DBAPIError as exc:

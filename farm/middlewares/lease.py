@@ -32,8 +32,8 @@ from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
 from farm.shared.link import RedisUnreachable
 from farm.spiders.base import LeaseLost
+from farm.state.claims import Outlook
 from farm.state.clock import utcnow
-from farm.state.store import Outlook
 
 logger = logging.getLogger(__name__)
 
