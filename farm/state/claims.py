@@ -4,9 +4,9 @@ One set of claim rules (``claimable``, ``candidates``, ``ordered``) serves every
 take-back of a stopped crawl, a survivor's adoption of a stopped worker's keywords, the
 ``outlook`` of an empty claim and the keyword API's listing of what a claim would take.
 
-A claim hands out leases atomically (``SELECT … FOR UPDATE SKIP LOCKED`` on MySQL/MariaDB, one
-``BEGIN IMMEDIATE`` write transaction on SQLite), each under a new random token that fences every
-later write about the keyword (see farm.state.lease.new_lease_token).
+A claim hands out leases atomically (``SELECT … FOR UPDATE SKIP LOCKED`` on MySQL/MariaDB and
+PostgreSQL, one ``BEGIN IMMEDIATE`` write transaction on SQLite), each under a new random token that
+fences every later write about the keyword (see farm.state.lease.new_lease_token).
 """
 
 from dataclasses import dataclass, replace
@@ -22,6 +22,8 @@ K = Keyword.__table__
 c = K.c
 
 KINDS = ("partial", "failed", "fresh")  # claim order
+MYSQL = ("mysql", "mariadb")
+ROW_LOCKS = (*MYSQL, "postgresql")  # SELECT … FOR UPDATE [SKIP LOCKED]; SQLite locks the whole file
 
 LEASE_COLUMNS = (
     c.id,
@@ -79,32 +81,38 @@ def claimable(kind: str):
     )
 
 
-def candidates(kind: str, limit, mysql: bool, lock: bool = True):
-    """The rows of one kind a claim may take, in claim order (locked with SKIP LOCKED on MySQL
-    when ``lock``)."""
+def candidates(kind: str, limit, dialect: str, lock: bool = True):
+    """The rows of one kind a claim may take, in claim order (locked with SKIP LOCKED on MySQL/MariaDB
+    and PostgreSQL when ``lock``)."""
     stmt = select(literal(KINDS.index(kind)).label("kind"), *LEASE_COLUMNS).where(claimable(kind))
     if kind == "fresh":  # walks ix_keyword_fresh (source, last_requested_date, id) in order, no sort
         stmt = stmt.order_by(c.last_requested_date, c.id)
     else:
         stmt = stmt.order_by(c.id)
     stmt = stmt.limit(limit)
-    if mysql:
+    if dialect in MYSQL:
         # the optimizer may otherwise pick another index and sort; the claim order is the index order
         index = "ix_keyword_fresh" if kind == "fresh" else "ix_keyword_status"
         stmt = stmt.with_hint(K, f"FORCE INDEX ({index})")
-        if lock:
-            stmt = stmt.with_for_update(skip_locked=True)
+    if lock and dialect in ROW_LOCKS:
+        stmt = stmt.with_for_update(skip_locked=True)
     return stmt
 
 
-def picks(mysql: bool, lock: bool = True) -> list:
+def picks(dialect: str, lock: bool = True) -> list:
     """The statements that pick up to ``n`` rows of each kind, run in turn until ``n`` are found."""
     n = bindparam("n", type_=Integer)
-    if mysql:
+    if dialect in MYSQL:
         # one round trip: up to n rows of each kind, each branch locking with SKIP LOCKED;
         # rows of a later kind that are not taken stay locked only until this commit
-        return [union_all(*(candidates(kind, n, mysql, lock) for kind in KINDS))]
-    return [candidates(kind, n, mysql, lock) for kind in KINDS]
+        return [union_all(*(candidates(kind, n, dialect, lock) for kind in KINDS))]
+    statements = [candidates(kind, n, dialect, lock) for kind in KINDS]
+    if dialect == "postgresql":
+        # PostgreSQL sorts (and indexes) NULLs last: the never requested are picked first, apart,
+        # each part in ix_keyword_fresh's order
+        fresh = statements.pop()
+        statements += [fresh.where(c.last_requested_date.is_(None)), fresh.where(c.last_requested_date.is_not(None))]
+    return statements
 
 
 def takes() -> dict:
@@ -317,7 +325,7 @@ def _take_back(store, source: str, crawler_id: str, held: set, others: set) -> l
         )
         .order_by(c.id)
     )
-    if store._mysql:
+    if store._row_locks:
         stmt = stmt.with_for_update(skip_locked=True)
     leases = []
     with store.engine.begin() as conn:

@@ -35,10 +35,11 @@ def add_keywords(store, rows: Iterable[tuple[str, str, str]]) -> int:
     elif store.engine.dialect.name == "sqlite":
         stmt = sqlite.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"])
     else:
-        stmt = postgresql.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"])
+        # psycopg's executemany counts no rows: the inserted ones are counted by their ids
+        stmt = postgresql.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"]).returning(K.c.id)
     inserted = 0
     with store.engine.begin() as conn:
         for start in range(0, len(params), INSERT_CHUNK):
             result = conn.execute(stmt, params[start : start + INSERT_CHUNK])
-            inserted += max(result.rowcount, 0)
+            inserted += len(result.all()) if result.returns_rows else max(result.rowcount, 0)
     return inserted

@@ -79,7 +79,7 @@ def _lease_pages_done(store, conn, now, lease: Lease, pages):
         c.total_pages,
         c.pages_ahead,
     ).where(c.id == lease.id)
-    if store._mysql:
+    if store._row_locks:
         stmt = stmt.with_for_update()
     row = conn.execute(stmt).first()
     if row is None or row.lease_token != lease.lease_token or row.crawl_status != "crawling":
@@ -137,7 +137,7 @@ def _end(store, conn, now, lease: Lease, kind: str, message) -> str | None:
     if kind not in ENDS:
         raise ValueError(f"unknown end {kind!r} (one of {', '.join(ENDS)})")
     stmt = select(c.lease_token, c.crawl_status, c.blocked_claims).where(c.id == lease.id)
-    if store._mysql:
+    if store._row_locks:
         stmt = stmt.with_for_update()
     row = conn.execute(stmt).first()
     if row is None or row.lease_token != lease.lease_token:

@@ -50,8 +50,11 @@ class KeywordStore:
         self.outage_grace = float(outage_grace)
         self.clock = clock
         self._mysql = engine.dialect.name in ("mysql", "mariadb")
-        self._picks = claims.picks(self._mysql)  # the claim's, locking
-        self._peeks = claims.picks(self._mysql, lock=False)  # the same rules, reading only
+        self._postgresql = engine.dialect.name == "postgresql"
+        # SELECT … FOR UPDATE [SKIP LOCKED] locks rows; SQLite's BEGIN IMMEDIATE locks the whole file
+        self._row_locks = self._mysql or self._postgresql
+        self._picks = claims.picks(engine.dialect.name)  # the claim's, locking
+        self._peeks = claims.picks(engine.dialect.name, lock=False)  # the same rules, reading only
         self._takes = claims.takes()
 
     @classmethod
@@ -76,7 +79,7 @@ class KeywordStore:
 
     def _retrying(self, fn):
         """``fn``, one short transaction, under the retry policy (farm.state.retry)."""
-        return retrying(fn, mysql=self._mysql, outage_grace=self.outage_grace)
+        return retrying(fn, dialect=self.engine.dialect.name, outage_grace=self.outage_grace)
 
     # --- claims (farm.state.claims) ---------------------------------------------
 

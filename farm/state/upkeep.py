@@ -23,7 +23,7 @@ def heartbeat(store, lease: Lease) -> bool:
 def reap(store) -> int:
     """Crawling rows without a heartbeat for lease_timeout seconds become partial.
 
-    On MySQL/MariaDB the stale rows are picked with SKIP LOCKED, like claims: a row
+    On MySQL/MariaDB and PostgreSQL the stale rows are picked with SKIP LOCKED, like claims: a row
     another crawler holds locked is being claimed or written right now, and a reap
     must not wait behind it (nor hold a crawler's database thread while it waits).
     """
@@ -34,7 +34,7 @@ def reap(store) -> int:
 
     def write():
         with store.engine.begin() as conn:
-            if store._mysql:
+            if store._row_locks:
                 pick = select(c.id).where(stale).with_for_update(skip_locked=True)
                 ids = conn.execute(pick).scalars().all()
                 if not ids:

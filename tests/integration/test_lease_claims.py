@@ -35,10 +35,10 @@ def crawler_for(db_url, rows, **settings):
 
 
 @pytest_twisted.ensureDeferred
-async def test_an_empty_claim_while_other_claimers_hold_rows_locked_is_not_the_end(mariadb_url):
+async def test_an_empty_claim_while_other_claimers_hold_rows_locked_is_not_the_end(server_db_url):
     rows = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]
-    crawler, middleware = crawler_for(mariadb_url, rows, FARM_LEASES_IN_FLIGHT=2)
-    other = create_engine(mariadb_url, isolation_level="READ COMMITTED")
+    crawler, middleware = crawler_for(server_db_url, rows, FARM_LEASES_IN_FLIGHT=2)
+    other = create_engine(server_db_url, isolation_level="READ COMMITTED")
     try:
         with other.connect() as conn:
             # another crawler's claim transaction, holding both rows locked (SKIP LOCKED hides them)
@@ -90,7 +90,7 @@ async def test_with_nothing_claimable_and_nothing_to_wait_for_the_crawl_closes(s
         FarmRuntime.of(crawler).close()
 
 
-def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_them(mariadb_url):
+def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_them(server_db_url):
     from datetime import timedelta
 
     from farm.state.clock import utcnow
@@ -98,12 +98,12 @@ def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_t
     from farm.state.migrate import upgrade
     from farm.state.store import KeywordStore
 
-    upgrade(mariadb_url)
-    store = KeywordStore(make_engine(mariadb_url), lease_timeout=60)
+    upgrade(server_db_url)
+    store = KeywordStore(make_engine(server_db_url), lease_timeout=60)
     store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     store.claim("qcwy", "dead crawler", 2)
     later = KeywordStore(store.engine, lease_timeout=60, clock=lambda: utcnow() + timedelta(hours=1))
-    other = create_engine(mariadb_url, isolation_level="READ COMMITTED")
+    other = create_engine(server_db_url, isolation_level="READ COMMITTED")
     try:
         with other.connect() as conn:
             conn.execute(text("SELECT id FROM keyword FOR UPDATE")).all()  # a claimer at work
