@@ -105,37 +105,7 @@ def measure_http(batches=claims_bench.BATCHES) -> dict[int, float]:
 
 def _rate(base: str, token: str, batch: int) -> float:
     """Keywords claimed per second by CLIENTS clients of the server at ``base``, ``batch`` a request."""
-    procs = []
-    try:
-        ready, results, start = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
-        procs = [
-            SPAWN.Process(target=_client, args=(base, token, w, batch, ready, start, results), daemon=True)
-            for w in range(CLIENTS)
-        ]
-        for p in procs:
-            p.start()
-        for _ in procs:
-            ready.get(timeout=120)
-        began = time.monotonic()
-        start.set()
-        total, ended = 0, began
-        for _ in procs:
-            worker, claimed, at, error = results.get(timeout=300)
-            if error:
-                raise RuntimeError(f"client {worker} failed: {error}")
-            total += claimed
-            ended = max(ended, at)
-        for p in procs:
-            p.join(timeout=30)
-        expected = CLIENTS * (CLAIMS_PER_CLIENT // batch) * batch
-        if total != expected:
-            raise RuntimeError(f"{total} keywords claimed, expected {expected}")
-        return total / (ended - began)
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=5)
+    return claims_bench.race(_client, (base, token), CLIENTS, batch, CLAIMS_PER_CLIENT)
 
 
 def run() -> list[tuple[str, float, str]]:

@@ -114,12 +114,19 @@ def measure(rows: int, batches=BATCHES, database=mariadb_database) -> tuple[dict
 
 def _rate(url: str, batch: int) -> float:
     """Keywords claimed per second by PROCESSES processes, ``batch`` a claim."""
+    return race(_claimer, (url,), PROCESSES, batch, CLAIMS_PER_PROCESS)
+
+
+def race(target, leading: tuple, workers: int, batch: int, each: int) -> float:
+    """Keywords claimed per second by ``workers`` processes running ``target(*leading, worker,
+    batch, ready, start, results)``, each claiming ``each`` keywords ``batch`` a claim: started
+    and warmed before the clock starts, timed from the start signal to the last one done."""
     procs = []
     try:
         ready, results, start = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
         procs = [
-            SPAWN.Process(target=_claimer, args=(url, w, batch, ready, start, results), daemon=True)
-            for w in range(PROCESSES)
+            SPAWN.Process(target=target, args=(*leading, w, batch, ready, start, results), daemon=True)
+            for w in range(workers)
         ]
         for p in procs:
             p.start()
@@ -131,12 +138,12 @@ def _rate(url: str, batch: int) -> float:
         for _ in procs:
             worker, claimed, at, error = results.get(timeout=300)
             if error:
-                raise RuntimeError(f"claimer {worker} failed: {error}")
+                raise RuntimeError(f"worker {worker} failed: {error}")
             total += claimed
             ended = max(ended, at)
         for p in procs:
             p.join(timeout=30)
-        expected = PROCESSES * (CLAIMS_PER_PROCESS // batch) * batch
+        expected = workers * (each // batch) * batch
         if total != expected:
             raise RuntimeError(f"{total} keywords claimed, expected {expected}")
         return total / (ended - began)
