@@ -10,7 +10,8 @@ from scrapy import signals as scrapy_signals
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
-from farm.middlewares.lease import KeywordLeaseMiddleware
+from farm.crawl.keywordrun import Outcome
+from farm.crawl.leases import KeywordLeaseMiddleware
 from farm.runtime import FarmRuntime
 from tests.unit.components import db_barrier, make_crawler, until
 
@@ -63,7 +64,7 @@ async def test_a_failed_keyword_is_waited_for_until_its_retry_is_due(sqlite_url)
         await db_barrier(crawler)
         [run] = middleware.runs.values()
         runtime = FarmRuntime.of(crawler)
-        runtime.progress.end(run, "failed", "HTTP 404 at http://x")
+        runtime.registry.end(run.lease, Outcome("failed", "HTTP 404 at http://x"))
         failed_at = time.monotonic()
         await until(lambda: crawler.stats.get_value("farm/lease/waiting_for_retry"), 10, "the wait")
         assert crawler.engine.closed == []
@@ -82,7 +83,7 @@ async def test_with_nothing_claimable_and_nothing_to_wait_for_the_crawl_closes(s
         crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
         await db_barrier(crawler)
         [run] = middleware.runs.values()
-        FarmRuntime.of(crawler).progress.end(run, "failed", "HTTP 404 at http://x")
+        FarmRuntime.of(crawler).registry.end(run.lease, Outcome("failed", "HTTP 404 at http://x"))
         await until(lambda: crawler.engine.closed, 10, "the crawl to close")
         assert crawler.engine.closed == ["finished"]
         assert crawler.stats.get_value("farm/lease/waiting_for_retry") is None
