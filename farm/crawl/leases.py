@@ -28,8 +28,8 @@ from farm.crawl.claim_policy import Seen, decide
 from farm.runtime import FarmRuntime
 from farm.shared.link import RedisUnreachable
 from farm.spiders.base import LeaseLost
+from farm.state.claims import Outlook
 from farm.state.clock import utcnow
-from farm.state.store import Outlook
 
 logger = logging.getLogger(__name__)
 
