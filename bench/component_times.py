@@ -33,8 +33,8 @@ PARTS = [
     ("farm.crawl.progress", "PageProgress", "_page_written"),
     ("farm.crawl.outbox", "Outbox", "_send"),
     ("farm.crawl.outbox", "Outbox", "_written"),
-    ("farm.writer", "StateWriter", "write"),
-    ("farm.writer", "StateWriter", "outReceived"),
+    ("farm.writer.process", "StateWriter", "write"),
+    ("farm.writer.process", "StateWriter", "outReceived"),
 ]
 
 _totals: dict[str, list] = {}  # part -> [exclusive seconds, calls]

@@ -94,14 +94,8 @@ class Farm:
         config = self.config
         engine = reader(self.engine()) if read_only else self.engine()
         require_current(engine)
-        return KeywordStore(
-            engine,
-            timezone=config.timezone,
-            lease_timeout=config.lease_timeout,
-            max_retries=config.max_retries,
-            retry_delay=config.retry_delay,
-            max_blocked_claims=config.max_blocked_claims,
-        )
+        # a command fails at once when the database is gone: it has no outage to ride out
+        return KeywordStore.from_config(config, engine, outage_grace=0)
 
     def close(self) -> None:
         if self._engine is not None:

@@ -28,8 +28,8 @@ from farm.crawl.backends.redis.link import RedisUnreachable
 from farm.crawl.claim_policy import Seen, decide
 from farm.crawl.parts import CrawlParts
 from farm.spiders.base import LeaseLost
+from farm.state.claims import Outlook
 from farm.state.clock import utcnow
-from farm.state.store import Outlook
 
 logger = logging.getLogger(__name__)
 

@@ -59,7 +59,7 @@ from farm.state.db import mask_url
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool
-from farm.writer import StateWriter
+from farm.writer.process import StateWriter
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ class CrawlParts:
         except SettingError as exc:  # a crawl not started by `scrapy crawl` (farm.commands.crawl)
             logger.error("farm: %s", exc)  # its one line
             raise
-        store = KeywordStore.from_settings(settings)
+        store = KeywordStore.from_config(config)
         try:
             require_current(store.engine)
         except DBAPIError as exc:

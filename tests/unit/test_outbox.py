@@ -11,7 +11,7 @@ from twisted.internet.task import deferLater
 
 from farm.crawl.outbox import Outbox
 from farm.state.lease import BatchResult, Lease, PageWrite
-from farm.writer import WriteLost
+from farm.writer.process import WriteLost
 
 LEASE = Lease(id=1, source="qcwy", city="北京", job="python", lease_token=1, start_page=1, from_status="fresh")
 
