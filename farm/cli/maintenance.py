@@ -53,8 +53,8 @@ def doctor(farm_ctx: Farm, timeout: float):
                       failed on their last day and not claimed since
     timezone          FARM_TIMEZONE is a known zone; what "today" is there
     redis             FARM_REDIS_URL answers (when it is set)
-    site boss/qcwy/zhilian
-                      each FARM_<SITE>_BASE_URL answers (a warning if not)
+    site boss/qcwy/zhilian, and each LeaseSpider site of the project's own
+                      its FARM_<SITE>_BASE_URL answers (a warning if not)
 
     Exits 1 when a check fails, else 0 (warnings included).
     """

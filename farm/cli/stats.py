@@ -11,6 +11,7 @@ from farm.cli.context import Farm, SourceChoice, database_command, date_option, 
 from farm.cli.tables import render_table
 from farm.state import report
 from farm.state.clock import today
+from farm.state.models import SOURCES
 from farm.state.store import KeywordStore
 
 # the longest --window (a year of minutes) and --interval (a day): beyond, dates overflow
@@ -89,10 +90,14 @@ def stats(
     """
     store = farm_ctx.store(read_only=True)
     limits = report.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
+    # without --source: farm's three sites, then the project's own (farm.sites)
+    own_sites = [] if source else [name for name in farm_ctx.sources() if name not in SOURCES]
 
     def sample():
         now = store.clock()
-        rows = store.stats(source=source, day=day or today(now, store.tz))
+        shown = day or today(now, store.tz)
+        rows = store.stats(source=source, day=shown)
+        rows += [row for name in own_sites for row in store.stats(source=name, day=shown)]
         return now, report.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
 
     if watch:
