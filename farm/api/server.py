@@ -82,6 +82,7 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
     except TokenRequired as exc:
         raise click.ClickException(str(exc)) from None
     config = farm_ctx.config  # every setting checked: a bad one is its one line
+    farm_ctx.sources()  # the project's own sites are sources the API takes (farm.sites)
     max_body, retry_after, read_timeout = config.api_max_body, config.api_retry_after, config.api_read_timeout
     try:
         import uvicorn

@@ -152,7 +152,7 @@ def test_the_grafana_dashboard_charts_only_exported_metrics_from_a_prometheus_va
         for target in panel["targets"]:
             used.update(re.findall(r"\bfarm_[a-z_]+", target["expr"]))
     assert used and used <= exported, used - exported
-    # every kind of metric the issue names is charted
+    # every kind of metric farm exports is charted
     assert {
         "farm_pages_total",
         "farm_postings_total",
