@@ -21,7 +21,7 @@ lint: install
 
 # Every test: unit (no services), integration (real MariaDB, PostgreSQL and Redis), e2e (real crawls), in
 # TEST_WORKERS processes (pytest-xdist; 1 runs them in this one, in order). A worker that runs out
-# takes tests queued for another (worksteal): the long kill tests no longer end the run alone.
+# takes tests queued for another (worksteal): so the long kill tests do not end the run alone.
 TEST_WORKERS ?= 2
 test: install
 	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist worksteal)

@@ -4,8 +4,9 @@ in-process figure (8 processes calling KeywordStore.claim) measured in the same 
     .venv/bin/python -m bench.api_bench      # FARM_BENCH_MYSQL=mysql+pymysql://root@127.0.0.1:3306
 
 Both run on 10,000 keywords in a throwaway database. Each client keeps one HTTP connection,
-claims WARMUP_CLAIMS before the clock starts, then CLAIMS_PER_CLIENT keywords one at a time
-(``POST /api/v1/keyword/available`` with ``{"source": "boss", "limit": 1}``); the rate is all claims over the wall
+claims WARMUP_CLAIMS before the clock starts, then CLAIMS_PER_CLIENT keywords, ``batch`` a request
+(``POST /api/v1/keyword/available`` with ``{"source": "boss", "limit": batch}``), one a request and then
+claims_bench.CLAIM_BATCH a request, as in process; the rate is all keywords claimed over the wall
 time from the start signal to the last client done. The server runs as `farm api` does by
 default (one process, its access log on), on the same 2 cores as MariaDB and the clients.
 """
@@ -30,15 +31,15 @@ from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 
 CLIENTS = 8
-CLAIMS_PER_CLIENT = 250
+CLAIMS_PER_CLIENT = 256
 WARMUP_CLAIMS = 10
 KEYWORDS = 10_000
 REPO = Path(__file__).resolve().parents[1]
 SPAWN = multiprocessing.get_context("spawn")
 
 
-def _client(url, token, worker, ready, start, results):
-    claims = {"source": "boss", "limit": 1, "crawler_id": f"bench-{worker}"}
+def _client(url, token, worker, batch, ready, start, results):
+    claims = {"source": "boss", "limit": batch, "crawler_id": f"bench-{worker}"}
     try:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
             for _ in range(WARMUP_CLAIMS):
@@ -46,7 +47,7 @@ def _client(url, token, worker, ready, start, results):
             ready.put(worker)
             start.wait()
             claimed = 0
-            for _ in range(CLAIMS_PER_CLIENT):
+            for _ in range(CLAIMS_PER_CLIENT // batch):
                 r = http.post("/api/v1/keyword/available", json=claims)
                 r.raise_for_status()
                 claimed += len(r.json()["keywords"])
@@ -87,8 +88,8 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(timeout=15)
 
 
-def measure_http() -> float:
-    """Claims per second over HTTP at KEYWORDS keywords."""
+def measure_http(batches=claims_bench.BATCHES) -> dict[int, float]:
+    """Keywords claimed per second over HTTP at KEYWORDS keywords, per claim size in ``batches``."""
     token = secrets.token_hex(16)
     with mariadb_database() as url, tempfile.NamedTemporaryFile("w+b", suffix=".log") as log:
         upgrade(url)
@@ -96,47 +97,32 @@ def measure_http() -> float:
         claims_bench._fill(engine, KEYWORDS, KeywordStore(engine))
         engine.dispose()
         server, base = _serve(url, token, log)
-        procs = []
         try:
-            ready, results, start = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
-            procs = [
-                SPAWN.Process(target=_client, args=(base, token, w, ready, start, results), daemon=True)
-                for w in range(CLIENTS)
-            ]
-            for p in procs:
-                p.start()
-            for _ in procs:
-                ready.get(timeout=120)
-            began = time.monotonic()
-            start.set()
-            total, ended = 0, began
-            for _ in procs:
-                worker, claimed, at, error = results.get(timeout=300)
-                if error:
-                    raise RuntimeError(f"client {worker} failed: {error}")
-                total += claimed
-                ended = max(ended, at)
-            for p in procs:
-                p.join(timeout=30)
-            if total != CLIENTS * CLAIMS_PER_CLIENT:
-                raise RuntimeError(f"{total} claims, expected {CLIENTS * CLAIMS_PER_CLIENT}")
-            return total / (ended - began)
+            return {batch: _rate(base, token, batch) for batch in batches}
         finally:
-            for p in procs:
-                if p.is_alive():
-                    p.terminate()
-                    p.join(timeout=5)
             _stop(server)
+
+
+def _rate(base: str, token: str, batch: int) -> float:
+    """Keywords claimed per second by CLIENTS clients of the server at ``base``, ``batch`` a request."""
+    return claims_bench.race(_client, (base, token), CLIENTS, batch, CLAIMS_PER_CLIENT)
 
 
 def run() -> list[tuple[str, float, str]]:
     in_process, _, _ = claims_bench.measure(KEYWORDS)
     over_http = measure_http()
-    return [
-        (f"claims/s in process, {claims_bench.PROCESSES} processes, {KEYWORDS:,} keywords", in_process, "claims/s"),
-        (f"claims/s over HTTP (farm api), {CLIENTS} clients, {KEYWORDS:,} keywords", over_http, "claims/s"),
-        ("ratio HTTP / in process", over_http / in_process, "x"),
-    ]
+    rows = []
+    for batch in claims_bench.BATCHES:
+        rows += [
+            (
+                f"claims/s in process, {claims_bench.PROCESSES} processes, {batch} a claim",
+                in_process[batch],
+                "claims/s",
+            ),
+            (f"claims/s over HTTP (farm api), {CLIENTS} clients, {batch} a claim", over_http[batch], "claims/s"),
+            (f"ratio HTTP / in process, {batch} a claim", over_http[batch] / in_process[batch], "x"),
+        ]
+    return rows
 
 
 if __name__ == "__main__":

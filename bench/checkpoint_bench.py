@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from bench.crawl_bench import CITIES, COMMON, JOBS, REPO, _run
-from farm.checkpoint import open_checkpoint
+from farm.crawl.backends.checkpoint import open_checkpoint
 from farm.sandbox.testing import SandboxProcess
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade

@@ -1,6 +1,6 @@
 """What a keyword claim on a thread of the crawl's process cost the crawl's own thread.
 
-Why farm's claims are made by the state writer process (farm.state.writer), not
+Why farm's claims are made by the state writer process (farm.writer), not
 on the crawl's database thread: a CPU-bound loop on the main thread (standing
 for the crawl's reactor) is timed alone, then with a claim every 0.12 s on
 another thread (39 claims in a 5 s crawl of the crawl benchmark), in turns. The

@@ -25,16 +25,16 @@ PARTS = [
     ("farm.middlewares.blocks", "SiteBlockMiddleware", "process_response"),
     ("farm.middlewares.signing", "RequestSigningMiddleware", "process_request"),
     ("farm.crawl.leases", "KeywordLeaseMiddleware", "process_request"),
-    ("farm.scheduler", "FarmScheduler", "enqueue_request"),
-    ("farm.scheduler", "FarmScheduler", "next_request"),
+    ("farm.crawl.scheduler", "FarmScheduler", "enqueue_request"),
+    ("farm.crawl.scheduler", "FarmScheduler", "next_request"),
     ("farm.spiders.base", "LeaseSpider", "next_pages"),
     ("farm.spiders.base", "LeaseSpider", "page_request"),
     ("farm.crawl.progress", "PageProgress", "page_parsed"),
     ("farm.crawl.progress", "PageProgress", "_page_written"),
-    ("farm.outbox", "Outbox", "_send"),
-    ("farm.outbox", "Outbox", "_written"),
-    ("farm.writer", "StateWriter", "write"),
-    ("farm.writer", "StateWriter", "outReceived"),
+    ("farm.crawl.outbox", "Outbox", "_send"),
+    ("farm.crawl.outbox", "Outbox", "_written"),
+    ("farm.writer.process", "StateWriter", "write"),
+    ("farm.writer.process", "StateWriter", "outReceived"),
 ]
 
 _totals: dict[str, list] = {}  # part -> [exclusive seconds, calls]

@@ -16,7 +16,7 @@ from scrapy.settings import BaseSettings, get_settings_priority
 
 from farm import settings as defaults
 
-SCHEDULER = "farm.scheduler.FarmScheduler"
+SCHEDULER = "farm.crawl.scheduler.FarmScheduler"
 
 DOWNLOADER_MIDDLEWARES = {
     "farm.crawl.leases.KeywordLeaseMiddleware": 50,

@@ -5,7 +5,7 @@ farm.settings holds each setting as given (the environment's text, or the defaul
 and a bad one is a ``SettingError`` whose one line names the setting, shows the value
 (secrets masked, control characters escaped) and says what the setting takes. Every
 command builds it before it does anything: `farm ...` (farm.cli), `scrapy crawl`
-(farm.commands.crawl), `farm api`, and a crawl built another way (farm.runtime).
+(farm.commands.crawl), `farm api`, and a crawl built another way (farm.crawl.parts).
 
 A setting is one line of ``FarmConfig``: its field name is the setting's name without
 ``FARM_``, in lower case, and ``setting()`` gives what it takes. Every setting is
@@ -116,7 +116,7 @@ def _redis_url(raw):
 
 
 def _proxies(raw):
-    from farm.proxies import parse_proxies
+    from farm.crawl.proxies import parse_proxies
 
     try:
         return tuple(parse_proxies(raw))

@@ -26,7 +26,6 @@ from farm.state import report
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import URL_EXAMPLES, DatabaseUrlError, make_engine, mask_url, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
-from farm.state.models import SOURCES
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -282,8 +281,15 @@ def check_redis(url: str | None, timeout: float) -> Check:
 
 
 def check_sites(settings, timeout: float) -> list[Check]:
-    """Each site's base URL, all at once: reachable (any HTTP answer) or a warning."""
-    urls = {source: settings.get(f"FARM_{source.upper()}_BASE_URL") or "" for source in SOURCES}
+    """Each site's base URL (farm's three and the project's own), all at once: reachable
+    (any HTTP answer) or a warning."""
+    from farm.sites import load_sources  # not before: it imports the spiders
+
+    try:
+        sources = load_sources(settings)
+    except (ImportError, ValueError) as exc:
+        return [Check(FAIL, "sites", f"cannot load the project's spiders: {exc}: fix SPIDER_MODULES or the spider")]
+    urls = {source: settings.get(f"FARM_{source.upper()}_BASE_URL") or "" for source in sources}
     with ThreadPoolExecutor(max_workers=len(urls)) as pool:
         answers = dict(zip(urls, pool.map(lambda url: _probe(url, timeout), urls.values())))
     checks = []

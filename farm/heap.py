@@ -9,11 +9,8 @@ alive while it is handled, so every page ran several collections that found it a
 and moved it to the older generations, which then took some 25 full collections a
 crawl, each for a few hundred objects freed. At YOUNG_COLLECTION_THRESHOLD a crawl runs
 about one; garbage in reference cycles, the only kind a collection frees, is still
-freed when that many have piled up.
-
-Measured on a 1,600-page crawl: the crawl's own collections took 0.5 to 0.9 s of its 5 s
-(``gc.callbacks``), and the state writer's slowed the crawl by 8 % besides (the two share
-the machine's caches; 3 paired rounds).
+freed when that many have piled up. What the collections cost a crawl, and how it is
+measured: docs/benchmarks.md.
 """
 
 import gc

@@ -28,7 +28,7 @@ ADDONS = {"farm.addon.FarmAddon": 0}
 
 FARM_DB_URL = _env("FARM_DB_URL", "sqlite:///farm.db")
 # Set: every process of a spider, on any machine, shares one request queue, one dupefilter
-# and one pace per site through this Redis (farm.shared); unset: each process queues its own.
+# and one pace per site through this Redis (farm.crawl.backends.redis); unset: each process queues its own.
 FARM_REDIS_URL = _env("FARM_REDIS_URL", "")
 # The prefix of every Redis key farm writes (one Redis may serve several farms).
 FARM_REDIS_PREFIX = _env("FARM_REDIS_PREFIX", "farm")
@@ -81,7 +81,7 @@ FARM_REAP_INTERVAL = _env("FARM_REAP_INTERVAL", 60)
 FARM_BLOCK_RETRIES = _env("FARM_BLOCK_RETRIES", 5)
 FARM_BLOCK_BASE_DELAY = _env("FARM_BLOCK_BASE_DELAY", 2.0)
 FARM_BLOCK_MAX_DELAY = _env("FARM_BLOCK_MAX_DELAY", 60.0)
-# Proxies for page requests, taken in turn (farm.proxies): a list, a comma-separated string, or
+# Proxies for page requests, taken in turn (farm.crawl.proxies): a list, a comma-separated string, or
 # the path of a file with one URL a line (scheme://[user:password@]host:port, http or https;
 # `#` comments). Unset: no proxy. A proxy that draws a block is left out for
 # FARM_PROXY_QUARANTINE seconds (for every worker, with FARM_REDIS_URL); with none left the

@@ -1,15 +1,17 @@
-"""A project's own sites: the ``LeaseSpider`` subclasses of its ``SPIDER_MODULES``.
+"""The sites a keyword may name: farm's three and a project's own ``LeaseSpider`` subclasses.
 
 farm knows three sites (farm.cities); a project that turns farm on with its add-on
-(farm.addon) may crawl more, each a ``LeaseSpider`` subclass whose ``name`` is the
-``source`` of its keywords. ``farm keywords import`` and ``farm keywords add`` load
-the project's spiders first, so that such a site's keywords are checked by its own
-``city_codes`` and ``code_pattern``, as the three sites' are.
+(farm.addon) may crawl more, each a ``LeaseSpider`` subclass of its ``SPIDER_MODULES``
+whose ``name`` is the ``source`` of its keywords. ``load_sources`` registers them in
+farm.cities, the one registry every part asks (``farm.cities.known_sources``): the
+``farm`` command's ``--source`` options, keyword validation, ``farm doctor`` and the
+API's source field then take such a site as they take the three, and its keywords are
+checked by its own ``city_codes`` and ``code_pattern``.
 """
 
 from scrapy.spiderloader import get_spider_loader
 
-from farm.cities import register_site
+from farm.cities import known_sources, register_site
 from farm.spiders.base import LeaseSpider
 from farm.state.models import SOURCES
 
@@ -24,3 +26,12 @@ def register_project_sites(settings) -> list[str]:
             register_site(name, spidercls.city_codes, spidercls.code_pattern)
             names.append(name)
     return names
+
+
+def load_sources(settings) -> tuple[str, ...]:
+    """Every source a keyword may name under ``settings``: farm's three sites, then the project's own.
+
+    Raises ImportError or ValueError when the project's spiders cannot be loaded.
+    """
+    register_project_sites(settings)
+    return known_sources()

@@ -4,14 +4,16 @@
 - ``claimable_keywords``: what a claim would take now, in claim order, without taking it;
 - ``day_progress``: pages done on a day, and when the day's first claim still on record was made.
 
-``claimable_keywords`` restates KeywordStore's claim rules (its ``_claimable``):
-tests/integration/test_api_reads.py holds the two to the same answer.
+``claimable_keywords`` lists with the claim's own rules (farm.state.claims).
 """
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import case, func, select
 
+from farm.state import claims
+from farm.state.claims import aware
+from farm.state.lease import parse_pages
 from farm.state.models import Keyword
 from farm.state.store import KeywordStore
 
@@ -32,30 +34,6 @@ _STATE_COLUMNS = (
     c.heartbeat_at,
     c.lease_token,
 )
-_LISTED_COLUMNS = (
-    c.id,
-    c.source,
-    c.city,
-    c.job,
-    c.crawl_status,
-    c.last_requested_date,
-    c.last_completed_page,
-    c.total_pages,
-    c.pages_ahead,
-    c.retry_count,
-)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    # an aggregate over a time column may come back as the database's naive UTC
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=UTC)
-
-
-def pages_of(text: str | None) -> list[int]:
-    """keyword.pages_ahead ("4,7") as a sorted list."""
-    return sorted(int(p) for p in (text or "").split(",") if p.strip())
 
 
 def keyword_state(store: KeywordStore, keyword_id: int, lease_token: int) -> dict | None:
@@ -65,7 +43,7 @@ def keyword_state(store: KeywordStore, keyword_id: int, lease_token: int) -> dic
     if row is None:
         return None
     state = dict(row._mapping)
-    state["heartbeat_at"] = _aware(state["heartbeat_at"])
+    state["heartbeat_at"] = aware(state["heartbeat_at"])
     state["lease_current"] = state.pop("lease_token") == lease_token
     return state
 
@@ -73,66 +51,26 @@ def keyword_state(store: KeywordStore, keyword_id: int, lease_token: int) -> dic
 def claimable_keywords(store: KeywordStore, source: str, limit: int, skip_partial=frozenset()) -> list[dict]:
     """Up to ``limit`` keywords a claim of ``source`` would take now, in the order it would take them,
     each as it would hand it out (a fresh one starts over at page 1); partial ones in ``skip_partial``
-    are left, as the claim leaves them."""
-    now = store.clock()
-    day = store.today()
-    cutoff = now - timedelta(seconds=store.lease_timeout)
-    kinds = [
-        (
-            "partial",
-            and_(c.crawl_status == "partial", c.last_requested_date == day, c.id.not_in(sorted(skip_partial))),
-            (c.id,),
-        ),
-        (
-            "failed",
-            and_(
-                c.crawl_status == "failed",
-                c.last_requested_date == day,
-                c.retry_count < store.max_retries,
-                c.blocked_claims < store.max_blocked_claims,
-                or_(c.retry_at.is_(None), c.retry_at <= now),
-            ),
-            (c.id,),
-        ),
-        (
-            # not requested today, and not held under a live heartbeat (a crawl running across midnight)
-            "fresh",
-            and_(
-                or_(c.last_requested_date.is_(None), c.last_requested_date != day),
-                or_(c.crawl_status != "crawling", c.heartbeat_at.is_(None), c.heartbeat_at < cutoff),
-            ),
-            # never requested (NULL sorts first on SQLite and MySQL), then the oldest request
-            (c.last_requested_date, c.id),
-        ),
-    ]
-    listed: list[dict] = []
-    with store.engine.connect() as conn:
-        for kind, claimable, order in kinds:
-            if len(listed) >= limit:
-                break
-            stmt = (
-                select(*_LISTED_COLUMNS)
-                .where(c.source == source, claimable)
-                .order_by(*order)
-                .limit(limit - len(listed))
-            )
-            for r in conn.execute(stmt):
-                fresh = kind == "fresh"
-                listed.append(
-                    {
-                        "id": r.id,
-                        "source": r.source,
-                        "city": r.city,
-                        "job": r.job,
-                        "crawl_status": r.crawl_status,
-                        "claim_kind": kind,
-                        "last_completed_page": 0 if fresh else r.last_completed_page,
-                        "total_pages": None if fresh else r.total_pages,
-                        "pages_done_ahead": [] if fresh else pages_of(r.pages_ahead),
-                        "retry_count": 0 if fresh else r.retry_count,
-                        "lease_token": None,
-                    }
-                )
+    are left, as the claim leaves them. The claim's own rules pick them (farm.state.claims)."""
+    listed = []
+    for r in claims.listing(store, source, limit, skip_partial):
+        kind = claims.KINDS[r.kind]
+        fresh = kind == "fresh"
+        listed.append(
+            {
+                "id": r.id,
+                "source": source,
+                "city": r.city,
+                "job": r.job,
+                "crawl_status": r.crawl_status,
+                "claim_kind": kind,
+                "last_completed_page": 0 if fresh else r.last_completed_page,
+                "total_pages": None if fresh else r.total_pages,
+                "pages_done_ahead": [] if fresh else sorted(parse_pages(r.pages_ahead)),
+                "retry_count": 0 if fresh else r.retry_count,
+                "lease_token": None,
+            }
+        )
     return listed
 
 
@@ -155,4 +93,4 @@ def day_progress(store: KeywordStore, sources: list[str], day: date) -> dict[str
     )
     with store.engine.connect() as conn:
         rows = conn.execute(stmt).all()
-    return {source: (int(marks) + int(beyond), _aware(first)) for source, marks, beyond, first in rows}
+    return {source: (int(marks) + int(beyond), aware(first)) for source, marks, beyond, first in rows}

@@ -24,13 +24,33 @@ from pydantic import (
     StrictBool,
     StrictFloat,
 )
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
+from farm.cities import known_sources
 from farm.spiders.base import max_pages_that_fit
 from farm.state.lease import TOKEN_MAX
-from farm.state.models import SOURCES, JobPostingRow, Keyword
+from farm.state.models import JobPostingRow, Keyword
 
-Source = Literal[SOURCES]
+
+def _known_source(value: str) -> str:
+    sources = known_sources()  # farm's three sites and the project's own (farm.sites)
+    if value not in sources:
+        expected = " or ".join([", ".join(map(repr, sources[:-1])), repr(sources[-1])])
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+    return value
+
+
+class _SourceEnum:
+    """The OpenAPI document lists the sources known when it is built (after ``farm api`` loaded the
+    project's own sites), as an enum."""
+
+    def __get_pydantic_json_schema__(self, core_schema, handler):
+        return {"type": "string", "enum": list(known_sources())}
+
+
+# a keyword's source: one of farm.cities' registry, which `farm api` fills with the project's own sites
+Source = Annotated[str, AfterValidator(_known_source), _SourceEnum()]
 ClaimKind = Literal["partial", "failed", "fresh"]
 
 LIMIT_MAX = 100  # keywords one call may claim or list

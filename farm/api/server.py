@@ -1,6 +1,6 @@
 """`farm api`: serve the keyword API with uvicorn.
 
-The store is made from the same settings as a crawl's (KeywordStore.from_settings),
+The store is made from the same settings as a crawl's (KeywordStore.from_config),
 so a claim here follows the same FARM_TIMEZONE, FARM_LEASE_TIMEOUT, FARM_MAX_RETRIES,
 FARM_RETRY_DELAY and FARM_MAX_BLOCKED_CLAIMS as the spiders'. The line
 ``farm api listening on http://HOST:PORT`` is printed (and flushed) once the socket
@@ -17,12 +17,11 @@ from datetime import datetime
 from pathlib import Path
 
 import click
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.exc import DBAPIError
 
 from farm.api.auth import TokenRequired, check_bind
 from farm.api.errors import database_reason
 from farm.api.logsafe import escape_on
-from farm.state.db import DatabaseUrlError
 from farm.state.migrate import SchemaNotCurrent, require_current
 from farm.state.store import KeywordStore
 
@@ -83,6 +82,7 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
     except TokenRequired as exc:
         raise click.ClickException(str(exc)) from None
     config = farm_ctx.config  # every setting checked: a bad one is its one line
+    farm_ctx.sources()  # the project's own sites are sources the API takes (farm.sites)
     max_body, retry_after, read_timeout = config.api_max_body, config.api_retry_after, config.api_read_timeout
     try:
         import uvicorn
@@ -138,21 +138,10 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
 
 
 def _open_store(farm_ctx, clock) -> KeywordStore:
-    """The crawl's store, on the command's database, at the current schema; errors name the fix."""
-    settings = farm_ctx.settings.copy()
-    settings.set("FARM_DB_URL", farm_ctx.db_url, priority="cmdline")
-    try:
-        store = KeywordStore.from_settings(settings)
-    except DatabaseUrlError:
-        raise click.ClickException(
-            f"{farm_ctx.url_origin} is not a database URL (e.g. mysql+pymysql://user:password@host:3306/farm)"
-        ) from None
-    except (ArgumentError, ImportError) as exc:  # an unknown dialect, a missing driver
-        raise click.ClickException(f"{farm_ctx.url_origin}={farm_ctx.masked_url!r} cannot be used: {exc}") from None
-    except ValueError as exc:  # FARM_TIMEZONE
-        raise click.ClickException(str(exc)) from None
+    """The store farm's settings describe (farm_ctx.config, already checked), on the command's
+    database, at the current schema; errors name the fix."""
     # a client is told 503 and Retry-After at once: it retries; the server does not wait out the outage
-    store = KeywordStore(store.engine, **{**store.options(), "outage_grace": 0}, clock=clock or store.clock)
+    store = KeywordStore.from_config(farm_ctx.config, outage_grace=0, **({"clock": clock} if clock else {}))
     try:
         require_current(store.engine)
     except SchemaNotCurrent as exc:

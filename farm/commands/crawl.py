@@ -1,7 +1,7 @@
 """`scrapy crawl`, with farm's settings checked before anything starts.
 
 A bad setting is one line on stderr and exit status 2, before Scrapy logs a thing
-(farm.config). A crawl that cannot start (farm.runtime.FarmStartError: the database
+(farm.config). A crawl that cannot start (farm.crawl.parts.FarmStartError: the database
 or Redis unreachable, a JOBDIR that cannot be kept) has logged its one line already;
 Scrapy re-raises the error in a task nobody waits for, and asyncio would print it again
 with its traceback ("Task exception was never retrieved"): the command takes it.
@@ -32,7 +32,7 @@ class Command(ScrapyCrawl):
             return super().run(args, opts)  # Scrapy's usage errors
         assert self.crawler_process
         started = self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
-        from farm.runtime import FarmStartError  # not before: it imports the reactor Scrapy installs
+        from farm.crawl.parts import FarmStartError  # not before: it imports the reactor Scrapy installs
 
         if isinstance(started, asyncio.Future):
             started.add_done_callback(_take_start_error)
@@ -46,7 +46,7 @@ class Command(ScrapyCrawl):
 def _take_start_error(task: asyncio.Future) -> None:
     """Take a start-up error the crawl has logged in one line, so that asyncio does not print it
     again; any other error stays the task's, and asyncio prints it with its traceback."""
-    from farm.runtime import FarmStartError
+    from farm.crawl.parts import FarmStartError
 
     if task.cancelled():
         return

@@ -7,7 +7,7 @@ process no longer crawls (the fence); and when the crawl closes early (Ctrl+C,
 an error, CloseSpider) it has the registry release what it holds as
 ``partial``, after the progress of its fetched pages, so that the next claimer
 resumes at the next unfinished page. The state writer process makes the claims
-(FarmRuntime.claim).
+(CrawlParts.claim).
 
 With JOBDIR set, a crawl that resumes first takes back, at once, the keywords its
 checkpoint says it held (KeywordRegistry.take_back); then it claims as usual.
@@ -24,18 +24,18 @@ from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 
 from farm import signals
+from farm.crawl.backends.redis.link import RedisUnreachable
 from farm.crawl.claim_policy import Seen, decide
-from farm.runtime import FarmRuntime
-from farm.shared.link import RedisUnreachable
+from farm.crawl.parts import CrawlParts
 from farm.spiders.base import LeaseLost
+from farm.state.claims import Outlook
 from farm.state.clock import utcnow
-from farm.state.store import Outlook
 
 logger = logging.getLogger(__name__)
 
 
 class KeywordLeaseMiddleware:
-    def __init__(self, crawler, runtime: FarmRuntime, in_flight: int):
+    def __init__(self, crawler, runtime: CrawlParts, in_flight: int):
         self.crawler = crawler
         self.runtime = runtime
         self.registry = runtime.registry
@@ -48,7 +48,7 @@ class KeywordLeaseMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = FarmRuntime.of(crawler)
+        runtime = CrawlParts.of(crawler)
         in_flight = crawler.settings.getint("FARM_LEASES_IN_FLIGHT")
         if in_flight < 1:
             raise ValueError(f"FARM_LEASES_IN_FLIGHT must be at least 1, got {in_flight}")

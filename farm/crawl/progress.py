@@ -32,7 +32,7 @@ class _PageTally:
 
 
 class PageProgress:
-    """Built by the crawl's runtime (farm.runtime), which the other components reach it through;
+    """Built by the crawl's runtime (farm.crawl.parts), which the other components reach it through;
     as an extension, it listens to the crawl's signals."""
 
     def __init__(self, crawler, runtime):
@@ -43,9 +43,9 @@ class PageProgress:
 
     @classmethod
     def from_crawler(cls, crawler):
-        from farm.runtime import FarmRuntime  # which builds this class: imported when used
+        from farm.crawl.parts import CrawlParts  # which builds this class: imported when used
 
-        ext = FarmRuntime.of(crawler).progress
+        ext = CrawlParts.of(crawler).progress
         connect = crawler.signals.connect
         connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
@@ -165,7 +165,7 @@ class PageProgress:
         """A keyword still live with no page on its way is never left crawling.
 
         Shared through Redis, other workers may hold its pages: the shared queue's
-        count of its open requests decides instead (farm.shared.work.check_stall)."""
+        count of its open requests decides instead (farm.crawl.backends.redis.membership.check_stall)."""
         if not run.live or run.pending or run.shared:
             return
         missing = run.missing(watermark)

@@ -39,7 +39,7 @@ ORPHAN_ROUNDS = 3
 
 
 class KeywordRegistry:
-    """Built with the crawl's parts (farm.runtime), whose window, outbox, checkpoint, shared work
+    """Built with the crawl's parts (farm.crawl.parts), whose window, outbox, checkpoint, shared work
     and store it tells of each keyword's pages and end."""
 
     def __init__(self, crawler, parts):
@@ -132,10 +132,9 @@ class KeywordRegistry:
         run.settled(page, recorded)
         if parts.checkpoint is not None:
             parts.checkpoint.settled(run.key, page)
-        if parts.shared is not None:
-            parts.shared.settled(run.key, page)
-            if not run.owned and run.idle and self._runs.get(run.key) is run:
-                del self._runs[run.key]  # another worker's keyword: nothing of it left here
+        parts.backend.mark_handled(run.key, page)
+        if not run.owned and run.idle and self._runs.get(run.key) is run:
+            del self._runs[run.key]  # another worker's keyword: nothing of it left here
 
     def give_up(self, lease: Lease, page: int) -> None:
         """A page request was dropped before it was fetched (its keyword ended)."""
@@ -156,8 +155,7 @@ class KeywordRegistry:
         parts.window.leave(lease_key, page)
         if parts.checkpoint is not None:
             parts.checkpoint.settled(lease_key, page)
-        if parts.shared is not None:
-            parts.shared.settled(lease_key, page)
+        parts.backend.mark_handled(lease_key, page)
 
     def ask_again(self, run: KeywordRun, pages) -> None:
         """Ask again for pages that were asked for once and lost on the way."""
@@ -277,8 +275,8 @@ class KeywordRegistry:
         run.over = True
         parts = self.parts
         parts.progress.forget(run.key)
-        if parts.shared is not None and not outcome.elsewhere:
-            parts.shared.ended(run.lease, outcome.kind)  # its queued requests dropped, its owner told
+        if not outcome.elsewhere:
+            parts.backend.keyword_ended(run.lease, outcome.kind)  # its queued requests dropped, its owner told
         parts.window.leave_lease(run.key)
         if parts.checkpoint is not None:
             parts.checkpoint.release(run.key)
@@ -290,9 +288,9 @@ class KeywordRegistry:
 
     def _complete_unheld(self, lease: Lease) -> None:
         """Shared: nothing is open for a keyword this worker does not hold, and nothing is missing."""
-        shared = self.parts.shared
+        backend = self.parts.backend
         written = self.parts.outbox.end(lease, "completed", None)
-        written.addCallback(lambda status: status and shared.ended(lease, "completed"))
+        written.addCallback(lambda status: status and backend.keyword_ended(lease, "completed"))
         written.addErrback(lambda failure: self.stats.inc_value("farm/progress/not_written"))
 
     # --- the crawl closes -----------------------------------------------------------------

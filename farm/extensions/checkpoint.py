@@ -2,7 +2,7 @@
 
 On only when JOBDIR is set (``scrapy crawl qcwy -s JOBDIR=dir``; scrapyd sets it per job
 with ``jobs_dir``), for farm's spiders. The file and why it is sound are in
-farm.checkpoint; who notes what:
+farm.crawl.backends.checkpoint; who notes what:
 
 - the keyword registry (farm.crawl.registry) notes every keyword claimed (or taken
   back), takes back at start the keywords a resumed checkpoint held, and drops a
@@ -27,13 +27,13 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.job import job_dir
 from twisted.internet.task import LoopingCall
 
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import CrawlParts
 
 logger = logging.getLogger(__name__)
 
 
 class JobCheckpoint:
-    def __init__(self, crawler, runtime: FarmRuntime, jobdir: str, interval: float):
+    def __init__(self, crawler, runtime: CrawlParts, jobdir: str, interval: float):
         self.crawler = crawler
         self.runtime = runtime
         self.checkpoint = runtime.checkpoint
@@ -51,7 +51,7 @@ class JobCheckpoint:
         interval = crawler.settings.getfloat("FARM_CHECKPOINT_INTERVAL")
         if interval <= 0:
             raise ValueError(f"FARM_CHECKPOINT_INTERVAL must be a positive number of seconds, got {interval}")
-        runtime = FarmRuntime.of(crawler)  # NotConfigured for a spider not of farm's
+        runtime = CrawlParts.of(crawler)  # NotConfigured for a spider not of farm's
         if runtime.checkpoint is None:
             raise NotConfigured("the JOBDIR holds another spider's checkpoint: this crawl does not run")
         ext = cls(crawler, runtime, jobdir, interval)

@@ -15,7 +15,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ ENDED = ("completed", "failed", "blocked", "released")
 
 
 class FarmLogStats:
-    def __init__(self, crawler, runtime: FarmRuntime, interval: float):
+    def __init__(self, crawler, runtime: CrawlParts, interval: float):
         self.crawler = crawler
         self.runtime = runtime
         self.interval = interval
@@ -35,7 +35,7 @@ class FarmLogStats:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = FarmRuntime.of(crawler)
+        runtime = CrawlParts.of(crawler)
         interval = crawler.settings.getfloat("FARM_LOGSTATS_INTERVAL")
         if interval <= 0:
             raise NotConfigured("FARM_LOGSTATS_INTERVAL is 0")

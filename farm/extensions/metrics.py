@@ -27,7 +27,7 @@ from twisted.internet.error import CannotListenError
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.spiders.base import LeaseSpider
 
 logger = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ NOT_BLOCK_REASONS = {"count", "gave_up"}  # farm/block/<reason> counts each bloc
 class FarmMetrics:
     def __init__(self, crawler, host: str, port: int, linger: float):
         self.crawler = crawler
-        self.runtime: FarmRuntime | None = None
+        self.runtime: CrawlParts | None = None
         self.host = host
         self.port = port
         self.linger = linger
@@ -119,7 +119,7 @@ class FarmMetrics:
             raise NotConfigured("not a farm LeaseSpider")
         ext = cls(crawler, settings.get("FARM_METRICS_HOST") or "127.0.0.1", port, linger)
         ext.listen()  # before the runtime starts its state writer: a port in use fails the crawl first
-        ext.runtime = FarmRuntime.of(crawler)
+        ext.runtime = CrawlParts.of(crawler)
         ext.labels[1] = ext.runtime.crawler_id  # a crawl resumed from JOBDIR holds its keywords under its first id
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)

@@ -12,13 +12,13 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import CrawlParts
 
 logger = logging.getLogger(__name__)
 
 
 class LeaseReaper:
-    def __init__(self, crawler, runtime: FarmRuntime, interval: float):
+    def __init__(self, crawler, runtime: CrawlParts, interval: float):
         self.crawler = crawler
         self.runtime = runtime
         self.interval = interval
@@ -28,7 +28,7 @@ class LeaseReaper:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = FarmRuntime.of(crawler)
+        runtime = CrawlParts.of(crawler)
         settings = crawler.settings
         interval = settings.getfloat("FARM_REAP_INTERVAL")
         timeout = settings.getfloat("FARM_LEASE_TIMEOUT")

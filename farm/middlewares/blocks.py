@@ -6,7 +6,7 @@ codes, 51job's WAF pages, Zhilian's verification and login walls, HTTP
 a DNS failure (Scrapy's RETRY_EXCEPTIONS), or a server error (RETRY_HTTP_CODES).
 
 Either way the page is retried up to FARM_BLOCK_RETRIES times while the site's
-pace (farm.pace) backs off exponentially, honouring Retry-After; good answers
+pace (farm.crawl.pace) backs off exponentially, honouring Retry-After; good answers
 ease it back. None of that spends the keyword's own retries:
 
 - a page still blocked ends its keyword ``blocked`` (partial, counted against
@@ -19,7 +19,7 @@ ease it back. None of that spends the keyword's own retries:
 A page whose keyword has ended meanwhile is not retried.
 
 With proxies (FARM_PROXIES), a block is also the proxy's: it is quarantined
-(farm.proxies) and the retry goes through another. So is a connection to the
+(farm.crawl.proxies) and the retry goes through another. So is a connection to the
 proxy that fails (refused, timed out, its name unknown): through an HTTP proxy
 the site's own connection failures come back as the proxy's 502/504 answers, so
 a connect error names the proxy itself, a dead one that would otherwise take
@@ -37,7 +37,7 @@ from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedE
 from scrapy.utils.misc import load_object
 from twisted.internet.error import ConnectError
 
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, SiteUnavailable
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ TROUBLE_KEYWORDS = 2
 
 
 class SiteBlockMiddleware:
-    def __init__(self, crawler, runtime: FarmRuntime, retries: int, server_errors, transport_errors):
+    def __init__(self, crawler, runtime: CrawlParts, retries: int, server_errors, transport_errors):
         self.crawler = crawler
         self.runtime = runtime
         self.pace = runtime.pace
@@ -65,7 +65,7 @@ class SiteBlockMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = FarmRuntime.of(crawler)  # NotConfigured for a spider not of farm's
+        runtime = CrawlParts.of(crawler)  # NotConfigured for a spider not of farm's
         settings = crawler.settings
         retries = settings.getint("FARM_BLOCK_RETRIES")
         base_delay = settings.getfloat("FARM_BLOCK_BASE_DELAY")

@@ -1,6 +1,6 @@
 """Postings into SQL: each JobPosting becomes a row, encoded once, for the outbox.
 
-The outbox (farm.outbox) batches the rows with the page progress that depends
+The outbox (farm.crawl.outbox) batches the rows with the page progress that depends
 on them and hands both to the state writer process, which fits them to their
 columns and upserts them on another core (farm.state.normalise says what runs
 where). A posting that cannot be stored under its own key (no source or job_id,
@@ -16,8 +16,8 @@ import scrapy
 from scrapy.exceptions import DropItem
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from farm.crawl.parts import CrawlParts
 from farm.items import JobPosting
-from farm.runtime import FarmRuntime
 from farm.state.normalise import encodable, key_problem
 from farm.state.posting_fields import POSTING_FIELDS
 
@@ -25,14 +25,14 @@ logger = logging.getLogger(__name__)
 
 
 class SqlPostingsPipeline:
-    def __init__(self, crawler, runtime: FarmRuntime):
+    def __init__(self, crawler, runtime: CrawlParts):
         self.stats = crawler.stats
         self.outbox = runtime.outbox
         self.progress = runtime.progress  # told of each posting handled: its page may then count done
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler, FarmRuntime.of(crawler))
+        return cls(crawler, CrawlParts.of(crawler))
 
     def process_item(self, item):
         # an Item's mapping protocol costs three times its own field dict (and isinstance

@@ -107,6 +107,16 @@ class Lease:
         return [p for p in range(self.start_page, last_page + 1) if p not in self.pages_ahead]
 
 
+def parse_pages(text: str | None) -> frozenset[int]:
+    """keyword.pages_ahead ("4,7") as pages."""
+    return frozenset(int(p) for p in (text or "").split(",") if p.strip())
+
+
+def format_pages(pages) -> str:
+    """Pages as keyword.pages_ahead stores them ("4,7")."""
+    return ",".join(str(p) for p in sorted(pages))
+
+
 def _integer(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{value!r} is not an integer")

@@ -174,7 +174,7 @@ def wait_until(condition, timeout, what):
 
 
 def state_writer_of(crawler_pid):
-    """The pid of the crawl's state writer process (farm.state.writer), or None."""
+    """The pid of the crawl's state writer process (farm.writer), or None."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -184,7 +184,7 @@ def state_writer_of(crawler_pid):
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == crawler_pid and b"farm.state.writer" in cmdline:
+        if ppid == crawler_pid and b"farm.writer.serve" in cmdline:
             return int(entry.name)
     return None
 

@@ -10,7 +10,7 @@ import socket
 import pytest
 import redis
 
-from farm.proxies import Proxy
+from farm.crawl.proxies import Proxy
 from farm.sandbox.testing import SandboxProcess
 from tests.e2e.harness import (
     crawl_stat,

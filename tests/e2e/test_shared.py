@@ -12,9 +12,9 @@ from collections import Counter
 import pytest
 import redis
 
+from farm.crawl.backends.redis.dupefilter import DayDupeFilter
+from farm.crawl.backends.redis.queue import SharedQueue
 from farm.sandbox.testing import SandboxProcess
-from farm.shared.dupefilter import DayDupeFilter
-from farm.shared.queue import SharedQueue
 from farm.spiders.qcwy import QcwySpider
 from farm.state.clock import utcnow
 from tests.conftest import REDIS_URL

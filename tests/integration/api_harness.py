@@ -62,6 +62,7 @@ class ApiServer:
         clock: ServerClock | None = None,
         env: dict | None = None,
         args=(),
+        cwd: Path = REPO,
     ):
         self.db_url = db_url
         self.log_path = log_path
@@ -69,6 +70,7 @@ class ApiServer:
         self.clock = clock
         self.env = env or {}
         self.args = list(args)
+        self.cwd = cwd  # the Scrapy project whose settings the server reads (scrapy.cfg)
         self.process: subprocess.Popen | None = None
         self.url: str | None = None
 
@@ -90,7 +92,7 @@ class ApiServer:
         try:
             self.process = subprocess.Popen(
                 self.command(),
-                cwd=REPO,
+                cwd=self.cwd,
                 env=self.environment(),
                 stdout=log,
                 stderr=subprocess.STDOUT,

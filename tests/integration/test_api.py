@@ -17,7 +17,7 @@ from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
 from farm.state.normalise import key_problem
-from farm.state.writer import decode, frame
+from farm.writer.frames import decode, frame
 from tests.integration.api_harness import SHANGHAI, ApiServer, ServerClock
 
 AVAILABLE = "/api/v1/keyword/available"

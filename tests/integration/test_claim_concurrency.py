@@ -5,10 +5,12 @@ import queue
 import random
 import time
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 
-from farm.state import KeywordStore
+from farm.state import KeywordStore, Lease
+from farm.state.clock import utcnow
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 
@@ -16,8 +18,8 @@ SPAWN = multiprocessing.get_context("spawn")
 DEADLINE = 60  # seconds a run may take before the test gives up
 
 
-def claim_until_empty(url, worker, start, results):
-    """Child process: claim batches of 1..5 until nothing is left; report the ids and tokens."""
+def claim_until_empty(url, worker, start, results, batch=None):
+    """Child process: claim batches of ``batch`` (else 1..5) until nothing is left; report the ids and tokens."""
     engine = make_engine(url)
     store = KeywordStore(engine)
     rng = random.Random(worker)
@@ -25,7 +27,7 @@ def claim_until_empty(url, worker, start, results):
     try:
         start.wait(timeout=DEADLINE)
         while True:
-            leases = store.claim("boss", f"worker-{worker}", n=rng.randint(1, 5))
+            leases = store.claim("boss", f"worker-{worker}", n=batch or rng.randint(1, 5))
             got.extend((lease.id, lease.lease_token) for lease in leases)
             # an empty claim can mean "the rest is locked by others right now": ask again
             # until no row is claimable at all
@@ -38,7 +40,7 @@ def claim_until_empty(url, worker, start, results):
         engine.dispose()
 
 
-def run_claimers(url, processes, keywords):
+def run_claimers(url, processes, keywords, batch=None):
     upgrade(url)
     engine = make_engine(url)
     store = KeywordStore(engine)
@@ -49,7 +51,8 @@ def run_claimers(url, processes, keywords):
     start = SPAWN.Event()
     results = SPAWN.Queue()
     procs = [
-        SPAWN.Process(target=claim_until_empty, args=(url, w, start, results), daemon=True) for w in range(processes)
+        SPAWN.Process(target=claim_until_empty, args=(url, w, start, results, batch), daemon=True)
+        for w in range(processes)
     ]
     reports = {}
     try:
@@ -86,6 +89,7 @@ def run_claimers(url, processes, keywords):
     owner = {kid: worker for worker, got in reports.items() for kid, _ in got}
     assert all(r["crawler_id"] == f"worker-{owner[r['id']]}" for r in rows)
     engine.dispose()
+    return {kid: (owner[kid], token[kid]) for kid in token}
 
 
 @pytest.mark.mariadb
@@ -100,3 +104,26 @@ def test_eight_processes_claim_each_keyword_once_on_postgresql(postgresql_url):
 
 def test_four_processes_claim_each_keyword_once_on_sqlite(sqlite_url):
     run_claimers(sqlite_url, processes=4, keywords=5000)
+
+
+@pytest.mark.mariadb
+def test_claims_of_eight_a_round_trip_hand_each_keyword_once_each_under_its_own_fence(mariadb_url):
+    # eight crawlers each claiming what a crawl holds at once (FARM_LEASES_IN_FLIGHT's 8) a round trip
+    held = run_claimers(mariadb_url, processes=8, keywords=2000, batch=8)
+    engine = make_engine(mariadb_url)
+    try:
+        later = KeywordStore(engine, clock=lambda: utcnow() + timedelta(hours=1))
+        assert later.reap() == 2000  # every holder went silent: the next claims take their keywords
+        taken = {}
+        while leases := later.claim("boss", "successor", n=8):
+            taken.update({lease.id: lease for lease in leases})
+        assert set(taken) == set(held)
+        # each lease of a batch is fenced on its own: the first holders' writes change nothing
+        first = [
+            Lease(kid, "boss", "", "", token, start_page=1, from_status="fresh") for kid, (_, token) in held.items()
+        ]
+        assert not any(write.applied for write in later.pages_done([(lease, 1, 5, 1) for lease in first[:50]]))
+        assert not any(later.complete(lease) for lease in first[50:60])
+        assert all(later.complete(taken[lease.id]) for lease in first[50:60])
+    finally:
+        engine.dispose()

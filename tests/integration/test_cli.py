@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select, update
 
-import farm.cli
+import farm.cli.context
+import farm.cli.keywordtable
 from farm.cli import farm as farm_command
 from farm.state.db import URL_EXAMPLES, make_engine
 from farm.state.migrate import head_revision, require_current
@@ -174,7 +175,7 @@ def test_import_counts_new_and_present_and_strips_blanks(sqlite_url, tmp_path):
 
 def test_import_writes_in_chunks_after_checking_the_whole_file(sqlite_url, tmp_path, monkeypatch):
     upgraded(sqlite_url)
-    monkeypatch.setattr(farm.cli, "IMPORT_CHUNK", 7)
+    monkeypatch.setattr(farm.cli.keywordtable, "IMPORT_CHUNK", 7)
     calls = []
     real_add = KeywordStore.add_keywords
 
@@ -508,7 +509,7 @@ def test_stats_defaults_to_today(sqlite_url):
     upgraded(sqlite_url)
     run(sqlite_url, "keywords", "import", str(DEMO_KEYWORDS))
     engine = make_engine(sqlite_url)
-    settings = farm.cli._project_settings()
+    settings = farm.cli.context.project_settings()
     today = KeywordStore(engine, timezone=settings.get("FARM_TIMEZONE")).today()
     engine.dispose()
     set_rows(sqlite_url, key("zhilian", "杭州", "前端"), crawl_status="completed", last_requested_date=today)

@@ -8,7 +8,7 @@ import redis
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-from farm.shared.link import RedisLink, RedisUnreachable
+from farm.crawl.backends.redis.link import RedisLink, RedisUnreachable
 from tests.conftest import REDIS_URL
 from tests.relay import Relay
 

@@ -6,9 +6,9 @@ import pytest_twisted
 import redis
 from twisted.internet.defer import Deferred
 
-from farm.runtime import FarmRuntime
-from farm.shared.dupefilter import DayDupeFilter
-from farm.shared.queue import SharedQueue
+from farm.crawl.backends.redis.dupefilter import DayDupeFilter
+from farm.crawl.backends.redis.queue import SharedQueue
+from farm.crawl.parts import CrawlParts
 from farm.state.clock import utcnow
 from tests.integration.test_shared_scheduler import crawler_sharing_work
 from tests.unit.spider_helpers import make_lease
@@ -21,7 +21,7 @@ def worker(sqlite_url, shared):
     """(crawler, its runtime) of a worker in Redis mode that has joined the shared work, not crawling."""
     redis_url, prefix = shared
     crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], redis_url, prefix)
-    runtime = FarmRuntime.of(crawler)
+    runtime = CrawlParts.of(crawler)
     yield crawler, runtime
     runtime.close()
 
@@ -29,7 +29,7 @@ def worker(sqlite_url, shared):
 def survivor(crawler, shared, name="survivor"):
     server = redis.Redis.from_url(shared[0])
     key = f"{shared[1]}:qcwy"
-    dupefilter = DayDupeFilter(server, f"{key}:seen", FarmRuntime.of(crawler).store.tz, utcnow)
+    dupefilter = DayDupeFilter(server, f"{key}:seen", CrawlParts.of(crawler).store.tz, utcnow)
     return SharedQueue(server, crawler.spider, key, name, dupefilter)
 
 

@@ -8,9 +8,9 @@ import redis
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-from farm.proxies import parse_proxies
-from farm.shared.link import RedisLink
-from farm.shared.proxies import REFRESH, SharedProxyPool
+from farm.crawl.backends.redis.link import RedisLink
+from farm.crawl.backends.redis.proxies import REFRESH, SharedProxyPool
+from farm.crawl.proxies import parse_proxies
 from tests.conftest import REDIS_URL
 
 pytestmark = pytest.mark.redis

@@ -9,9 +9,9 @@ import orjson
 import pytest
 import redis
 
-from farm.shared.codec import BadPayload
-from farm.shared.dupefilter import DayDupeFilter
-from farm.shared.queue import SharedQueue
+from farm.crawl.backends.redis.codec import BadPayload
+from farm.crawl.backends.redis.dupefilter import DayDupeFilter
+from farm.crawl.backends.redis.queue import SharedQueue
 from farm.spiders.qcwy import QcwySpider
 from tests.conftest import REDIS_URL
 from tests.unit.spider_helpers import make_lease, make_spider

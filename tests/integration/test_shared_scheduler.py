@@ -11,12 +11,12 @@ from scrapy.crawler import CrawlerRunner
 from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
-import farm.shared.scheduler as shared_scheduler
-import farm.shared.work as shared_work
-from farm.runtime import FarmRuntime
-from farm.shared.queue import SharedQueue
-from farm.shared.scheduler import SharedScheduler
-from farm.shared.work import SharedWork
+import farm.crawl.backends.redis.backend as shared_scheduler
+import farm.crawl.backends.redis.membership as shared_work
+from farm.crawl.backends.redis.membership import SharedWork
+from farm.crawl.backends.redis.queue import SharedQueue
+from farm.crawl.parts import CrawlParts
+from farm.crawl.scheduler import FarmScheduler
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
@@ -48,7 +48,7 @@ def crawler_sharing_work(db_url, rows, redis_url, prefix):
     crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
     crawler.spider = crawler._create_spider()
     crawler._apply_settings()
-    FarmRuntime.of(crawler).start()  # as the scheduler does when a crawl opens
+    CrawlParts.of(crawler).start()  # as the scheduler does when a crawl opens
     return crawler
 
 
@@ -57,8 +57,8 @@ def worker(sqlite_url, shared):
     """(crawler, its runtime, its shared scheduler) of a worker in Redis mode, not crawling."""
     redis_url, prefix = shared
     crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], redis_url, prefix)
-    runtime = FarmRuntime.of(crawler)
-    scheduler = SharedScheduler.from_crawler(crawler)
+    runtime = CrawlParts.of(crawler)
+    scheduler = FarmScheduler.from_crawler(crawler)
     yield crawler, runtime, scheduler
     scheduler.close("finished")
     runtime.close()
@@ -76,9 +76,9 @@ async def test_a_workers_own_requests_are_taken_at_once_not_at_its_next_idle_pol
     crawler, runtime, scheduler = worker
     assert scheduler.next_request() is None  # nothing in the buffer: a pop starts
     await until(lambda: pops(crawler) == 1, WAIT, "the first pop, empty")
-    assert not scheduler._buffer
+    assert not scheduler.backend._buffer
     runtime.shared.push(crawler.spider.page_request(make_lease("qcwy"), 1))
-    await until(lambda: len(scheduler._buffer) == 1, 10, "the request this worker queued to be taken")
+    await until(lambda: len(scheduler.backend._buffer) == 1, 10, "the request this worker queued to be taken")
 
 
 @pytest_twisted.ensureDeferred
@@ -86,18 +86,18 @@ async def test_a_pop_that_leaves_the_buffer_over_half_full_is_not_topped_up_at_o
     # each pop is a round trip on the Redis thread under the crawl's GIL: topping the buffer up after
     # every pop made pops of one or two requests; it is refilled when half of it is served
     crawler, runtime, scheduler = worker
-    half = scheduler.prefetch // 2
+    half = scheduler.backend.prefetch // 2
     lease = make_lease("qcwy")
     runtime.registry.add(lease)  # held here: its requests are still wanted
     for page in range(1, half * 2 + 9):
         runtime.shared.push(crawler.spider.page_request(lease, page))
     await runtime.shared.flush().addTimeout(WAIT, reactor)
     assert scheduler.next_request() is None  # a pop starts
-    await until(lambda: len(scheduler._buffer) == half * 2, WAIT, "the buffer to fill")
+    await until(lambda: len(scheduler.backend._buffer) == half * 2, WAIT, "the buffer to fill")
     served = [scheduler.next_request() for _ in range(half + 1)]  # down to under half: a pop
     assert all(served)
     await until(lambda: pops(crawler) >= 2, WAIT, "the second pop")
-    assert len(scheduler._buffer) == half - 1 + 8  # the rest of the queue: over half full
+    assert len(scheduler.backend._buffer) == half - 1 + 8  # the rest of the queue: over half full
     await deferLater(reactor, 0, lambda: None)  # a top-up would be asked for now,
     await runtime.shared.link.run(lambda: None).addTimeout(WAIT, reactor)  # and made before this (first in, first out)
     assert pops(crawler) == 2
@@ -153,8 +153,8 @@ def worker_losing_a_reply(sqlite_url, shared, dropper):
     crawler = crawler_sharing_work(
         sqlite_url, [("qcwy", "北京", "python")], f"redis://127.0.0.1:{dropper.port}{address.path}", prefix
     )
-    runtime = FarmRuntime.of(crawler)
-    scheduler = SharedScheduler.from_crawler(crawler)
+    runtime = CrawlParts.of(crawler)
+    scheduler = FarmScheduler.from_crawler(crawler)
     client = redis.Redis.from_url(redis_url)
     for script in runtime.shared.queue.scripts.values():
         client.script_load(script.script)
@@ -179,7 +179,9 @@ async def test_a_pop_whose_reply_is_lost_strands_nothing_in_the_workers_in_fligh
     await work.flush().addTimeout(WAIT, reactor)
     dropper.drop_reply_to(sha(queue, "pop"))
     assert scheduler.next_request() is None  # a pop starts; its reply is lost, and it is made again
-    await until(lambda: len(scheduler._buffer) == 3, 10, "the three requests the pop took, after its lost reply")
+    await until(
+        lambda: len(scheduler.backend._buffer) == 3, 10, "the three requests the pop took, after its lost reply"
+    )
     assert dropper.dropped.is_set()
     in_flight = {rid.decode() for rid in client.zrange(queue.k("taken:" + queue.worker), 0, -1)}
     assert in_flight == set(work.taken.values()) and len(in_flight) == 3 and not client.zcard(queue.k("queue"))
@@ -202,7 +204,7 @@ async def test_a_push_and_an_acknowledgement_whose_replies_are_lost_queue_once_a
     assert dropper.dropped.is_set()
     assert client.zcard(queue.k("queue")) == 2 and queue.open_requests(lease.name) == 2
     assert scheduler.next_request() is None
-    await until(lambda: len(scheduler._buffer) == 2, 10, "the two requests")
+    await until(lambda: len(scheduler.backend._buffer) == 2, 10, "the two requests")
     # the acknowledgement that leaves the keyword with nothing open: its reply lost, the keyword is
     # still looked at (else it stays crawling with nothing on its way)
     stalls = []

@@ -13,17 +13,17 @@ from scrapy.utils.test import get_crawler
 from sqlalchemy import select
 from twisted.internet import reactor
 
+from farm.crawl.outbox import Outbox
+from farm.crawl.parts import CrawlParts
 from farm.items import JobPosting
-from farm.outbox import Outbox
 from farm.pipelines.sql import SqlPostingsPipeline
-from farm.runtime import FarmRuntime
 from farm.spiders.parsing import site_time
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
 from farm.state.posting_fields import JSON_DEPTH_MAX
 from farm.state.store import KeywordStore
-from farm.writer import PIPE_SIZE, StateWriter, WriteLost
+from farm.writer.process import PIPE_SIZE, StateWriter, WriteLost
 from tests.integration.strict import strict
 from tests.unit.components import make_crawler
 from tests.unit.test_normalise import deep, depth  # JSON nested n levels, and how deep a value is
@@ -150,8 +150,9 @@ def test_a_claim_of_a_crawl_that_was_killed_is_not_made(store, monkeypatch):
     # the writer still commits a killed crawl's frames (its pages stay done), but claims nothing for it
     import io
 
-    from farm.state import writer as state_writer
-    from farm.state.writer import frame, read_answer, serve
+    from farm.writer import serve as state_writer
+    from farm.writer.frames import frame, read_answer
+    from farm.writer.serve import serve
 
     crawl = os.getppid()
     parents = iter([crawl, crawl, 1])  # serve's start, the first frame's claim, then the crawl is gone
@@ -172,7 +173,7 @@ def test_the_writer_freezes_its_heap_and_collects_its_young_objects_rarely(store
     from types import SimpleNamespace
 
     from farm.heap import YOUNG_COLLECTION_THRESHOLD
-    from farm.state import writer as state_writer
+    from farm.writer import serve as state_writer
 
     config = {"db_url": store.engine.url.render_as_string(hide_password=False), **store.options()}
     monkeypatch.setenv(state_writer.CONFIG_VARIABLE, orjson.dumps(config).decode())
@@ -262,7 +263,7 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(every_
     """Through the pipeline's encoding, the outbox and the real writer process, on a strict database."""
     crawler = make_crawler(strict(every_db_url), [("qcwy", "北京", "python")])
     pipeline = SqlPostingsPipeline.from_crawler(crawler)
-    runtime = FarmRuntime.of(crawler)
+    runtime = CrawlParts.of(crawler)
     try:
         [lease] = runtime.store.claim("qcwy", "test", 1)
         ordinary = {

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-import farm.cli
+import farm.cli.context
 from farm.state.db import make_engine
 from farm.state.store import KeywordStore
 from tests.integration.test_cli import DEMO_KEYWORDS, key, parse_table, run, set_rows, upgraded
@@ -24,7 +24,7 @@ NEW_FIELDS = ["pages", "done", "remaining", "recent", "eta", "eta_seconds"]
 def today(url):
     engine = make_engine(url)
     try:
-        return KeywordStore(engine, timezone=farm.cli._project_settings().get("FARM_TIMEZONE")).today()
+        return KeywordStore(engine, timezone=farm.cli.context.project_settings().get("FARM_TIMEZONE")).today()
     finally:
         engine.dispose()
 

@@ -436,13 +436,22 @@ def test_list_keywords_filters(store):
     assert [r["job"] for r in store.list_keywords(limit=2)] == ["a", "b"]
 
 
-def test_from_settings(every_db_url, clock):
+def test_from_config(every_db_url, clock):
     from scrapy.settings import Settings
 
+    from farm.config import FarmConfig
+
     upgrade(every_db_url)
-    store = KeywordStore.from_settings(
-        Settings(
-            {"FARM_DB_URL": every_db_url, "FARM_TIMEZONE": "UTC", "FARM_LEASE_TIMEOUT": "60", "FARM_MAX_RETRIES": "1"}
+    store = KeywordStore.from_config(
+        FarmConfig.from_settings(
+            Settings(
+                {
+                    "FARM_DB_URL": every_db_url,
+                    "FARM_TIMEZONE": "UTC",
+                    "FARM_LEASE_TIMEOUT": "60",
+                    "FARM_MAX_RETRIES": "1",
+                }
+            )
         )
     )
     try:

@@ -8,7 +8,7 @@ from twisted.internet.task import deferLater
 
 import farm.settings
 from farm import signals
-from farm.runtime import FarmRuntime
+from farm.crawl.parts import CrawlParts
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
@@ -29,7 +29,7 @@ def make_crawler(db_url, rows, spidercls=QcwySpider, **settings):
         spidercls, farm_settings(FARM_DB_URL=db_url, FARM_QCWY_BASE_URL="http://sandbox.invalid", **settings)
     )
     crawler.spider = spidercls.from_crawler(crawler)
-    FarmRuntime.of(crawler).start()  # as the scheduler does when a crawl opens
+    CrawlParts.of(crawler).start()  # as the scheduler does when a crawl opens
     return crawler
 
 
@@ -58,7 +58,7 @@ async def db_barrier(crawler):
     finishes after everything queued before it. What either's callbacks queued in the
     other (a take-back on the thread, then a claim in the outbox) is waited for in turn.
     """
-    runtime = FarmRuntime.of(crawler)
+    runtime = CrawlParts.of(crawler)
     while True:
         await runtime.outbox.drain()
         await runtime.run(lambda: None)
@@ -77,10 +77,10 @@ async def until(condition, timeout, what):
 
 async def writer_started(crawler, timeout=30.0):
     """Wait until the crawl's state writer says it has started (a third of a second)."""
-    writer = FarmRuntime.of(crawler).writer
+    writer = CrawlParts.of(crawler).writer
     await until(lambda: writer.ready, timeout, "the state writer to start")
 
 
 def keyword_row(crawler, keyword_id):
-    rows = FarmRuntime.of(crawler).store.list_keywords()
+    rows = CrawlParts.of(crawler).store.list_keywords()
     return next(row for row in rows if row["id"] == keyword_id)

@@ -6,10 +6,10 @@ import pytest
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 
-from farm.checkpoint import FILE_NAME, open_checkpoint
+from farm.crawl.backends.checkpoint import FILE_NAME, open_checkpoint
 from farm.crawl.keywordrun import Outcome
+from farm.crawl.parts import CrawlParts
 from farm.extensions.checkpoint import JobCheckpoint
-from farm.runtime import FarmRuntime
 from farm.state.lease import Lease
 from tests.unit.components import make_crawler
 
@@ -25,7 +25,7 @@ def jobdir(tmp_path):
 def crawler(sqlite_url, jobdir):
     crawler = make_crawler(sqlite_url, ROWS, JOBDIR=str(jobdir), FARM_CRAWLER_ID="me")
     yield crawler
-    FarmRuntime.of(crawler).close()
+    CrawlParts.of(crawler).close()
 
 
 def send(crawler, signal, **kwargs):
@@ -33,7 +33,7 @@ def send(crawler, signal, **kwargs):
 
 
 def saved(crawler, jobdir):
-    return open_checkpoint(jobdir, "qcwy", FarmRuntime.of(crawler).store.today().isoformat(), "other").saved
+    return open_checkpoint(jobdir, "qcwy", CrawlParts.of(crawler).store.today().isoformat(), "other").saved
 
 
 def lease(keyword_id, token):
@@ -48,19 +48,19 @@ def test_it_is_off_without_jobdir(sqlite_url):
         with pytest.raises(NotConfigured, match="JOBDIR"):
             JobCheckpoint.from_crawler(crawler)
     finally:
-        FarmRuntime.of(crawler).close()
+        CrawlParts.of(crawler).close()
 
 
 def test_a_tick_saves_what_changed_and_an_ended_lease_goes(crawler, jobdir):
     ext = JobCheckpoint.from_crawler(crawler)
-    checkpoint = FarmRuntime.of(crawler).checkpoint
+    checkpoint = CrawlParts.of(crawler).checkpoint
     checkpoint.hold((1, 1))
     checkpoint.queued((1, 1), 1)
     checkpoint.hold((2, 1))
     ext.save()
     assert crawler.stats.get_value("farm/checkpoint/saves") == 1
     assert crawler.stats.get_value("farm/checkpoint/changes") == 3
-    registry = FarmRuntime.of(crawler).registry
+    registry = CrawlParts.of(crawler).registry
     registry.add(lease(1, 1))
     registry.end(lease(1, 1), Outcome("completed", written=True))
     ext.save()
@@ -70,7 +70,7 @@ def test_a_tick_saves_what_changed_and_an_ended_lease_goes(crawler, jobdir):
 
 def test_a_pause_saves_keeps_the_checkpoint_and_says_how_to_resume(crawler, jobdir, caplog):
     ext = JobCheckpoint.from_crawler(crawler)
-    FarmRuntime.of(crawler).checkpoint.hold((1, 1))  # released partial at the pause: still noted
+    CrawlParts.of(crawler).checkpoint.hold((1, 1))  # released partial at the pause: still noted
     send(crawler, scrapy_signals.spider_closed, reason="shutdown")
     with caplog.at_level(logging.INFO):
         ext.engine_stopped()
@@ -80,7 +80,7 @@ def test_a_pause_saves_keeps_the_checkpoint_and_says_how_to_resume(crawler, jobd
 
 def test_a_finished_crawl_removes_its_checkpoint(crawler, jobdir):
     ext = JobCheckpoint.from_crawler(crawler)
-    FarmRuntime.of(crawler).checkpoint.hold((1, 1))
+    CrawlParts.of(crawler).checkpoint.hold((1, 1))
     ext.save()
     send(crawler, scrapy_signals.spider_closed, reason="finished")
     ext.engine_stopped()

@@ -1,4 +1,4 @@
-"""The JOBDIR checkpoint's file (farm.checkpoint): what it keeps, a kill inside a save, bad files."""
+"""The JOBDIR checkpoint's file (farm.crawl.backends.checkpoint): what it keeps, a kill inside a save, bad files."""
 
 import logging
 import os
@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from farm.checkpoint import FILE_NAME, CheckpointFile, OtherSpider, open_checkpoint
+from farm.crawl.backends.checkpoint import FILE_NAME, CheckpointFile, OtherSpider, open_checkpoint
 
 TODAY, YESTERDAY = "2026-12-01", "2026-11-30"
 
@@ -70,7 +70,7 @@ def test_a_lease_that_ends_takes_its_pages_with_it(tmp_path):
 
 def test_a_kill_inside_a_save_leaves_the_previous_commit(tmp_path):
     script = textwrap.dedent(f"""
-        from farm.checkpoint import open_checkpoint
+        from farm.crawl.backends.checkpoint import open_checkpoint
         checkpoint = open_checkpoint({str(tmp_path)!r}, "qcwy", {TODAY!r}, "host:1")
         checkpoint.file.crash_at_save = 2
         checkpoint.hold((1, 1))

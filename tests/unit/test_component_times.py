@@ -36,7 +36,7 @@ def test_a_part_that_raises_is_timed_and_leaves_no_frame_behind(clock):
 
 
 def test_a_second_crawl_in_the_process_does_not_time_its_parts_twice(monkeypatch):
-    from farm.outbox import Outbox
+    from farm.crawl.outbox import Outbox
 
     monkeypatch.setattr(component_times, "_installed", [])
     for module_name, class_name, function_name in component_times.PARTS:

@@ -1,4 +1,4 @@
-"""One crawl per JOBDIR (farm.joblock): the lock, its refusal, and what releases it."""
+"""One crawl per JOBDIR (farm.crawl.backends.joblock): the lock, its refusal, and what releases it."""
 
 import os
 import signal
@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from farm.joblock import FILE_NAME, JobdirInUse, JobdirLock
-from farm.runtime import FarmRuntime, FarmStartError
+from farm.crawl.backends.joblock import FILE_NAME, JobdirInUse, JobdirLock
+from farm.crawl.parts import CrawlParts, FarmStartError
 from tests.unit.components import make_crawler
 
 ROWS = [("qcwy", "北京", "python")]
@@ -55,7 +55,7 @@ def test_a_released_lock_is_taken_again_and_its_file_stays(tmp_path):
 
 HOLDER = """
 import sys, time
-from farm.joblock import JobdirLock
+from farm.crawl.backends.joblock import JobdirLock
 lock = JobdirLock.take(sys.argv[1])
 lock.note("killed-one")
 print("held", flush=True)
@@ -89,7 +89,7 @@ def test_a_crawl_on_a_held_jobdir_does_not_start_and_leaves_the_checkpoint_alone
     jobdir = tmp_path / "job"
     first = make_crawler(sqlite_url, ROWS, JOBDIR=str(jobdir), FARM_CRAWLER_ID="first")
     try:
-        runtime = FarmRuntime.of(first)
+        runtime = CrawlParts.of(first)
         runtime.checkpoint.hold((1, 1))
         runtime.checkpoint.flush()
         with pytest.raises(FarmStartError, match=r"is in use by pid \d+ .*\(crawler id first, since"):
@@ -98,10 +98,10 @@ def test_a_crawl_on_a_held_jobdir_does_not_start_and_leaves_the_checkpoint_alone
         runtime.checkpoint.file.close()
         assert runtime.checkpoint.file.read().leases == {(1, 1)}  # the second never touched it
     finally:
-        FarmRuntime.of(first).close()
+        CrawlParts.of(first).close()
     assert not runtime.jobdir_lock.held
     second = make_crawler(sqlite_url, [], JOBDIR=str(jobdir), FARM_CRAWLER_ID="second")
     try:
-        assert FarmRuntime.of(second).checkpoint.saved.leases == {(1, 1)}  # resumable once the first is gone
+        assert CrawlParts.of(second).checkpoint.saved.leases == {(1, 1)}  # resumable once the first is gone
     finally:
-        FarmRuntime.of(second).close()
+        CrawlParts.of(second).close()

@@ -9,8 +9,8 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from twisted.internet import threads
 
+from farm.crawl.parts import CrawlParts
 from farm.extensions.metrics import FarmMetrics, MetricsPortError
-from farm.runtime import FarmRuntime
 from tests.unit.components import component, make_crawler
 from tests.unit.spider_helpers import make_lease
 
@@ -41,7 +41,7 @@ def metrics_crawler(sqlite_url):
     ext = component(crawler, FarmMetrics)
     if ext._listening is not None:
         ext._listening.stopListening()
-    FarmRuntime.of(crawler).close()
+    CrawlParts.of(crawler).close()
 
 
 def test_off_by_default(sqlite_url):
@@ -50,7 +50,7 @@ def test_off_by_default(sqlite_url):
         assert crawler.settings.getint("FARM_METRICS_PORT") == 0
         assert not [ext for ext in crawler.extensions.middlewares if isinstance(ext, FarmMetrics)]
     finally:
-        FarmRuntime.of(crawler).close()
+        CrawlParts.of(crawler).close()
 
 
 def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler(metrics_crawler):
@@ -75,7 +75,7 @@ def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler
     }.items():
         crawler.stats.set_value(name, value)
     for keyword_id in (1, 2):
-        FarmRuntime.of(crawler).registry.add(make_lease("qcwy", id=keyword_id))
+        CrawlParts.of(crawler).registry.add(make_lease("qcwy", id=keyword_id))
     ext.runtime.outbox.postings.extend([b"{}"] * 5)
     try:
         got = samples(generate_latest(ext.registry).decode())
@@ -152,7 +152,7 @@ def test_the_grafana_dashboard_charts_only_exported_metrics_from_a_prometheus_va
         for target in panel["targets"]:
             used.update(re.findall(r"\bfarm_[a-z_]+", target["expr"]))
     assert used and used <= exported, used - exported
-    # every kind of metric the issue names is charted
+    # every kind of metric farm exports is charted
     assert {
         "farm_pages_total",
         "farm_postings_total",

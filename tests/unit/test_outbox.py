@@ -9,9 +9,9 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
-from farm.outbox import Outbox
+from farm.crawl.outbox import Outbox
 from farm.state.lease import BatchResult, Lease, PageWrite
-from farm.writer import WriteLost
+from farm.writer.process import WriteLost
 
 LEASE = Lease(id=1, source="qcwy", city="北京", job="python", lease_token=1, start_page=1, from_status="fresh")
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from farm.pace import SitePace
+from farm.crawl.pace import SitePace
 
 
 class Clock:

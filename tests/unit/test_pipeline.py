@@ -6,9 +6,9 @@ import orjson
 import pytest
 from scrapy.exceptions import DropItem
 
+from farm.crawl.parts import CrawlParts
 from farm.items import JobPosting
 from farm.pipelines.sql import SqlPostingsPipeline
-from farm.runtime import FarmRuntime
 from tests.unit.components import make_crawler
 
 
@@ -16,7 +16,7 @@ from tests.unit.components import make_crawler
 def pipeline(sqlite_url):
     crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python")])
     yield SqlPostingsPipeline.from_crawler(crawler)
-    FarmRuntime.of(crawler).close()
+    CrawlParts.of(crawler).close()
 
 
 def posting(**fields):

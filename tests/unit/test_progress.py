@@ -6,9 +6,9 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DropItem
 
 from farm.crawl.keywordrun import Outcome
+from farm.crawl.parts import CrawlParts
 from farm.crawl.progress import PageProgress
 from farm.items import JobPosting
-from farm.runtime import FarmRuntime
 from tests.unit.components import component, db_barrier, keyword_row, keywords_ended, make_crawler
 
 
@@ -17,7 +17,7 @@ def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     component(crawler, PageProgress)
     yield crawler
-    FarmRuntime.of(crawler).close()
+    CrawlParts.of(crawler).close()
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def ended(crawler):
 
 def claim(crawler, pages=(1,), last=None):
     """A keyword claimed and held by the crawl, with ``pages`` asked for and taken from the queue."""
-    [lease] = FarmRuntime.of(crawler).store.claim("qcwy", "test", 1)
+    [lease] = CrawlParts.of(crawler).store.claim("qcwy", "test", 1)
     run = crawler.spider.lease_requests(lease) and crawler.spider.runs[lease.key]
     run.tell_last(last)
     run.ask(pages)
@@ -42,7 +42,7 @@ def run_of(crawler, lease):
 
 def end(crawler, lease, outcome):
     """What the spider does to end a keyword."""
-    FarmRuntime.of(crawler).registry.end(lease, outcome)
+    CrawlParts.of(crawler).registry.end(lease, outcome)
 
 
 def send(crawler, signal, **kwargs):
@@ -186,7 +186,7 @@ async def test_an_ended_keyword_asks_for_no_more_pages(crawler, ended):
 @pytest_twisted.ensureDeferred
 async def test_progress_of_a_lease_taken_over_changes_nothing_and_ends_it(crawler, ended):
     lease = claim(crawler, last=1)
-    store = FarmRuntime.of(crawler).store
+    store = CrawlParts.of(crawler).store
     assert store.release(lease, "taken over")
     [again] = store.claim("qcwy", "another crawler", 1)
     assert again.id == lease.id and again.lease_token != lease.lease_token

@@ -5,7 +5,7 @@ import traceback
 import pytest
 from scrapy import Request
 
-from farm.proxies import Proxy, ProxyPool, parse_proxies
+from farm.crawl.proxies import Proxy, ProxyPool, parse_proxies
 
 A = "http://alice:s3cret@10.0.0.1:3128"
 B = "https://10.0.0.2:8443"
@@ -121,7 +121,7 @@ def test_a_request_through_no_proxy_of_the_pool_quarantines_nothing():
 def test_a_request_is_written_for_redis_without_its_proxy_or_its_credentials():
     from scrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
 
-    from farm.shared.codec import decode, encode
+    from farm.crawl.backends.redis.codec import decode, encode
     from farm.spiders.qcwy import QcwySpider
     from tests.unit.spider_helpers import make_lease, make_spider
 

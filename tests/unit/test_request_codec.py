@@ -1,12 +1,12 @@
-"""Requests as JSON for the shared queue (farm.shared.codec): what Request.to_dict says, found cheaply."""
+"""Requests as JSON for the shared queue (farm.crawl.backends.redis.codec): what Request.to_dict says, found cheaply."""
 
 import inspect
 
 import pytest
 import redis
 
-from farm.shared.codec import _dumps, decode, encode, request_dict
-from farm.shared.queue import SharedQueue
+from farm.crawl.backends.redis.codec import _dumps, decode, encode, request_dict
+from farm.crawl.backends.redis.queue import SharedQueue
 from farm.spiders.qcwy import QcwySpider
 from tests.unit.spider_helpers import make_lease, make_spider
 

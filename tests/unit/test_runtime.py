@@ -15,10 +15,10 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
+from farm.crawl.parts import CrawlParts
 from farm.crawl.progress import PageProgress
+from farm.crawl.scheduler import FarmScheduler
 from farm.pipelines.sql import SqlPostingsPipeline
-from farm.runtime import FarmRuntime
-from farm.scheduler import FarmScheduler
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
@@ -48,7 +48,7 @@ def farm_threads():
 async def test_building_the_crawls_components_starts_no_process_and_no_thread(sqlite_url):
     before = farm_threads()
     crawler = built_crawler(sqlite_url)  # the extensions, the runtime among them, are built
-    runtime = FarmRuntime.of(crawler)
+    runtime = CrawlParts.of(crawler)
     try:
         pipeline = SqlPostingsPipeline.from_crawler(crawler)
         scheduler = FarmScheduler.from_crawler(crawler)
@@ -71,7 +71,7 @@ async def test_building_the_crawls_components_starts_no_process_and_no_thread(sq
 
 def test_start_is_once(sqlite_url):
     crawler = built_crawler(sqlite_url)
-    runtime = FarmRuntime.of(crawler)
+    runtime = CrawlParts.of(crawler)
     try:
         runtime.start()
         writer = runtime.writer

@@ -1,211 +1,131 @@
-"""The farm scheduler: the page window, the site's pace, and ended keywords' requests dropped in the queue."""
+"""The farm scheduler over a work backend, with no database, no writer process and no Redis: an
+in-memory backend and the few parts the scheduler reads."""
 
-import pytest
-import pytest_twisted
+from collections import deque
+from types import SimpleNamespace
+
 from scrapy import Request
-from twisted.internet import reactor
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
 
-from farm.checkpoint import open_checkpoint
-from farm.crawl.keywordrun import Outcome
-from farm.runtime import FarmRuntime
-from farm.scheduler import FarmScheduler
-from tests.unit.components import db_barrier, keyword_row, make_crawler
-
-ROWS = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]
-# Scrapy's default queue asks the engine's downloader for its slots: there is no engine here
-QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"}
+from farm.crawl.backends.base import WorkBackend
+from farm.crawl.pace import SitePace
+from farm.crawl.scheduler import FarmScheduler
+from farm.crawl.window import PageWindow
 
 
-@pytest.fixture
-def crawler(sqlite_url):
-    crawler = make_crawler(sqlite_url, ROWS, FARM_PAGES_IN_FLIGHT=2, FARM_QCWY_RATE=0, **QUEUE)
-    yield crawler
-    FarmRuntime.of(crawler).close()
+class MemoryBackend(WorkBackend):
+    def __init__(self, paced=False):
+        self.requests = deque()
+        self.paced = paced
+
+    def close(self, reason):
+        pass
+
+    def enqueue(self, request):
+        self.requests.append(request)
+        return True
+
+    def fetch(self):
+        return self.requests.popleft() if self.requests else None
+
+    def has_pending(self):
+        return bool(self.requests)
+
+    def __len__(self):
+        return len(self.requests)
 
 
-def scheduler_for(crawler):
-    scheduler = FarmScheduler.from_crawler(crawler)
-    scheduler.open(crawler.spider)
-    return scheduler
+class Run:
+    def __init__(self):
+        self.live, self.taken_pages = True, []
+
+    def taken(self, page):
+        self.taken_pages.append(page)
 
 
-def hold(crawler, scheduler, pages):
-    """A keyword claimed by the crawl, with requests for ``pages`` queued."""
-    [lease] = FarmRuntime.of(crawler).store.claim("qcwy", "test", 1)
-    spider = crawler.spider
-    spider.lease_requests(lease)  # the run; its page 1 request is queued below with the others
-    spider.runs[lease.key].ask(pages)
-    for page in pages:
-        scheduler.enqueue_request(spider.page_request(lease, page))
-    return lease
+class Parts(SimpleNamespace):
+    def __init__(self, window=2, rate=0.0):
+        runs = {(1, 1): Run()}
+        super().__init__(
+            window=PageWindow(window),
+            pace=SitePace(rate, 1.0, 8.0),
+            proxies=None,
+            stats=MemoryStatsCollector(get_crawler()),
+            runs=runs,
+            given_up=[],
+            woken_in=[],
+        )
+        give_up = lambda lease, page: self.given_up.append((lease.key, page))  # noqa: E731
+        self.registry = SimpleNamespace(runs=runs, give_up=give_up)
+
+    def wake_in(self, seconds):
+        self.woken_in.append(seconds)
 
 
-def pages_out(scheduler):
-    out = []
+LEASE = SimpleNamespace(key=(1, 1))
+
+
+def page(n, **meta):
+    return Request(f"http://site.invalid/{n}", meta={"farm_lease": LEASE, "farm_page": n, **meta})
+
+
+def out(scheduler):
+    pages = []
     while (request := scheduler.next_request()) is not None:
-        out.append((request.meta["farm_lease"].id, request.meta["farm_page"]))
-    return out
+        pages.append(request.meta.get("farm_page"))
+    return pages
 
 
-def test_a_full_window_holds_requests_in_the_queue(crawler):
-    scheduler = scheduler_for(crawler)
-    hold(crawler, scheduler, [1, 2, 3])
-    assert len(pages_out(scheduler)) == 2  # the window: 2 pages
-    assert scheduler.has_pending_requests() and len(scheduler) == 1
-    assert crawler.stats.get_value("farm/window/full") >= 1
-    runtime = FarmRuntime.of(crawler)
-    runtime.window.leave(*next(iter(runtime.window.pages)))  # one page recorded
-    assert len(pages_out(scheduler)) == 1
-    assert not scheduler.has_pending_requests()
+def test_the_window_parks_a_request_until_a_page_leaves_it():
+    parts = Parts(window=2)
+    scheduler = FarmScheduler(MemoryBackend(), parts)
+    for n in (1, 2, 3):
+        scheduler.enqueue_request(page(n))
+    assert out(scheduler) == [1, 2]
+    assert scheduler.has_pending_requests() and len(scheduler) == 1  # page 3, parked
+    assert parts.stats.get_value("farm/window/full") == 1
+    parts.window.leave((1, 1), 1)
+    assert out(scheduler) == [3] and not scheduler.has_pending_requests()
+    assert parts.registry.runs[(1, 1)].taken_pages == [1, 2, 3]
 
 
-@pytest_twisted.ensureDeferred
-async def test_an_ended_keywords_requests_are_dropped_and_free_the_window_for_the_others(crawler):
-    # a window of 2; keyword A has 5 pages queued, B one; A fails while its pages wait
-    scheduler = scheduler_for(crawler)
-    b = hold(crawler, scheduler, [1])
-    a = hold(crawler, scheduler, [1, 2, 3, 4, 5])  # Scrapy's queue is last in, first out: A's come first
-    first_two = pages_out(scheduler)
-    assert [lease for lease, _ in first_two] == [a.id, a.id] and scheduler.has_pending_requests()
-    # page 2 of A failed: A ends, page 1 of A is still being fetched
-    failed_page = first_two[1][1]
-    FarmRuntime.of(crawler).registry.end(a, Outcome("failed", "HTTP 404", failed_page))
-    assert pages_out(scheduler) == [(b.id, 1)]  # A's waiting pages dropped; B goes on
-    assert not scheduler.has_pending_requests()
-    assert crawler.stats.get_value("farm/lease/dropped_requests") == 3
-    runtime = FarmRuntime.of(crawler)
-    assert runtime.window.pages == {(a.key, first_two[0][1]), (b.key, 1)}
-    # A's page still in flight arrives; its progress goes first, then A's end
-    runtime.progress.page_parsed(a, first_two[0][1], 0, crawler.spider)
-    await db_barrier(crawler)
-    await db_barrier(crawler)
-    row = keyword_row(crawler, a.id)
-    assert (row["crawl_status"], row["error_message"]) == ("failed", "HTTP 404")
-    assert row["last_completed_page"] == 0  # page 5 is recorded ahead of the watermark
-    assert row["pages_ahead"] == str(first_two[0][1])
-    assert runtime.window.pages == {(b.key, 1)}
+def test_an_ended_keywords_requests_are_given_up_in_the_scheduler():
+    parts = Parts()
+    scheduler = FarmScheduler(MemoryBackend(), parts)
+    scheduler.enqueue_request(page(1))
+    parts.registry.runs[(1, 1)].live = False
+    assert out(scheduler) == [] and parts.given_up == [((1, 1), 1)]
+    assert parts.stats.get_value("farm/lease/dropped_requests") == 1
 
 
-def test_the_pace_holds_a_request_until_its_turn_and_sets_a_wake_up(sqlite_url):
-    crawler = make_crawler(sqlite_url, ROWS, FARM_QCWY_RATE=0.5, **QUEUE)  # one request every 2 s on average
-    try:
-        scheduler = scheduler_for(crawler)
-        hold(crawler, scheduler, [1, 2])
-        assert len(pages_out(scheduler)) == 1
-        runtime = FarmRuntime.of(crawler)
-        assert 0.5 <= runtime.pace.wait() <= 3.0
-        assert scheduler.has_pending_requests()
-        assert runtime._wake_call is not None and runtime._wake_call.active()
-        runtime.pace.next_at = 0.0  # its turn came
-        assert len(pages_out(scheduler)) == 1
-    finally:
-        FarmRuntime.of(crawler).close()
+def test_the_pace_parks_a_request_and_wakes_the_engine_unless_the_backend_paces_itself():
+    for paced, expected in ((False, [1]), (True, [1, 2])):
+        parts = Parts(window=5, rate=0.5)  # one request every 2 s
+        scheduler = FarmScheduler(MemoryBackend(paced=paced), parts)
+        scheduler.enqueue_request(page(1))
+        scheduler.enqueue_request(page(2))
+        assert out(scheduler) == expected
+        assert bool(parts.woken_in) is not paced
 
 
-def test_requests_that_are_not_farm_pages_pass_as_scrapy_would(crawler):
-    scheduler = scheduler_for(crawler)
-    scheduler.enqueue_request(Request("http://other.invalid/robots.txt"))
-    assert scheduler.next_request().url == "http://other.invalid/robots.txt"
+def test_a_retry_of_a_page_in_the_window_goes_first_past_a_full_window():
+    parts = Parts(window=1)
+    scheduler = FarmScheduler(MemoryBackend(), parts)
+    scheduler.enqueue_request(page(1))
+    scheduler.enqueue_request(page(2))
+    assert out(scheduler) == [1]  # page 2 parked: the window is full
+    assert scheduler.enqueue_request(page(1, retry_times=1))
+    assert scheduler.next_request().meta["farm_page"] == 1
+    assert parts.stats.get_value("scheduler/enqueued/farm_again") == 1 and len(scheduler) == 1
 
 
-def test_a_retry_of_a_page_in_a_full_window_goes_out_before_requests_waiting_for_room(crawler):
-    scheduler = scheduler_for(crawler)
-    hold(crawler, scheduler, [1, 2, 3, 4])
-    taken = [scheduler.next_request(), scheduler.next_request()]
-    assert scheduler.next_request() is None  # the window is full; a request is parked
-    # the site failed one of the two pages: its retry comes back to the scheduler
-    retry = taken[0].replace(priority=-1)
-    retry.meta["retry_times"] = 1  # as get_retry_request makes it
-    assert scheduler.enqueue_request(retry)
-    assert scheduler.next_request() is retry  # not behind the parked request, which waits for room
-    assert scheduler.next_request() is None and len(scheduler) == 2
-
-
-@pytest_twisted.ensureDeferred
-async def test_engine_stopped_never_blocks_the_reactor_while_a_database_call_runs(sqlite_url):
-    import time
-
-    from scrapy.utils.defer import deferred_from_coro
-
-    crawler = make_crawler(sqlite_url, ROWS, **QUEUE)
-    runtime = FarmRuntime.of(crawler)
-    busy = runtime.run(time.sleep, 1.0)  # a slow query on the database thread
-    started = time.monotonic()
-    stopped = deferred_from_coro(runtime.engine_stopped())
-    assert time.monotonic() - started < 0.3  # the reactor got control back at once
-    await busy
-    await stopped
-    assert time.monotonic() - started >= 0.9
-
-
-def test_a_fresh_request_for_a_page_in_the_window_is_not_taken_for_a_retry(crawler):
-    scheduler = scheduler_for(crawler)
-    lease = hold(crawler, scheduler, [1])
-    [taken] = [scheduler.next_request()]
-    again = crawler.spider.page_request(lease, taken.meta["farm_page"])  # asked for once more, not retried
-    scheduler.enqueue_request(again)
-    assert not scheduler._again  # into Scrapy's queue, behind the window like any other
-
-
-PROXIES = "http://alice:s3cret@10.0.0.1:3128,http://10.0.0.2:3128"
-
-
-def test_without_proxies_a_page_request_leaves_with_no_proxy(crawler):
-    scheduler = scheduler_for(crawler)
-    hold(crawler, scheduler, [1])
-    request = scheduler.next_request()
-    assert FarmRuntime.of(crawler).proxies is None and "proxy" not in request.meta
-
-
-def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_free(sqlite_url):
-    crawler = make_crawler(
-        sqlite_url,
-        ROWS,
-        FARM_PAGES_IN_FLIGHT=8,
-        FARM_QCWY_RATE=0,
-        FARM_PROXIES=PROXIES,
-        FARM_PROXY_QUARANTINE=60,
-        **QUEUE,
-    )
-    try:
-        runtime = FarmRuntime.of(crawler)
-        scheduler = scheduler_for(crawler)
-        hold(crawler, scheduler, [1, 2, 3, 4])
-        first, second = scheduler.next_request(), scheduler.next_request()
-        assert [first.meta["proxy"], second.meta["proxy"]] == PROXIES.split(",")
-        for proxy in runtime.proxies.proxies:
-            runtime.proxies.quarantine(proxy.id, "http_403")
-        assert scheduler.next_request() is None  # no proxy free: parked, not dropped, not failed
-        assert scheduler.has_pending_requests() and len(scheduler) == 2
-        assert runtime._wake_call is not None and runtime._wake_call.active()
-        assert 59 <= runtime._wake_call.getTime() - reactor.seconds() <= 60.1
-        # a retry waits too, and then gets a fresh proxy
-        retry = first.replace()
-        retry.meta["retry_times"] = 1
-        retry.meta["proxy"] = "http://10.0.0.1:3128"  # as HttpProxyMiddleware left it: no credentials
-        scheduler.enqueue_request(retry)
-        assert scheduler.next_request() is None
-        runtime.proxies.until.clear()  # the quarantine is over
-        assert scheduler.next_request() is retry and retry.meta["proxy"] == PROXIES.split(",")[0]
-        assert scheduler.next_request().meta["proxy"] == PROXIES.split(",")[1]
-        assert crawler.stats.get_value("farm/proxy/none_free") == 2
-        assert not any(run.over for run in crawler.spider.runs.values())
-    finally:
-        FarmRuntime.of(crawler).close()
-
-
-def test_with_jobdir_the_checkpoint_replaces_scrapys_disk_queue_and_requests_seen(sqlite_url, tmp_path):
-    jobdir = tmp_path / "job"
-    crawler = make_crawler(sqlite_url, ROWS, FARM_QCWY_RATE=0, JOBDIR=str(jobdir), **QUEUE)
-    try:
-        scheduler = scheduler_for(crawler)
-        assert scheduler.dqdir is None and scheduler.df.file is None  # memory queue, no requests.seen
-        lease = hold(crawler, scheduler, [1, 2])
-        checkpoint = FarmRuntime.of(crawler).checkpoint
-        checkpoint.flush()
-        checkpoint.file.close()
-        resumed = open_checkpoint(jobdir, "qcwy", FarmRuntime.of(crawler).store.today().isoformat(), "other")
-        assert resumed.saved.pages == {lease.key: {1, 2}}  # every page queued is noted
-        assert not (jobdir / "requests.queue").exists() and not (jobdir / "requests.seen").exists()
-    finally:
-        FarmRuntime.of(crawler).close()
+def test_other_requests_and_other_spiders_pass_as_scrapys_would():
+    parts = Parts(window=1)
+    scheduler = FarmScheduler(MemoryBackend(), parts)
+    scheduler.enqueue_request(Request("http://site.invalid/robots.txt"))
+    assert scheduler.next_request().url == "http://site.invalid/robots.txt"
+    plain = FarmScheduler(MemoryBackend())
+    plain.enqueue_request(page(1))
+    plain.enqueue_request(page(2))
+    assert out(plain) == [1, 2]

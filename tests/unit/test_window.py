@@ -1,6 +1,6 @@
 """The page window bounds the pages fetched but not yet recorded."""
 
-from farm.window import PageWindow
+from farm.crawl.window import PageWindow
 
 LEASE_A, LEASE_B = (1, 1), (2, 1)
 

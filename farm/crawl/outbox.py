@@ -16,7 +16,7 @@ first posting. An end goes out at once, as a page does.
 
 The crawl's keyword claims go the same way, in the next frame out whatever it
 carries (a claim waits for nothing the crawl wrote), and are made after its
-writes: the state writer makes them, off the crawl's GIL (farm.state.writer).
+writes: the state writer makes them, off the crawl's GIL (farm.writer).
 """
 
 import logging
@@ -27,7 +27,7 @@ from twisted.internet.defer import Deferred, fail, succeed
 from twisted.python.failure import Failure
 
 from farm.state.lease import Lease
-from farm.writer import StateWriter, WriteLost
+from farm.writer.process import StateWriter, WriteLost
 
 logger = logging.getLogger(__name__)
 

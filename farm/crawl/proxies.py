@@ -12,7 +12,7 @@ A proxy is known by three names:
 - ``url``: what it is, credentials included; it only ever goes into
   ``request.meta["proxy"]``, where Scrapy's HttpProxyMiddleware turns ``user:pass@``
   into a Proxy-Authorization header and strips it from the meta;
-- ``id``: a hash of the URL, the name in Redis (farm.shared.proxies), so credentials
+- ``id``: a hash of the URL, the name in Redis (farm.crawl.backends.redis.proxies), so credentials
   are never stored there, and in ``request.meta["farm_proxy"]``: HttpProxyMiddleware
   leaves only host and port in ``meta["proxy"]``, which would not tell apart two
   sessions of one proxy gateway (``user-session-1:pw@gw:port``, ``user-session-2:...``);
@@ -20,7 +20,7 @@ A proxy is known by three names:
 
 Without FARM_PROXIES there is no pool (``proxy_pool_from`` returns None) and nothing
 changes. With FARM_REDIS_URL the quarantine is shared by every worker
-(farm.shared.proxies.SharedProxyPool).
+(farm.crawl.backends.redis.proxies.SharedProxyPool).
 """
 
 import hashlib
@@ -186,8 +186,9 @@ def take_proxy(pool: ProxyPool | None, request) -> float:
     return 0.0 if pool is None else pool.assign(request)
 
 
-def proxy_pool_from(crawler, shared=None) -> ProxyPool | None:
-    """The crawl's proxy pool from FARM_PROXIES (None without), shared through Redis with ``shared``."""
+def proxy_pool_from(crawler, make_pool=None) -> ProxyPool | None:
+    """The crawl's proxy pool from FARM_PROXIES (None without); ``make_pool(proxies, seconds)``
+    makes it when the backend shares it (farm.crawl.backends.redis.proxies), else it is a ProxyPool."""
     settings = crawler.settings
     proxies = parse_proxies(settings.get("FARM_PROXIES"))
     if not proxies:
@@ -197,8 +198,6 @@ def proxy_pool_from(crawler, shared=None) -> ProxyPool | None:
             "FARM_PROXIES needs HTTPPROXY_ENABLED=True: Scrapy's HttpProxyMiddleware sends each proxy's credentials"
         )
     seconds = settings.getfloat("FARM_PROXY_QUARANTINE")
-    if shared is None:
+    if make_pool is None:
         return ProxyPool(proxies, seconds, crawler.stats)
-    from farm.shared.proxies import SharedProxyPool
-
-    return SharedProxyPool.for_crawl(crawler, proxies, seconds, shared)
+    return make_pool(proxies, seconds)

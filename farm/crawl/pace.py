@@ -65,7 +65,7 @@ class SitePace:
 
 class SharedPace(SitePace):
     """The pace of a site every worker shares (FARM_REDIS_URL): the shared queue hands out
-    requests at the site's rate (farm/shared/scripts/pop.lua), and a block or an outage
+    requests at the site's rate (farm/crawl/backends/redis/scripts/pop.lua), and a block or an outage
     any worker meets slows every worker. This worker keeps a copy for the requests that
     stay with it (retries); its pops carry the interval and its back-off, so that Redis
     losing the pace (a flush, a restart) does not lose the site's pace."""

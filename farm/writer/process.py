@@ -1,4 +1,4 @@
-"""The crawl's side of the state writer process (farm.state.writer).
+"""The crawl's end of the state writer process (see farm.writer).
 
 Frames go to the child's stdin through the reactor (no thread, no blocking);
 each gets a Deferred that fires, in order, when the child says its transaction
@@ -18,7 +18,7 @@ from twisted.internet.defer import Deferred, fail
 
 import farm
 from farm.state.db import deadlines
-from farm.state.writer import CONFIG_VARIABLE, READY, frame, read_answer
+from farm.writer.frames import CONFIG_VARIABLE, READY, frame, read_answer
 
 logger = logging.getLogger(__name__)
 
@@ -45,9 +45,10 @@ class StateWriter(protocol.ProcessProtocol):
     def spawn(cls, store) -> "StateWriter":
         """A writer for the KeywordStore ``store``'s database, writing as it does."""
         writer = cls()
+        # the store's settings by FarmConfig's field names: the child builds its store from them
         config = {
             "db_url": store.engine.url.render_as_string(hide_password=False),
-            "db_deadlines": deadlines(store.engine),
+            **{f"db_{name}": seconds for name, seconds in deadlines(store.engine).items()},
             **store.options(),
         }
         # farm's own directory first, and -P so that the working directory is not on the path:
@@ -59,7 +60,7 @@ class StateWriter(protocol.ProcessProtocol):
             CONFIG_VARIABLE: orjson.dumps(config).decode(),
             "PYTHONPATH": os.pathsep.join(filter(None, path)),
         }
-        argv = [sys.executable, "-P", "-m", "farm.state.writer"]
+        argv = [sys.executable, "-P", "-m", "farm.writer.serve"]
         reactor.spawnProcess(writer, sys.executable, argv, env=env)
         return writer
 

@@ -12,7 +12,7 @@ A page request's fingerprint is its page number (a few bytes, not a 40-character
 hash of a URL that carries a timestamp): two workers that both learn of page 7
 queue it once; a keyword claimed again (a new token, a new set) may fetch its
 pages again. The push script adds fingerprints in the same atomic step that
-queues the request (farm.shared.queue).
+queues the request (farm.crawl.backends.redis.queue).
 """
 
 from datetime import datetime, time, timedelta

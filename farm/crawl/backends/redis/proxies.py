@@ -2,12 +2,12 @@
 
 A proxy one worker finds blocked is blocked for all: the quarantine lives in Redis,
 in ``<FARM_REDIS_PREFIX>:<site>:proxies:quarantined`` (zset: proxy id -> until, in
-ms of Redis' clock). Ids are hashes of the proxy URLs (farm.proxies.Proxy): no
+ms of Redis' clock). Ids are hashes of the proxy URLs (farm.crawl.proxies.Proxy): no
 credentials are stored in Redis.
 
 Choosing a proxy stays local and costs no round trip: each worker keeps its own
 round robin over a copy of the quarantined set, refreshed every REFRESH seconds on
-the Redis link's thread (farm.shared.link), and puts its own quarantines in the
+the Redis link's thread (farm.crawl.backends.redis.link), and puts its own quarantines in the
 copy at once before writing them through the link. Redis answers the time each
 quarantine has left, not its end, so clocks that differ between machines do not
 matter. A worker reads the set once when it starts (blocking, beside the link's
@@ -20,7 +20,7 @@ from importlib.resources import files
 from scrapy import signals
 from twisted.internet.task import LoopingCall
 
-from farm.proxies import Proxy, ProxyPool
+from farm.crawl.proxies import Proxy, ProxyPool
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class SharedProxyPool(ProxyPool):
         super().__init__(proxies, quarantine_seconds, stats, **kwargs)
         self.link = link
         self.key = key
-        source = files("farm.shared") / "scripts"
+        source = files("farm.crawl.backends.redis") / "scripts"
         self._write = link.server.register_script((source / "proxy_quarantine.lua").read_text())
         self._read = link.server.register_script((source / "proxy_quarantined.lua").read_text())
         self._refreshing = False

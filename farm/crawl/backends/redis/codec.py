@@ -15,7 +15,7 @@ from scrapy.utils.request import request_from_dict
 from farm.state.lease import Lease
 
 VERSION = 1
-# A request's proxy is chosen anew by whichever worker sends it (farm.proxies); a proxy's URL and its
+# A request's proxy is chosen anew by whichever worker sends it (farm.crawl.proxies); a proxy's URL and its
 # Proxy-Authorization header carry credentials, which are never stored in Redis.
 PROXY_META = ("proxy", "farm_proxy", "_auth_proxy", "_scheme_proxy")
 PROXY_HEADER = "Proxy-Authorization"

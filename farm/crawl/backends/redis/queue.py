@@ -13,12 +13,12 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
 
     queue        zset  id -> score (priority, then first in first out)
     req          hash  id -> its keyword's lease (``id:token``) and a newline, then the request as JSON
-                       (farm.shared.codec); the JSON alone for a request without a keyword
+                       (farm.crawl.backends.redis.codec); the JSON alone for a request without a keyword
     open         hash  lease -> its requests not yet settled (queued or in flight)
     ends         zset  lease -> until when (Redis' clock, ms) it is known to have ended: its queued
                        requests are dropped at the pop; each end kept a day, trimmed as ends are written
     seen:<lease> set   the lease's page fingerprints, kept a day after its last page was queued
-    seen:<day>   set   the day's fingerprints of requests without a keyword (farm.shared.dupefilter)
+    seen:<day>   set   the day's fingerprints of requests without a keyword (farm.crawl.backends.redis.dupefilter)
     taken:<w>    zset  worker w's in-flight requests, id -> the score they had
     leases:<w>   set   the leases worker w claimed (a survivor adopts them)
     taking:<w>   set   workers whose keywords w is taking on, itself while it claims: the keyword
@@ -32,9 +32,9 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
                        interval and this worker's back-off, and writes them back when they are gone
     epoch        str   set once; missing means Redis lost everything (farm rebuilds)
 
-Every move between keys is one Lua script (farm/shared/scripts), and each command in a script takes
-the whole batch (one ZADD, HSET, HMGET, ZMSCORE... for many requests): commands a page, as INFO
-counts them (inside scripts too), stay a few, fewer than scrapy-redis's. A script that must not run twice
+Every move between keys is one Lua script (farm/crawl/backends/redis/scripts), and each command in a
+script takes the whole batch (one ZADD, HSET, HMGET, ZMSCORE... for many requests): commands a page, as
+INFO counts them (inside scripts too), stay a few, fewer than scrapy-redis's. A script that must not run twice
 (a pop, a push, an acknowledgement, an inbox read, an adoption, a back-off) takes a call id: when its
 reply is lost (Redis stalled past the socket timeout, a reset, a failover), the link makes the same
 call again, and the script answers what it answered the first time (scripts/once.lua). All methods
@@ -47,10 +47,10 @@ import uuid
 from dataclasses import dataclass
 from importlib.resources import files
 
-from scrapy_redis.queue import PriorityQueue
+from scrapy_redis.queue import Base
 
-from farm.shared.codec import BadPayload, JsonRequestSerializer, encode
-from farm.shared.dupefilter import LEASE_SECONDS
+from farm.crawl.backends.redis.codec import BadPayload, JsonRequestSerializer, encode
+from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS
 
 SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace", "end", "leave", "inbox")
 ONCE = ("push", "ack", "requeue_dead", "pace", "inbox")  # wrapped in scripts/once.lua (pop does it itself)
@@ -66,12 +66,16 @@ class Taken:
     lease: str  # "id:token", or "" for a request without a keyword
 
 
-class SharedQueue(PriorityQueue):
+class SharedQueue:
+    """scrapy-redis's priority queue shape and request coding, held, not inherited: its ``pop``
+    loses a request taken by a worker that dies, and its ``clear`` deletes every worker's work."""
+
     def __init__(self, server, spider, key, worker: str, dupefilter):
-        super().__init__(server, spider, key, serializer=JsonRequestSerializer)
+        self._coding = Base(server, spider, key, serializer=JsonRequestSerializer)  # scrapy-redis's
+        self.server, self.spider, self.key = server, spider, self._coding.key
         self.worker = worker
         self.dupefilter = dupefilter
-        source = files("farm.shared") / "scripts"
+        source = files("farm.crawl.backends.redis") / "scripts"
         once = (source / "once.lua").read_text()
         self.scripts = {}
         for name in SCRIPTS:
@@ -79,7 +83,7 @@ class SharedQueue(PriorityQueue):
             self.scripts[name] = server.register_script(once.replace("--SCRIPT--", text) if name in ONCE else text)
         self._calls = itertools.count(random.randrange(1 << 48))
         self._forgotten = None  # the last call id forgotten (None: none yet, the calls' lifetime not set)
-        self._callback_names = {}  # farm.shared.codec.request_dict
+        self._callback_names = {}  # farm.crawl.backends.redis.codec.request_dict
 
     def _encode_request(self, request) -> bytes:
         return encode(request, self.spider, self._callback_names)
@@ -142,9 +146,6 @@ class SharedQueue(PriorityQueue):
         ]
         return [bool(ok) for ok in self._once("push", keys, args, call)]
 
-    def push(self, request):
-        self.push_many([request])
-
     def pop_many(
         self, n: int, interval: float | None = None, penalty: float = 0.0, call: int | None = None
     ) -> tuple[float, list[Taken]]:
@@ -171,15 +172,12 @@ class SharedQueue(PriorityQueue):
         for i in range(1, len(out), 2):
             rid, payload, lease = out[i].decode(), out[i + 1], ""
             try:
-                request = self._decode_request(payload)
+                request = self._coding._decode_request(payload)
                 lease = request.meta["farm_lease"].name  # every farm request has one (the codec)
             except BadPayload as exc:
                 request = exc
             taken.append(Taken(rid, request, lease))
         return 0.0, taken
-
-    def pop(self, timeout=0):
-        raise NotImplementedError("pop_many: a taken request must be acknowledged")
 
     def ack(self, ids, call: int | None = None) -> list[tuple[str, int]]:
         """These requests' pages are settled; (lease, its requests still open) for each."""
@@ -297,6 +295,3 @@ class SharedQueue(PriorityQueue):
 
     def ease(self, base: float, most: float, call: int | None = None) -> int:
         return self._once("pace", [self.k("pace")], ["ease", int(base * 1000), int(most * 1000), 0], call)
-
-    def clear(self):
-        raise RuntimeError("the shared queue is never cleared by a worker")

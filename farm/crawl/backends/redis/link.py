@@ -11,16 +11,16 @@ FARM_OUTAGE_GRACE seconds; after that ``on_lost`` closes the crawl (its keywords
 are released ``partial`` in the keyword table; Redis is a cache of work the table
 can rebuild). A call retried may have run already, its reply lost (a stall past the
 socket timeout, a reset): a call that must not run twice carries a call id chosen
-before it is first made, and answers as it did (farm.shared.queue).
+before it is first made, and answers as it did (farm.crawl.backends.redis.queue).
 """
 
 import logging
 import time
 
-import redis
 from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 
+import redis
 from farm.state.db import mask_url
 from farm.threads import single_thread_pool
 

@@ -31,8 +31,8 @@ from sqlalchemy.exc import DBAPIError
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
+from farm.crawl.backends.redis.link import RedisUnreachable
 from farm.crawl.keywordrun import Outcome
-from farm.shared.link import RedisUnreachable
 
 logger = logging.getLogger(__name__)
 
@@ -40,12 +40,25 @@ REBUILD_LOCK_SECONDS = 120
 _OUTCOMES = {"completed": "completed", "failed": "failed", "partial": "released"}
 OWNER_CHECK_TICKS = 5  # heartbeats between the owner's look at its keywords' open requests
 # Batches (runs of pushes or of acknowledgements) in one send at most: each is a call Redis keeps the
-# reply of, and a send made again after a lost reply needs all of its own (CALLS_KEPT, farm.shared.queue)
+# reply of, and a send made again after a lost reply needs all of its own (CALLS_KEPT, farm.crawl.backends.redis.queue)
 SEND_BATCHES = 64
 
 
 class SharedWork:
-    def __init__(self, crawler, link, queue, store, registry, worker_timeout: float, *, run_db, on_lost):
+    def __init__(
+        self,
+        crawler,
+        link,
+        queue,
+        store,
+        registry,
+        worker_timeout: float,
+        *,
+        run_db,
+        on_lost,
+        on_queued,
+        resuming=None,
+    ):
         self.crawler = crawler
         self.link = link
         self.queue = queue
@@ -65,7 +78,7 @@ class SharedWork:
         self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
         self._flush_call = None
         self._sending = None  # the send on its way to Redis, if any
-        self.on_queued = lambda: None  # requests of this worker's are in the shared queue (the scheduler's pump)
+        self.on_queued = on_queued  # requests of this worker's are in the shared queue (the backend's pump)
         self._beat = LoopingCall(self._heartbeat)
         self._beating = None
         self._ticks = 0
@@ -73,7 +86,7 @@ class SharedWork:
         # JOBDIR: the leases (id, token) of the checkpoint this worker resumes from under the id it had
         # (set before start), else None; once started, the leases other workers own, which the lease
         # middleware must not take back
-        self.resuming: set[tuple[int, int]] | None = None
+        self.resuming: set[tuple[int, int]] | None = resuming
         self.others: set[tuple[int, int]] = set()
 
     # --- out, in order -----------------------------------------------------------------

@@ -6,7 +6,7 @@ A page's path through a crawl, and who does each step:
    from the store; the ``registry`` (farm.crawl.registry) holds each as a
    ``KeywordRun`` until its end; the spider (farm.spiders.base) makes the
    keyword's page requests.
-2. **Request.** The scheduler (farm.scheduler; farm.shared.scheduler with
+2. **Request.** The scheduler (farm.crawl.scheduler; farm.crawl.backends.redis.backend with
    FARM_REDIS_URL) lets a page out while its keyword is live, the page ``window``
    has room and the site's ``pace`` allows it.
 3. **Response.** ``SiteBlockMiddleware`` (farm.middlewares.blocks) tells blocks and
@@ -23,9 +23,9 @@ Database work runs off the reactor in two places: the outbox's state writer
 process (the hot writes and the claims, on another core) and the DB thread
 (heartbeats, reaps, a checkpoint's take-back; first in, first out). With
 FARM_REDIS_URL, ``shared`` is this worker's part in the work shared through
-Redis (farm.shared.work).
+Redis (farm.crawl.backends.redis.membership).
 
-Components take the runtime with ``FarmRuntime.of(crawler)`` and keep the parts
+Components take the runtime with ``CrawlParts.of(crawler)`` and keep the parts
 they use; nothing is written into it after it is built. The threads start with
 ``start()``, when the scheduler opens (the first of the crawl's steps that needs
 them), not when the runtime is built. The writer process starts then too, or,
@@ -41,24 +41,25 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from sqlalchemy.exc import DBAPIError
-from twisted.internet import reactor, threads
+from twisted.internet import defer, reactor, threads
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThreadPool
 
 from farm.config import FarmConfig, SettingError
+from farm.crawl.backends.local import LocalBackend
+from farm.crawl.outbox import Outbox
+from farm.crawl.pace import SitePace
 from farm.crawl.progress import PageProgress
+from farm.crawl.proxies import proxy_pool_from
 from farm.crawl.registry import KeywordRegistry
+from farm.crawl.window import PageWindow
 from farm.display import without_secrets
-from farm.outbox import Outbox
-from farm.pace import SharedPace, SitePace
-from farm.proxies import proxy_pool_from
 from farm.spiders.base import LeaseSpider
 from farm.state.db import mask_url
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool
-from farm.window import PageWindow
-from farm.writer import StateWriter
+from farm.writer.process import StateWriter
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def _start_failed(message: str, *urls) -> FarmStartError:
     return FarmStartError(message)
 
 
-class FarmRuntime:
+class CrawlParts:
     def __init__(
         self,
         crawler,
@@ -109,26 +110,29 @@ class FarmRuntime:
         )
         self.progress = PageProgress(crawler, self)
         self.registry = KeywordRegistry(crawler, self)  # the keywords this crawl holds
-        # JOBDIR: the crawl's checkpoint (farm.checkpoint.Checkpoint), else None; ``refused``: why
+        # JOBDIR: the crawl's checkpoint (farm.crawl.backends.checkpoint.Checkpoint), else None; ``refused``: why
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
         self.refused = refused
-        self.jobdir_lock = jobdir_lock  # JOBDIR: this crawl's hold on it (farm.joblock), for its whole life
-        self.shared = None
+        self.jobdir_lock = (
+            jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock), for its whole life
+        )
+        resuming = set(checkpoint.saved.leases) if checkpoint is not None and checkpoint.saved is not None else None
         if redis_url:
-            self.shared = _shared_work(crawler, self, redis_url)
-            if checkpoint is not None and checkpoint.saved is not None:
-                self.shared.resuming = set(checkpoint.saved.leases)
-            self.pace = SharedPace(rate, *block_delays, self.shared.link, self.shared.queue)
+            self.backend, self.pace, make_pool = _redis_backend(crawler, self, redis_url, rate, block_delays, resuming)
         else:
-            self.pace = SitePace(rate, *block_delays)
-        # FARM_PROXIES: the pool page requests take their proxy from (farm.proxies), else None
-        self.proxies = proxy_pool_from(crawler, self.shared)
+            jobdir_is_farms = checkpoint is not None or refused is not None
+            self.backend = LocalBackend.from_crawler(crawler, checkpoint, jobdir_is_farms)
+            self.pace, make_pool = SitePace(rate, *block_delays), None
+        # FARM_REDIS_URL: this worker's part in the shared work (farm.crawl.backends.redis.membership), else None
+        self.shared = getattr(self.backend, "work", None)
+        # FARM_PROXIES: the pool page requests take their proxy from (farm.crawl.proxies), else None
+        self.proxies = proxy_pool_from(crawler, make_pool)
         self._wake_call = None
         self._started = False
 
     @classmethod
-    def of(cls, crawler) -> "FarmRuntime":
+    def of(cls, crawler) -> "CrawlParts":
         """The crawl's runtime, built on first use; NotConfigured for a spider not of farm's."""
         if not issubclass(crawler.spidercls, LeaseSpider):
             raise NotConfigured("not a farm LeaseSpider: no keyword leases, progress or postings")
@@ -144,7 +148,7 @@ class FarmRuntime:
         return runtime
 
     @classmethod
-    def from_settings(cls, crawler) -> "FarmRuntime":
+    def from_settings(cls, crawler) -> "CrawlParts":
         """Check the settings and the database, then build (FarmStartError names what is wrong)."""
         settings = crawler.settings
         try:
@@ -152,7 +156,7 @@ class FarmRuntime:
         except SettingError as exc:  # a crawl not started by `scrapy crawl` (farm.commands.crawl)
             logger.error("farm: %s", exc)  # its one line
             raise
-        store = KeywordStore.from_settings(settings)
+        store = KeywordStore.from_config(config)
         try:
             require_current(store.engine)
         except DBAPIError as exc:
@@ -204,8 +208,7 @@ class FarmRuntime:
         self._started = True
         self._pool.start()
         self.spawn_writer()
-        if self.shared is not None:
-            self.shared.link.start()
+        self.backend.start()
 
     def spawn_writer(self) -> None:
         """Spawn the state writer process (once)."""
@@ -271,12 +274,10 @@ class FarmRuntime:
 
     async def engine_stopped(self):
         self._stop_sending()
-        if self.shared is not None:
-            try:
-                await maybe_deferred_to_future(self.shared.leave())
-            except Exception as exc:  # noqa: BLE001 - Redis gone: what it held is put back by survivors
-                logger.warning("farm: leaving the shared work failed: %s", exc)
-            await maybe_deferred_to_future(threads.deferToThread(self.shared.link.close))
+        try:
+            await maybe_deferred_to_future(defer.maybeDeferred(self.backend.leave))
+        except Exception as exc:  # noqa: BLE001 - Redis gone: what it held is put back by survivors
+            logger.warning("farm: leaving the shared work failed: %s", exc)
         # stopping the pool joins its thread, which may still be in a database call: not on the reactor
         await maybe_deferred_to_future(threads.deferToThread(self._close_database))
         self._release_jobdir()  # last: the checkpoint's own engine_stopped has saved or removed it by now
@@ -288,9 +289,7 @@ class FarmRuntime:
     def close(self) -> None:
         """``engine_stopped``, blocking: for tests and tools that built a runtime without a crawl."""
         self._stop_sending()
-        if self.shared is not None:
-            self.shared.stop()
-            self.shared.link.close()
+        self.backend.stop()
         self._close_database()
         self._release_jobdir()
 
@@ -308,15 +307,15 @@ class FarmRuntime:
 
 
 def _checkpoint(crawler, store, crawler_id):
-    """JOBDIR set: the crawl's lock on it (farm.joblock: a JOBDIR another crawl holds is refused here,
-    before its checkpoint is read), its checkpoint (farm.checkpoint), and why the crawl must not run,
+    """JOBDIR set: the crawl's lock on it (farm.crawl.backends.joblock: a JOBDIR another crawl holds is refused here,
+    before its checkpoint is read), its checkpoint (farm.crawl.backends.checkpoint), and why the crawl must not run,
     if so."""
     import sqlite3
 
     from scrapy.utils.job import job_dir
 
-    from farm.checkpoint import OtherSpider, open_checkpoint
-    from farm.joblock import JobdirInUse, JobdirLock
+    from farm.crawl.backends.checkpoint import OtherSpider, open_checkpoint
+    from farm.crawl.backends.joblock import JobdirInUse, JobdirLock
 
     jobdir = job_dir(crawler.settings)
     if not jobdir:
@@ -344,12 +343,20 @@ def _checkpoint(crawler, store, crawler_id):
         raise
 
 
-def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
-    """This worker's part in the work shared through Redis: its link, queue and dupefilter."""
-    from farm.shared.dupefilter import DayDupeFilter
-    from farm.shared.link import RedisLink
-    from farm.shared.queue import SharedQueue
-    from farm.shared.work import SharedWork
+def plain_backend(crawler) -> LocalBackend:
+    """The backend of a spider not of farm's: Scrapy's scheduler queues, JOBDIR and all."""
+    return LocalBackend.from_crawler(crawler)
+
+
+def _redis_backend(crawler, parts: CrawlParts, redis_url: str, rate, block_delays, resuming):
+    """This worker's part in the work shared through Redis: the backend, the shared pace, and how
+    to make the proxy pool whose quarantine every worker shares."""
+    from farm.crawl.backends.redis.backend import RedisBackend
+    from farm.crawl.backends.redis.dupefilter import DayDupeFilter
+    from farm.crawl.backends.redis.link import RedisLink
+    from farm.crawl.backends.redis.proxies import SharedProxyPool
+    from farm.crawl.backends.redis.queue import SharedQueue
+    from farm.crawl.pace import SharedPace
     from farm.state.clock import utcnow
 
     settings = crawler.settings
@@ -360,16 +367,26 @@ def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
         link = RedisLink(redis_url, settings.getfloat("FARM_OUTAGE_GRACE"))
     except RuntimeError as exc:  # RedisUnreachable: the setting named, the password masked
         raise _start_failed(str(exc), redis_url) from None
-    key = f"{settings.get('FARM_REDIS_PREFIX')}:{runtime.site}"
-    dupefilter = DayDupeFilter(link.server, f"{key}:seen", runtime.store.tz, utcnow)
-    queue = SharedQueue(link.server, crawler.spider, key, runtime.crawler_id, dupefilter)
-    return SharedWork(
+    key = f"{settings.get('FARM_REDIS_PREFIX')}:{parts.site}"
+    dupefilter = DayDupeFilter(link.server, f"{key}:seen", parts.store.tz, utcnow)
+    queue = SharedQueue(link.server, crawler.spider, key, parts.crawler_id, dupefilter)
+    pace = SharedPace(rate, *block_delays, link, queue)
+    backend = RedisBackend(
         crawler,
         link,
         queue,
-        runtime.store,
-        runtime.registry,
+        parts.store,
+        parts.registry,
         timeout,
-        run_db=runtime.run,
-        on_lost=lambda reason: runtime.close_crawl("farm_redis_error"),
+        window=parts.window,
+        pace=pace,
+        wake=parts.wake,
+        run_db=parts.run,
+        on_lost=lambda reason: parts.close_crawl("farm_redis_error"),
+        resuming=resuming,
     )
+
+    def make_pool(proxies, seconds):
+        return SharedProxyPool.for_crawl(crawler, proxies, seconds, backend.work)
+
+    return backend, pace, make_pool

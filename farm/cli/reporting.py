@@ -1,0 +1,125 @@
+"""`farm report` and `farm export`: the day's picture as one HTML file, and the day's postings as a file."""
+
+from datetime import date
+from pathlib import Path
+
+import click
+
+from farm.cli.context import Farm, database_command, date_option
+from farm.state.clock import load_timezone, today
+from farm.state.migrate import current_revision, require_current
+
+
+def _require(module: str, command: str) -> None:
+    """A one-line error, not a traceback, where an optional package is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise click.ClickException(f"{command} needs {module}: pip install 'farm[report]' (or make install)")
+
+
+def _report_day(farm_ctx: Farm, day: date | None):
+    """(the day, the time zone): ``day``, or today in FARM_TIMEZONE."""
+    try:
+        tz = load_timezone(farm_ctx.settings.get("FARM_TIMEZONE"))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    from farm.state.clock import utcnow
+
+    return day or today(utcnow(), tz), tz
+
+
+# a year at most: the chart's days, and how long a posting not seen again counts as still listed
+YEAR = click.IntRange(1, 366)
+
+
+@click.command("report")
+@date_option("The day to report. [default: today in FARM_TIMEZONE]")
+@click.option(
+    "--days", type=YEAR, default=30, show_default=True, help="Days of the new-postings chart, ending with --date."
+)
+@click.option(
+    "--gone-after",
+    type=YEAR,
+    default=7,
+    show_default=True,
+    metavar="DAYS",
+    help="A posting last seen DAYS days before --date, and not since, counts as gone that day.",
+)
+@click.option(
+    "--out",
+    default="report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False, writable=True),
+    help="The HTML file to write.",
+)
+@database_command
+def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int, out: str):
+    """Write the day's picture as one HTML file that opens from disk.
+
+    The day's crawl per site (keywords by state, failures grouped by reason,
+    pages, blocks, duration), postings seen, new and gone per site and city,
+    new postings per day, salary quartiles per keyword and city, and the top
+    companies by new postings. An empty database gives a page that says so.
+    """
+    _require("matplotlib", "farm report")
+    from farm.report.build import write_report
+    from farm.report.figures import DayFigures
+    from farm.report.page import render
+    from farm.state.clock import utcnow
+
+    day, tz = _report_day(farm_ctx, day)
+    engine = farm_ctx.engine()
+    path = Path(out)
+    try:
+        if current_revision(engine) is None:  # never upgraded: nothing stored, and no tables to read
+            figures = DayFigures(day, tz.key, days, gone_after)
+            path.write_text(render(figures, utcnow().astimezone(tz), farm_ctx.masked_url), encoding="utf-8")
+        else:
+            require_current(engine)
+            figures = write_report(engine, path, day, tz, days, gone_after, database=farm_ctx.masked_url)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
+    seen = sum(int(row["seen"]) for row in figures.postings)
+    crawled = f"{len(figures.crawl)} site(s) crawled" if figures.crawled else "no crawl"
+    click.echo(f"report of {day}: {crawled}, {seen:,} postings seen; written to {path.resolve()}")
+
+
+@click.command("export")
+@date_option("The day whose postings to export. [default: today in FARM_TIMEZONE]")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("csv", "jsonl", "parquet")),
+    required=True,
+    help="csv (a header row, tags as JSON text), jsonl (one JSON object a line) or parquet.",
+)
+@click.option("--out", metavar="PATH", help="The file to write, - for standard output. [default: postings-DATE.FORMAT]")
+@database_command
+def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None):
+    """Export the postings seen on a day (new ones included), with their salary as numbers.
+
+    Streamed: memory stays flat however many postings there are.
+    """
+    import sys
+
+    from farm.report import export
+
+    if fmt == "parquet":
+        _require("pyarrow", "farm export --format parquet")
+
+    day, tz = _report_day(farm_ctx, day)
+    engine = farm_ctx.engine()
+    require_current(engine)
+    out = out or f"postings-{day}.{fmt}"
+    if out == "-":
+        count = export.write(engine, sys.stdout.buffer, day, tz, fmt)
+        sys.stdout.buffer.flush()
+        click.echo(f"{count:,} postings seen on {day} written to standard output", err=True)
+        return
+    try:
+        with open(out, "wb") as file:
+            count = export.write(engine, file, day, tz, fmt)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
+    click.echo(f"{count:,} postings seen on {day} written to {Path(out).resolve()}")

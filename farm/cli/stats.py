@@ -1,0 +1,205 @@
+"""`farm stats`: the day's keywords per source, pages, the recent rate and an ETA; --watch redraws them."""
+
+import json
+from datetime import date, datetime
+
+import click
+from sqlalchemy.exc import DBAPIError
+
+from farm import repeat
+from farm.cli.context import Farm, SourceChoice, database_command, date_option, reason
+from farm.cli.tables import render_table
+from farm.state import report
+from farm.state.clock import today
+from farm.state.models import SOURCES
+from farm.state.store import KeywordStore
+
+# the longest --window (a year of minutes) and --interval (a day): beyond, dates overflow
+MAX_WINDOW = 366 * 24 * 60
+MAX_INTERVAL = 24 * 3600
+
+
+class FiniteRange(click.FloatRange):
+    """A number from ``lo`` to ``hi``; nan and inf refused (FloatRange lets nan through)."""
+
+    def __init__(self, lo: float, hi: float):
+        super().__init__(min=lo, max=hi)
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if number != number:  # nan compares false with every bound
+            self.fail(f"{value!r} is not a number from {self.min:g} to {self.max:g}", param, ctx)
+        return number
+
+
+STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial", "pages", "jobs found"]
+RATE_COLUMNS = ["done", "left", "keywords/min", "pages/min"]
+
+
+@click.command()
+@click.option("--source", type=SourceChoice(), help="Only this site (a site of the project's own too).")
+@date_option("The day to report. [default: today in FARM_TIMEZONE]")
+@click.option("--json", "as_json", is_flag=True, help="Print the stats as one JSON document.")
+@click.option(
+    "--window",
+    type=FiniteRange(0.1, MAX_WINDOW),
+    default=report.DEFAULT_WINDOW_MINUTES,
+    show_default=True,
+    metavar="MINUTES",
+    help="The recent rate counts the keywords that ended in the last MINUTES.",
+)
+@click.option("--watch", is_flag=True, help="Refresh in place every --interval seconds until Ctrl+C.")
+@click.option(
+    "--interval",
+    type=FiniteRange(0.2, MAX_INTERVAL),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between refreshes of --watch.",
+)
+@database_command
+def stats(
+    farm_ctx: Farm,
+    source: str | None,
+    day: date | None,
+    as_json: bool,
+    window: float = 10.0,
+    watch: bool = False,
+    interval: float = 5.0,
+):
+    """Keywords used, unused and in each state for one day, per source, with
+    pages, the recent rate and an ETA.
+
+    \b
+    pages        the sum of the day's page watermarks (last_completed_page):
+                 pages recorded done, in order from page 1
+    jobs found   postings found by the day's keywords (a posting found by two
+                 keywords counts twice; job_posting stores it once)
+    done, left   done: completed, or failed with no claim left today (retries
+                 or block claims used up); left: every other keyword
+    keywords/min keywords that ended (completed or failed) in the last --window
+                 minutes, by the time of their last write (updated_at)
+    pages/min    the pages of those keywords, over the same minutes
+    ETA          now + left / keywords/min; "-" when no keyword ended lately
+
+    With --watch, "pages/min now" is the change in pages between the last two
+    refreshes. --json adds pages, done, remaining, recent {minutes, keywords,
+    pages, keywords_per_minute, pages_per_minute}, eta (ISO time, or null) and
+    eta_seconds to each source's {"date", "source", "total", "used", "unused",
+    "crawl_status", "jobs_found"}.
+    """
+    store = farm_ctx.store(read_only=True)
+    limits = report.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
+    # without --source: farm's three sites, then the project's own (farm.sites)
+    own_sites = [] if source else [name for name in farm_ctx.sources() if name not in SOURCES]
+
+    def sample():
+        now = store.clock()
+        shown = day or today(now, store.tz)
+        rows = store.stats(source=source, day=shown)
+        rows += [row for name in own_sites for row in store.stats(source=name, day=shown)]
+        return now, report.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
+
+    if watch:
+        if as_json:
+            raise click.UsageError("--watch draws a table; for JSON, run `farm stats --json` at intervals")
+        _watch(farm_ctx, store, sample, interval, window)
+        return
+    now, rows = sample()
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    click.echo(_stats_text(farm_ctx, store, now, rows, window))
+
+
+def _watch(farm_ctx: Farm, store: KeywordStore, sample, interval: float, window: float) -> None:
+    """Draw the stats every ``interval`` seconds (in place on a terminal) until Ctrl+C, which exits 0."""
+    tty = click.get_text_stream("stdout").isatty()
+    before = None
+
+    def draw():
+        nonlocal before
+        try:
+            now, rows = sample()
+        except DBAPIError as exc:  # a database gone for a moment: say so, and try again
+            click.echo(f"database error at {farm_ctx.masked_url}: {reason(exc)}; trying again in {interval:g}s")
+            return
+        text = _stats_text(farm_ctx, store, now, rows, window, before)
+        heading = f"farm stats every {interval:g}s (Ctrl+C to stop), {now.astimezone(store.tz):%H:%M:%S}"
+        # on a terminal: cursor home, clear, redraw; in a pipe or a file: one frame after another
+        click.echo(("\x1b[H\x1b[2J" if tty else "") + heading + "\n" + text + ("" if tty else "\n"))
+        before = (now, rows)
+
+    repeat.every(interval, draw)
+    click.echo()
+
+
+def _stats_text(
+    farm_ctx: Farm,
+    store: KeywordStore,
+    now: datetime,
+    rows: list[dict],
+    window: float,
+    before: tuple[datetime, list[dict]] | None = None,
+) -> str:
+    shown = rows[0]["date"] if rows else today(now, store.tz).isoformat()
+    lines = [f"keywords on {shown} ({farm_ctx.settings.get('FARM_TIMEZONE')})"]
+    all_rows = rows + ([report.total(rows, now, store.tz)] if len(rows) > 1 else [])
+    body = [[r["source"], *_stat_values(r)] for r in all_rows]
+    lines.append(render_table(["source", *STAT_COLUMNS], body, right=set(STAT_COLUMNS)))
+    lines.append("")
+    lines.append(f"the last {window:g} minutes: keywords ended (completed or failed) and their pages")
+    columns = RATE_COLUMNS + (["pages/min now"] if before is not None else []) + ["ETA"]
+    earlier = {r["source"]: r for r in before[1]} if before is not None else {}
+    if before is not None and all_rows and len(all_rows) > len(rows):
+        earlier["all"] = report.total(before[1], before[0], store.tz)
+    body = []
+    for r in all_rows:
+        recent = r["recent"]
+        cells = [
+            r["source"],
+            r["done"],
+            r["remaining"],
+            f"{recent['keywords_per_minute']:.1f}",
+            f"{recent['pages_per_minute']:.1f}",
+        ]
+        if before is not None:
+            cells.append(_sampled_rate(earlier.get(r["source"]), before[0], r, now))
+        cells.append(_eta_text(r, now, store))
+        body.append(cells)
+    lines.append(render_table(["source", *columns], body, right=set(columns) - {"ETA"}))
+    return "\n".join(lines)
+
+
+def _sampled_rate(earlier: dict | None, then: datetime, row: dict, now: datetime) -> str:
+    """Pages per minute between two samples of the same day, or "-"."""
+    seconds = (now - then).total_seconds()
+    if earlier is None or earlier["date"] != row["date"] or seconds <= 0 or row["pages"] < earlier["pages"]:
+        return "-"
+    return f"{(row['pages'] - earlier['pages']) * 60 / seconds:.1f}"
+
+
+def _eta_text(row: dict, now: datetime, store: KeywordStore) -> str:
+    if row["remaining"] == 0:
+        return "done"
+    if row["eta"] is None:
+        return "-"
+    finish = datetime.fromisoformat(row["eta"])
+    hours, rest = divmod(row["eta_seconds"], 3600)
+    when = f"{finish:%H:%M}" if finish.date() == now.astimezone(store.tz).date() else f"{finish:%m-%d %H:%M}"
+    return f"{when} (in {hours}h{rest // 60:02d}m)"
+
+
+def _stat_values(row: dict) -> list[int]:
+    status = row["crawl_status"]
+    return [
+        row["total"],
+        row["used"],
+        row["unused"],
+        status["crawling"],
+        status["completed"],
+        status["failed"],
+        status["partial"],
+        row["pages"],
+        row["jobs_found"],
+    ]

@@ -1,0 +1,220 @@
+"""The Redis work backend (FARM_REDIS_URL): the queue every worker shares, on scrapy-redis's pieces.
+
+It keeps scrapy-redis's queue shape and dupefilter (farm.crawl.backends.redis.queue and
+.dupefilter), and holds them rather than being scrapy-redis's Scheduler, whose contracts do not
+hold here:
+
+- scrapy-redis's ``close()`` deletes the queue and the dupefilter unless SCHEDULER_PERSIST: here
+  nothing shared is ever deleted by a worker; ``leave`` puts back what this worker took and did
+  not settle (farm.crawl.backends.redis.membership).
+- scrapy-redis pops on the reactor (a Redis round trip per request; with
+  SCHEDULER_IDLE_BEFORE_CLOSE, a blocking BRPOP): here a pump takes requests on the Redis link's
+  thread, at the site's shared pace, into a local buffer of up to a page window's worth that
+  ``fetch`` serves without touching Redis, refilled when half empty. A taken request not yet
+  fetched costs nothing if this worker dies: it goes back to the queue. The engine is woken when
+  requests come. An empty queue is looked at again after a growing pause, and at once when this
+  worker has queued requests of its own.
+- scrapy-redis checks the dupefilter and pushes on the reactor: here ``enqueue`` adds the request
+  to the worker's ordered outgoing batch; the dupefilter check happens in the same Lua script that
+  queues it.
+- ``has_pending`` is what this worker holds; ``is_finished`` is the shared queue's last look
+  (farm.crawl.backends.redis.membership.SharedWork.busy).
+
+The Redis calls a page costs are all here and in the membership's sends: one push (batched), one
+pop (batched), one acknowledgement (batched).
+"""
+
+import logging
+from collections import deque
+
+from twisted.internet import reactor, threads
+
+from farm.crawl.backends.base import WorkBackend
+from farm.crawl.backends.redis.codec import BadPayload
+from farm.crawl.backends.redis.membership import SharedWork
+
+logger = logging.getLogger(__name__)
+
+# Seconds between looks at an empty shared queue, growing to the last while it stays empty.
+IDLE_POLLS = (0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+class RedisBackend(WorkBackend):
+    """The request queue shared by every worker; ``work`` is this worker's part in it."""
+
+    paced = True  # the pop hands requests out at the site's shared pace (scripts/pop.lua)
+
+    def __init__(
+        self,
+        crawler,
+        link,
+        queue,
+        store,
+        registry,
+        worker_timeout,
+        *,
+        window,
+        pace,
+        wake,
+        run_db,
+        on_lost,
+        resuming=None,
+    ):
+        self.work = SharedWork(
+            crawler,
+            link,
+            queue,
+            store,
+            registry,
+            worker_timeout,
+            run_db=run_db,
+            on_lost=on_lost,
+            on_queued=self._queued,
+            resuming=resuming,
+        )
+        self.stats = crawler.stats
+        self.registry = registry
+        self.window = window
+        self.pace = pace
+        self.wake = wake
+        self._buffer = deque()  # taken from the shared queue for this worker
+        self._popping = False
+        self._pump_call = None
+        self._idle_poll = 0
+        self._closing = False
+
+    # --- the contract ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.work.link.start()
+
+    def join(self, spider):
+        return self.work.start()
+
+    def close(self, reason: str) -> None:
+        self._closing = True
+        if self._pump_call is not None and self._pump_call.active():
+            self._pump_call.cancel()
+
+    def leave(self):
+        d = self.work.leave()
+        d.addBoth(self._left)
+        return d
+
+    def _left(self, result):
+        # the link's thread joins: not on the reactor; a failed leave fails once the link is closed
+        d = threads.deferToThread(self.work.link.close)
+        d.addCallback(lambda _: result)
+        return d
+
+    def stop(self) -> None:
+        self.work.stop()
+        self.work.link.close()
+
+    def enqueue(self, request) -> bool:
+        self.work.push(request)
+        self.stats.inc_value("scheduler/enqueued/redis")
+        return True
+
+    def fetch(self):
+        if not self._buffer:
+            self._pump()
+            return None
+        request = self._buffer.popleft()
+        if len(self._buffer) <= self.prefetch // 2:
+            self._pump()
+        self.stats.inc_value("scheduler/dequeued/redis")
+        return request
+
+    def has_pending(self) -> bool:
+        # not a pop under way: each empty fetch starts one, and counting it would keep the engine
+        # from ever being idle; whether the shared queue holds work is ``is_finished``'s to say
+        return bool(self._buffer)
+
+    def __len__(self) -> int:
+        return len(self._buffer)
+
+    def mark_handled(self, lease_key, page: int) -> None:
+        self.work.settled(lease_key, page)
+
+    def keyword_ended(self, lease, outcome: str) -> None:
+        self.work.ended(lease, outcome)
+
+    def is_finished(self) -> bool:
+        return not (self.work.busy or self.work.adopting)
+
+    # --- the pump ------------------------------------------------------------------------
+
+    @property
+    def prefetch(self) -> int:
+        return self.window.size
+
+    def _queued(self):
+        """This worker's own requests reached the shared queue: take them now, not at the next idle poll."""
+        self._idle_poll = 0
+        if self._pump_call is not None and self._pump_call.active():
+            self._pump()
+
+    def _pump(self):
+        room = self.prefetch - len(self._buffer)
+        if self._popping or self._closing or room <= 0:
+            return
+        if self._pump_call is not None and self._pump_call.active():
+            self._pump_call.cancel()
+        self._pump_call = None
+        self._popping = True
+        work, pace = self.work, self.pace
+        # the pop carries the site's pace (written back if Redis lost it) and its call id (made again
+        # after a lost reply, it answers the requests it took: none is stranded in the in-flight set)
+        d = work.link.run(work.queue.pop_many, room, pace.interval, pace.penalty, work.queue.new_call())
+        d.addCallback(self._popped)
+        d.addErrback(work._failed, "taking requests from the shared queue")
+        d.addBoth(self._pumped)
+
+    def _pumped(self, _):
+        self._popping = False
+
+    def _popped(self, result):
+        wait, taken = result
+        self.stats.inc_value("farm/shared/pops")
+        self.stats.inc_value("farm/shared/taken", len(taken))
+        for item in taken:
+            request = item.request
+            if isinstance(request, BadPayload):
+                self.stats.inc_value("farm/shared/bad_payload")
+                logger.error("farm: refused a queued payload that is not a farm request (id %s): %s", item.id, request)
+                self.work.ack(item.id)
+                continue
+            lease, page = request.meta["farm_lease"], request.meta["farm_page"]
+            if (lease.key, page) in self.work.taken:
+                # a second copy of a page this worker holds (queued again by a rebuild after
+                # Redis lost everything): the first settles the page; this one is done with now
+                self.stats.inc_value("farm/shared/duplicate")
+                self.work.ack(item.id)
+                continue
+            # another worker's keyword, if not held here: handled here page by page
+            run = self.registry.add(lease, shared=True, owned=False)
+            run.taken(page)
+            self.work.taken[(lease.key, page)] = item.id
+            self._buffer.append(request)
+        if taken:
+            self._idle_poll = 0
+            self.wake()
+            if len(self._buffer) <= self.prefetch // 2:  # else fetch pumps when it is
+                self._later(0)  # (topping up at once made pops of one or two requests, each a round trip)
+        elif wait > 0:
+            self._later(wait)
+        else:
+            self._later(IDLE_POLLS[min(self._idle_poll, len(IDLE_POLLS) - 1)])
+            self._idle_poll += 1
+
+    def _later(self, seconds):
+        if self._closing:
+            return
+        if self._pump_call is not None and self._pump_call.active():
+            return
+        self._pump_call = reactor.callLater(seconds, self._pump_now)
+
+    def _pump_now(self):
+        self._pump_call = None
+        self._pump()

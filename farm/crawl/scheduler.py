@@ -1,0 +1,158 @@
+"""farm's scheduler: one scheduler over a work backend, with farm's gates on what leaves it.
+
+The backend (farm.crawl.backends.base.WorkBackend) keeps the requests: in this process's memory
+(farm.crawl.backends.local) or in the queue every worker shares (farm.crawl.backends.redis). A page
+request leaves the scheduler only when
+
+- its keyword is still held and asking for pages: the requests of a keyword that ended (failed,
+  blocked, completed, taken over) are dropped here, so they hold nothing, not even a place in the
+  downloader;
+- the page window has room (FARM_PAGES_IN_FLIGHT): otherwise it waits, parked, and the window
+  wakes the engine when a page's progress is recorded;
+- the site's pace allows it (FARM_<SITE>_RATE and the back-off after blocks): otherwise it waits,
+  parked, until its turn (a backend that paces its own hand-outs, ``paced``, has done this);
+- a proxy is free (FARM_PROXIES, farm.crawl.proxies): it leaves with the next one in turn, or,
+  with every proxy quarantined, waits parked until one comes back.
+
+So back-pressure never holds a request inside the downloader, where an ended keyword's requests
+could not be taken back and would keep the crawl from ending.
+
+A request for a page already in the window (a retry after a block or an error, a redirect) stays
+in this process and goes out before anything else, the window notwithstanding: its page leaves the
+window only once it has gone through, and behind a request waiting for the window it would wait for
+ever. Requests of other spiders, and other requests, pass as Scrapy's would.
+"""
+
+from collections import deque
+
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.exceptions import NotConfigured
+
+from farm.crawl.proxies import take_proxy
+
+
+class FarmScheduler(BaseScheduler):
+    def __init__(self, backend, parts=None):
+        self.backend = backend  # farm.crawl.backends.base.WorkBackend
+        self.parts = parts  # farm.crawl.parts.CrawlParts; None for a spider not of farm's
+        self._parked = None  # a request handed out by the backend that must wait for its turn
+        self._again = RetryLane(parts) if parts is not None else None
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        from farm.crawl.parts import CrawlParts, plain_backend  # the parts import the spiders
+
+        try:
+            parts = CrawlParts.of(crawler)
+        except NotConfigured:  # not a farm spider: Scrapy's scheduler queues as they are
+            return cls(plain_backend(crawler))
+        return cls(parts.backend, parts)
+
+    def open(self, spider):
+        if self.parts is not None:
+            self.parts.start()  # the crawl's writer process and threads: the first step that needs them
+        return self.backend.join(spider)
+
+    def close(self, reason):
+        return self.backend.close(reason)
+
+    def has_pending_requests(self) -> bool:
+        return self._parked is not None or bool(self._again) or self.backend.has_pending()
+
+    def __len__(self) -> int:
+        return len(self.backend) + (self._parked is not None) + len(self._again or ())
+
+    def enqueue_request(self, request) -> bool:
+        if self.parts is not None and "farm_lease" in request.meta and self._again.offer(request):
+            return True
+        return self.backend.enqueue(request)
+
+    def next_request(self):
+        parts = self.parts
+        if parts is None:
+            return self.backend.fetch()
+        request = self._again.next_request()
+        if request is not None or self._again:  # one to go, or one waiting for its turn
+            return request
+        while True:
+            request, self._parked = self._parked, None
+            if request is None:
+                request = self.backend.fetch()
+                if request is None:
+                    return None
+            lease = request.meta.get("farm_lease")
+            if lease is None:
+                return request
+            if not still_wanted(parts, request):
+                continue
+            page = request.meta["farm_page"]
+            if not parts.window.has_room(lease.key, page):
+                parts.stats.inc_value("farm/window/full")
+                self._parked = request  # the window wakes the engine when a page leaves
+                return None
+            pace = None if self.backend.paced else parts.pace
+            wait = (pace.wait() if pace is not None else 0) or take_proxy(parts.proxies, request)
+            if wait > 0:
+                self._parked = request
+                parts.wake_in(wait)
+                return None
+            if pace is not None:
+                pace.taken()
+            parts.window.enter(lease.key, page)
+            parts.registry.runs[lease.key].taken(page)
+            return request
+
+
+def still_wanted(parts, request) -> bool:
+    """Whether the page request's keyword is still held and asking; else it is given up here."""
+    lease = request.meta["farm_lease"]
+    run = parts.registry.runs.get(lease.key)
+    if run is not None and run.live:
+        return True
+    parts.stats.inc_value("farm/lease/dropped_requests")
+    parts.registry.give_up(lease, request.meta["farm_page"])
+    return False
+
+
+class RetryLane:
+    """Retries and redirects of pages already in the window: they go out before anything
+    else, the window notwithstanding, at the site's pace and each with a fresh proxy."""
+
+    def __init__(self, parts):
+        self.parts = parts
+        self.requests: deque = deque()
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def offer(self, request) -> bool:
+        """Take ``request`` if it repeats a page in the window; False: it is not the lane's."""
+        lease = request.meta["farm_lease"]
+        if not _repeated(request) or (lease.key, request.meta["farm_page"]) not in self.parts.window.pages:
+            return False
+        self.requests.append(request)
+        self.parts.stats.inc_value("scheduler/enqueued/farm_again")
+        return True
+
+    def next_request(self):
+        """The next request that may go now; None when there is none, or when the first
+        must wait for its turn (then the lane is not empty, and the engine is woken)."""
+        parts = self.parts
+        while self.requests:
+            request = self.requests.popleft()
+            if not still_wanted(parts, request):
+                continue
+            wait = parts.pace.wait() or take_proxy(parts.proxies, request)
+            if wait > 0:
+                self.requests.appendleft(request)
+                parts.wake_in(wait)
+                return None
+            parts.pace.taken()
+            return request
+        return None
+
+
+def _repeated(request) -> bool:
+    """A retry or a redirect of a request already taken (Scrapy marks both in the meta)."""
+    meta = request.meta
+    return "retry_times" in meta or "redirect_times" in meta

@@ -1,0 +1,166 @@
+"""Page progress and ends: every write a lease's holder makes, each fenced by (id, lease_token).
+
+A write about a keyword changes nothing once another claim has given it a new token. Postings,
+pages and ends go in ONE transaction (``write_batch``) so that a page is never recorded done
+while its postings could still be lost, and an end never fences a page fetched before it.
+"""
+
+from datetime import datetime
+
+from sqlalchemy import and_, select, update
+
+from farm.display import escape
+from farm.state.lease import ENDS, BatchResult, Lease, PageWrite, format_pages, parse_pages
+from farm.state.models import Keyword
+from farm.state.postings import upsert_postings
+
+K = Keyword.__table__
+c = K.c
+
+ERROR_MAX = 2000  # characters of an error message kept in the row
+
+
+def fence(lease: Lease):
+    """The row ``lease`` may write: its keyword, under its token, still being crawled."""
+    return and_(c.id == lease.id, c.lease_token == lease.lease_token, c.crawl_status == "crawling")
+
+
+def truncate(message, limit: int = ERROR_MAX) -> str | None:
+    """An error message as stored: control characters escaped (a client's or a site's text moves
+    no cursor of whoever reads it later), cut to ``limit``."""
+    if message is None:
+        return None
+    message = escape(str(message))
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def write_batch(store, postings: list[dict], pages, now: datetime, ends=()) -> BatchResult:
+    """Postings upserted, then pages recorded done, then keywords ended, in ONE transaction.
+
+    A crawl sends a page's progress with its postings or after them, and a keyword's
+    end after the progress of every page it fetched: so a page is never recorded
+    done while its postings could still be lost, and an end never fences a page
+    fetched before it. ``ends`` are (lease, kind, message), kind one of ENDS.
+    ``pages`` are (lease, page, jobs, total_pages): the watermark (last_completed_page)
+    only moves over pages 1..N all done; later pages wait in pages_ahead. A page
+    reported again adds no jobs. When the watermark reaches the known total, the
+    same write completes the row.
+    """
+
+    def write():
+        with store.engine.begin() as conn:
+            written, rejected = upsert_postings(conn, postings, now) if postings else (0, [])
+            page_writes = _pages_done(store, conn, now, pages)
+            ended = [_end(store, conn, now, lease, kind, message) for lease, kind, message in ends]
+            return BatchResult(written, page_writes, ended, rejected)
+
+    return store._retrying(write)
+
+
+def _pages_done(store, conn, now, pages) -> list[PageWrite]:
+    by_lease: dict[tuple[int, int], list[tuple[int, int, int, int | None]]] = {}
+    leases = {}
+    for at, (lease, page, jobs, total) in enumerate(pages):
+        leases[lease.key] = lease
+        by_lease.setdefault(lease.key, []).append((at, int(page), int(jobs), total))
+    results: list[PageWrite | None] = [None] * len(pages)
+    for key, lease_pages in by_lease.items():
+        for at, result in _lease_pages_done(store, conn, now, leases[key], lease_pages):
+            results[at] = result
+    return results
+
+
+def _lease_pages_done(store, conn, now, lease: Lease, pages):
+    """Apply one lease's pages, in order: one read, at most one fenced write."""
+    stmt = select(
+        c.lease_token,
+        c.crawl_status,
+        c.last_completed_page,
+        c.total_pages,
+        c.pages_ahead,
+    ).where(c.id == lease.id)
+    if store._row_locks:
+        stmt = stmt.with_for_update()
+    row = conn.execute(stmt).first()
+    if row is None or row.lease_token != lease.lease_token or row.crawl_status != "crawling":
+        mark = lease.start_page - 1 if row is None else row.last_completed_page
+        total = lease.total_pages if row is None else row.total_pages
+        return [(at, PageWrite(False, False, mark, total, False)) for at, _, _, _ in pages]
+    mark, total = row.last_completed_page, row.total_pages
+    ahead = set(parse_pages(row.pages_ahead))
+    jobs_found, completed, total_told = 0, False, False
+    results = []
+    for at, page, jobs, total_pages in pages:
+        if completed:  # a page after the one that completed the keyword: as if fenced
+            results.append((at, PageWrite(False, False, mark, total, False)))
+            continue
+        counted = page > mark and page not in ahead
+        if counted:
+            ahead.add(page)
+            while mark + 1 in ahead:
+                mark += 1
+                ahead.discard(mark)
+            jobs_found += jobs
+        if total_pages is not None:
+            total, total_told = int(total_pages), True
+        completed = total is not None and mark >= total
+        results.append((at, PageWrite(True, counted, mark, total, completed)))
+    values = dict(
+        last_completed_page=mark,
+        pages_ahead=format_pages(ahead),
+        heartbeat_at=now,
+        updated_at=now,
+    )
+    if jobs_found:
+        values["jobs_found"] = c.jobs_found + jobs_found
+    if total_told:
+        values["total_pages"] = total
+    if completed:
+        values["crawl_status"] = "completed"
+    conn.execute(update(K).where(fence(lease)).values(values))
+    return results
+
+
+def fenced_update(store, lease: Lease, **values) -> bool:
+    """``values`` written to the lease's row in their own transaction; False when fenced."""
+    values["updated_at"] = store.clock()
+
+    def write():
+        with store.engine.begin() as conn:
+            return conn.execute(update(K).where(fence(lease)).values(values)).rowcount == 1
+
+    return store._retrying(write)
+
+
+def _end(store, conn, now, lease: Lease, kind: str, message) -> str | None:
+    """End the lease's keyword; the status written, or None when the lease is no longer current."""
+    if kind not in ENDS:
+        raise ValueError(f"unknown end {kind!r} (one of {', '.join(ENDS)})")
+    stmt = select(c.lease_token, c.crawl_status, c.blocked_claims).where(c.id == lease.id)
+    if store._row_locks:
+        stmt = stmt.with_for_update()
+    row = conn.execute(stmt).first()
+    if row is None or row.lease_token != lease.lease_token:
+        return None
+    if row.crawl_status != "crawling":
+        # the lease's last page already completed it
+        return "completed" if kind == "completed" and row.crawl_status == "completed" else None
+    values: dict = {"updated_at": now}
+    if kind == "completed":
+        values.update(crawl_status="completed", heartbeat_at=now)
+    elif kind == "failed":
+        values.update(crawl_status="failed", error_message=truncate(message), retry_at=now + store.retry_delay)
+    elif kind == "blocked":
+        blocked = row.blocked_claims + 1
+        values["blocked_claims"] = blocked
+        if blocked >= store.max_blocked_claims:
+            # a keyword the site blocks all day is not claimed again today
+            values.update(
+                crawl_status="failed", error_message=truncate(f"blocked {blocked} times today; last: {message}")
+            )
+        else:
+            values.update(crawl_status="partial", error_message=truncate(f"blocked: {message}"))
+    else:  # released
+        values.update(crawl_status="partial", error_message=truncate(message))
+    conn.execute(update(K).where(fence(lease)).values(values))
+    return values["crawl_status"]
