@@ -23,7 +23,7 @@ from farm.display import escape
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine, reader
 from farm.state.lease import ENDS, BatchResult, Lease, PageWrite, new_lease_token
-from farm.state.models import SOURCES, Keyword
+from farm.state.models import SOURCES, STATUSES, Keyword
 from farm.state.postings import upsert_postings
 from farm.state.validation import validate_keyword
 
@@ -654,7 +654,8 @@ class KeywordStore:
         totals_q = select(c.source, func.count()).where(c.source.in_(sources)).group_by(c.source)
         used_q = (
             select(c.source, c.crawl_status, func.count(), func.coalesce(func.sum(c.jobs_found), 0))
-            .where(c.source.in_(sources), c.last_requested_date == day)
+            # every status named: the day's rows are found through ix_keyword_status, not scanned for
+            .where(c.source.in_(sources), c.crawl_status.in_(STATUSES), c.last_requested_date == day)
             .group_by(c.source, c.crawl_status)
         )
         with self.reader.connect() as conn:
