@@ -6,6 +6,7 @@ and the other ``FARM_*`` environment variables mean here what they mean to
 """
 
 import functools
+import importlib
 import json
 import unicodedata
 from datetime import date, datetime
@@ -17,11 +18,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
 from farm import repeat
-from farm.api.server import api
 from farm.config import FarmConfig, SettingError
 from farm.display import escape
 from farm.keywordfile import KeywordFileError, read_keywords
-from farm.sandbox.cli import sandbox
 from farm.state import report
 from farm.state.clock import load_timezone, today
 from farm.state.db import check_stored, make_engine, mask_url, reader
@@ -162,7 +161,23 @@ def _register_project_sites(farm_ctx: "Farm") -> None:
         raise click.ClickException(f"cannot load the project's spiders: {exc}") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _FarmGroup(click.Group):
+    """farm's commands; ``sandbox`` and ``api`` imported when named: aiohttp and the sandbox's
+    data are most of the command's start, which `farm stats` and `farm doctor` need not pay."""
+
+    LAZY = {"sandbox": ("farm.sandbox.cli", "sandbox"), "api": ("farm.api.server", "api")}
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx, name):
+        if name in self.LAZY and name not in self.commands:
+            module, attribute = self.LAZY[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_FarmGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db-url",
     metavar="URL",
@@ -549,10 +564,6 @@ def doctor(farm_ctx: Farm, timeout: float):
     )
     if failures:
         raise SystemExit(1)
-
-
-farm.add_command(sandbox, "sandbox")
-farm.add_command(api, "api")
 
 
 # --- farm report, farm export ------------------------------------------------
