@@ -19,7 +19,7 @@ lint: install
 	$(BIN)/ruff format --check farm tests bench
 	$(BIN)/ruff check farm tests bench
 
-# Every test: unit (no services), integration (real MariaDB and Redis), e2e (real crawls), in
+# Every test: unit (no services), integration (real MariaDB, PostgreSQL and Redis), e2e (real crawls), in
 # TEST_WORKERS processes (pytest-xdist; 1 runs them in this one, in order). A worker that runs out
 # takes tests queued for another (worksteal): the long kill tests no longer end the run alone.
 TEST_WORKERS ?= 2

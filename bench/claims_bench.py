@@ -1,6 +1,8 @@
-"""Claims per second with 8 concurrent processes on MariaDB, at 10,000 and at 1,000,000 keywords.
+"""Claims per second with 8 concurrent processes on MariaDB, at 10,000 and at 1,000,000 keywords;
+and the same on PostgreSQL.
 
     .venv/bin/python -m bench.claims_bench      # FARM_BENCH_MYSQL=mysql+pymysql://root@127.0.0.1:3306
+                                                # FARM_BENCH_POSTGRESQL=postgresql+psycopg://postgres@127.0.0.1:5432
 
 Each size runs in a throwaway database (dropped afterwards). The processes are started,
 connected and warmed before the clock starts; then each claims CLAIMS_PER_PROCESS
@@ -17,8 +19,9 @@ from datetime import timedelta
 from sqlalchemy import text
 
 from bench.mariadb import mariadb_database
+from bench.postgresql import postgresql_database
 from farm.state import KeywordStore
-from farm.state.db import make_engine
+from farm.state.db import make_engine, without_read_deadline
 from farm.state.migrate import upgrade
 
 PROCESSES = 8
@@ -49,6 +52,21 @@ def _claimer(url, worker, ready, start, results):
 def _fill(engine, rows: int, store: KeywordStore) -> None:
     """``rows`` keywords of boss, all crawled yesterday: the table on any day after the first."""
     yesterday = store.today() - timedelta(days=1)
+    if engine.dialect.name == "postgresql":
+        filler, _ = without_read_deadline(engine)  # a million rows take longer than FARM_DB_TIMEOUT
+        with filler.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO keyword (source, city, job, crawl_status, last_requested_date, "
+                    "last_completed_page, created_at, updated_at) "
+                    "SELECT 'boss', 'city' || seq % 300, 'job' || seq, 'completed', :d, 3, "
+                    f"now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC' FROM generate_series(1, {rows}) AS seq"
+                ),
+                {"d": yesterday},
+            )
+            conn.execute(text("ANALYZE keyword"))
+        filler.dispose()
+        return
     with engine.begin() as conn:
         conn.execute(
             text(
@@ -77,16 +95,16 @@ def _explain_fresh_claim(engine, store: KeywordStore) -> tuple[str, str]:
     return row.key, row.Extra or ""
 
 
-def measure(rows: int) -> tuple[float, str, str]:
-    """Claims per second at ``rows`` keywords; plus the fresh branch's index and Extra."""
-    with mariadb_database() as url:
+def measure(rows: int, database=mariadb_database) -> tuple[float, str, str]:
+    """Claims per second at ``rows`` keywords; plus (MariaDB) the fresh branch's index and Extra."""
+    with database() as url:
         procs = []
         try:
             upgrade(url)
             engine = make_engine(url)
             store = KeywordStore(engine)
             _fill(engine, rows, store)
-            key, extra = _explain_fresh_claim(engine, store)
+            key, extra = _explain_fresh_claim(engine, store) if engine.dialect.name != "postgresql" else ("", "")
             ready, results, start = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Event()
             procs = [
                 SPAWN.Process(target=_claimer, args=(url, w, ready, start, results), daemon=True)
@@ -127,6 +145,9 @@ def run() -> list[tuple[str, float, str]]:
         rows.append((f"claims/s, {PROCESSES} processes, {size:,} keywords", rate, "claims/s"))
         rows.append((f"fresh claim at {size:,}: index {key}, filesort", float("filesort" in extra.lower()), "bool"))
     rows.append(("ratio 10k rate / 1M rate", rates[SIZES[0]] / rates[SIZES[-1]], "x"))
+    for size in SIZES:
+        rate, _, _ = measure(size, postgresql_database)
+        rows.append((f"claims/s, {PROCESSES} processes, {size:,} keywords, PostgreSQL", rate, "claims/s"))
     return rows
 
 

@@ -19,7 +19,7 @@ from farm import settings as defaults
 SCHEDULER = "farm.scheduler.FarmScheduler"
 
 DOWNLOADER_MIDDLEWARES = {
-    "farm.middlewares.lease.KeywordLeaseMiddleware": 50,
+    "farm.crawl.leases.KeywordLeaseMiddleware": 50,
     # after the lease middleware, before RetryMiddleware (550): every attempt, retries too, is signed anew
     "farm.middlewares.signing.RequestSigningMiddleware": 540,
     "farm.middlewares.blocks.SiteBlockMiddleware": 560,
@@ -35,7 +35,7 @@ EXTENSIONS = {
     "farm.extensions.metrics.FarmMetrics": -20,
     # before Scrapy's own (0): it builds the crawl's runtime, which starts the state writer
     # process, and the writer's third of a second to start overlaps theirs
-    "farm.extensions.progress.PageProgress": -10,
+    "farm.crawl.progress.PageProgress": -10,
     "farm.extensions.reaper.LeaseReaper": 110,
     "farm.extensions.logstats.FarmLogStats": 120,
     "farm.extensions.lean.LeanProcess": 130,

@@ -24,7 +24,7 @@ from farm.config import FarmConfig, SettingError
 from farm.display import escape, without_secrets
 from farm.state import report
 from farm.state.clock import load_timezone, today, utcnow
-from farm.state.db import DatabaseUrlError, make_engine, mask_url, parse_url
+from farm.state.db import URL_EXAMPLES, DatabaseUrlError, make_engine, mask_url, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
 from farm.state.models import SOURCES
 
@@ -99,7 +99,7 @@ def _masked(url: str) -> str:
 def connect(db_url: str, origin: str, timeout: float) -> tuple[Engine | None, Check]:
     """An engine on a database that answered, or None; and the check's line."""
     shown = _masked(db_url)
-    examples = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
+    examples = URL_EXAMPLES
     fix = f"fix {origin}"
     try:
         url = parse_url(db_url, origin)

@@ -2,9 +2,10 @@
 
 A page's path through a crawl, and who does each step:
 
-1. **Lease.** ``KeywordLeaseMiddleware`` (farm.middlewares.lease) claims keywords
-   from the store and holds each as a ``KeywordRun`` in ``runs``; the spider
-   (farm.spiders.base) makes the keyword's page requests.
+1. **Lease.** ``KeywordLeaseMiddleware`` (farm.crawl.leases) claims keywords
+   from the store; the ``registry`` (farm.crawl.registry) holds each as a
+   ``KeywordRun`` until its end; the spider (farm.spiders.base) makes the
+   keyword's page requests.
 2. **Request.** The scheduler (farm.scheduler; farm.shared.scheduler with
    FARM_REDIS_URL) lets a page out while its keyword is live, the page ``window``
    has room and the site's ``pace`` allows it.
@@ -13,7 +14,7 @@ A page's path through a crawl, and who does each step:
    many it yielded (``PageProgress.page_parsed``).
 4. **Items.** ``SqlPostingsPipeline`` (farm.pipelines.sql) hands each posting to
    the ``outbox``.
-5. **Progress.** ``PageProgress`` (farm.extensions.progress) counts a page done
+5. **Progress.** ``PageProgress`` (farm.crawl.progress) counts a page done
    once its postings are handled and sends its progress to the outbox after them;
    the state writer process commits both in order, and the page leaves the window.
    A keyword's end goes the same way, after every page it fetched.
@@ -45,9 +46,9 @@ from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThreadPool
 
 from farm.config import FarmConfig, SettingError
+from farm.crawl.progress import PageProgress
+from farm.crawl.registry import KeywordRegistry
 from farm.display import without_secrets
-from farm.extensions.progress import PageProgress
-from farm.keywordrun import KeywordRun
 from farm.outbox import Outbox
 from farm.pace import SharedPace, SitePace
 from farm.proxies import proxy_pool_from
@@ -107,6 +108,7 @@ class FarmRuntime:
             on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
         self.progress = PageProgress(crawler, self)
+        self.registry = KeywordRegistry(crawler, self)  # the keywords this crawl holds
         # JOBDIR: the crawl's checkpoint (farm.checkpoint.Checkpoint), else None; ``refused``: why
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
@@ -192,7 +194,11 @@ class FarmRuntime:
             raise
 
     def start(self, spider=None) -> None:
-        """Start the DB thread, the state writer process and the Redis link's thread (once)."""
+        """Start the DB thread, the state writer process and the Redis link's thread (once); hand
+        the spider the crawl's keyword registry."""
+        spider = spider or self.crawler.spider
+        if spider is not None:
+            spider.registry = self.registry
         if self._started:
             return
         self._started = True
@@ -221,11 +227,6 @@ class FarmRuntime:
     @property
     def site(self) -> str:
         return (self.crawler.spidercls.site or self.crawler.spidercls.name).lower()
-
-    @property
-    def runs(self) -> dict[tuple[int, int], KeywordRun]:
-        """The keywords this crawl holds, by lease key (the spider's; the lease middleware fills it)."""
-        return self.crawler.spider.runs
 
     def claim(self, source: str, wanted: int, skip: frozenset, held: frozenset) -> Deferred:
         """KeywordStore.claim_or_outlook for this crawler: made by the state writer once it has
@@ -367,9 +368,8 @@ def _shared_work(crawler, runtime: FarmRuntime, redis_url: str):
         link,
         queue,
         runtime.store,
-        runtime.runs,
+        runtime.registry,
         timeout,
         run_db=runtime.run,
-        progress=runtime.progress,
         on_lost=lambda reason: runtime.close_crawl("farm_redis_error"),
     )

@@ -128,7 +128,7 @@ class FarmScheduler(Scheduler):
                 return request
             if not still_wanted(farm, request):
                 continue
-            page, run = request.meta["farm_page"], farm.runs[lease.key]
+            page, run = request.meta["farm_page"], farm.registry.runs[lease.key]
             if not farm.window.has_room(lease.key, page):
                 farm.stats.inc_value("farm/window/full")
                 self._parked = request  # the window wakes the engine when a page leaves
@@ -147,11 +147,11 @@ class FarmScheduler(Scheduler):
 def still_wanted(runtime, request) -> bool:
     """Whether the page request's keyword is still held and asking; else it is given up here."""
     lease = request.meta["farm_lease"]
-    run = runtime.runs.get(lease.key)
+    run = runtime.registry.runs.get(lease.key)
     if run is not None and run.live:
         return True
     runtime.stats.inc_value("farm/lease/dropped_requests")
-    runtime.progress.give_up(lease, request.meta["farm_page"])
+    runtime.registry.give_up(lease, request.meta["farm_page"])
     return False
 
 

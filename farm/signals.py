@@ -1,14 +1,10 @@
-"""farm's own signals, between the spider, the lease middleware and the progress extension.
+"""farm's own signal, sent by the keyword registry (farm.crawl.registry).
 
-Each is an ``object()`` like Scrapy's; handlers take the keyword arguments named here.
+An ``object()`` like Scrapy's; handlers take the keyword arguments named here.
 """
 
-# The keyword is to end: keyword_end(lease, kind, reason, page).
-# ``kind`` is one of farm.state.lease.ENDS ("completed", "failed", "blocked",
-# "released"); ``page`` is the page that was given up with it, or None. The end is
-# written after the progress of the pages the keyword already took from the queue.
-keyword_end = object()
-
-# The progress extension has written a lease's end: lease_ended(lease, outcome),
-# outcome one of "completed", "failed", "blocked", "released", "lost".
-lease_ended = object()
+# A keyword this crawl held has ended, its end settled (written, or found written):
+# keyword_ended(lease, outcome, spider). ``outcome`` is a farm.crawl.keywordrun.Outcome,
+# its ``kind`` one of "completed", "failed", "blocked", "released", "lost". Sent once per
+# keyword; the keyword has left the crawl's runs, the page window and the checkpoint.
+keyword_ended = object()

@@ -1,5 +1,5 @@
-"""Shared fixtures: a fresh database per test, on SQLite and on the machine's real MariaDB; a Redis
-key prefix per test."""
+"""Shared fixtures: a fresh database per test, on SQLite and on the machine's real MariaDB (and, for
+the state's own tests and a few crawls, its real PostgreSQL); a Redis key prefix per test."""
 
 import os
 import uuid
@@ -7,24 +7,35 @@ import uuid
 import pytest
 
 pytest.register_assert_rewrite("tests.unit.spider_helpers", "tests.e2e.harness")
-from sqlalchemy import create_engine, text  # noqa: E402 - after the assert rewrite it registers
+from bench.mariadb import throwaway_database  # noqa: E402 - after the assert rewrite it registers
 
 MARIADB_SERVER = os.environ.get("FARM_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")
+POSTGRESQL_SERVER = os.environ.get("FARM_TEST_POSTGRESQL", "postgresql+psycopg://postgres@127.0.0.1:5432")
 REDIS_URL = os.environ.get("FARM_TEST_REDIS", "redis://127.0.0.1:6379/0")
 
 
-def _new_mariadb_database():
-    name = f"farm_t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(f"{MARIADB_SERVER}/test")
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"))
-    return admin, name
+# each database server: (its URL, the database to connect to first, how to create and drop one)
+SERVERS = {
+    "mariadb": (
+        MARIADB_SERVER,
+        "test",
+        "CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+        "DROP DATABASE IF EXISTS `{name}`",
+    ),
+    "postgresql": (
+        POSTGRESQL_SERVER,
+        "postgres",
+        "CREATE DATABASE \"{name}\" ENCODING 'UTF8' TEMPLATE template0",
+        'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',  # a killed crawl's connections may linger
+    ),
+}
 
 
-def _drop_mariadb_database(admin, name):
-    with admin.begin() as conn:
-        conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
-    admin.dispose()
+def _server_database(kind: str):
+    """A new, empty database on the server of ``kind``: its URL, dropped afterwards."""
+    server, first, create, drop = SERVERS[kind]
+    with throwaway_database(server, first, create, drop, prefix="farm_t_") as url:
+        yield url
 
 
 @pytest.fixture
@@ -34,24 +45,47 @@ def sqlite_url(tmp_path):
 
 @pytest.fixture
 def mariadb_url():
-    admin, name = _new_mariadb_database()
-    try:
-        yield f"{MARIADB_SERVER}/{name}"
-    finally:
-        _drop_mariadb_database(admin, name)
+    yield from _server_database("mariadb")
+
+
+@pytest.fixture
+def postgresql_url():
+    yield from _server_database("postgresql")
+
+
+def _database(kind: str, tmp_path):
+    """An empty database (no tables) of ``kind``, dropped afterwards."""
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp_path / 'farm.db'}"
+    else:
+        yield from _server_database(kind)
 
 
 @pytest.fixture(params=["sqlite", "mariadb"])
 def db_url(request, tmp_path):
     """An empty database (no tables), once on SQLite and once on MariaDB."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'farm.db'}"
-        return
-    admin, name = _new_mariadb_database()
-    try:
-        yield f"{MARIADB_SERVER}/{name}"
-    finally:
-        _drop_mariadb_database(admin, name)
+    yield from _database(request.param, tmp_path)
+
+
+@pytest.fixture(params=["sqlite", "mariadb", "postgresql"])
+def every_db_url(request, tmp_path):
+    """An empty database (no tables) on each database farm is tested on: SQLite, MariaDB and
+    PostgreSQL. The state's own tests (claims, progress, postings, migrations) take it."""
+    yield from _database(request.param, tmp_path)
+
+
+@pytest.fixture
+def database_url(request, tmp_path):
+    """An empty database of the kind a test names by indirect parametrization
+    (``@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)``)."""
+    yield from _database(request.param, tmp_path)
+
+
+@pytest.fixture(params=["mariadb", "postgresql"])
+def server_db_url(request, tmp_path):
+    """An empty database on each database server farm is tested on (MariaDB, PostgreSQL): what
+    SQLite has not, row locks and SKIP LOCKED."""
+    yield from _database(request.param, tmp_path)
 
 
 @pytest.fixture

@@ -4,13 +4,13 @@ On only when JOBDIR is set (``scrapy crawl qcwy -s JOBDIR=dir``; scrapyd sets it
 with ``jobs_dir``), for farm's spiders. The file and why it is sound are in
 farm.checkpoint; who notes what:
 
-- the lease middleware notes every keyword it claims (or takes back), and takes back
-  at start the keywords a resumed checkpoint held;
+- the keyword registry (farm.crawl.registry) notes every keyword claimed (or taken
+  back), takes back at start the keywords a resumed checkpoint held, and drops a
+  keyword once its end is settled (completed, failed, blocked, lost);
 - the farm scheduler notes every page request it queues (it keeps no disk queue of
   Scrapy's when JOBDIR is set: this replaces it);
-- the progress extension notes every page recorded or given up;
-- this extension drops a keyword whose lease ended (completed, failed, blocked,
-  lost), and writes what changed once per tick, in one transaction.
+- the registry notes every page recorded or given up;
+- this extension writes what changed once per tick, in one transaction.
 
 Pause: the first SIGINT or SIGTERM (scrapyd's cancel.json) closes the crawl as
 Scrapy does (``shutdown``): nothing new is claimed, what is in flight finishes, the
@@ -27,7 +27,6 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.job import job_dir
 from twisted.internet.task import LoopingCall
 
-from farm import signals
 from farm.runtime import FarmRuntime
 
 logger = logging.getLogger(__name__)
@@ -59,14 +58,10 @@ class JobCheckpoint:
         crawler.signals.connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=scrapy_signals.spider_closed)
         crawler.signals.connect(ext.engine_stopped, signal=scrapy_signals.engine_stopped)
-        crawler.signals.connect(ext.lease_ended, signal=signals.lease_ended)
         return ext
 
     def spider_opened(self, spider):
         self._tick.start(self.interval, now=False)
-
-    def lease_ended(self, lease, outcome, spider):
-        self.checkpoint.release(lease.key)
 
     def save(self):
         try:

@@ -72,7 +72,7 @@ class FarmLogStats:
         done = sum(value(f"farm/keyword/{outcome}", 0) for outcome in ENDED)
         pages = value("farm/progress/pages", 0)
         elapsed = max(time.monotonic() - (self._started or time.monotonic()), 1e-6)
-        held = sum(1 for run in self.runtime.runs.values() if getattr(run, "owned", True))
+        held = sum(1 for run in self.runtime.registry.runs.values() if getattr(run, "owned", True))
         parts = [
             f"farm {self.crawler.spider.name}: keywords {done} done, "
             f"{held} in flight" + ("" if left is None else f", {left} left"),

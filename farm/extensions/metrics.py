@@ -224,7 +224,6 @@ class _Collector:
     def _gauges(self, labels, stats):
         ext = self.ext
         runtime = ext.runtime
-        spider = ext.crawler.spider
         outbox = runtime.outbox
         try:
             scheduler = ext.crawler.engine.scheduler  # None before the spider opens and after it closed
@@ -232,7 +231,7 @@ class _Collector:
             scheduler = None
         values = [
             ("farm_crawl_open", "1 while the crawl runs, 0 once it has ended", int(ext.open)),
-            ("farm_leases_held", "Keywords this crawler holds now", len(spider.runs) if spider is not None else 0),
+            ("farm_leases_held", "Keywords this crawler holds now", len(runtime.registry.runs)),
             ("farm_queue_depth", "Requests in the scheduler's queue", len(scheduler) if scheduler is not None else 0),
             (
                 "farm_pages_in_flight",

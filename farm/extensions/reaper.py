@@ -54,7 +54,7 @@ class LeaseReaper:
         if self._running is not None:
             return  # the last tick is still on the DB thread
         # its own keywords only: another worker's, shared through Redis, are that worker's to keep alive
-        leases = [run.lease for run in self.runtime.runs.values() if run.owned and not run.ended]
+        leases = [run.lease for run in self.runtime.registry.runs.values() if run.owned and not run.over]
         self._running = self.runtime.run(self._heartbeat_and_reap, leases)
         self._running.addCallbacks(self._done, self._failed)
 

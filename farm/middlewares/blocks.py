@@ -138,10 +138,10 @@ class SiteBlockMiddleware:
 
     def _retry(self, request, reason, stats_key):
         lease = request.meta["farm_lease"]
-        run = self.runtime.runs.get(lease.key)
+        run = self.runtime.registry.runs.get(lease.key)
         if run is None or not run.live:
             # its keyword ended meanwhile: nothing to retry it for
-            self.runtime.progress.give_up(lease, request.meta["farm_page"])
+            self.runtime.registry.give_up(lease, request.meta["farm_page"])
             raise LeaseLost(f"keyword {lease.id} ended while its page was retried")
         return get_retry_request(
             request,

@@ -16,7 +16,7 @@ from typing import BinaryIO
 from zoneinfo import ZoneInfo
 
 import orjson
-from sqlalchemy import Text, select, type_coerce
+from sqlalchemy import Text, cast, select, type_coerce
 from sqlalchemy.engine import Engine
 
 from farm.report.days import day_span
@@ -53,9 +53,11 @@ _TIMES = ("published_at", "first_seen_at", "last_seen_at")
 def day_postings(engine: Engine, day: date, tz: ZoneInfo, chunk: int = CHUNK) -> Iterator[list[tuple]]:
     """The postings seen on ``day``, in chunks of rows (COLUMNS' order; times aware UTC, tags JSON text)."""
     span = day_span(day, tz)
-    # tags as the JSON text stored: written out as it is, never decoded and encoded again
+    # tags as the JSON text stored: written out as it is, never decoded and encoded again (psycopg
+    # decodes a json column whatever the type it is read as: PostgreSQL casts it to text itself)
+    as_text = cast if engine.dialect.name == "postgresql" else type_coerce
     query = (
-        select(*(type_coerce(P.tags, Text).label("tags") if name == "tags" else P[name] for name in COLUMNS))
+        select(*(as_text(P.tags, Text).label("tags") if name == "tags" else P[name] for name in COLUMNS))
         .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
         .order_by(P.id)
     )

@@ -56,7 +56,7 @@ class DayFigures:
 def gather(engine: Engine, day: date, tz: ZoneInfo, days: int = 30, gone_after: int = 7) -> DayFigures:
     figures = DayFigures(day, tz.key, days, gone_after)
     with reader(engine).connect() as conn:
-        if conn.dialect.name in ("mysql", "mariadb"):
+        if conn.dialect.name in ("mysql", "mariadb", "postgresql"):
             # one snapshot for every query (farm's engines read committed, a snapshot per statement)
             conn = conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin():

@@ -33,7 +33,6 @@ from collections import deque
 from scrapy_redis.scheduler import Scheduler as RedisScheduler
 from twisted.internet import reactor
 
-from farm.keywordrun import KeywordRun
 from farm.proxies import take_proxy
 from farm.scheduler import RetryLane, still_wanted
 from farm.shared.codec import BadPayload
@@ -169,9 +168,8 @@ class SharedScheduler(RedisScheduler):
                 self.stats.inc_value("farm/shared/duplicate")
                 self.work.ack(item.id)
                 continue
-            run = runtime.runs.get(lease.key)
-            if run is None:  # another worker's keyword: handled here page by page
-                run = runtime.runs[lease.key] = KeywordRun(lease, shared=True, owned=False)
+            # another worker's keyword, if not held here: handled here page by page
+            run = runtime.registry.add(lease, shared=True, owned=False)
             run.taken(page)
             self.work.taken[(lease.key, page)] = item.id
             self._buffer.append(request)

@@ -31,7 +31,7 @@ from sqlalchemy.exc import DBAPIError
 from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
-from farm.keywordrun import KeywordRun
+from farm.crawl.keywordrun import Outcome
 from farm.shared.link import RedisUnreachable
 
 logger = logging.getLogger(__name__)
@@ -45,16 +45,16 @@ SEND_BATCHES = 64
 
 
 class SharedWork:
-    def __init__(self, crawler, link, queue, store, runs, worker_timeout: float, *, run_db, progress, on_lost):
+    def __init__(self, crawler, link, queue, store, registry, worker_timeout: float, *, run_db, on_lost):
         self.crawler = crawler
         self.link = link
         self.queue = queue
         self.store = store
         self.run_db = run_db  # the crawl's database thread
-        self.runs = runs
+        self.registry = registry  # farm.crawl.registry.KeywordRegistry: the keywords this crawl holds
+        self.runs = registry.runs
         self.worker_timeout = worker_timeout
         self.stats = crawler.stats
-        self.progress = progress  # farm.extensions.progress.PageProgress: ends that other workers made
         self.on_lost = on_lost  # Redis lost for longer than FARM_OUTAGE_GRACE: closes the crawl
         self.busy = True  # whether the shared queue or any worker's in-flight set holds requests (last look)
         self._adoptions = set()  # Deferreds of keywords being adopted (looked up in the keyword table)
@@ -183,9 +183,9 @@ class SharedWork:
             # it ended (written by whichever worker), or was claimed again: if this worker owns it and
             # was not told (the owner map went with a flush), it learns here
             run = self.runs.get(lease.key)
-            if run is not None and run.owned and not run.ended and run.live:
+            if run is not None and run.owned and not run.over and run.live:
                 outcome = "lost" if progress is None else _OUTCOMES.get(progress.status, "released")
-                self.progress.ended_elsewhere(run, outcome)
+                self.registry.end(lease, Outcome(outcome, elsewhere=True))
             return
         missing = progress.missing()
         spider = self.crawler.spider
@@ -205,7 +205,7 @@ class SharedWork:
                 self.push(request)
             return
         self.stats.inc_value("farm/keyword/exhausted")
-        self.progress.complete_elsewhere(lease)
+        self.registry.end(lease, Outcome("completed", "no page left to fetch"))
 
     def _run_named(self, lease_name):
         keyword_id, _, token = lease_name.partition(":")
@@ -296,8 +296,8 @@ class SharedWork:
             return
         for lease_name, outcome in inbox:
             run = self._run_named(lease_name)
-            if run is not None and run.owned and not run.ended:
-                self.progress.ended_elsewhere(run, outcome)
+            if run is not None and run.owned and not run.over:
+                self.registry.end(run.lease, Outcome(outcome, elsewhere=True))
         if requeued or adopted or look_up:  # look_up names every worker found stopped
             self.stats.inc_value("farm/shared/requeued", requeued)
             logger.warning(
@@ -361,12 +361,11 @@ class SharedWork:
     def _adopted(self, lease):
         if lease is None:
             return  # ended meanwhile
-        run = self.runs.get(lease.key)
-        if run is not None:  # its pages were being handled here: now its keyword is this worker's too
-            run.owned = True
+        handled_here = lease.key in self.runs
+        self.registry.add(lease, shared=True, owned=True)
+        if handled_here:  # its pages were being handled here: now its keyword is this worker's too
             return
         self.stats.inc_value("farm/shared/adopted")
-        self.runs[lease.key] = KeywordRun(lease, shared=True, owned=True)
         logger.info("farm: adopted %s/%s (#%s) from a stopped worker", lease.city, lease.job, lease.id)
         self.look(lease.name)  # its requests may be back in the queue: only if none is open anywhere
 
@@ -405,7 +404,7 @@ class SharedWork:
         self._rebuilding = False
         if epoch:  # else: the rebuilder is at work; the next heartbeat looks again
             self.epoch = epoch.decode()
-            self.hold([run.lease for run in self.runs.values() if run.owned and not run.ended])
+            self.hold([run.lease for run in self.runs.values() if run.owned and not run.over])
 
     def _requeue_held(self, held):
         spider = self.crawler.spider

@@ -15,10 +15,10 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
   (call ``super()`` to keep the HTTP 403/429/503 rule).
 
 The base never touches the database. It is handed leases by the lease
-middleware (``lease_requests``), keeps what it asked for of each in ``runs``
-(farm.keywordrun), tells the progress extension (``progress``) how many postings
-each page yielded, and reports how keywords end through farm's signals; the
-progress extension writes both.
+middleware (``lease_requests``), keeps what it asked for of each in its run
+(farm.crawl.keywordrun), held by the crawl's keyword registry (``registry``),
+tells the progress extension (``progress``) how many postings each page yielded,
+and ends keywords through the registry (``registry.end``), which writes them.
 """
 
 import math
@@ -29,9 +29,8 @@ import scrapy
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.httperror import HttpError
 
-from farm import signals
+from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.items import JobPosting
-from farm.keywordrun import KeywordRun
 from farm.state.lease import Lease
 from farm.state.models import max_pages_that_fit
 
@@ -73,10 +72,13 @@ class LeaseSpider(scrapy.Spider):
     code_pattern: re.Pattern
     paging: str = "parallel"
     site: str | None = None  # whose FARM_<SITE>_* settings apply, when not the spider's name
-    # The crawl's page progress (farm.extensions.progress), which sets itself here as the
+    # The crawl's page progress (farm.crawl.progress), which sets itself here as the
     # spider opens: told how many postings each page yielded by a plain call, as a signal
     # per page cost seven times as much.
     progress = None
+    # The crawl's keyword registry (farm.crawl.registry), set here as the crawl's parts start:
+    # the keywords this crawl holds, and the one way to end one.
+    registry = None
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -96,12 +98,15 @@ class LeaseSpider(scrapy.Spider):
                 f"{prefix}_MAX_PAGES must be between 1 and {most} (the pages a keyword may have done "
                 f"out of order must fit keyword.pages_ahead), got {spider.max_pages}"
             )
-        # the keywords this crawl holds, by lease key: what each asked for and how it ends
-        spider.runs = {}
         return spider
 
+    @property
+    def runs(self):
+        """The keywords this crawl holds, by lease key (read-only): what each asked for."""
+        return self.registry.runs
+
     async def start(self):
-        # Keywords arrive from the lease middleware (farm.middlewares.lease),
+        # Keywords arrive from the lease middleware (farm.crawl.leases),
         # which claims them when the crawl opens and whenever a slot frees up.
         return
         yield
@@ -133,15 +138,15 @@ class LeaseSpider(scrapy.Spider):
 
     def lease_requests(self, lease: Lease) -> list[scrapy.Request]:
         """The first requests of a newly claimed keyword; from now on it is one of ``runs``."""
-        run = self.runs.get(lease.key) or self.runs.setdefault(lease.key, KeywordRun(lease))
+        run = self.registry.add(lease)
         try:
             self.city_code(lease.city)
         except UnknownCity as exc:
-            self._end(lease, "failed", str(exc))
+            self.registry.end(lease, Outcome("failed", str(exc)))
             return []
         if lease.total_pages is None:
             if lease.start_page > self.max_pages:  # resumed past a lowered FARM_*_MAX_PAGES
-                self._end(lease, "completed", "no page left to fetch")
+                self.registry.end(lease, Outcome("completed", "no page left to fetch"))
                 return []
             pages = run.ask([lease.start_page])
         else:
@@ -149,7 +154,7 @@ class LeaseSpider(scrapy.Spider):
             pages = [page for page in range(lease.start_page, run.last + 1) if not run.done(page)]
             pages = run.ask(pages[:1] if self.paging == "sequential" else pages)
         if not pages:
-            self._end(lease, "completed", "no page left to fetch")
+            self.registry.end(lease, Outcome("completed", "no page left to fetch"))
             return []
         return [self.page_request(lease, page) for page in pages]
 
@@ -222,7 +227,7 @@ class LeaseSpider(scrapy.Spider):
             page = self.parse_page(response)
         except ParseError as exc:
             self.crawler.stats.inc_value("farm/page/unparsable")
-            self._end(lease, "failed", f"{exc} at {response.url}", page_no)
+            self.registry.end(lease, Outcome("failed", f"{exc} at {response.url}", page_no))
             return
         run = self.runs.get(lease.key)
         next_pages = self.next_pages(run, page_no, page) if run is not None else []
@@ -245,20 +250,14 @@ class LeaseSpider(scrapy.Spider):
         if failure.check(LeaseLost):
             return  # given up where it was dropped
         if failure.check(KeywordBlocked):
-            self._end(lease, "blocked", str(failure.value), page)
+            self.registry.end(lease, Outcome("blocked", str(failure.value), page))
             return
         if failure.check(SiteUnavailable):
-            self._end(lease, "released", f"site unavailable: {failure.value}", page)
+            self.registry.end(lease, Outcome("released", f"site unavailable: {failure.value}", page))
             return
         if failure.check(HttpError):
             reason = f"HTTP {failure.value.response.status} at {request.url}"
         else:
             reason = f"{failure.type.__name__}: {failure.getErrorMessage()} at {request.url}"
         self.crawler.stats.inc_value("farm/page/error")
-        self._end(lease, "failed", reason, page)
-
-    def _end(self, lease, kind, reason, page=None):
-        self._send(signals.keyword_end, lease=lease, kind=kind, reason=reason, page=page)
-
-    def _send(self, signal, **kwargs):
-        self.crawler.signals.send_catch_log(signal, spider=self, **kwargs)
+        self.registry.end(lease, Outcome("failed", reason, page))

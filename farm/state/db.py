@@ -1,6 +1,7 @@
-"""Engines for the state database: SQLite (embedded default) or MySQL/MariaDB."""
+"""Engines for the state database: SQLite (embedded default), MySQL/MariaDB or PostgreSQL."""
 
 import inspect
+import math
 import re
 
 from sqlalchemy import create_engine, event
@@ -10,7 +11,10 @@ from sqlalchemy.pool import QueuePool
 
 from farm.display import mask_secret_params
 
-URL_EXAMPLES = "e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm"
+URL_EXAMPLES = (
+    "e.g. sqlite:///farm.db, mysql+pymysql://user:password@host:3306/farm "
+    "or postgresql+psycopg://user:password@host:5432/farm"
+)
 # the execution option of reader(engine): its SQLite transactions begin deferred
 READ_OPTION = "farm_read"
 
@@ -20,6 +24,14 @@ MYSQL = ("mysql", "mariadb")  # the backends of mysql+pymysql:// and mariadb+pym
 DEADLINES_OPTION = "farm_deadlines"
 # PyMySQL's own options for its socket timeouts: a URL that names one keeps its value
 _MYSQL_TIMEOUTS = ("connect_timeout", "read_timeout", "write_timeout")
+POSTGRESQL = "postgresql"  # the backend of postgresql+psycopg://
+# PostgreSQL's SQLSTATEs worth retrying the whole (short) transaction for: serialization failure,
+# deadlock, lock not available
+RETRYABLE_POSTGRESQL = ("40001", "40P01", "55P03")
+# PostgreSQL's SQLSTATEs of a server that went away or did not answer in time: the server shut
+# down or crashed or is starting, a statement past its statement_timeout (FARM_DB_TIMEOUT);
+# class 08 (connection exceptions) too
+UNREACHABLE_POSTGRESQL = ("57P01", "57P02", "57P03", "57014")
 
 
 class DatabaseUrlError(ValueError):
@@ -93,7 +105,9 @@ def make_engine(
 
     Every call has a deadline, so that a server that accepts connections but never
     answers is an outage and not a hang: on MySQL/MariaDB, ``timeout`` seconds
-    (FARM_DB_TIMEOUT) to connect and for each read and write on the socket; on every
+    (FARM_DB_TIMEOUT) to connect and for each read and write on the socket; on
+    PostgreSQL, to connect, for each statement (``statement_timeout``) and for data sent
+    and not acknowledged (``tcp_user_timeout``); on every
     database, ``pool_timeout`` seconds (FARM_DB_POOL_TIMEOUT) to wait for a pooled
     connection. None takes the setting's value. ``read_deadline=False`` leaves reads
     and writes without one: migrations, whose ALTER TABLE may rightly take long.
@@ -112,6 +126,8 @@ def make_engine(
         reason = " ".join(str(exc).split()).replace(parsed.render_as_string(), mask_url(url))
         if parsed.password:
             reason = reason.replace(parsed.password, "***")
+        if isinstance(exc, ImportError) and parsed.get_backend_name() == POSTGRESQL:
+            reason += " (PostgreSQL's driver: pip install 'farm[postgresql]')"
         raise _url_error(url, setting, f"cannot be used: {reason}") from None
     except (ValueError, TypeError) as exc:  # SQLAlchemy casts the options it knows: connect_timeout=abc
         raise _url_error(url, setting, f"has a driver option of the wrong type ({exc})") from None
@@ -155,8 +171,8 @@ def deadlines(engine: Engine) -> dict:
 
 def without_read_deadline(engine: Engine) -> tuple[Engine, bool]:
     """An engine on ``engine``'s database whose reads and writes have no deadline, and whether it is
-    a new one (the caller disposes of it). Only a MySQL/MariaDB engine has such a deadline."""
-    if engine.dialect.name not in MYSQL:
+    a new one (the caller disposes of it). Only a MySQL/MariaDB or PostgreSQL engine has such a deadline."""
+    if engine.dialect.name not in (*MYSQL, POSTGRESQL):
         return engine, False
     url = engine.url.render_as_string(hide_password=False)
     return make_engine(url, **deadlines(engine), read_deadline=False), True
@@ -218,7 +234,50 @@ def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool) ->
             isolation_level="READ COMMITTED",
             **options,
         )
+    if backend == POSTGRESQL:
+        return create_engine(
+            parsed,
+            connect_args=_postgresql_deadlines(dict(parsed.query), timeout, read_deadline),
+            pool_pre_ping=True,
+            pool_recycle=3600,
+            pool_timeout=pool_timeout,
+            isolation_level="READ COMMITTED",
+            **options,
+        )
     return create_engine(parsed, pool_pre_ping=True, pool_timeout=pool_timeout, **options)
+
+
+def _postgresql_deadlines(query: dict, timeout: float, read_deadline: bool) -> dict:
+    """libpq's options for ``timeout``: to connect (whole seconds), and unless ``read_deadline`` is
+    off, for each statement and for sent data the server does not acknowledge. An option the URL
+    names keeps its value."""
+    args = {}
+    if "connect_timeout" not in query:
+        args["connect_timeout"] = max(2, math.ceil(timeout))  # libpq's least
+    if not read_deadline:
+        return args
+    milliseconds = max(1, round(timeout * 1000))
+    server = query.get("options", "")
+    if "statement_timeout" not in server:
+        args["options"] = f"{server} -c statement_timeout={milliseconds}".strip()
+    if "tcp_user_timeout" not in query:
+        args["tcp_user_timeout"] = milliseconds
+    return args
+
+
+def postgresql_state(exc) -> str | None:
+    """The SQLSTATE of a PostgreSQL error wrapped by SQLAlchemy; None for psycopg's own (a
+    connection refused, lost or timed out) and for a pool timeout."""
+    return getattr(getattr(exc, "orig", None), "sqlstate", None)
+
+
+def postgresql_unreachable(exc) -> bool:
+    """Whether a PostgreSQL OperationalError means the server is unreachable: refused, gone, lost
+    mid-query, or silent past FARM_DB_TIMEOUT."""
+    state = postgresql_state(exc)
+    if state is None:  # psycopg's own: the connection failed, broke or timed out
+        return getattr(exc, "orig", None) is not None
+    return state.startswith("08") or state in UNREACHABLE_POSTGRESQL
 
 
 def _sqlite_begin(conn):

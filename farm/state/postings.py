@@ -49,8 +49,9 @@ def _sql(dialect_name: str) -> str | None:
         marks = ", ".join(["%s"] * len(COLUMNS))
         updates = ", ".join(f"{name} = VALUES({name})" for name in SET)
         return f"INSERT INTO job_posting ({names}) VALUES ({marks}) ON DUPLICATE KEY UPDATE {updates}"
-    if dialect_name == "sqlite":
-        marks = ", ".join(["?"] * len(COLUMNS))
+    if dialect_name in ("sqlite", "postgresql"):
+        # psycopg sends an executemany's rows in one pipeline
+        marks = ", ".join(["?" if dialect_name == "sqlite" else "%s"] * len(COLUMNS))
         updates = ", ".join(f"{name} = excluded.{name}" for name in SET)
         return (
             f"INSERT INTO job_posting ({names}) VALUES ({marks}) ON CONFLICT (source, job_id) DO UPDATE SET {updates}"
@@ -171,5 +172,9 @@ def _about_row_data(dialect_name: str, exc: DBAPIError) -> bool:
 def _reason(exc: DBAPIError) -> str:
     orig = exc.orig
     args = getattr(orig, "args", ())
-    text = f"{args[0]} {args[1]}" if len(args) == 2 else str(orig)
+    diag = getattr(orig, "diag", None)  # psycopg's: its SQLSTATE as MySQL's code, "22001 value too long…"
+    if diag is not None and orig.sqlstate:
+        text = f"{orig.sqlstate} {diag.message_primary}"
+    else:
+        text = f"{args[0]} {args[1]}" if len(args) == 2 else str(orig)
     return text if len(text) <= REASON_MAX else text[: REASON_MAX - 1] + "…"

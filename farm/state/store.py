@@ -1,7 +1,7 @@
 """The keyword store: the one owner of every write to the ``keyword`` table.
 
 Claims hand out leases atomically (``SELECT … FOR UPDATE SKIP LOCKED`` on
-MySQL/MariaDB, one ``BEGIN IMMEDIATE`` write transaction on SQLite); every later
+MySQL/MariaDB and PostgreSQL, one ``BEGIN IMMEDIATE`` write transaction on SQLite); every later
 write about a keyword names its (id, lease_token) and changes nothing once another
 claim has given it a new token (random: see new_lease_token). Transactions are short and never span a callback.
 """
@@ -21,7 +21,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from farm.display import escape
 from farm.state.clock import load_timezone, today, utcnow
-from farm.state.db import make_engine, reader
+from farm.state.db import RETRYABLE_POSTGRESQL, make_engine, postgresql_state, postgresql_unreachable, reader
 from farm.state.lease import ENDS, BatchResult, Lease, PageWrite, new_lease_token
 from farm.state.models import SOURCES, STATUSES, Keyword
 from farm.state.postings import upsert_postings
@@ -123,6 +123,9 @@ class KeywordStore:
         self.outage_grace = float(outage_grace)
         self.clock = clock
         self._mysql = engine.dialect.name in ("mysql", "mariadb")
+        self._postgresql = engine.dialect.name == "postgresql"
+        # SELECT … FOR UPDATE [SKIP LOCKED] locks rows; SQLite's BEGIN IMMEDIATE locks the whole file
+        self._row_locks = self._mysql or self._postgresql
         self._build_claim_statements()
 
     @classmethod
@@ -247,7 +250,9 @@ class KeywordStore:
         if self._mysql:
             # the optimizer may otherwise pick another index and sort; the claim order is the index order
             index = "ix_keyword_fresh" if kind == "fresh" else "ix_keyword_status"
-            stmt = stmt.with_hint(K, f"FORCE INDEX ({index})").with_for_update(skip_locked=True)
+            stmt = stmt.with_hint(K, f"FORCE INDEX ({index})")
+        if self._row_locks:
+            stmt = stmt.with_for_update(skip_locked=True)
         return stmt
 
     def _params(self, source: str, now: datetime, skip_partial=()) -> dict:
@@ -269,6 +274,14 @@ class KeywordStore:
             self._pick = [union_all(*(self._candidates(kind, n) for kind in _KINDS))]
         else:
             self._pick = [self._candidates(kind, n) for kind in _KINDS]
+        if self._postgresql:
+            # PostgreSQL sorts (and indexes) NULLs last: the never requested are picked first, apart,
+            # each part in ix_keyword_fresh's order
+            fresh = self._pick.pop()
+            self._pick += [
+                fresh.where(c.last_requested_date.is_(None)),
+                fresh.where(c.last_requested_date.is_not(None)),
+            ]
         common = dict(
             crawl_status="crawling",
             last_requested_date=bindparam("day"),
@@ -369,7 +382,7 @@ class KeywordStore:
             )
             .order_by(c.id)
         )
-        if self._mysql:
+        if self._row_locks:
             pick = pick.with_for_update(skip_locked=True)
         leases = []
         with self.engine.begin() as conn:
@@ -509,7 +522,7 @@ class KeywordStore:
             c.total_pages,
             c.pages_ahead,
         ).where(c.id == lease.id)
-        if self._mysql:
+        if self._row_locks:
             stmt = stmt.with_for_update()
         row = conn.execute(stmt).first()
         if row is None or row.lease_token != lease.lease_token or row.crawl_status != "crawling":
@@ -564,7 +577,7 @@ class KeywordStore:
         if kind not in ENDS:
             raise ValueError(f"unknown end {kind!r} (one of {', '.join(ENDS)})")
         stmt = select(c.lease_token, c.crawl_status, c.blocked_claims).where(c.id == lease.id)
-        if self._mysql:
+        if self._row_locks:
             stmt = stmt.with_for_update()
         row = conn.execute(stmt).first()
         if row is None or row.lease_token != lease.lease_token:
@@ -615,7 +628,7 @@ class KeywordStore:
     def reap(self) -> int:
         """Crawling rows without a heartbeat for lease_timeout seconds become partial.
 
-        On MySQL/MariaDB the stale rows are picked with SKIP LOCKED, like claims: a row
+        On MySQL/MariaDB and PostgreSQL the stale rows are picked with SKIP LOCKED, like claims: a row
         another crawler holds locked is being claimed or written right now, and a reap
         must not wait behind it (nor hold a crawler's database thread while it waits).
         """
@@ -626,7 +639,7 @@ class KeywordStore:
 
         def write():
             with self.engine.begin() as conn:
-                if self._mysql:
+                if self._row_locks:
                     pick = select(c.id).where(stale).with_for_update(skip_locked=True)
                     ids = conn.execute(pick).scalars().all()
                     if not ids:
@@ -798,12 +811,13 @@ class KeywordStore:
         else:
             from sqlalchemy.dialects import postgresql
 
-            stmt = postgresql.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"])
+            # psycopg's executemany counts no rows: the inserted ones are counted by their ids
+            stmt = postgresql.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"]).returning(c.id)
         inserted = 0
         with self.engine.begin() as conn:
             for start in range(0, len(params), INSERT_CHUNK):
                 result = conn.execute(stmt, params[start : start + INSERT_CHUNK])
-                inserted += max(result.rowcount, 0)
+                inserted += len(result.all()) if result.returns_rows else max(result.rowcount, 0)
         return inserted
 
     def upsert_postings(self, rows: list[dict], now: datetime) -> int:
@@ -813,7 +827,8 @@ class KeywordStore:
     # --- helpers --------------------------------------------------------------
 
     def _retrying(self, fn, attempts: int = 5):
-        """Run one short transaction, again after a MySQL deadlock or lock wait timeout, and again
+        """Run one short transaction, again after a deadlock or lock wait timeout (PostgreSQL: or a
+        serialization failure), and again
         while the database is unreachable, for up to outage_grace seconds (then the error stands).
 
         Unreachable: refused, gone, lost mid-query, silent past FARM_DB_TIMEOUT (PyMySQL's read
@@ -824,15 +839,17 @@ class KeywordStore:
             try:
                 return fn()
             except (OperationalError, PoolTimeout) as exc:
-                code = _mysql_code(exc)
-                if self._mysql and code in RETRYABLE_MYSQL and attempt < attempts - 1:
-                    logger.debug("retrying after MySQL error %s (attempt %d)", code, attempt + 1)
+                code = _mysql_code(exc) if self._mysql else postgresql_state(exc)
+                conflict = code in RETRYABLE_MYSQL if self._mysql else code in RETRYABLE_POSTGRESQL
+                if self._row_locks and conflict and attempt < attempts - 1:
+                    logger.debug("retrying after database error %s (attempt %d)", code, attempt + 1)
                     time.sleep(0.01 * (attempt + 1))
                     continue
                 unreachable = (
                     isinstance(exc, PoolTimeout)
                     or exc.connection_invalidated
                     or (self._mysql and code in CONNECTION_LOST_MYSQL)
+                    or (self._postgresql and postgresql_unreachable(exc))
                 )
                 if not unreachable:
                     raise

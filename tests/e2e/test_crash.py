@@ -46,7 +46,9 @@ def reap_dead_leases(db_url):
     store.engine.dispose()
 
 
-def test_kill_9_at_random_moments_loses_nothing(db_url, tmp_path):
+@pytest.mark.parametrize("database_url", ["sqlite", "mariadb", "postgresql"], indirect=True)
+def test_kill_9_at_random_moments_loses_nothing(database_url, tmp_path):
+    db_url = database_url
     cities, jobs = ("北京", "上海", "广州", "深圳"), ("python", "java", "前端", "测试", "运维")
     rows = [("qcwy", city, job) for city in cities for job in jobs]
     prepare_db(db_url, rows)

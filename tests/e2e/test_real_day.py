@@ -73,10 +73,17 @@ def test_a_pipeline_before_farms_that_drops_postings_does_not_stall_any_keyword(
 MAX_PAGES = {"boss": 3, "qcwy": 6, "zhilian": 5}
 
 
-@pytest.mark.parametrize("source", ["boss", "qcwy", "zhilian"])
+# every site on SQLite and MariaDB; one on PostgreSQL
+DAYS = [(source, db) for source in ("boss", "qcwy", "zhilian") for db in ("sqlite", "mariadb")] + [
+    ("qcwy", "postgresql")
+]
+
+
+@pytest.mark.parametrize(("source", "database_url"), DAYS, indirect=["database_url"])
 def test_a_day_of_stale_totals_hostile_postings_and_an_outage_loses_nothing_and_stores_each_posting_once(
-    source, db_url
+    source, database_url
 ):
+    db_url = database_url
     rows = [(source, city, job) for city in CITIES for job in JOBS]
     prepare_db(db_url, rows)
     max_pages = {f"FARM_{source.upper()}_MAX_PAGES": MAX_PAGES[source]}

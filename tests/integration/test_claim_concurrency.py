@@ -93,5 +93,10 @@ def test_eight_processes_claim_each_keyword_once_on_mariadb(mariadb_url):
     run_claimers(mariadb_url, processes=8, keywords=5000)
 
 
+@pytest.mark.postgresql
+def test_eight_processes_claim_each_keyword_once_on_postgresql(postgresql_url):
+    run_claimers(postgresql_url, processes=8, keywords=5000)
+
+
 def test_four_processes_claim_each_keyword_once_on_sqlite(sqlite_url):
     run_claimers(sqlite_url, processes=4, keywords=5000)

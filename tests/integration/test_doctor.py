@@ -107,13 +107,14 @@ def test_unreachable_site_is_a_warning_not_a_failure(sqlite_url, tmp_path, site_
     assert output.splitlines()[-1] == "0 failures, 1 warning"
 
 
-def test_unreachable_database_fails_and_skips_what_needs_it(tmp_path, site_url):
-    url = f"mysql+pymysql://root:s3cret@127.0.0.1:{closed_port()}/farm"
+@pytest.mark.parametrize("driver", ["mysql+pymysql", "postgresql+psycopg"])
+def test_unreachable_database_fails_and_skips_what_needs_it(driver, tmp_path, site_url):
+    url = f"{driver}://root:s3cret@127.0.0.1:{closed_port()}/farm"
     code, checks, output = doctor(tmp_path, url, site_url)
     assert code == 1
     status, message = checks["database"]
     assert status == "fail"
-    assert message.startswith("cannot connect to mysql+pymysql://root:***@127.0.0.1:")
+    assert message.startswith(f"cannot connect to {driver}://root:***@127.0.0.1:")
     assert "start the database, or fix FARM_DB_URL" in message
     assert "s3cret" not in output
     assert "schema" not in checks and "stale leases" not in checks
@@ -129,7 +130,17 @@ def test_missing_sqlite_file_fails_and_is_not_created(tmp_path, site_url):
     assert not path.exists() and not path.parent.exists()
 
 
-def test_database_behind_the_schema_fails_with_the_fix(db_url, tmp_path, site_url):
+def test_healthy_postgresql_setup_is_all_ok(postgresql_url, tmp_path, site_url):
+    upgraded(postgresql_url)
+    code, checks, output = doctor(tmp_path, postgresql_url, site_url)
+    assert code == 0, output
+    assert {name: status for name, (status, _) in checks.items()} == {name: "ok" for name in CHECKS}
+    assert checks["database"][1] == f"{postgresql_url} answers"
+    assert checks["schema"][1] == f"at revision {HEAD} (head)"
+
+
+def test_database_behind_the_schema_fails_with_the_fix(every_db_url, tmp_path, site_url):
+    db_url = every_db_url
     upgrade(db_url, "0002")
     code, checks, _ = doctor(tmp_path, db_url, site_url)
     assert code == 1

@@ -64,9 +64,9 @@ def _from_parquet(path) -> list[dict]:
     return rows
 
 
-def test_csv_jsonl_and_parquet_hold_the_same_rows_the_days_postings_with_salary_numbers(db_url, tmp_path):
-    upgrade(db_url)
-    engine = make_engine(db_url)
+def test_csv_jsonl_and_parquet_hold_the_same_rows_the_days_postings_with_salary_numbers(every_db_url, tmp_path):
+    upgrade(every_db_url)
+    engine = make_engine(every_db_url)
     try:
         fill(engine)
         expected = _expected(engine)
@@ -81,7 +81,7 @@ def test_csv_jsonl_and_parquet_hold_the_same_rows_the_days_postings_with_salary_
     for fmt, reader in read.items():
         out = tmp_path / f"day.{fmt}"
         result = CliRunner().invoke(
-            farm, ["--db-url", db_url, "export", "--date", str(DAY), "--format", fmt, "--out", str(out)]
+            farm, ["--db-url", every_db_url, "export", "--date", str(DAY), "--format", fmt, "--out", str(out)]
         )
         assert result.exit_code == 0, result.output
         assert f"{len(expected)} postings seen on {DAY}" in result.output

@@ -10,7 +10,8 @@ from scrapy import signals as scrapy_signals
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
-from farm.middlewares.lease import KeywordLeaseMiddleware
+from farm.crawl.keywordrun import Outcome
+from farm.crawl.leases import KeywordLeaseMiddleware
 from farm.runtime import FarmRuntime
 from tests.unit.components import db_barrier, make_crawler, until
 
@@ -35,10 +36,10 @@ def crawler_for(db_url, rows, **settings):
 
 
 @pytest_twisted.ensureDeferred
-async def test_an_empty_claim_while_other_claimers_hold_rows_locked_is_not_the_end(mariadb_url):
+async def test_an_empty_claim_while_other_claimers_hold_rows_locked_is_not_the_end(server_db_url):
     rows = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]
-    crawler, middleware = crawler_for(mariadb_url, rows, FARM_LEASES_IN_FLIGHT=2)
-    other = create_engine(mariadb_url, isolation_level="READ COMMITTED")
+    crawler, middleware = crawler_for(server_db_url, rows, FARM_LEASES_IN_FLIGHT=2)
+    other = create_engine(server_db_url, isolation_level="READ COMMITTED")
     try:
         with other.connect() as conn:
             # another crawler's claim transaction, holding both rows locked (SKIP LOCKED hides them)
@@ -63,7 +64,7 @@ async def test_a_failed_keyword_is_waited_for_until_its_retry_is_due(sqlite_url)
         await db_barrier(crawler)
         [run] = middleware.runs.values()
         runtime = FarmRuntime.of(crawler)
-        runtime.progress.end(run, "failed", "HTTP 404 at http://x")
+        runtime.registry.end(run.lease, Outcome("failed", "HTTP 404 at http://x"))
         failed_at = time.monotonic()
         await until(lambda: crawler.stats.get_value("farm/lease/waiting_for_retry"), 10, "the wait")
         assert crawler.engine.closed == []
@@ -82,7 +83,7 @@ async def test_with_nothing_claimable_and_nothing_to_wait_for_the_crawl_closes(s
         crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
         await db_barrier(crawler)
         [run] = middleware.runs.values()
-        FarmRuntime.of(crawler).progress.end(run, "failed", "HTTP 404 at http://x")
+        FarmRuntime.of(crawler).registry.end(run.lease, Outcome("failed", "HTTP 404 at http://x"))
         await until(lambda: crawler.engine.closed, 10, "the crawl to close")
         assert crawler.engine.closed == ["finished"]
         assert crawler.stats.get_value("farm/lease/waiting_for_retry") is None
@@ -90,7 +91,7 @@ async def test_with_nothing_claimable_and_nothing_to_wait_for_the_crawl_closes(s
         FarmRuntime.of(crawler).close()
 
 
-def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_them(mariadb_url):
+def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_them(server_db_url):
     from datetime import timedelta
 
     from farm.state.clock import utcnow
@@ -98,12 +99,12 @@ def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_t
     from farm.state.migrate import upgrade
     from farm.state.store import KeywordStore
 
-    upgrade(mariadb_url)
-    store = KeywordStore(make_engine(mariadb_url), lease_timeout=60)
+    upgrade(server_db_url)
+    store = KeywordStore(make_engine(server_db_url), lease_timeout=60)
     store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     store.claim("qcwy", "dead crawler", 2)
     later = KeywordStore(store.engine, lease_timeout=60, clock=lambda: utcnow() + timedelta(hours=1))
-    other = create_engine(mariadb_url, isolation_level="READ COMMITTED")
+    other = create_engine(server_db_url, isolation_level="READ COMMITTED")
     try:
         with other.connect() as conn:
             conn.execute(text("SELECT id FROM keyword FOR UPDATE")).all()  # a claimer at work

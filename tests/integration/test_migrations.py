@@ -23,8 +23,8 @@ from farm.state.models import Base, Keyword
 
 
 @pytest.fixture
-def engine(db_url):
-    engine = make_engine(db_url)
+def engine(every_db_url):
+    engine = make_engine(every_db_url)
     yield engine
     engine.dispose()
 
@@ -69,10 +69,10 @@ def test_upgrade_empty_database_to_head(engine):
     assert current_revision(engine) == head_revision()
 
 
-def test_upgrade_by_url(db_url, engine):
-    upgrade(db_url, revision="0001")
+def test_upgrade_by_url(every_db_url, engine):
+    upgrade(every_db_url, revision="0001")
     assert current_revision(engine) == "0001"
-    upgrade(db_url)
+    upgrade(every_db_url)
     assert current_revision(engine) == HEAD
 
 

@@ -40,8 +40,8 @@ def deep(levels):
 
 
 @pytest.fixture
-def store(db_url):
-    url = strict(db_url)
+def store(every_db_url):
+    url = strict(every_db_url)
     upgrade(url)
     engine = make_engine(url)
     if engine.dialect.name == "sqlite":
@@ -56,6 +56,11 @@ def refused(store):
     """Rows this database refuses for their data, though normalisation would have fitted them."""
     if store.engine.dialect.name == "sqlite":
         return [posting("bad1", raw={"jobId": "bad1", "text": "x" * SQLITE_MAX_LENGTH})]  # string or blob too big
+    if store.engine.dialect.name == "postgresql":
+        return [
+            posting("bad1", title="t" * 300),  # 22001 value too long
+            posting("bad2", company="a\x00b"),  # text holds no NUL character
+        ]
     return [
         posting("bad1", title="t" * 300),  # 1406 data too long
         posting("bad2", raw=deep(40)),  # 4025 CONSTRAINT raw failed: JSON_VALID refuses 32 levels
@@ -76,6 +81,9 @@ def test_a_refused_row_is_reported_and_the_rest_of_its_batch_stored(store):
     reasons = [reason for _, _, reason in rejected]
     if store.engine.dialect.name == "sqlite":
         assert reasons == ["string or blob too big"]
+    elif store.engine.dialect.name == "postgresql":
+        assert reasons[0].startswith("22001 value too long for type character varying")
+        assert "NUL" in reasons[1]
     else:
         assert reasons[0].startswith("1406 Data too long for column 'title'")
         assert reasons[1].startswith("4025 CONSTRAINT") and "raw" in reasons[1]

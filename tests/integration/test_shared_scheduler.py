@@ -13,7 +13,6 @@ from twisted.internet.task import deferLater
 
 import farm.shared.scheduler as shared_scheduler
 import farm.shared.work as shared_work
-from farm.keywordrun import KeywordRun
 from farm.runtime import FarmRuntime
 from farm.shared.queue import SharedQueue
 from farm.shared.scheduler import SharedScheduler
@@ -89,7 +88,7 @@ async def test_a_pop_that_leaves_the_buffer_over_half_full_is_not_topped_up_at_o
     crawler, runtime, scheduler = worker
     half = scheduler.prefetch // 2
     lease = make_lease("qcwy")
-    runtime.runs[lease.key] = KeywordRun(lease)  # held here: its requests are still wanted
+    runtime.registry.add(lease)  # held here: its requests are still wanted
     for page in range(1, half * 2 + 9):
         runtime.shared.push(crawler.spider.page_request(lease, page))
     await runtime.shared.flush().addTimeout(WAIT, reactor)
@@ -174,7 +173,7 @@ async def test_a_pop_whose_reply_is_lost_strands_nothing_in_the_workers_in_fligh
     crawler, runtime, scheduler, client = worker_losing_a_reply
     work, queue = runtime.shared, runtime.shared.queue
     lease = make_lease("qcwy")
-    runtime.runs[lease.key] = KeywordRun(lease)
+    runtime.registry.add(lease)
     for page in (1, 2, 3):
         work.push(crawler.spider.page_request(lease, page))
     await work.flush().addTimeout(WAIT, reactor)
@@ -193,7 +192,7 @@ async def test_a_push_and_an_acknowledgement_whose_replies_are_lost_queue_once_a
     crawler, runtime, scheduler, client = worker_losing_a_reply
     work, queue = runtime.shared, runtime.shared.queue
     lease = make_lease("qcwy")
-    runtime.runs[lease.key] = KeywordRun(lease)
+    runtime.registry.add(lease)
     dropper.drop_reply_to(sha(queue, "push"))
     for page in (1, 2):
         request = crawler.spider.page_request(lease, page)

@@ -30,8 +30,8 @@ from tests.unit.test_normalise import deep, depth  # JSON nested n levels, and h
 
 
 @pytest.fixture
-def store(db_url):
-    url = strict(db_url)  # the writer process is made from the store's URL: strict too
+def store(every_db_url):
+    url = strict(every_db_url)  # the writer process is made from the store's URL: strict too
     upgrade(url)
     store = KeywordStore(make_engine(url))
     store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
@@ -258,9 +258,9 @@ async def test_the_writer_imports_the_crawls_own_farm_whatever_the_working_direc
 
 
 @pytest_twisted.ensureDeferred
-async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(db_url):
+async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(every_db_url):
     """Through the pipeline's encoding, the outbox and the real writer process, on a strict database."""
-    crawler = make_crawler(strict(db_url), [("qcwy", "北京", "python")])
+    crawler = make_crawler(strict(every_db_url), [("qcwy", "北京", "python")])
     pipeline = SqlPostingsPipeline.from_crawler(crawler)
     runtime = FarmRuntime.of(crawler)
     try:
@@ -337,8 +337,9 @@ async def test_postings_that_cannot_be_stored_are_counted_and_logged_and_the_res
     bad = [posting("x" * 65, lease.id)]  # a key the pipeline drops; a frame may still hold it
     if store.engine.dialect.name != "sqlite":
         # a column narrower than the list says (a table changed by hand): MariaDB refuses the row
+        change = "ALTER COLUMN title TYPE" if store.engine.dialect.name == "postgresql" else "MODIFY title"
         with store.engine.begin() as conn:
-            conn.exec_driver_sql("ALTER TABLE job_posting MODIFY title VARCHAR(10)")
+            conn.exec_driver_sql(f"ALTER TABLE job_posting {change} VARCHAR(10)")
         bad.append(posting("long-title", lease.id))
     stats = MemoryStatsCollector(get_crawler())
     box = Outbox(writer, stats, batch_size=100, flush_interval=60, on_lost=pytest.fail)
@@ -350,6 +351,7 @@ async def test_postings_that_cannot_be_stored_are_counted_and_logged_and_the_res
     assert stats.get_value("farm/sql/upserted") == 1 and stats.get_value("farm/sql/error") is None
     assert "the database refused posting qcwy xxxx" in caplog.text
     if bad[1:]:
-        assert "qcwy long-title: 1406 Data too long for column 'title'" in caplog.text
+        too_long = "22001 value too long" if store.engine.dialect.name == "postgresql" else "1406 Data too long"
+        assert f"qcwy long-title: {too_long}" in caplog.text
     assert set(stored(store)) == {"a"}
     await writer.close()

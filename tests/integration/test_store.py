@@ -37,9 +37,9 @@ def clock():
 
 
 @pytest.fixture
-def store(db_url, clock):
-    upgrade(db_url)
-    engine = make_engine(db_url)
+def store(every_db_url, clock):
+    upgrade(every_db_url)
+    engine = make_engine(every_db_url)
     # failed rows are due again at once unless a test says otherwise
     store = KeywordStore(
         engine,
@@ -436,12 +436,14 @@ def test_list_keywords_filters(store):
     assert [r["job"] for r in store.list_keywords(limit=2)] == ["a", "b"]
 
 
-def test_from_settings(db_url, clock):
+def test_from_settings(every_db_url, clock):
     from scrapy.settings import Settings
 
-    upgrade(db_url)
+    upgrade(every_db_url)
     store = KeywordStore.from_settings(
-        Settings({"FARM_DB_URL": db_url, "FARM_TIMEZONE": "UTC", "FARM_LEASE_TIMEOUT": "60", "FARM_MAX_RETRIES": "1"})
+        Settings(
+            {"FARM_DB_URL": every_db_url, "FARM_TIMEZONE": "UTC", "FARM_LEASE_TIMEOUT": "60", "FARM_MAX_RETRIES": "1"}
+        )
     )
     try:
         assert (store.lease_timeout, store.max_retries, str(store.tz)) == (60, 1, "UTC")
@@ -535,9 +537,9 @@ def test_ids_and_keywords_differing_only_in_case_are_distinct(store, clock):
         assert conn.execute(select(func.count()).select_from(JobPostingRow)).scalar() == 2
 
 
-def test_a_failed_keyword_is_not_claimed_again_before_the_retry_delay(db_url, clock):
-    upgrade(db_url)
-    store = KeywordStore(make_engine(db_url), lease_timeout=600, retry_delay=600, clock=clock)
+def test_a_failed_keyword_is_not_claimed_again_before_the_retry_delay(every_db_url, clock):
+    upgrade(every_db_url)
+    store = KeywordStore(make_engine(every_db_url), lease_timeout=600, retry_delay=600, clock=clock)
     add(store, "flaky")
     [lease] = store.claim("boss", "w")
     assert store.fail(lease, "timeout")

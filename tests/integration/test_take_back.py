@@ -26,9 +26,9 @@ def clock():
 
 
 @pytest.fixture
-def store(db_url, clock):
-    upgrade(db_url)
-    store = KeywordStore(make_engine(db_url), clock=clock, lease_timeout=1800)
+def store(every_db_url, clock):
+    upgrade(every_db_url)
+    store = KeywordStore(make_engine(every_db_url), clock=clock, lease_timeout=1800)
     store.add_keywords([("qcwy", "北京", job) for job in ("a", "b", "c", "d")])
     yield store
     store.close()

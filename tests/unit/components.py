@@ -7,6 +7,7 @@ from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 import farm.settings
+from farm import signals
 from farm.runtime import FarmRuntime
 from farm.spiders.qcwy import QcwySpider
 from farm.state.db import make_engine
@@ -30,6 +31,17 @@ def make_crawler(db_url, rows, spidercls=QcwySpider, **settings):
     crawler.spider = spidercls.from_crawler(crawler)
     FarmRuntime.of(crawler).start()  # as the scheduler does when a crawl opens
     return crawler
+
+
+def keywords_ended(crawler, entry=lambda lease, outcome: (lease.id, outcome)):
+    """What the crawl's keyword_ended signal says, one ``entry(lease, outcome)`` per keyword ended."""
+    outcomes = []
+
+    def keyword_ended(lease, outcome, spider):
+        outcomes.append(entry(lease, outcome))
+
+    crawler.signals.connect(keyword_ended, signal=signals.keyword_ended, weak=False)
+    return outcomes
 
 
 def component(crawler, cls):

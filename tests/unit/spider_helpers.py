@@ -15,7 +15,8 @@ from scrapy.http import HtmlResponse, TextResponse
 from scrapy.utils.test import get_crawler
 
 from farm import settings as farm_settings
-from farm import signals
+from farm.crawl.keywordrun import Outcome
+from farm.crawl.registry import KeywordRegistry
 from farm.items import JobPosting
 from farm.state.lease import Lease
 
@@ -33,9 +34,21 @@ class PageRecorder:
         self.sent.append(("page_parsed", {"lease": lease, "page": page, "postings": postings, "spider": spider}))
 
 
+class EndRecorder(KeywordRegistry):
+    """Stands in for the crawl's keyword registry (LeaseSpider.registry): holds the keywords' runs
+    and records each end."""
+
+    def __init__(self, crawler, sent):
+        super().__init__(crawler, parts=None)
+        self.sent = sent
+
+    def end(self, lease, outcome):
+        self.sent.append(("end", {"lease": lease, "outcome": outcome}))
+
+
 def make_spider(spidercls, clock=None, **overrides):
     """The spider built by from_crawler with farm's default settings, and what it reports:
-    the pages it parsed (to its progress) and the signals it sends."""
+    the pages it parsed (to its progress) and the keywords it ends (through its registry)."""
     settings = {name: getattr(farm_settings, name) for name in dir(farm_settings) if name.startswith("FARM_")}
     crawler = get_crawler(spidercls, {**settings, **overrides})
     spider = spidercls.from_crawler(crawler)
@@ -43,13 +56,7 @@ def make_spider(spidercls, clock=None, **overrides):
         spider.clock = lambda: clock
     sent = []
     spider.progress = PageRecorder(sent)
-    names = {signals.keyword_end: "keyword_end"}
-
-    def receiver(signal, sender, **kwargs):
-        sent.append((names[signal], kwargs))
-
-    for signal in names:
-        crawler.signals.connect(receiver, signal=signal, weak=False)
+    spider.registry = EndRecorder(crawler, sent)
     crawler.stats.open_spider()
     return spider, sent
 
@@ -158,8 +165,8 @@ def check_unparsable(spidercls, body, content_type, reason):
     assert list(spider.parse_search(response)) == []
     assert sent == [
         (
-            "keyword_end",
-            {"lease": lease, "spider": spider, "kind": "failed", "reason": f"{reason} at {request.url}", "page": 1},
+            "end",
+            {"lease": lease, "outcome": Outcome("failed", f"{reason} at {request.url}", 1)},
         )
     ]
     assert spider.crawler.stats.get_value("farm/page/unparsable") == 1
@@ -180,6 +187,6 @@ def check_unknown_city(spidercls):
     lease = make_lease(spidercls.name, city="拉萨")
     assert spider.lease_requests(lease) == []
     [(name, kwargs)] = sent
-    assert (name, kwargs["kind"]) == ("keyword_end", "failed")
+    assert (name, kwargs["outcome"].kind) == ("end", "failed")
     assert kwargs["lease"] is lease
-    assert "拉萨" in kwargs["reason"] and spidercls.name in kwargs["reason"]
+    assert "拉萨" in kwargs["outcome"].reason and spidercls.name in kwargs["outcome"].reason

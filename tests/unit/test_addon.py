@@ -38,7 +38,7 @@ def test_a_projects_own_middleware_and_pipeline_stay_beside_farms():
     settings = project(DOWNLOADER_MIDDLEWARES={OWN_MIDDLEWARE: 100}, ITEM_PIPELINES={OWN_PIPELINE: 200})
     middlewares = settings.getwithbase("DOWNLOADER_MIDDLEWARES")
     assert middlewares[OWN_MIDDLEWARE] == 100
-    assert middlewares["farm.middlewares.lease.KeywordLeaseMiddleware"] == 50
+    assert middlewares["farm.crawl.leases.KeywordLeaseMiddleware"] == 50
     assert "scrapy.downloadermiddlewares.retry.RetryMiddleware" in middlewares  # Scrapy's _BASE ones too
     pipelines = settings.getwithbase("ITEM_PIPELINES")
     assert dict(pipelines) == {OWN_PIPELINE: 200, "farm.pipelines.sql.SqlPostingsPipeline": 300}
@@ -65,7 +65,7 @@ def test_a_component_dict_given_on_the_command_line_keeps_farms_components():
     settings.set("EXTENSIONS", {"myproject.Timer": 5}, priority="cmdline")
     FarmAddon().update_settings(settings)  # as the crawler applies its add-ons after -s
     assert settings["EXTENSIONS"]["myproject.Timer"] == 5
-    assert settings["EXTENSIONS"]["farm.extensions.progress.PageProgress"] == -10
+    assert settings["EXTENSIONS"]["farm.crawl.progress.PageProgress"] == -10
 
 
 def test_farms_own_settings_turn_farm_on_with_the_add_on():

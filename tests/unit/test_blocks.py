@@ -4,6 +4,7 @@ import pytest
 from scrapy.http import HtmlResponse, TextResponse
 from twisted.internet.error import ConnectionRefusedError, TimeoutError
 
+from farm.crawl.keywordrun import Outcome
 from farm.middlewares.blocks import SiteBlockMiddleware
 from farm.runtime import FarmRuntime
 from farm.spiders.base import KeywordBlocked, LeaseLost, SiteUnavailable
@@ -90,7 +91,7 @@ def test_a_page_of_an_ended_keyword_is_not_retried(crawler, middleware):
     lease = request.meta["farm_lease"]
     run = crawler.spider.runs[lease.key]
     run.taken(1)
-    run.ending = ("failed", "elsewhere")
+    run.outcome = Outcome("failed", "elsewhere")
     with pytest.raises(LeaseLost):
         middleware.process_exception(request, ConnectionRefusedError())
     assert 1 not in run.pending and not run.fetching

@@ -6,8 +6,8 @@ import pytest
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 
-from farm import signals
 from farm.checkpoint import FILE_NAME, open_checkpoint
+from farm.crawl.keywordrun import Outcome
 from farm.extensions.checkpoint import JobCheckpoint
 from farm.runtime import FarmRuntime
 from farm.state.lease import Lease
@@ -60,7 +60,9 @@ def test_a_tick_saves_what_changed_and_an_ended_lease_goes(crawler, jobdir):
     ext.save()
     assert crawler.stats.get_value("farm/checkpoint/saves") == 1
     assert crawler.stats.get_value("farm/checkpoint/changes") == 3
-    send(crawler, signals.lease_ended, lease=lease(1, 1), outcome="completed")
+    registry = FarmRuntime.of(crawler).registry
+    registry.add(lease(1, 1))
+    registry.end(lease(1, 1), Outcome("completed", written=True))
     ext.save()
     checkpoint.file.close()
     assert saved(crawler, jobdir).leases == {(2, 1)} and saved(crawler, jobdir).pages == {}

@@ -59,7 +59,10 @@ def test_a_malformed_url_is_one_masked_line_naming_the_setting_and_the_problem(u
         make_engine(url)
     message = str(info.value)
     assert message.startswith(f"FARM_DB_URL={mask_url(url)!r} {problem}")
-    assert message.endswith("(e.g. sqlite:///farm.db or mysql+pymysql://user:password@host:3306/farm)")
+    assert message.endswith(
+        "(e.g. sqlite:///farm.db, mysql+pymysql://user:password@host:3306/farm "
+        "or postgresql+psycopg://user:password@host:5432/farm)"
+    )
     assert "secret" not in message and "\n" not in message
     # nothing chained that would print the raw URL, or a part of it, under a traceback
     error = info.value

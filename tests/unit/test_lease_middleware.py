@@ -12,8 +12,9 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet import reactor
 
-from farm import signals
-from farm.middlewares.lease import ORPHAN_ROUNDS, KeywordLeaseMiddleware
+from farm.crawl.keywordrun import Outcome
+from farm.crawl.leases import KeywordLeaseMiddleware
+from farm.crawl.registry import ORPHAN_ROUNDS
 from farm.runtime import FarmRuntime
 from farm.spiders.base import LeaseLost
 from tests.unit.components import db_barrier, keyword_row, make_crawler, writer_started
@@ -47,6 +48,11 @@ def middleware(crawler):
     return KeywordLeaseMiddleware.from_crawler(crawler)
 
 
+def ended(crawler, lease, kind):
+    """The keyword's end is written: the registry settles it."""
+    FarmRuntime.of(crawler).registry.end(lease, Outcome(kind, written=True))
+
+
 def send(crawler, signal, **kwargs):
     return crawler.signals.send_catch_log(signal, spider=crawler.spider, **kwargs)
 
@@ -67,7 +73,7 @@ async def test_the_requests_of_a_lease_no_longer_held_are_dropped(crawler, middl
     await db_barrier(crawler)
     first = crawler.engine.scheduled[0]
     assert middleware.process_request(first) is None
-    send(crawler, signals.lease_ended, lease=first.meta["farm_lease"], outcome="lost")
+    ended(crawler, first.meta["farm_lease"], "lost")
     with pytest.raises(LeaseLost):
         middleware.process_request(first)
     assert middleware.process_request(Request("http://other.invalid/")) is None  # not farm's
@@ -81,7 +87,7 @@ async def test_keeps_the_spider_open_while_work_is_held_and_refills_when_a_keywo
     with pytest.raises(DontCloseSpider):
         middleware.spider_idle(crawler.spider)
     lease = crawler.engine.scheduled[0].meta["farm_lease"]
-    send(crawler, signals.lease_ended, lease=lease, outcome="completed")
+    ended(crawler, lease, "completed")
     await db_barrier(crawler)
     assert len(middleware.runs) == 2  # the third keyword took the freed slot
     assert crawler.engine.scheduled[-1].meta["farm_lease"].city == "广州"
@@ -97,8 +103,8 @@ async def test_slots_freed_while_a_claim_is_under_way_are_refilled_after_it(sqli
         send(crawler, scrapy_signals.spider_opened)
         await db_barrier(crawler)
         first, second, _ = [request.meta["farm_lease"] for request in crawler.engine.scheduled]
-        send(crawler, signals.lease_ended, lease=first, outcome="completed")  # claims one
-        send(crawler, signals.lease_ended, lease=second, outcome="completed")  # while that claim runs
+        ended(crawler, first, "completed")  # claims one
+        ended(crawler, second, "completed")  # while that claim runs
         await db_barrier(crawler)
         await db_barrier(crawler)  # the claim for the second slot, queued when the first returned
         assert len(middleware.runs) == 3
@@ -140,7 +146,7 @@ async def test_a_keyword_given_up_for_a_block_is_not_reclaimed_by_the_same_crawl
     await db_barrier(crawler)
     blocked = crawler.engine.scheduled[0].meta["farm_lease"]
     # the progress extension writes the release, then says the lease ended
-    send(crawler, signals.keyword_end, lease=blocked, kind="blocked", reason="boss_37", page=1)
+    FarmRuntime.of(crawler).registry.end(blocked, Outcome("blocked", "boss_37", 1))
     await db_barrier(crawler)
     await db_barrier(crawler)
     claimed = [r.meta["farm_lease"] for r in crawler.engine.scheduled[2:]]
@@ -165,7 +171,7 @@ async def test_pages_lost_inside_the_crawl_are_asked_for_again_a_bounded_number_
         assert asked() == [1] * (1 + round_no) and run.live  # asked for again
     with pytest.raises(DontCloseSpider):
         middleware.spider_idle(crawler.spider)
-    assert not run.live and run.ending[0] == "failed"
+    assert not run.live and run.outcome.kind == "failed"
     await db_barrier(crawler)
     await db_barrier(crawler)
     row = keyword_row(crawler, run.lease.id)

@@ -7,6 +7,7 @@ import pytest
 from farm.extensions.logstats import FarmLogStats
 from farm.runtime import FarmRuntime
 from tests.unit.components import component, make_crawler
+from tests.unit.spider_helpers import make_lease
 
 
 @pytest.fixture
@@ -27,7 +28,8 @@ def test_the_line_names_keywords_pages_postings_blocks_and_an_eta(crawler):
         "farm/block/count": 3,
     }.items():
         crawler.stats.set_value(name, value)
-    crawler.spider.runs.update({(1, 1): object(), (2, 1): object()})
+    for keyword_id in (1, 2):
+        FarmRuntime.of(crawler).registry.add(make_lease("qcwy", id=keyword_id))
     line = ext.line(left=30)
     assert line.startswith("farm qcwy: keywords 10 done, 2 in flight, 30 left | pages 120 (")
     assert "| postings 2400 | blocks 3 |" in line

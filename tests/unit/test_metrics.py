@@ -12,6 +12,7 @@ from twisted.internet import threads
 from farm.extensions.metrics import FarmMetrics, MetricsPortError
 from farm.runtime import FarmRuntime
 from tests.unit.components import component, make_crawler
+from tests.unit.spider_helpers import make_lease
 
 ROWS = [("qcwy", "北京", "python")]
 
@@ -73,7 +74,8 @@ def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler
         "farm/page/error": 1,
     }.items():
         crawler.stats.set_value(name, value)
-    crawler.spider.runs.update({(1, 1): object(), (2, 1): object()})
+    for keyword_id in (1, 2):
+        FarmRuntime.of(crawler).registry.add(make_lease("qcwy", id=keyword_id))
     ext.runtime.outbox.postings.extend([b"{}"] * 5)
     try:
         got = samples(generate_latest(ext.registry).decode())

@@ -5,11 +5,11 @@ import pytest_twisted
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import DropItem
 
-from farm import signals
-from farm.extensions.progress import PageProgress
+from farm.crawl.keywordrun import Outcome
+from farm.crawl.progress import PageProgress
 from farm.items import JobPosting
 from farm.runtime import FarmRuntime
-from tests.unit.components import component, db_barrier, keyword_row, make_crawler
+from tests.unit.components import component, db_barrier, keyword_row, keywords_ended, make_crawler
 
 
 @pytest.fixture
@@ -22,13 +22,7 @@ def crawler(sqlite_url):
 
 @pytest.fixture
 def ended(crawler):
-    outcomes = []
-
-    def lease_ended(lease, outcome, spider):
-        outcomes.append((lease.id, outcome))
-
-    crawler.signals.connect(lease_ended, signal=signals.lease_ended, weak=False)
-    return outcomes
+    return keywords_ended(crawler, lambda lease, outcome: (lease.id, outcome.kind))
 
 
 def claim(crawler, pages=(1,), last=None):
@@ -44,6 +38,11 @@ def claim(crawler, pages=(1,), last=None):
 
 def run_of(crawler, lease):
     return crawler.spider.runs[lease.key]
+
+
+def end(crawler, lease, outcome):
+    """What the spider does to end a keyword."""
+    FarmRuntime.of(crawler).registry.end(lease, outcome)
 
 
 def send(crawler, signal, **kwargs):
@@ -136,8 +135,8 @@ async def test_a_keyword_with_nothing_queued_is_completed_not_left_crawling(craw
 @pytest_twisted.ensureDeferred
 async def test_a_failed_keyword_is_written_once_with_its_reason(crawler, ended):
     lease = claim(crawler)
-    send(crawler, signals.keyword_end, lease=lease, kind="failed", reason="qcwy: not JSON at http://x", page=1)
-    send(crawler, signals.keyword_end, lease=lease, kind="failed", reason="a second error of the same lease", page=None)
+    end(crawler, lease, Outcome("failed", "qcwy: not JSON at http://x", 1))
+    end(crawler, lease, Outcome("failed", "a second error of the same lease", None))
     await settle(crawler)
     row = keyword_row(crawler, lease.id)
     assert (row["crawl_status"], row["error_message"]) == ("failed", "qcwy: not JSON at http://x")
@@ -149,7 +148,7 @@ async def test_a_failed_keyword_is_written_once_with_its_reason(crawler, ended):
 @pytest_twisted.ensureDeferred
 async def test_a_blocked_keyword_goes_partial_not_failed(crawler, ended):
     lease = claim(crawler)
-    send(crawler, signals.keyword_end, lease=lease, kind="blocked", reason="boss_37 abnormal at http://x", page=1)
+    end(crawler, lease, Outcome("blocked", "boss_37 abnormal at http://x", 1))
     await settle(crawler)
     row = keyword_row(crawler, lease.id)
     assert (row["crawl_status"], row["blocked_claims"]) == ("partial", 1)
@@ -161,7 +160,7 @@ async def test_a_blocked_keyword_goes_partial_not_failed(crawler, ended):
 async def test_an_end_waits_for_the_pages_its_keyword_is_fetching_and_comes_after_their_progress(crawler, ended):
     lease = claim(crawler, pages=(1, 2, 3), last=3)
     parsed(crawler, lease, 1, 1)  # page 1's posting is still in the pipeline
-    send(crawler, signals.keyword_end, lease=lease, kind="blocked", reason="boss_37 at page 3", page=3)
+    end(crawler, lease, Outcome("blocked", "boss_37 at page 3", 3))
     await settle(crawler)
     assert keyword_row(crawler, lease.id)["crawl_status"] == "crawling"  # pages 1 and 2 are on their way
     assert ended == []
@@ -180,7 +179,7 @@ async def test_an_end_waits_for_the_pages_its_keyword_is_fetching_and_comes_afte
 async def test_an_ended_keyword_asks_for_no_more_pages(crawler, ended):
     lease = claim(crawler, pages=(1,), last=1)
     run = run_of(crawler, lease)
-    send(crawler, signals.keyword_end, lease=lease, kind="failed", reason="boom", page=None)
+    end(crawler, lease, Outcome("failed", "boom", None))
     assert run.ask([2, 3]) == []
 
 

@@ -15,7 +15,7 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
-from farm.extensions.progress import PageProgress
+from farm.crawl.progress import PageProgress
 from farm.pipelines.sql import SqlPostingsPipeline
 from farm.runtime import FarmRuntime
 from farm.scheduler import FarmScheduler

@@ -5,8 +5,8 @@ import pytest_twisted
 from scrapy import Request
 from twisted.internet import reactor
 
-from farm import signals
 from farm.checkpoint import open_checkpoint
+from farm.crawl.keywordrun import Outcome
 from farm.runtime import FarmRuntime
 from farm.scheduler import FarmScheduler
 from tests.unit.components import db_barrier, keyword_row, make_crawler
@@ -69,9 +69,7 @@ async def test_an_ended_keywords_requests_are_dropped_and_free_the_window_for_th
     assert [lease for lease, _ in first_two] == [a.id, a.id] and scheduler.has_pending_requests()
     # page 2 of A failed: A ends, page 1 of A is still being fetched
     failed_page = first_two[1][1]
-    crawler.signals.send_catch_log(
-        signals.keyword_end, lease=a, kind="failed", reason="HTTP 404", page=failed_page, spider=crawler.spider
-    )
+    FarmRuntime.of(crawler).registry.end(a, Outcome("failed", "HTTP 404", failed_page))
     assert pages_out(scheduler) == [(b.id, 1)]  # A's waiting pages dropped; B goes on
     assert not scheduler.has_pending_requests()
     assert crawler.stats.get_value("farm/lease/dropped_requests") == 3
@@ -191,7 +189,7 @@ def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_fre
         assert scheduler.next_request() is retry and retry.meta["proxy"] == PROXIES.split(",")[0]
         assert scheduler.next_request().meta["proxy"] == PROXIES.split(",")[1]
         assert crawler.stats.get_value("farm/proxy/none_free") == 2
-        assert not any(run.ended for run in crawler.spider.runs.values())
+        assert not any(run.over for run in crawler.spider.runs.values())
     finally:
         FarmRuntime.of(crawler).close()
 

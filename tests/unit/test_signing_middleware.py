@@ -101,7 +101,7 @@ def test_sits_after_the_lease_middleware_and_before_scrapys_retry():
     priorities = farm_addon.DOWNLOADER_MIDDLEWARES
     signing_at = priorities["farm.middlewares.signing.RequestSigningMiddleware"]
     retry_at = DOWNLOADER_MIDDLEWARES_BASE["scrapy.downloadermiddlewares.retry.RetryMiddleware"]
-    assert priorities["farm.middlewares.lease.KeywordLeaseMiddleware"] < signing_at < retry_at
+    assert priorities["farm.crawl.leases.KeywordLeaseMiddleware"] < signing_at < retry_at
 
 
 def test_in_a_crawl_that_signs_at_send_a_request_is_made_unsigned_and_signed_once_as_it_goes_out():

@@ -7,6 +7,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from farm.crawl.keywordrun import Outcome
 from farm.spiders.qcwy import QcwySpider
 from tests.unit.spider_helpers import (
     FIXTURES,
@@ -174,8 +175,8 @@ def test_resumed_lease_with_nothing_left_is_exhausted():
     assert spider.lease_requests(lease) == []
     assert sent == [
         (
-            "keyword_end",
-            {"lease": lease, "spider": spider, "kind": "completed", "reason": "no page left to fetch", "page": None},
+            "end",
+            {"lease": lease, "outcome": Outcome("completed", "no page left to fetch")},
         )
     ]
 

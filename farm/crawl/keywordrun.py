@@ -9,9 +9,10 @@ pages go through these sets, and leave each when they settle:
 - ``last`` is the keyword's last page as the latest page that told one says it
   (capped by FARM_<SITE>_MAX_PAGES); pages up to it that no one asked for yet are
   asked for, so a total that grows on a later page is followed.
-- An end (completed, failed, blocked, released) is decided once, and written only
-  when no page the keyword took from the queue is still on its way to the outbox:
-  it is then ordered after their progress, and no fetched page is thrown away.
+- An end (an ``Outcome``: completed, failed, blocked, released) is decided once,
+  and written only when no page the keyword took from the queue is still on its
+  way to the outbox: it is then ordered after their progress, and no fetched page
+  is thrown away. farm.crawl.registry.KeywordRegistry.end is the one way in.
 - ``total_pages``, what a page write tells the store, is never below a page
   asked for: the store completes the keyword only when every page asked for is
   recorded, so nothing fetched is left behind by a total that shrank.
@@ -20,6 +21,24 @@ pages go through these sets, and leave each when they settle:
 from dataclasses import dataclass, field
 
 from farm.state.lease import Lease
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a keyword ends, as ``KeywordRegistry.end`` is told and ``farm.signals.keyword_ended`` says.
+
+    ``kind`` is one of farm.state.lease.ENDS ("completed", "failed", "blocked", "released") or,
+    once settled, "lost" (the store fenced this crawl's lease). ``page`` is the page given up with
+    it, if any. ``written``: the keyword table holds it already (its last page's write completed
+    it, or the store fenced the lease): nothing to write. ``elsewhere``: another worker wrote it
+    and shared it through Redis: nothing to write, no one to tell.
+    """
+
+    kind: str
+    reason: str | None = None
+    page: int | None = None
+    written: bool = False
+    elsewhere: bool = False
 
 
 @dataclass(eq=False)
@@ -37,9 +56,9 @@ class KeywordRun:
     fetching: set[int] = field(default_factory=set)  # taken from the queue, not yet handed to the outbox
     writing: set[int] = field(default_factory=set)  # handed to the outbox, not yet answered
     recorded: set[int] = field(default_factory=set)  # recorded done under this lease
-    ending: tuple[str, str | None] | None = None  # (kind, message) once decided
-    end_sent: bool = False
-    ended: bool = False
+    outcome: Outcome | None = None  # the end, once decided (the first decided wins)
+    outcome_sent: bool = False  # its end is on its way to the store
+    over: bool = False  # its end is settled: nothing more happens to it
     orphan_rounds: int = 0  # times pages were found lost inside the crawl (see the lease middleware)
 
     def __post_init__(self):
@@ -53,7 +72,7 @@ class KeywordRun:
     @property
     def live(self) -> bool:
         """Still asking for pages: no end decided."""
-        return self.ending is None and not self.ended
+        return self.outcome is None and not self.over
 
     def done(self, page: int) -> bool:
         """Recorded done, by this lease or an earlier one."""
@@ -116,4 +135,4 @@ class KeywordRun:
     @property
     def end_due(self) -> bool:
         """An end is decided and every page taken from the queue has been handed over or given up."""
-        return self.ending is not None and not self.end_sent and not self.fetching
+        return self.outcome is not None and not self.outcome_sent and not self.over and not self.fetching

@@ -1,0 +1,1 @@
+"""The crawl's machinery: keyword leases, page progress, the scheduler and its work backends."""

@@ -1,0 +1,235 @@
+"""The keyword-lease downloader middleware: the door through which the spiders pull keyword leases.
+
+It claims keywords from the store when the crawl opens and whenever a keyword
+stops, keeping up to FARM_LEASES_IN_FLIGHT of them live, as the claim policy
+(farm.crawl.claim_policy) decides; it drops the requests of a keyword this
+process no longer crawls (the fence); and when the crawl closes early (Ctrl+C,
+an error, CloseSpider) it has the registry release what it holds as
+``partial``, after the progress of its fetched pages, so that the next claimer
+resumes at the next unfinished page. The state writer process makes the claims
+(FarmRuntime.claim).
+
+With JOBDIR set, a crawl that resumes first takes back, at once, the keywords its
+checkpoint says it held (KeywordRegistry.take_back); then it claims as usual.
+
+It keeps the spider open while there is work and closes it when there is none.
+"""
+
+import logging
+
+from scrapy import signals as scrapy_signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import reactor
+from twisted.internet.defer import DeferredList
+
+from farm import signals
+from farm.crawl.claim_policy import Seen, decide
+from farm.runtime import FarmRuntime
+from farm.shared.link import RedisUnreachable
+from farm.spiders.base import LeaseLost
+from farm.state.clock import utcnow
+from farm.state.store import Outlook
+
+logger = logging.getLogger(__name__)
+
+
+class KeywordLeaseMiddleware:
+    def __init__(self, crawler, runtime: FarmRuntime, in_flight: int):
+        self.crawler = crawler
+        self.runtime = runtime
+        self.registry = runtime.registry
+        self.in_flight = in_flight
+        self.stats = crawler.stats
+        self._claim = None  # the Deferred of a claim under way
+        self._none_left = False  # the last claim found nothing, and nothing to wait for
+        self._later = None  # the timer of a claim put off (rows locked, or a retry not due)
+        self._closing = False
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        runtime = FarmRuntime.of(crawler)
+        in_flight = crawler.settings.getint("FARM_LEASES_IN_FLIGHT")
+        if in_flight < 1:
+            raise ValueError(f"FARM_LEASES_IN_FLIGHT must be at least 1, got {in_flight}")
+        mw = cls(crawler, runtime, in_flight)
+        crawler.signals.connect(mw.spider_opened, signal=scrapy_signals.spider_opened)
+        crawler.signals.connect(mw.spider_idle, signal=scrapy_signals.spider_idle)
+        crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)
+        crawler.signals.connect(mw.keyword_ended, signal=signals.keyword_ended)
+        return mw
+
+    @property
+    def runs(self):
+        return self.registry.runs
+
+    def process_request(self, request):
+        lease = request.meta.get("farm_lease")
+        if lease is None:
+            return None
+        run = self.runs.get(lease.key)
+        if run is None or not run.live:  # the scheduler drops these; a request that came another way
+            self.stats.inc_value("farm/lease/dropped_requests")
+            self.registry.give_up(lease, request.meta["farm_page"])
+            raise LeaseLost(f"keyword {lease.id} is no longer crawled by this crawler (token {lease.lease_token})")
+        return None
+
+    def spider_opened(self, spider):
+        if self.runtime.refused is not None:
+            self._closing = True
+            self.runtime.close_crawl("farm_checkpoint_refused")
+            return
+        taking_back = self.registry.take_back()
+        if taking_back is None:
+            self._refill()
+            return
+        self._claim = taking_back
+        self._claim.addCallback(self._crawl)
+        self._claim.addErrback(self._claim_failed)
+
+    def spider_idle(self, spider):
+        self.registry.collect_orphans()
+        if self._claim is not None or self.runs or self._later is not None:
+            raise DontCloseSpider
+        if not self._none_left:
+            self._refill()
+            raise DontCloseSpider
+        shared = self.runtime.shared
+        if shared is not None and (shared.busy or shared.adopting):
+            # other workers still hold requests of this site, or take keywords on: should one of them
+            # stop, this worker takes its requests and keywords over. Look again now: done, it closes
+            # at once.
+            self._nothing_claimed(Outlook(0, None))
+            raise DontCloseSpider
+
+    def keyword_ended(self, lease, outcome, spider):
+        self._none_left = False  # a failed keyword may be claimable again
+        self._refill()  # its place goes to another
+
+    def _seen(self, closing: bool, **seen) -> Seen:
+        live = sum(1 for run in self.runs.values() if run.live and run.owned)
+        return Seen(self.in_flight, live, len(self.runs), self._claim is not None, closing, **seen)
+
+    def _refill(self):
+        decision = decide(self._seen(self._closing or self._engine_closing()))
+        if decision.action != "claim":
+            return
+        if self._later is not None:
+            if self._later.active():
+                self._later.cancel()
+            self._later = None
+        spider = self.crawler.spider
+        shared = self.runtime.shared
+        # what this crawl holds, as it stands now: one claim at a time, each registered before the next
+        args = (spider.name, decision.count, self.registry.not_again, frozenset(self.runs))
+        if shared is None:
+            self._claim = self.runtime.claim(*args)
+        else:  # Redis first says this worker is taking keywords on: should it stop, a survivor looks
+            self._claim = shared.claiming()
+            self._claim.addCallback(lambda _: self.runtime.claim(*args))
+        self._claim.addCallback(self._claimed)
+        self._claim.addErrback(self._claim_failed)
+
+    def _engine_closing(self) -> bool:
+        """The crawl is closing (a pause, an error): what is in flight finishes, nothing new is claimed."""
+        slot = getattr(self.crawler.engine, "_slot", None)  # no public way in Scrapy
+        return slot is not None and slot.closing is not None
+
+    def _claimed(self, result):
+        self._claim = None
+        leases, outlook = result
+        self.stats.inc_value("farm/lease/claimed", len(leases))
+        # every claimed lease becomes a run, even while closing: spider_closed releases it
+        new = self.registry.hold(leases)
+        if not leases:
+            self._nothing_claimed(outlook)
+            return
+        spider = self.crawler.spider
+        for lease in leases:
+            self.stats.inc_value(f"farm/lease/claimed/{lease.from_status}")
+            logger.info(
+                "farm: claimed %s %s/%s (#%s, %s, from page %s)",
+                spider.name,
+                lease.city,
+                lease.job,
+                lease.id,
+                lease.from_status,
+                lease.start_page,
+            )
+        self._crawl([request for lease in new for request in spider.lease_requests(lease)])
+
+    def _crawl(self, requests):
+        self._claim = None
+        if self._closing:
+            return
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        # keywords that ended while this claim was under way left places it did not ask for
+        self._refill()
+
+    def _nothing_claimed(self, outlook):
+        decision = decide(self._seen(self._closing, outlook=outlook, now=utcnow(), others_busy=self._others()))
+        if decision.action == "hold":
+            return
+        if decision.action == "wait":
+            if decision.why == "busy":  # other crawlers hold those rows locked for a moment (SKIP LOCKED)
+                self.stats.inc_value("farm/lease/claim_busy")
+            else:
+                logger.info(
+                    "farm: no %s keyword to claim now; the next failed one may be retried at %s (in %.0fs)",
+                    self.crawler.spider.name,
+                    outlook.next_retry_at.astimezone(self.runtime.store.tz).strftime("%H:%M:%S"),
+                    decision.seconds - 0.01,
+                )
+                self.stats.inc_value("farm/lease/waiting_for_retry")
+            self._later = reactor.callLater(decision.seconds, self._claim_again)
+            return
+        self._none_left = True
+        self.stats.inc_value("farm/lease/none_left")
+        if decision.action == "finish":
+            # every request belongs to a lease: with none held, the crawl is done now, not at
+            # Scrapy's next idle check (up to 5 s away)
+            self._crawl_done()
+        elif decision.action == "ask_others":  # shared: once no other worker holds work
+            shared = self.runtime.shared
+            d = shared.link.run(shared.queue.busy)
+            d.addCallback(self._others_busy)
+            d.addErrback(shared._failed, "looking at the shared queue")
+
+    def _others(self) -> bool | None:
+        """Shared: None, to be looked up in Redis; a crawl of its own: no one else."""
+        return None if self.runtime.shared is not None else False
+
+    def _others_busy(self, busy):
+        shared = self.runtime.shared
+        shared.busy = busy
+        seen = self._seen(self._closing, outlook=Outlook(0, None), others_busy=busy or shared.adopting)
+        if self._none_left and decide(seen).action == "finish":
+            self._crawl_done()
+
+    def _crawl_done(self):
+        logger.info("farm: no %s keyword left to claim for today", self.crawler.spider.name)
+        self.runtime.close_crawl("finished")
+
+    def _claim_again(self):
+        self._later = None
+        self._refill()
+
+    def _claim_failed(self, failure):
+        self._claim = None
+        self.stats.inc_value("farm/lease/claim_error")
+        logger.error("farm: claiming keywords failed: %s", failure.getErrorMessage())
+        self.runtime.close_crawl("farm_redis_error" if failure.check(RedisUnreachable) else "farm_db_error")
+
+    async def spider_closed(self, spider, reason):
+        self._closing = True
+        if self._later is not None and self._later.active():
+            self._later.cancel()
+        self._later = None
+        if self._claim is not None:
+            await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
+        if self.runtime.shared is not None:  # keywords being adopted become runs first, released below
+            await maybe_deferred_to_future(self.runtime.shared.closing())
+        # the progress of every page fetched goes before the releases
+        await maybe_deferred_to_future(self.runtime.outbox.drain())
+        await self.registry.release(reason)

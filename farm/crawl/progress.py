@@ -1,0 +1,200 @@
+"""Page progress and keyword ends on signals: the keyword table follows what is durably stored.
+
+A page counts as done only when every posting it yielded has been through the
+pipeline; then it goes to the outbox, which commits it with those postings or
+after them. So a kill at any moment may make the page be fetched again, but
+never loses its postings. The write that brings the watermark to the last page
+completes the keyword in the same transaction.
+
+Keywords end through the registry (farm.crawl.registry), which orders each end
+after the progress of the pages its keyword fetched. Every page asked for
+settles (recorded or given up), and a keyword that has nothing left queued is
+ended: the crawl always ends.
+"""
+
+import logging
+from dataclasses import dataclass
+
+from scrapy import signals as scrapy_signals
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
+
+from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.state.lease import Lease
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _PageTally:
+    expected: int | None = None  # postings the page yielded, once parsed
+    handled: int = 0  # postings stored (or dropped)
+
+
+class PageProgress:
+    """Built by the crawl's runtime (farm.runtime), which the other components reach it through;
+    as an extension, it listens to the crawl's signals."""
+
+    def __init__(self, crawler, runtime):
+        self.crawler = crawler
+        self.runtime = runtime
+        self.stats = crawler.stats
+        self.tallies: dict[tuple[tuple[int, int], int], _PageTally] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        from farm.runtime import FarmRuntime  # which builds this class: imported when used
+
+        ext = FarmRuntime.of(crawler).progress
+        connect = crawler.signals.connect
+        connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
+        connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
+        connect(ext.item_error, signal=scrapy_signals.item_error)
+        connect(ext.spider_error, signal=scrapy_signals.spider_error)
+        return ext
+
+    @property
+    def registry(self):
+        return self.runtime.registry
+
+    @property
+    def runs(self):
+        return self.runtime.registry.runs
+
+    # --- postings through the pipeline -----------------------------------
+
+    def spider_opened(self, spider):
+        spider.progress = self  # each page parsed is told here (LeaseSpider.progress)
+        if not _farm_pipeline_in(self.crawler.settings):
+            # no farm pipeline: count postings off Scrapy's per-item signal instead
+            self.crawler.signals.connect(self.item_scraped, signal=scrapy_signals.item_scraped)
+
+    def item_scraped(self, item, response, spider):
+        self._item_handled(item)
+
+    def item_dropped(self, item, response, exception, spider):
+        # dropped before farm's pipeline saw it (an earlier pipeline's DropItem): it holds
+        # its page back no longer; farm's own drops and later ones were counted already
+        self._item_handled(item)
+
+    def _item_handled(self, item):
+        page = getattr(item, "_farm_page", None)
+        if page is not None and not getattr(item, "_farm_handled", False):
+            self.posting_handled(*page, item=item)
+
+    def posting_handled(self, lease: Lease, page: int, item=None):
+        """A posting of this page is stored, or dropped (it does not hold its page back).
+
+        The pipeline calls this directly: a signal per posting costs the crawl a
+        good part of its speed.
+        """
+        if item is not None:
+            object.__setattr__(item, "_farm_handled", True)  # past Item.__setattr__: once per posting
+        key = (lease.key, page)
+        tally = self.tallies.get(key)
+        if tally is None:
+            if lease.key not in self.runs:
+                return
+            tally = self.tallies[key] = _PageTally()
+        tally.handled += 1
+        if tally.expected is not None and tally.handled >= tally.expected:
+            self._check(lease, page, tally)
+
+    def item_error(self, item, response, spider, failure):
+        lease = response.meta.get("farm_lease") if response is not None else None
+        if lease is None:
+            return
+        if getattr(item, "_farm_handled", False):
+            return  # stored already: a later pipeline's error is not the keyword's
+        reason = f"a posting could not be stored: {failure.getErrorMessage()} (from {response.url})"
+        self.registry.end(lease, Outcome("failed", reason, response.meta["farm_page"]))
+
+    def spider_error(self, failure, response, spider):
+        # a bug in a callback: the page would never be recorded
+        lease = response.meta.get("farm_lease") if response is not None else None
+        if lease is not None:
+            reason = f"{failure.type.__name__} in {spider.name}: {failure.getErrorMessage()} at {response.url}"
+            self.registry.end(lease, Outcome("failed", reason, response.meta["farm_page"]))
+
+    def page_parsed(self, lease, page, postings, spider):
+        if lease.key not in self.runs:
+            self.registry.settle_orphan(lease.key, page)  # its keyword ended meanwhile; its postings are stored
+            return
+        tally = self.tallies.setdefault((lease.key, page), _PageTally())
+        tally.expected = postings
+        self._check(lease, page, tally)
+
+    def _check(self, lease, page, tally):
+        if tally.expected is None or tally.handled < tally.expected:
+            return
+        del self.tallies[(lease.key, page)]
+        run = self.runs.get(lease.key)
+        if run is None:
+            return
+        run.handed_over(page)
+        written = self.runtime.outbox.page_done(lease, page, tally.expected, run.total_pages)
+        written.addCallbacks(self._page_written, self._not_written, callbackArgs=(run, page), errbackArgs=(run, page))
+        self.registry.send_due(run)
+
+    def _not_written(self, failure, run, page):
+        # the crawl is closing on the database error (the outbox saw to that);
+        # the page is fetched again next time
+        self.stats.inc_value("farm/progress/not_written")
+        self.registry.settle(run, page, recorded=False)
+
+    def _page_written(self, result, run: KeywordRun, page):
+        self.registry.settle(run, page, recorded=result.applied)
+        if run.over:
+            return
+        if not result.applied:
+            self.stats.inc_value("farm/progress/fenced")
+            self.registry.end(run.lease, Outcome("lost", written=True))
+            return
+        self.stats.inc_value("farm/progress/pages")
+        if not result.counted:
+            self.stats.inc_value("farm/progress/pages_repeated")
+        if result.completed:
+            self.stats.inc_value("farm/keyword/completed")
+            lease = run.lease
+            logger.info("farm: completed %s/%s (#%s, %s pages)", lease.city, lease.job, lease.id, result.total_pages)
+            self.registry.end(lease, Outcome("completed", written=True))
+            return
+        self._nothing_queued(run, result.last_completed_page)
+
+    def _nothing_queued(self, run: KeywordRun, watermark: int):
+        """A keyword still live with no page on its way is never left crawling.
+
+        Shared through Redis, other workers may hold its pages: the shared queue's
+        count of its open requests decides instead (farm.shared.work.check_stall)."""
+        if not run.live or run.pending or run.shared:
+            return
+        missing = run.missing(watermark)
+        if missing:
+            self.stats.inc_value("farm/keyword/pages_requested_again", len(missing))
+            logger.warning(
+                "farm: %s/%s (#%s) had nothing queued; requesting pages %s",
+                run.lease.city,
+                run.lease.job,
+                run.lease.id,
+                missing,
+            )
+            self.registry.ask_again(run, missing)
+        else:
+            self.stats.inc_value("farm/keyword/exhausted")
+            self.registry.end(run.lease, Outcome("completed", "no page left to fetch"))
+
+    def forget(self, lease_key, page: int | None = None) -> None:
+        """Drop the tally of a page given up (every page of the keyword, ``page`` None: it ended)."""
+        if page is not None:
+            self.tallies.pop((lease_key, page), None)
+            return
+        for key in [key for key in self.tallies if key[0] == lease_key]:
+            del self.tallies[key]
+
+
+def _farm_pipeline_in(settings) -> bool:
+    """Whether ITEM_PIPELINES has farm's postings pipeline, which reports each posting itself."""
+    from farm.pipelines.sql import SqlPostingsPipeline
+
+    pipelines = build_component_list(settings.getwithbase("ITEM_PIPELINES"))
+    return any(issubclass(load_object(path), SqlPostingsPipeline) for path in pipelines)

@@ -1,0 +1,365 @@
+"""The keywords this crawl holds: the one place a keyword's run is added, changed and ended.
+
+Every ``KeywordRun`` (farm.crawl.keywordrun) enters here (``add``, ``hold``,
+``take_back``) and leaves here. Ending has one verb, ``end(lease, outcome)``,
+and one signal, ``farm.signals.keyword_ended``, sent once per keyword when its
+end is settled; the ``Outcome`` says how it ended:
+
+- an end decided by the crawl (failed, blocked, released, completed with nothing
+  left to fetch) is decided once (the first wins) and goes to the outbox only
+  when no page the keyword took from the queue is still on its way there, so it
+  is committed after their progress;
+- an end the keyword table holds already (``written``: its last page's write
+  completed it, or the store fenced the lease) or that another worker wrote and
+  shared (``elsewhere``) is settled at once.
+
+A settled keyword leaves the page window, the checkpoint and the runs; shared
+through Redis, its queued requests are dropped and its owner told. A keyword
+given up for a block or an outage is not claimed again by this crawl
+(``not_again``). Take-back from a JOBDIR checkpoint and the release of what is
+held when the crawl closes are here too. Readers get ``runs``, a read-only view.
+"""
+
+import logging
+from types import MappingProxyType
+
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import DeferredList
+
+from farm import signals
+from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.state.lease import Lease
+
+logger = logging.getLogger(__name__)
+
+# The outcome a written end reports, by the status the store wrote.
+_WRITTEN = {"completed": "completed", "failed": "failed"}
+# Times a keyword's pages may be found lost inside the crawl (see collect_orphans) before it fails.
+ORPHAN_ROUNDS = 3
+
+
+class KeywordRegistry:
+    """Built with the crawl's parts (farm.runtime), whose window, outbox, checkpoint, shared work
+    and store it tells of each keyword's pages and end."""
+
+    def __init__(self, crawler, parts):
+        self.crawler = crawler
+        self.parts = parts
+        self.stats = crawler.stats
+        self._runs: dict[tuple[int, int], KeywordRun] = {}
+        self.runs = MappingProxyType(self._runs)  # by lease key; read-only
+        self._not_again: set[int] = set()
+
+    @property
+    def not_again(self) -> frozenset[int]:
+        """Keywords given up for a block or an outage: no later claim of this crawl takes them."""
+        return frozenset(self._not_again)
+
+    # --- in -------------------------------------------------------------------------------
+
+    def add(self, lease: Lease, *, shared: bool = False, owned: bool = True) -> KeywordRun:
+        """The keyword's run, made now if the crawl had none; ``owned`` makes it this worker's."""
+        run = self._runs.get(lease.key)
+        if run is None:
+            run = self._runs[lease.key] = KeywordRun(lease, shared=shared, owned=owned)
+        elif owned:
+            run.owned = True
+        return run
+
+    def hold(self, leases: list[Lease]) -> list[Lease]:
+        """A claim's leases become this crawl's runs; those it did not hold already are returned."""
+        parts = self.parts
+        if parts.shared is not None:
+            parts.shared.hold(leases, claimed=True)  # before their first requests are queued
+        new = [lease for lease in leases if lease.key not in self._runs]
+        for lease in leases:
+            self.add(lease, shared=parts.shared is not None)
+        if parts.checkpoint is not None:
+            for lease in new:
+                parts.checkpoint.hold(lease.key)
+        return new
+
+    def take_back(self):
+        """With JOBDIR, the keywords the checkpoint held, taken back at once: a Deferred of their
+        first requests; None when there is nothing to take back."""
+        parts = self.parts
+        checkpoint = parts.checkpoint
+        if checkpoint is None or checkpoint.saved is None:
+            return None
+        saved, shared = checkpoint.saved, parts.shared
+        # shared: not those another worker adopted meanwhile (the scheduler looked when it opened)
+        others = shared.others if shared is not None else ()
+        spider = self.crawler.spider
+        d = parts.run(parts.store.take_back, spider.name, parts.crawler_id, saved.leases, others)
+        d.addCallback(self._taken_back, saved)
+        return d
+
+    def _taken_back(self, leases, saved):
+        """Ours again under new tokens: their pages asked for again (those the checkpoint had
+        pending, and those the keyword table says are missing; pages it records done are not)."""
+        checkpoint, shared, spider = self.parts.checkpoint, self.parts.shared, self.crawler.spider
+        checkpoint.saved = None
+        for old in saved.leases:  # the old tokens are gone; what was not taken back is dropped
+            checkpoint.release(old)
+        self.stats.inc_value("farm/checkpoint/taken_back", len(leases))
+        dropped = len({kid for kid, _ in saved.leases} - {lease.id for lease in leases})
+        if dropped:
+            self.stats.inc_value("farm/checkpoint/dropped_leases", dropped)
+        logger.info(
+            "farm: resuming from JOBDIR: took back %d keyword(s) at once (%d held by others or ended "
+            "meanwhile, dropped)",
+            len(leases),
+            dropped,
+        )
+        requests = []
+        for lease in leases:
+            checkpoint.hold(lease.key)
+            run = self.add(lease, shared=shared is not None)
+            requests += spider.lease_requests(lease)
+            pending = set().union(*(pages for (kid, _), pages in saved.pages.items() if kid == lease.id))
+            if run.live and shared is None:
+                requests += [spider.page_request(lease, page) for page in run.ask(sorted(pending))]
+        if shared is not None:
+            shared.hold(leases, claimed=True)  # the old tokens ended when the shared work was joined
+        return requests
+
+    # --- pages ----------------------------------------------------------------------------
+
+    def settle(self, run: KeywordRun, page: int, recorded: bool) -> None:
+        """The page is recorded, or given up: it leaves the window (and, shared, the worker's hands)."""
+        parts = self.parts
+        parts.window.leave(run.key, page)
+        run.settled(page, recorded)
+        if parts.checkpoint is not None:
+            parts.checkpoint.settled(run.key, page)
+        if parts.shared is not None:
+            parts.shared.settled(run.key, page)
+            if not run.owned and run.idle and self._runs.get(run.key) is run:
+                del self._runs[run.key]  # another worker's keyword: nothing of it left here
+
+    def give_up(self, lease: Lease, page: int) -> None:
+        """A page request was dropped before it was fetched (its keyword ended)."""
+        run = self._runs.get(lease.key)
+        if run is None:
+            self.settle_orphan(lease.key, page)
+            return
+        self.parts.progress.forget(run.key, page)
+        self.settle(run, page, recorded=False)
+        self._send_when_due(run)
+
+    def settle_orphan(self, lease_key, page: int) -> None:
+        """A page whose keyword this crawl no longer follows is done with: whatever it held goes
+        (its place in the window; shared, the worker's hold on it, which else would keep every
+        worker waiting for it)."""
+        parts = self.parts
+        parts.progress.forget(lease_key, page)
+        parts.window.leave(lease_key, page)
+        if parts.checkpoint is not None:
+            parts.checkpoint.settled(lease_key, page)
+        if parts.shared is not None:
+            parts.shared.settled(lease_key, page)
+
+    def ask_again(self, run: KeywordRun, pages) -> None:
+        """Ask again for pages that were asked for once and lost on the way."""
+        spider, engine = self.crawler.spider, self.crawler.engine
+        for page in pages:
+            run.requested.add(page)
+            if not run.shared:
+                run.pending.add(page)
+            request = spider.page_request(run.lease, page)
+            request.meta["farm_again"] = True  # shared: past the day's fingerprints, which have seen it
+            engine.crawl(request)
+
+    def collect_orphans(self) -> None:
+        """Nothing is queued, downloading or being parsed: every page a keyword still waits
+        for must be with the state writer. Any other was lost on the way (an earlier
+        pipeline that replaced an item, a request dropped elsewhere): ask for it again,
+        a bounded number of times, so that a keyword never waits for ever."""
+        shared = self.parts.shared
+        if shared is not None:
+            # taken from the shared queue for a keyword no longer followed here: let it go
+            for lease_key, page in [key for key in shared.taken if key[0] not in self._runs]:
+                self.stats.inc_value("farm/keyword/orphan_pages")
+                self.settle_orphan(lease_key, page)
+        for run in list(self._runs.values()):
+            orphans = sorted(run.pending - run.writing)
+            if not orphans or run.over:
+                continue
+            self.stats.inc_value("farm/keyword/orphan_pages", len(orphans))
+            for page in orphans:
+                self.give_up(run.lease, page)
+            if not run.live:
+                continue
+            run.orphan_rounds += 1
+            lease = run.lease
+            if run.orphan_rounds > ORPHAN_ROUNDS:
+                lost = f"pages {orphans} were lost inside the crawl {ORPHAN_ROUNDS} times"
+                self.end(lease, Outcome("failed", f"{lost} (does a pipeline before farm's replace items?)"))
+            else:
+                logger.warning(
+                    "farm: pages %s of %s/%s (#%s) were lost inside the crawl; asking again",
+                    orphans,
+                    lease.city,
+                    lease.job,
+                    lease.id,
+                )
+                self.ask_again(run, orphans)
+
+    # --- the end --------------------------------------------------------------------------
+
+    def end(self, lease: Lease, outcome: Outcome) -> None:
+        """End the keyword (see the module docstring); ``outcome.page`` is given up with it."""
+        if outcome.kind in ("blocked", "released"):
+            # noted when decided, before its release is written: no later claim of this crawl takes it
+            self._not_again.add(lease.id)
+        run = self._runs.get(lease.key)
+        if run is None:
+            if outcome.page is not None:
+                self.settle_orphan(lease.key, outcome.page)
+            elif outcome.kind == "completed" and not outcome.written:
+                self._complete_unheld(lease)
+            return
+        if outcome.page is not None:
+            self.give_up(lease, outcome.page)
+        if outcome.written or outcome.elsewhere:
+            if outcome.elsewhere:
+                self.stats.inc_value("farm/shared/ended_elsewhere")
+            self._settle_end(run, outcome)
+            return
+        if not run.live:
+            return  # the first end decided wins
+        run.outcome = outcome
+        if outcome.kind != "completed":
+            logger.warning("farm: %s %s/%s (#%s): %s", outcome.kind, lease.city, lease.job, lease.id, outcome.reason)
+        self._send_when_due(run)
+
+    def send_due(self, run: KeywordRun) -> None:
+        """A page of the keyword was handed over: its end, if decided, may be due now."""
+        self._send_when_due(run)
+
+    def _send_when_due(self, run: KeywordRun) -> None:
+        if not run.end_due:
+            return
+        run.outcome_sent = True
+        outcome = run.outcome
+        written = self.parts.outbox.end(run.lease, outcome.kind, outcome.reason)
+        written.addCallbacks(self._end_written, self._end_not_written, callbackArgs=(run,), errbackArgs=(run,))
+
+    def _end_written(self, status, run: KeywordRun):
+        if run.over:
+            return  # its last page completed it meanwhile
+        kind = run.outcome.kind
+        if status is None:
+            self.stats.inc_value("farm/progress/fenced")
+            settled = "lost"
+        else:
+            settled = _WRITTEN.get(status) or ("blocked" if kind == "blocked" else "released")
+            if kind == "blocked" and status == "failed":
+                self.stats.inc_value("farm/keyword/blocked_all_day")
+                logger.warning(
+                    "farm: %s/%s (#%s) was blocked %s times today: failed for the day",
+                    run.lease.city,
+                    run.lease.job,
+                    run.lease.id,
+                    self.parts.store.max_blocked_claims,
+                )
+            self.stats.inc_value(f"farm/keyword/{settled}")
+        self._settle_end(run, Outcome(settled, run.outcome.reason, written=True))
+
+    def _end_not_written(self, failure, run: KeywordRun):
+        # the crawl closes on the database error; release() writes what is left
+        self.stats.inc_value("farm/progress/not_written")
+        run.outcome_sent = False
+
+    def _settle_end(self, run: KeywordRun, outcome: Outcome) -> None:
+        if run.over:
+            return
+        run.over = True
+        parts = self.parts
+        parts.progress.forget(run.key)
+        if parts.shared is not None and not outcome.elsewhere:
+            parts.shared.ended(run.lease, outcome.kind)  # its queued requests dropped, its owner told
+        parts.window.leave_lease(run.key)
+        if parts.checkpoint is not None:
+            parts.checkpoint.release(run.key)
+        if self._runs.get(run.key) is run:
+            del self._runs[run.key]
+        self.crawler.signals.send_catch_log(
+            signals.keyword_ended, lease=run.lease, outcome=outcome, spider=self.crawler.spider
+        )
+
+    def _complete_unheld(self, lease: Lease) -> None:
+        """Shared: nothing is open for a keyword this worker does not hold, and nothing is missing."""
+        shared = self.parts.shared
+        written = self.parts.outbox.end(lease, "completed", None)
+        written.addCallback(lambda status: status and shared.ended(lease, "completed"))
+        written.addErrback(lambda failure: self.stats.inc_value("farm/progress/not_written"))
+
+    # --- the crawl closes -----------------------------------------------------------------
+
+    async def release(self, reason: str) -> None:
+        """Write the end of every keyword still held: the end decided, else ``released`` (partial),
+        so the next claimer resumes at the next unfinished page. Call it once the progress of every
+        page fetched is written."""
+        # this worker's keywords, and the ends it decided for others' (their pages go back to the queue)
+        runs = [run for run in self._runs.values() if not run.over and (run.owned or run.outcome)]
+        if not runs:
+            self._runs.clear()
+            return
+        logger.info("farm: releasing %d keyword(s) as partial (crawl closed: %s)", len(runs), reason)
+        self.stats.inc_value("farm/lease/released", len(runs))
+        why = f"crawl closed before the keyword was done ({reason})"
+        parts = self.parts
+        ends = []
+        for run in runs:
+            kind, message = ("released", why)
+            if run.outcome is not None and not run.outcome_sent:
+                kind, message = run.outcome.kind, run.outcome.reason
+            if parts.outbox.lost is None:
+                ends.append(parts.outbox.end(run.lease, kind, message))
+            else:  # the state writer is gone: the database thread may still reach the database
+                ends.append(parts.run(parts.store.end, run.lease, kind, message))
+        results = await maybe_deferred_to_future(DeferredList(ends, consumeErrors=True))
+        for run, (ok, status) in zip(runs, results):
+            run.over = True
+            if parts.shared is not None and ok:
+                parts.shared.ended(run.lease, "released" if status == "partial" else status or "lost")
+        self._runs.clear()
+        lost = [(run.lease, status) for run, (ok, status) in zip(runs, results) if not ok]
+        if lost:
+            self._release_lost([lease for lease, _ in lost], lost[0][1])
+
+    def _release_lost(self, leases, failure):
+        """The database did not take the releases: the keywords stay ``crawling`` under this crawler.
+        Say so, and who takes them back: with Redis, this worker stays listed as taking keywords on,
+        and a worker that finds it silent adopts them from the keyword table."""
+        self.stats.inc_value("farm/lease/release_lost", len(leases))
+        settings = self.crawler.settings
+        lease_timeout = f"FARM_LEASE_TIMEOUT ({settings.getint('FARM_LEASE_TIMEOUT')}s) frees them"
+        if self.parts.shared is not None:
+            self.parts.shared.keep_listed()
+            who = (
+                f"this worker stays listed in Redis: a {self.crawler.spider.name} worker that finds it silent for "
+                f"FARM_WORKER_TIMEOUT ({settings.getfloat('FARM_WORKER_TIMEOUT'):g}s) adopts them once the "
+                f"database answers (one running now, or the next started); "
+                f"failing that, {lease_timeout}"
+            )
+        elif self.parts.checkpoint is not None:
+            who = f"the next crawl on this JOBDIR takes them back at once; failing that, {lease_timeout}"
+        else:
+            who = lease_timeout
+        logger.error(
+            "farm: %d keyword(s) could not be released at close (the database: %s): they stay crawling "
+            "under crawler id %s; %s",
+            len(leases),
+            _first_line(failure),
+            self.parts.crawler_id,
+            who,
+        )
+
+
+def _first_line(failure) -> str:
+    """What a failed database call said, in one line."""
+    error = getattr(failure, "value", failure)
+    error = getattr(error, "orig", None) or error
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
