@@ -26,7 +26,7 @@ from twisted.internet.defer import DeferredList
 from farm import signals
 from farm.crawl.backends.redis.link import RedisUnreachable
 from farm.crawl.claim_policy import Seen, decide
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import CrawlParts, engine_slot
 from farm.spiders.base import LeaseLost
 from farm.state.claims import Outlook
 from farm.state.clock import utcnow
@@ -127,7 +127,7 @@ class KeywordLeaseMiddleware:
 
     def _engine_closing(self) -> bool:
         """The crawl is closing (a pause, an error): what is in flight finishes, nothing new is claimed."""
-        slot = getattr(self.crawler.engine, "_slot", None)  # no public way in Scrapy
+        slot = engine_slot(self.crawler)
         return slot is not None and slot.closing is not None
 
     def _claimed(self, result):

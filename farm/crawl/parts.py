@@ -238,11 +238,7 @@ class CrawlParts:
 
     def wake(self) -> None:
         """Have the engine ask the scheduler again now (it would at its next 5 s heartbeat)."""
-        try:
-            engine = self.crawler.engine
-        except RuntimeError:  # the crawl has not started: nothing to wake
-            return
-        slot = getattr(engine, "_slot", None)  # Scrapy has no public way; the heartbeat is the fallback
+        slot = engine_slot(self.crawler)  # none: nothing to wake; the heartbeat is the fallback
         if slot is not None:
             slot.nextcall.schedule()
 
@@ -387,3 +383,16 @@ def _redis_backend(crawler, parts: CrawlParts, redis_url: str, rate, block_delay
         return SharedProxyPool.for_crawl(crawler, proxies, seconds, backend.work)
 
     return backend, pace, make_pool
+
+
+def engine_slot(crawler):
+    """The engine's slot while a spider is open, else None.
+
+    Scrapy has no public way to have the engine ask the scheduler again now (``slot.nextcall``)
+    nor to tell that it is closing (``slot.closing``): this is the one place farm reads a private
+    attribute of Scrapy's."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # the crawl has not started
+        return None
+    return getattr(engine, "_slot", None)
