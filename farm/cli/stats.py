@@ -6,7 +6,7 @@ from datetime import date, datetime
 import click
 from sqlalchemy.exc import DBAPIError
 
-from farm.cli import repeat
+import farm.cli.repeat as repeat
 from farm.cli.context import Farm, SourceChoice, database_command, date_option, reason
 from farm.cli.tables import render_table
 from farm.state import tallies

@@ -12,8 +12,12 @@ from datetime import date, datetime, timedelta
 
 from sqlalchemy.engine import Engine
 
+import farm.state.claims as claims
+import farm.state.keywords as keywords
+import farm.state.pagewrites as pagewrites
+import farm.state.reads as reads
+import farm.state.upkeep as upkeep
 from farm.config import FarmConfig
-from farm.state import claims, keywords, pagewrites, reads, upkeep
 from farm.state.claims import Outlook
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine, reader

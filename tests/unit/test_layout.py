@@ -1,0 +1,62 @@
+"""farm's modules import one another without a cycle: each module's top-level imports form a graph
+with no loop (a package's ``__init__`` counts as the package)."""
+
+import ast
+from pathlib import Path
+
+import farm
+
+ROOT = Path(farm.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for path in ROOT.rglob("*.py"):
+        parts = ("farm", *path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _imports(modules: dict[str, Path]) -> dict[str, set[str]]:
+    graph = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:  # top level: what runs at import
+            if isinstance(node, ast.Import):
+                graph[name].update(alias.name for alias in node.names if alias.name in modules)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                submodules = {f"{node.module}.{alias.name}" for alias in node.names} & modules.keys()
+                graph[name].update(submodules or ({node.module} & modules.keys()))
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A loop of imports, or None."""
+    done, path = set(), []
+
+    def visit(name):
+        if name in path:
+            return path[path.index(name) :] + [name]
+        if name in done:
+            return None
+        path.append(name)
+        for imported in sorted(graph[name]):
+            if found := visit(imported):
+                return found
+        path.pop()
+        done.add(name)
+        return None
+
+    for name in sorted(graph):
+        if found := visit(name):
+            return found
+    return None
+
+
+def test_no_module_imports_itself_through_others():
+    assert _cycle(_imports(_modules())) is None
+
+
+def test_the_check_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
