@@ -13,19 +13,35 @@ One module per command group; this one builds the group and adds them:
 What they share (the settings, the database, the sources) is farm.cli.context.
 """
 
+import importlib
+
 import click
 
-from farm.api.server import api
 from farm.cli.context import Farm, project_settings
 from farm.cli.demo import demo
 from farm.cli.keywordtable import keywords
 from farm.cli.maintenance import db, doctor, reap
 from farm.cli.reporting import export_command, report_command
 from farm.cli.stats import stats
-from farm.sandbox.cli import sandbox
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _FarmGroup(click.Group):
+    """farm's commands; ``sandbox`` and ``api`` imported when named: aiohttp and the sandbox's
+    data are most of the command's start, which `farm stats` and `farm doctor` need not pay."""
+
+    LAZY = {"sandbox": ("farm.sandbox.cli", "sandbox"), "api": ("farm.api.server", "api")}
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx, name):
+        if name in self.LAZY and name not in self.commands:
+            module, attribute = self.LAZY[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_FarmGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db-url",
     metavar="URL",
@@ -47,7 +63,7 @@ def farm(ctx: click.Context, db_url: str | None):
         ctx.obj.config  # noqa: B018 - every setting checked before the command does anything
 
 
-for command in (db, keywords, stats, reap, doctor, api, sandbox, demo):
+for command in (db, keywords, stats, reap, doctor, demo):
     farm.add_command(command)
 farm.add_command(report_command, "report")
 farm.add_command(export_command, "export")

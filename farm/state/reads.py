@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from farm.state.claims import LEASE_COLUMNS, lease_of
 from farm.state.lease import Lease, parse_pages
-from farm.state.models import SOURCES, Keyword
+from farm.state.models import SOURCES, STATUSES, Keyword
 
 K = Keyword.__table__
 c = K.c
@@ -38,7 +38,8 @@ def stats(store, source: str | None = None, day: date | str | None = None) -> li
     totals_q = select(c.source, func.count()).where(c.source.in_(sources)).group_by(c.source)
     used_q = (
         select(c.source, c.crawl_status, func.count(), func.coalesce(func.sum(c.jobs_found), 0))
-        .where(c.source.in_(sources), c.last_requested_date == day)
+        # every status named: the day's rows are found through ix_keyword_status, not scanned for
+        .where(c.source.in_(sources), c.crawl_status.in_(STATUSES), c.last_requested_date == day)
         .group_by(c.source, c.crawl_status)
     )
     with store.reader.connect() as conn:

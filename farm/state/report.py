@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.engine import Engine
 
-from farm.state.models import Keyword
+from farm.state.models import STATUSES, Keyword
 
 K = Keyword.__table__
 c = K.c
@@ -68,7 +68,8 @@ def progress(
     sources = [row["source"] for row in stats]
     since = now - timedelta(minutes=window_minutes)
     ended = c.crawl_status.in_(("completed", "failed"))
-    of_day = and_(c.source.in_(sources), c.last_requested_date == day)
+    # every status named: the day's rows are found through ix_keyword_status, not scanned for
+    of_day = and_(c.source.in_(sources), c.crawl_status.in_(STATUSES), c.last_requested_date == day)
     done = or_(c.crawl_status == "completed", limits.exhausted())
     day_q = (
         select(
@@ -175,19 +176,21 @@ def failing_keywords(engine: Engine, today: date, limits: Limits) -> Failing:
     exhausted = and_(c.last_requested_date == today, limits.exhausted())
     earlier = and_(c.crawl_status == "failed", c.last_requested_date < today)
     blocked = and_(exhausted, c.blocked_claims >= limits.max_blocked_claims)
+    # both kinds are failed rows: read through an index on the status, not the whole table
+    failed = c.crawl_status == "failed"
     with engine.connect() as conn:
         counts = conn.execute(
             select(
                 func.coalesce(func.sum(case((exhausted, 1), else_=0)), 0),
                 func.coalesce(func.sum(case((blocked, 1), else_=0)), 0),
                 func.coalesce(func.sum(case((earlier, 1), else_=0)), 0),
-            )
+            ).where(failed)
         ).one()
         examples = conn.execute(
             select(
                 c.id, c.source, c.city, c.job, c.last_requested_date, c.retry_count, c.blocked_claims, c.error_message
             )
-            .where(or_(exhausted, earlier))
+            .where(failed, or_(exhausted, earlier))
             .order_by(c.last_requested_date.desc(), c.id)
             .limit(ERROR_EXAMPLES)
         ).mappings()
