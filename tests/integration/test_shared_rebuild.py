@@ -1,5 +1,5 @@
-"""Redis lost everything (FLUSHALL, on a redis-server of the test's own): a worker's rebuild of the shared
-queue from the keyword table is work in progress, which its crawl finishes before it closes."""
+"""Redis lost everything (FLUSHALL, on a redis-server of the test's own): the shared queue is rebuilt from
+the keyword table, whichever worker joined meanwhile, and a crawl finishes its rebuild before it closes."""
 
 import threading
 
@@ -8,6 +8,7 @@ import pytest_twisted
 import redis
 from twisted.internet import reactor
 
+from farm.crawl.backends.redis.queue import SharedQueue
 from farm.crawl.parts import CrawlParts
 from farm.crawl.scheduler import FarmScheduler
 from tests.e2e.test_shared import private_redis  # noqa: F401 (a fixture)
@@ -31,10 +32,9 @@ def flushed_worker(sqlite_url, private_redis):  # noqa: F811 (the fixture import
     runtime.close()
 
 
-async def lose_everything(crawler, runtime, client):
-    """FLUSHALL, and the worker's heartbeat seeing it."""
-    work = runtime.shared
-    client.flushall()
+async def flush_seen(crawler):
+    """The worker's heartbeat seeing that Redis lost everything."""
+    work = CrawlParts.of(crawler).shared
     await until(lambda: work._heartbeat() or crawler.stats.get_value("farm/shared/epoch_lost"), WAIT, "the flush seen")
 
 
@@ -50,7 +50,8 @@ async def test_a_worker_rebuilding_the_queue_neither_finishes_nor_closes_before_
     release = threading.Event()
     database = runtime.run(release.wait, WAIT)  # the database thread busy: the rebuild waits behind it
     try:
-        await lose_everything(crawler, runtime, client)
+        client.flushall()
+        await flush_seen(crawler)
         await until(lambda: client.get(work.queue.k("rebuild")), WAIT, "the rebuild lock")
         assert not work.busy  # Redis is empty,
         assert not scheduler.backend.is_finished()  # but the work left is in the keyword table
@@ -78,3 +79,22 @@ async def test_a_closing_worker_leaves_the_rebuild_to_the_others(flushed_worker)
     await work._beating.addTimeout(WAIT, reactor)
     await work.link.run(lambda: None).addTimeout(WAIT, reactor)  # a lock taken would be by now
     assert not client.get(work.queue.k("rebuild")) and not work.adopting
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_epoch_made_by_a_worker_joining_after_the_flush_does_not_pass_for_a_rebuild(flushed_worker):
+    # a worker that joined after Redis lost everything (its join held up by the same outage) made an
+    # epoch: the worker that held work under the old one took it for a rebuild, and nothing was queued
+    # again (the pages it held came back only once a look at their keyword found nothing open)
+    crawler, runtime, _, client = flushed_worker
+    work = runtime.shared
+    await work.start().addTimeout(WAIT, reactor)
+    before = work.epoch
+    client.flushall()
+    joined = SharedQueue(client, crawler.spider, work.queue.key, "joiner", work.queue.dupefilter).start_epoch()
+    await flush_seen(crawler)
+    await until(lambda: not work.adopting, WAIT, "the rebuild")
+    epoch = client.get(work.queue.k("epoch")).decode()
+    assert epoch not in (before, joined) and epoch == work.epoch  # rebuilt, under an epoch of its own
+    assert crawler.stats.get_value("farm/shared/rebuilt_keywords") == 0  # none held in the keyword table
+    assert not client.get(work.queue.k("rebuild"))

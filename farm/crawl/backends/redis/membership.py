@@ -33,6 +33,7 @@ from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
 from farm.crawl.backends.redis.link import RedisUnreachable
+from farm.crawl.backends.redis.queue import FRESH_EPOCH
 from farm.crawl.keywordrun import Outcome
 
 logger = logging.getLogger(__name__)
@@ -404,7 +405,9 @@ class SharedWork:
         self._track(d)
 
     def _take_rebuild_lock(self, epoch):
-        if epoch:  # another worker rebuilt it already: its epoch is the one now
+        # another worker rebuilt it already: its epoch is the one now. A fresh epoch is one a worker
+        # that joined after Redis lost everything made: nothing was rebuilt
+        if epoch and not epoch.startswith(FRESH_EPOCH):
             return None
         lock, server, me = self.queue.k("rebuild"), self.queue.server, self.queue.worker
         # taken again after a lost reply, the lock is this worker's own
@@ -421,8 +424,11 @@ class SharedWork:
 
     def _rebuilt_elsewhere(self, epoch):
         self._rebuilding = False
-        if epoch:  # else: the rebuilder is at work; the next heartbeat looks again
-            self.epoch = epoch.decode()
+        epoch = epoch.decode() if epoch else ""
+        if epoch and not epoch.startswith(
+            FRESH_EPOCH
+        ):  # else: the rebuilder is at work; the next heartbeat looks again
+            self.epoch = epoch
             self.hold([run.lease for run in self.runs.values() if run.owned and not run.over])
 
     def _requeue_held(self, held):
