@@ -5,9 +5,9 @@ from pathlib import Path
 import click
 
 from farm.cli.context import Farm, database_command
+from farm.cli.keywordfile import read_keywords
 from farm.cli.reporting import report_command
 from farm.cli.stats import stats
-from farm.keywordfile import read_keywords
 from farm.state.migrate import upgrade
 
 

@@ -3,9 +3,9 @@
 import click
 
 from farm.cli.context import Farm, SourceChoice, database_command
+from farm.cli.keywordfile import KeywordFileError, read_keywords
 from farm.cli.tables import clip, or_dash, render_table
 from farm.display import escape
-from farm.keywordfile import KeywordFileError, read_keywords
 from farm.state.models import STATUSES
 from farm.state.validation import KeywordError, validate_keyword
 

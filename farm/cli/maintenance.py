@@ -58,7 +58,7 @@ def doctor(farm_ctx: Farm, timeout: float):
 
     Exits 1 when a check fails, else 0 (warnings included).
     """
-    from farm.doctor import FAIL, WARN, run_checks
+    from farm.cli.doctor import FAIL, WARN, run_checks
 
     counts = {FAIL: 0, WARN: 0}
     for check in run_checks(farm_ctx.settings, farm_ctx.db_url, farm_ctx.url_origin, timeout):

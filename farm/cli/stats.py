@@ -6,10 +6,10 @@ from datetime import date, datetime
 import click
 from sqlalchemy.exc import DBAPIError
 
-from farm import repeat
+from farm.cli import repeat
 from farm.cli.context import Farm, SourceChoice, database_command, date_option, reason
 from farm.cli.tables import render_table
-from farm.state import report
+from farm.state import tallies
 from farm.state.clock import today
 from farm.state.models import SOURCES
 from farm.state.store import KeywordStore
@@ -43,7 +43,7 @@ RATE_COLUMNS = ["done", "left", "keywords/min", "pages/min"]
 @click.option(
     "--window",
     type=FiniteRange(0.1, MAX_WINDOW),
-    default=report.DEFAULT_WINDOW_MINUTES,
+    default=tallies.DEFAULT_WINDOW_MINUTES,
     show_default=True,
     metavar="MINUTES",
     help="The recent rate counts the keywords that ended in the last MINUTES.",
@@ -89,7 +89,7 @@ def stats(
     "crawl_status", "jobs_found"}.
     """
     store = farm_ctx.store(read_only=True)
-    limits = report.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
+    limits = tallies.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
     # without --source: farm's three sites, then the project's own (farm.sites)
     own_sites = [] if source else [name for name in farm_ctx.sources() if name not in SOURCES]
 
@@ -98,7 +98,7 @@ def stats(
         shown = day or today(now, store.tz)
         rows = store.stats(source=source, day=shown)
         rows += [row for name in own_sites for row in store.stats(source=name, day=shown)]
-        return now, report.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
+        return now, tallies.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
 
     if watch:
         if as_json:
@@ -144,7 +144,7 @@ def _stats_text(
 ) -> str:
     shown = rows[0]["date"] if rows else today(now, store.tz).isoformat()
     lines = [f"keywords on {shown} ({farm_ctx.settings.get('FARM_TIMEZONE')})"]
-    all_rows = rows + ([report.total(rows, now, store.tz)] if len(rows) > 1 else [])
+    all_rows = rows + ([tallies.total(rows, now, store.tz)] if len(rows) > 1 else [])
     body = [[r["source"], *_stat_values(r)] for r in all_rows]
     lines.append(render_table(["source", *STAT_COLUMNS], body, right=set(STAT_COLUMNS)))
     lines.append("")
@@ -152,7 +152,7 @@ def _stats_text(
     columns = RATE_COLUMNS + (["pages/min now"] if before is not None else []) + ["ETA"]
     earlier = {r["source"]: r for r in before[1]} if before is not None else {}
     if before is not None and all_rows and len(all_rows) > len(rows):
-        earlier["all"] = report.total(before[1], before[0], store.tz)
+        earlier["all"] = tallies.total(before[1], before[0], store.tz)
     body = []
     for r in all_rows:
         recent = r["recent"]

@@ -26,7 +26,7 @@ from twisted.internet.defer import DeferredList
 from farm import signals
 from farm.crawl.backends.redis.link import RedisUnreachable
 from farm.crawl.claim_policy import Seen, decide
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import CrawlParts, engine_slot
 from farm.spiders.base import LeaseLost
 from farm.state.claims import Outlook
 from farm.state.clock import utcnow
@@ -94,8 +94,7 @@ class KeywordLeaseMiddleware:
         if not self._none_left:
             self._refill()
             raise DontCloseSpider
-        shared = self.runtime.shared
-        if shared is not None and (shared.busy or shared.adopting):
+        if not self.runtime.backend.is_finished():
             # other workers still hold requests of this site, or take keywords on: should one of them
             # stop, this worker takes its requests and keywords over. Look again now: done, it closes
             # at once.
@@ -119,20 +118,16 @@ class KeywordLeaseMiddleware:
                 self._later.cancel()
             self._later = None
         spider = self.crawler.spider
-        shared = self.runtime.shared
         # what this crawl holds, as it stands now: one claim at a time, each registered before the next
         args = (spider.name, decision.count, self.registry.not_again, frozenset(self.runs))
-        if shared is None:
-            self._claim = self.runtime.claim(*args)
-        else:  # Redis first says this worker is taking keywords on: should it stop, a survivor looks
-            self._claim = shared.claiming()
-            self._claim.addCallback(lambda _: self.runtime.claim(*args))
+        self._claim = self.runtime.backend.claiming()
+        self._claim.addCallback(lambda _: self.runtime.claim(*args))
         self._claim.addCallback(self._claimed)
         self._claim.addErrback(self._claim_failed)
 
     def _engine_closing(self) -> bool:
         """The crawl is closing (a pause, an error): what is in flight finishes, nothing new is claimed."""
-        slot = getattr(self.crawler.engine, "_slot", None)  # no public way in Scrapy
+        slot = engine_slot(self.crawler)
         return slot is not None and slot.closing is not None
 
     def _claimed(self, result):
@@ -191,19 +186,14 @@ class KeywordLeaseMiddleware:
             # Scrapy's next idle check (up to 5 s away)
             self._crawl_done()
         elif decision.action == "ask_others":  # shared: once no other worker holds work
-            shared = self.runtime.shared
-            d = shared.link.run(shared.queue.busy)
-            d.addCallback(self._others_busy)
-            d.addErrback(shared._failed, "looking at the shared queue")
+            self.runtime.backend.look_at_others(self._others_busy)
 
     def _others(self) -> bool | None:
-        """Shared: None, to be looked up in Redis; a crawl of its own: no one else."""
-        return None if self.runtime.shared is not None else False
+        """Whether other processes hold work; None: to be looked up (``ask_others``)."""
+        return self.runtime.backend.others_busy()
 
     def _others_busy(self, busy):
-        shared = self.runtime.shared
-        shared.busy = busy
-        seen = self._seen(self._closing, outlook=Outlook(0, None), others_busy=busy or shared.adopting)
+        seen = self._seen(self._closing, outlook=Outlook(0, None), others_busy=busy)
         if self._none_left and decide(seen).action == "finish":
             self._crawl_done()
 
@@ -228,8 +218,8 @@ class KeywordLeaseMiddleware:
         self._later = None
         if self._claim is not None:
             await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
-        if self.runtime.shared is not None:  # keywords being adopted become runs first, released below
-            await maybe_deferred_to_future(self.runtime.shared.closing())
+        # keywords being taken on (adopted, with Redis) become runs first, released below
+        await maybe_deferred_to_future(self.runtime.backend.closing())
         # the progress of every page fetched goes before the releases
         await maybe_deferred_to_future(self.runtime.outbox.drain())
         await self.registry.release(reason)

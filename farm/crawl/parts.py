@@ -21,9 +21,8 @@ A page's path through a crawl, and who does each step:
 
 Database work runs off the reactor in two places: the outbox's state writer
 process (the hot writes and the claims, on another core) and the DB thread
-(heartbeats, reaps, a checkpoint's take-back; first in, first out). With
-FARM_REDIS_URL, ``shared`` is this worker's part in the work shared through
-Redis (farm.crawl.backends.redis.membership).
+(heartbeats, reaps, a checkpoint's take-back; first in, first out). The mode
+is the ``backend`` (farm.crawl.backends): with FARM_REDIS_URL, the Redis one.
 
 Components take the runtime with ``CrawlParts.of(crawler)`` and keep the parts
 they use; nothing is written into it after it is built. The threads start with
@@ -124,8 +123,6 @@ class CrawlParts:
             jobdir_is_farms = checkpoint is not None or refused is not None
             self.backend = LocalBackend.from_crawler(crawler, checkpoint, jobdir_is_farms)
             self.pace, make_pool = SitePace(rate, *block_delays), None
-        # FARM_REDIS_URL: this worker's part in the shared work (farm.crawl.backends.redis.membership), else None
-        self.shared = getattr(self.backend, "work", None)
         # FARM_PROXIES: the pool page requests take their proxy from (farm.crawl.proxies), else None
         self.proxies = proxy_pool_from(crawler, make_pool)
         self._wake_call = None
@@ -241,11 +238,7 @@ class CrawlParts:
 
     def wake(self) -> None:
         """Have the engine ask the scheduler again now (it would at its next 5 s heartbeat)."""
-        try:
-            engine = self.crawler.engine
-        except RuntimeError:  # the crawl has not started: nothing to wake
-            return
-        slot = getattr(engine, "_slot", None)  # Scrapy has no public way; the heartbeat is the fallback
+        slot = engine_slot(self.crawler)  # none: nothing to wake; the heartbeat is the fallback
         if slot is not None:
             slot.nextcall.schedule()
 
@@ -390,3 +383,16 @@ def _redis_backend(crawler, parts: CrawlParts, redis_url: str, rate, block_delay
         return SharedProxyPool.for_crawl(crawler, proxies, seconds, backend.work)
 
     return backend, pace, make_pool
+
+
+def engine_slot(crawler):
+    """The engine's slot while a spider is open, else None.
+
+    Scrapy has no public way to have the engine ask the scheduler again now (``slot.nextcall``)
+    nor to tell that it is closing (``slot.closing``): this is the one place farm reads a private
+    attribute of Scrapy's."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # the crawl has not started
+        return None
+    return getattr(engine, "_slot", None)

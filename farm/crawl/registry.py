@@ -69,11 +69,10 @@ class KeywordRegistry:
     def hold(self, leases: list[Lease]) -> list[Lease]:
         """A claim's leases become this crawl's runs; those it did not hold already are returned."""
         parts = self.parts
-        if parts.shared is not None:
-            parts.shared.hold(leases, claimed=True)  # before their first requests are queued
+        parts.backend.hold(leases)  # before their first requests are queued
         new = [lease for lease in leases if lease.key not in self._runs]
         for lease in leases:
-            self.add(lease, shared=parts.shared is not None)
+            self.add(lease, shared=parts.backend.shared)
         if parts.checkpoint is not None:
             for lease in new:
                 parts.checkpoint.hold(lease.key)
@@ -86,9 +85,8 @@ class KeywordRegistry:
         checkpoint = parts.checkpoint
         if checkpoint is None or checkpoint.saved is None:
             return None
-        saved, shared = checkpoint.saved, parts.shared
-        # shared: not those another worker adopted meanwhile (the scheduler looked when it opened)
-        others = shared.others if shared is not None else ()
+        saved = checkpoint.saved
+        others = parts.backend.adopted_elsewhere()  # not those another worker adopted meanwhile
         spider = self.crawler.spider
         d = parts.run(parts.store.take_back, spider.name, parts.crawler_id, saved.leases, others)
         d.addCallback(self._taken_back, saved)
@@ -97,7 +95,7 @@ class KeywordRegistry:
     def _taken_back(self, leases, saved):
         """Ours again under new tokens: their pages asked for again (those the checkpoint had
         pending, and those the keyword table says are missing; pages it records done are not)."""
-        checkpoint, shared, spider = self.parts.checkpoint, self.parts.shared, self.crawler.spider
+        checkpoint, backend, spider = self.parts.checkpoint, self.parts.backend, self.crawler.spider
         checkpoint.saved = None
         for old in saved.leases:  # the old tokens are gone; what was not taken back is dropped
             checkpoint.release(old)
@@ -114,13 +112,12 @@ class KeywordRegistry:
         requests = []
         for lease in leases:
             checkpoint.hold(lease.key)
-            run = self.add(lease, shared=shared is not None)
+            run = self.add(lease, shared=backend.shared)
             requests += spider.lease_requests(lease)
             pending = set().union(*(pages for (kid, _), pages in saved.pages.items() if kid == lease.id))
-            if run.live and shared is None:
+            if run.live and not run.shared:  # shared, its pages wait in the shared queue
                 requests += [spider.page_request(lease, page) for page in run.ask(sorted(pending))]
-        if shared is not None:
-            shared.hold(leases, claimed=True)  # the old tokens ended when the shared work was joined
+        backend.hold(leases)  # the old tokens ended when the backend was joined
         return requests
 
     # --- pages ----------------------------------------------------------------------------
@@ -173,12 +170,10 @@ class KeywordRegistry:
         for must be with the state writer. Any other was lost on the way (an earlier
         pipeline that replaced an item, a request dropped elsewhere): ask for it again,
         a bounded number of times, so that a keyword never waits for ever."""
-        shared = self.parts.shared
-        if shared is not None:
-            # taken from the shared queue for a keyword no longer followed here: let it go
-            for lease_key, page in [key for key in shared.taken if key[0] not in self._runs]:
-                self.stats.inc_value("farm/keyword/orphan_pages")
-                self.settle_orphan(lease_key, page)
+        # taken from the backend for a keyword no longer followed here: let it go
+        for lease_key, page in [key for key in self.parts.backend.held_pages() if key[0] not in self._runs]:
+            self.stats.inc_value("farm/keyword/orphan_pages")
+            self.settle_orphan(lease_key, page)
         for run in list(self._runs.values()):
             orphans = sorted(run.pending - run.writing)
             if not orphans or run.over:
@@ -320,8 +315,8 @@ class KeywordRegistry:
         results = await maybe_deferred_to_future(DeferredList(ends, consumeErrors=True))
         for run, (ok, status) in zip(runs, results):
             run.over = True
-            if parts.shared is not None and ok:
-                parts.shared.ended(run.lease, "released" if status == "partial" else status or "lost")
+            if ok:
+                parts.backend.keyword_ended(run.lease, "released" if status == "partial" else status or "lost")
         self._runs.clear()
         lost = [(run.lease, status) for run, (ok, status) in zip(runs, results) if not ok]
         if lost:
@@ -329,19 +324,14 @@ class KeywordRegistry:
 
     def _release_lost(self, leases, failure):
         """The database did not take the releases: the keywords stay ``crawling`` under this crawler.
-        Say so, and who takes them back: with Redis, this worker stays listed as taking keywords on,
-        and a worker that finds it silent adopts them from the keyword table."""
+        Say so, and who takes them back: the backend may keep this worker findable (with Redis, a
+        worker that finds it silent adopts them from the keyword table)."""
         self.stats.inc_value("farm/lease/release_lost", len(leases))
         settings = self.crawler.settings
         lease_timeout = f"FARM_LEASE_TIMEOUT ({settings.getint('FARM_LEASE_TIMEOUT')}s) frees them"
-        if self.parts.shared is not None:
-            self.parts.shared.keep_listed()
-            who = (
-                f"this worker stays listed in Redis: a {self.crawler.spider.name} worker that finds it silent for "
-                f"FARM_WORKER_TIMEOUT ({settings.getfloat('FARM_WORKER_TIMEOUT'):g}s) adopts them once the "
-                f"database answers (one running now, or the next started); "
-                f"failing that, {lease_timeout}"
-            )
+        listed = self.parts.backend.keep_listed()
+        if listed is not None:
+            who = f"{listed}; failing that, {lease_timeout}"
         elif self.parts.checkpoint is not None:
             who = f"the next crawl on this JOBDIR takes them back at once; failing that, {lease_timeout}"
         else:

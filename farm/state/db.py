@@ -3,10 +3,11 @@
 import inspect
 import math
 import re
+import time
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DisconnectionError
 from sqlalchemy.pool import QueuePool
 
 from farm.display import mask_secret_params
@@ -32,6 +33,14 @@ RETRYABLE_POSTGRESQL = ("40001", "40P01", "55P03")
 # down or crashed or is starting, a statement past its statement_timeout (FARM_DB_TIMEOUT);
 # class 08 (connection exceptions) too
 UNREACHABLE_POSTGRESQL = ("57P01", "57P02", "57P03", "57014")
+# a MySQL/MariaDB connection back in the pool for longer than this is pinged at checkout; one in
+# steady use goes straight to its statement (a server lost meanwhile fails that statement, which
+# invalidates the pool, and the store's retries run the transaction again on a new connection)
+PING_IDLE_AFTER = 1.0
+_CHECKED_IN = "farm_checked_in"  # the connection record's info key: when it went back to the pool
+# the connection record's info key: its last transaction ended (committed or rolled back through
+# SQLAlchemy) and nothing ran since
+_ENDED = "farm_transaction_ended"
 
 
 class DatabaseUrlError(ValueError):
@@ -224,16 +233,25 @@ def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool) ->
         # PyMySQL waits forever for a server that stopped answering unless told otherwise
         names = _MYSQL_TIMEOUTS if read_deadline else _MYSQL_TIMEOUTS[:1]
         connect_args = {name: timeout for name in names if name not in query}
-        return create_engine(
+        engine = create_engine(
             parsed.set(query=query),
             connect_args=connect_args,
-            pool_pre_ping=True,
             pool_recycle=3600,
             pool_timeout=pool_timeout,
+            pool_reset_on_return=None,  # _mysql_reset rolls back what may still be open
             # no gap locks: SKIP LOCKED claims stay row-local
             isolation_level="READ COMMITTED",
             **options,
         )
+        event.listen(engine, "checkin", _mark_checkin)
+        event.listen(engine, "checkout", lambda conn, record, proxy: _ping_if_idle(engine, conn, record))
+        event.listen(engine, "checkout", _checked_out)
+        event.listen(engine, "begin", _open)
+        event.listen(engine, "handle_error", _failed)
+        for name in ("commit", "rollback"):
+            event.listen(engine, name, _ended)
+        event.listen(engine, "reset", _mysql_reset)
+        return engine
     if backend == POSTGRESQL:
         return create_engine(
             parsed,
@@ -278,6 +296,55 @@ def postgresql_unreachable(exc) -> bool:
     if state is None:  # psycopg's own: the connection failed, broke or timed out
         return getattr(exc, "orig", None) is not None
     return state.startswith("08") or state in UNREACHABLE_POSTGRESQL
+
+
+def _mark_checkin(dbapi_connection, connection_record) -> None:
+    connection_record.info[_CHECKED_IN] = time.monotonic()
+
+
+def _ping_if_idle(engine: Engine, dbapi_connection, connection_record) -> None:
+    """Ping a connection idle past PING_IDLE_AFTER (a server restarted meanwhile dropped it): the
+    pool then takes a new one. A claim every few milliseconds saves the round trip."""
+    checked_in = connection_record.info.get(_CHECKED_IN)
+    if checked_in is None or time.monotonic() - checked_in < PING_IDLE_AFTER:
+        return
+    try:
+        engine.dialect.do_ping(dbapi_connection)
+    except engine.dialect.loaded_dbapi.Error as exc:
+        raise DisconnectionError(f"the idle connection no longer answers: {exc}") from exc
+
+
+def _mark(conn, ended: bool) -> None:
+    # the pooled connection as is: Connection.connection would reconnect an invalidated one
+    fairy = conn._dbapi_connection if conn is not None else None
+    if fairy is not None and fairy.is_valid:
+        fairy.info[_ENDED] = ended
+
+
+def _ended(conn) -> None:
+    _mark(conn, True)
+
+
+def _open(conn) -> None:
+    _mark(conn, False)
+
+
+def _failed(context) -> None:
+    _mark(context.connection, False)
+
+
+def _checked_out(dbapi_connection, connection_record, proxy) -> None:
+    connection_record.info[_ENDED] = False
+
+
+def _mysql_reset(dbapi_connection, connection_record, reset_state) -> None:
+    """Roll back a connection going back to the pool unless its last transaction ended by a
+    commit or a rollback through SQLAlchemy, with nothing run since: a committed claim costs no
+    extra ROLLBACK; anything else (an error, a raw DBAPI cursor) is rolled back."""
+    if reset_state.transaction_was_reset or not reset_state.asyncio_safe:
+        return
+    if not connection_record.info.get(_ENDED):
+        dbapi_connection.rollback()
 
 
 def _sqlite_begin(conn):

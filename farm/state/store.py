@@ -1,7 +1,7 @@
 """The keyword store: the one owner of every write to the ``keyword`` table.
 
 A thin front over the store's jobs, each its own module: claims, take-back and adoption
-(farm.state.claims: one set of claim rules), page progress and ends (farm.state.progress),
+(farm.state.claims: one set of claim rules), page progress and ends (farm.state.pagewrites),
 heartbeats and the reap (farm.state.upkeep), reads (farm.state.reads), keyword imports
 (farm.state.keywords), and the retry policy every short transaction runs under
 (farm.state.retry). Transactions are short and never span a callback.
@@ -111,7 +111,7 @@ class KeywordStore:
         """A stopped worker's keywords, now held by ``crawler_id``; see claims.adopt_held."""
         return claims.adopt_held(self, source, stopped, crawler_id)
 
-    # --- progress and ends (farm.state.progress) --------------------------------
+    # --- progress and ends (farm.state.pagewrites) --------------------------------
 
     def page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None = None) -> PageWrite:
         """Record page ``page`` of the lease as done with ``jobs`` postings; see progress.write_batch."""

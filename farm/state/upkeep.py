@@ -7,7 +7,7 @@ from sqlalchemy import and_, or_, select, update
 
 from farm.state.lease import Lease
 from farm.state.models import Keyword
-from farm.state.progress import fenced_update
+from farm.state.pagewrites import fenced_update
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""farm.client's crawl loop against a running `farm api`, on SQLite and on MariaDB."""
+"""farm.api.client's crawl loop against a running `farm api`, on SQLite and on MariaDB."""
 
 import threading
 import time
@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from farm.client import PAGE_MAX, RETRY_AFTER_DEFAULT, RETRY_AFTER_MAX, ApiError, Blocked, KeywordClient, crawl
+from farm.api.client import PAGE_MAX, RETRY_AFTER_DEFAULT, RETRY_AFTER_MAX, ApiError, Blocked, KeywordClient, crawl
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.lease import Lease

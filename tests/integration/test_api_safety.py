@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 
-from farm.client import KeywordClient
+from farm.api.client import KeywordClient
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade

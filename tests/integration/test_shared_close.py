@@ -36,7 +36,7 @@ def survivor(crawler, shared, name="survivor"):
 @pytest_twisted.ensureDeferred
 async def test_a_worker_that_could_not_release_its_keywords_stays_listed_for_a_survivor_to_take_them(worker, shared):
     crawler, runtime = worker
-    work = runtime.shared
+    work = runtime.backend.work
     await work.start()
     await work.closing()  # as the crawl closes: the adoption its start began has listed what it took
     work.keep_listed()
@@ -54,7 +54,7 @@ async def test_a_worker_that_could_not_release_its_keywords_stays_listed_for_a_s
 @pytest_twisted.ensureDeferred
 async def test_a_worker_that_released_everything_leaves_the_live_set(worker, shared):
     crawler, runtime = worker
-    work = runtime.shared
+    work = runtime.backend.work
     await work.start()
     await work.closing()
     await work.leave()
@@ -66,7 +66,7 @@ async def test_a_worker_that_released_everything_leaves_the_live_set(worker, sha
 
 def test_a_closing_worker_reads_no_keyword_progress_and_a_late_failure_closes_nothing(worker, monkeypatch):
     crawler, runtime = worker
-    work = runtime.shared
+    work = runtime.backend.work
     lease = make_lease("qcwy")
     runtime.registry.add(lease, shared=True, owned=True)
     reads = []

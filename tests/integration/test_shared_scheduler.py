@@ -77,7 +77,7 @@ async def test_a_workers_own_requests_are_taken_at_once_not_at_its_next_idle_pol
     assert scheduler.next_request() is None  # nothing in the buffer: a pop starts
     await until(lambda: pops(crawler) == 1, WAIT, "the first pop, empty")
     assert not scheduler.backend._buffer
-    runtime.shared.push(crawler.spider.page_request(make_lease("qcwy"), 1))
+    runtime.backend.work.push(crawler.spider.page_request(make_lease("qcwy"), 1))
     await until(lambda: len(scheduler.backend._buffer) == 1, 10, "the request this worker queued to be taken")
 
 
@@ -90,8 +90,8 @@ async def test_a_pop_that_leaves_the_buffer_over_half_full_is_not_topped_up_at_o
     lease = make_lease("qcwy")
     runtime.registry.add(lease)  # held here: its requests are still wanted
     for page in range(1, half * 2 + 9):
-        runtime.shared.push(crawler.spider.page_request(lease, page))
-    await runtime.shared.flush().addTimeout(WAIT, reactor)
+        runtime.backend.work.push(crawler.spider.page_request(lease, page))
+    await runtime.backend.work.flush().addTimeout(WAIT, reactor)
     assert scheduler.next_request() is None  # a pop starts
     await until(lambda: len(scheduler.backend._buffer) == half * 2, WAIT, "the buffer to fill")
     served = [scheduler.next_request() for _ in range(half + 1)]  # down to under half: a pop
@@ -99,7 +99,9 @@ async def test_a_pop_that_leaves_the_buffer_over_half_full_is_not_topped_up_at_o
     await until(lambda: pops(crawler) >= 2, WAIT, "the second pop")
     assert len(scheduler.backend._buffer) == half - 1 + 8  # the rest of the queue: over half full
     await deferLater(reactor, 0, lambda: None)  # a top-up would be asked for now,
-    await runtime.shared.link.run(lambda: None).addTimeout(WAIT, reactor)  # and made before this (first in, first out)
+    await runtime.backend.work.link.run(lambda: None).addTimeout(
+        WAIT, reactor
+    )  # and made before this (first in, first out)
     assert pops(crawler) == 2
 
 
@@ -107,7 +109,7 @@ async def test_a_pop_that_leaves_the_buffer_over_half_full_is_not_topped_up_at_o
 async def test_acknowledgements_made_while_a_send_is_on_its_way_go_together_in_the_next(worker):
     # one send a reactor turn made sends of one or two acknowledgements, each a round trip
     crawler, runtime, _ = worker
-    work = runtime.shared
+    work = runtime.backend.work
     release = threading.Event()
     sends = []
     send = work._send
@@ -156,7 +158,7 @@ def worker_losing_a_reply(sqlite_url, shared, dropper):
     runtime = CrawlParts.of(crawler)
     scheduler = FarmScheduler.from_crawler(crawler)
     client = redis.Redis.from_url(redis_url)
-    for script in runtime.shared.queue.scripts.values():
+    for script in runtime.backend.work.queue.scripts.values():
         client.script_load(script.script)
     yield crawler, runtime, scheduler, client
     client.close()
@@ -171,7 +173,7 @@ def sha(queue, name) -> bytes:
 @pytest_twisted.ensureDeferred
 async def test_a_pop_whose_reply_is_lost_strands_nothing_in_the_workers_in_flight_set(worker_losing_a_reply, dropper):
     crawler, runtime, scheduler, client = worker_losing_a_reply
-    work, queue = runtime.shared, runtime.shared.queue
+    work, queue = runtime.backend.work, runtime.backend.work.queue
     lease = make_lease("qcwy")
     runtime.registry.add(lease)
     for page in (1, 2, 3):
@@ -192,7 +194,7 @@ async def test_a_push_and_an_acknowledgement_whose_replies_are_lost_queue_once_a
     worker_losing_a_reply, dropper, monkeypatch
 ):
     crawler, runtime, scheduler, client = worker_losing_a_reply
-    work, queue = runtime.shared, runtime.shared.queue
+    work, queue = runtime.backend.work, runtime.backend.work.queue
     lease = make_lease("qcwy")
     runtime.registry.add(lease)
     dropper.drop_reply_to(sha(queue, "push"))
@@ -220,7 +222,7 @@ async def test_a_push_and_an_acknowledgement_whose_replies_are_lost_queue_once_a
 @pytest_twisted.ensureDeferred
 async def test_an_inbox_read_and_an_adoption_whose_replies_are_lost_are_answered_again(worker_losing_a_reply, dropper):
     crawler, runtime, _, client = worker_losing_a_reply
-    work, queue = runtime.shared, runtime.shared.queue
+    work, queue = runtime.backend.work, runtime.backend.work.queue
     link = work.link
     other = SharedQueue(client, crawler.spider, queue.key, "other", queue.dupefilter)
     await link.run(queue.hold, ["1:1"]).addTimeout(WAIT, reactor)
@@ -243,7 +245,7 @@ async def test_an_inbox_read_and_an_adoption_whose_replies_are_lost_are_answered
 @pytest_twisted.ensureDeferred
 async def test_a_back_off_whose_reply_is_lost_backs_off_once(worker_losing_a_reply, dropper):
     _, runtime, _, _ = worker_losing_a_reply
-    queue, link = runtime.shared.queue, runtime.shared.link
+    queue, link = runtime.backend.work.queue, runtime.backend.work.link
     dropper.drop_reply_to(sha(queue, "pace"))
     assert await link.run(queue.back_off, 2, 60, None, queue.new_call()).addTimeout(WAIT, reactor) == 2000
     assert dropper.dropped.is_set() and queue.server.hget(queue.k("pace"), "penalty") == b"2000"
@@ -254,7 +256,7 @@ async def test_the_rebuild_lock_taken_again_after_a_lost_reply_is_the_workers_ow
     worker_losing_a_reply, dropper
 ):
     _, runtime, _, client = worker_losing_a_reply
-    work = runtime.shared
+    work = runtime.backend.work
     queue, link = work.queue, work.link
     dropper.drop_reply_to(queue.k("rebuild").encode())
     assert await link.run(work._take_rebuild_lock, "").addTimeout(WAIT, reactor)
@@ -270,7 +272,7 @@ async def test_the_rebuild_lock_taken_again_after_a_lost_reply_is_the_workers_ow
 async def test_a_send_takes_at_most_its_share_of_batches_and_the_rest_follows(worker):
     # each batch is a call whose reply Redis keeps: a send made again after a lost reply needs them all
     crawler, runtime, _ = worker
-    work = runtime.shared
+    work = runtime.backend.work
     sends = []
     send = work._send
     work._send = lambda batches, calls: sends.append(len(batches)) or send(batches, calls)

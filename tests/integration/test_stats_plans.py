@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import event
 
-from farm.state import report
+from farm.state import tallies
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
@@ -43,8 +43,8 @@ def test_the_days_rows_are_searched_not_scanned(tmp_path):
 
     def reads():
         store.stats(day=day)
-        report.progress(engine, stats, now=datetime(2026, 12, 3, 8, tzinfo=UTC), tz=ZoneInfo("Asia/Shanghai"))
-        report.failing_keywords(engine, day, report.Limits())
+        tallies.progress(engine, stats, now=datetime(2026, 12, 3, 8, tzinfo=UTC), tz=ZoneInfo("Asia/Shanghai"))
+        tallies.failing_keywords(engine, day, tallies.Limits())
 
     for plan in _plans(engine, reads):
         assert "SCAN keyword" not in plan, plan

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from farm.keywordfile import MAX_LINE_BYTES, KeywordFileError, read_keywords
+from farm.cli.keywordfile import MAX_LINE_BYTES, KeywordFileError, read_keywords
 
 DEMO_KEYWORDS = Path(__file__).resolve().parents[2] / "farm" / "demo" / "keywords.csv"
 

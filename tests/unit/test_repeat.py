@@ -1,11 +1,11 @@
-"""farm.repeat.every: Ctrl+C ends the loop wherever it lands, and a second one at once."""
+"""farm.cli.repeat.every: Ctrl+C ends the loop wherever it lands, and a second one at once."""
 
 import os
 import signal
 import threading
 import time
 
-from farm import repeat
+from farm.cli import repeat
 
 
 def ctrl_c():

@@ -10,6 +10,8 @@ crawl's parts are built (farm.crawl.parts); nothing else asks which one it is.
 
 from abc import ABC, abstractmethod
 
+from twisted.internet.defer import succeed
+
 
 class WorkBackend(ABC):
     """The contract every backend keeps; each backend's docstring says only how it differs.
@@ -29,11 +31,20 @@ class WorkBackend(ABC):
     - ``has_pending()`` and ``len()``: what this process holds and has not handed out.
     - ``is_finished()``: no request is queued or held anywhere, and no keyword is being taken on: the
       crawl may end once its own keywords have.
+    - Keywords: ``claiming()`` before a claim, ``hold(leases)`` once it took them (before their first
+      requests are queued); ``adopted_elsewhere()``: the keywords others took over, which a resumed
+      crawl does not take back; ``held_pages()``: the (lease key, page) this process took and has
+      not settled; ``closing()`` once the crawl closes, ``keep_listed()`` when it could not release
+      its keywords.
+    - Others: ``others_busy()`` says, without asking anyone, whether other processes hold work
+      (None: not known, ask ``look_at_others``).
     - ``paced``: True when ``fetch`` hands requests out at the site's pace itself; the scheduler
       then paces only what it sends again (the retry lane).
     """
 
     paced = False
+    # True when a keyword's pages wait where other processes take them (farm.crawl.keywordrun.KeywordRun.shared)
+    shared = False
 
     def start(self) -> None:
         """Start the threads it needs (once, when the crawl's parts start: farm.crawl.parts)."""
@@ -78,3 +89,41 @@ class WorkBackend(ABC):
 
     def is_finished(self) -> bool:
         return True
+
+    # --- keywords -----------------------------------------------------------------------------
+
+    def claiming(self):
+        """Before a claim: a Deferred that fires once the claim may go ahead."""
+        return succeed(None)  # no one else to tell
+
+    def hold(self, leases) -> None:
+        """A claim (or a take-back) made these leases this process's."""
+        return None  # nothing to do, unless a backend says otherwise
+
+    def adopted_elsewhere(self):
+        """(keyword id, token) of the keywords another process took over: not to be taken back."""
+        return ()
+
+    def held_pages(self):
+        """(lease key, page) of the page requests this process took and has not settled."""
+        return ()
+
+    def closing(self):
+        """The crawl closes: a Deferred that fires once keywords being taken on have become runs."""
+        return succeed(None)  # none is taken on from elsewhere
+
+    def keep_listed(self) -> str | None:
+        """The crawl closes with keywords it could not release: stay findable by those who take
+        them over; says who does (for the log), or None when no one does."""
+        return None  # no one else to take them over
+
+    # --- others -------------------------------------------------------------------------------
+
+    def others_busy(self) -> bool | None:
+        """Whether other processes hold work, as far as known without asking; None: ask
+        ``look_at_others``."""
+        return False  # no one else
+
+    def look_at_others(self, then) -> None:
+        """Ask whether other processes hold work or take keywords on; ``then(busy)`` once known."""
+        then(False)

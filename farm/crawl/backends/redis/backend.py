@@ -43,6 +43,7 @@ class RedisBackend(WorkBackend):
     """The request queue shared by every worker; ``work`` is this worker's part in it."""
 
     paced = True  # the pop hands requests out at the site's shared pace (scripts/pop.lua)
+    shared = True
 
     def __init__(
         self,
@@ -142,6 +143,43 @@ class RedisBackend(WorkBackend):
 
     def is_finished(self) -> bool:
         return not (self.work.busy or self.work.adopting)
+
+    def claiming(self):
+        # Redis first says this worker is taking keywords on: should it stop, a survivor looks
+        return self.work.claiming()
+
+    def hold(self, leases) -> None:
+        self.work.hold(leases, claimed=True)
+
+    def adopted_elsewhere(self):
+        # looked at when the scheduler opened (the join)
+        return self.work.others
+
+    def held_pages(self):
+        return list(self.work.taken)
+
+    def closing(self):
+        return self.work.closing()
+
+    def keep_listed(self) -> str | None:
+        self.work.keep_listed()
+        return (
+            f"this worker stays listed in Redis: a {self.work.crawler.spider.name} worker that finds it silent "
+            f"for FARM_WORKER_TIMEOUT ({self.work.worker_timeout:g}s) adopts them once the database answers "
+            f"(one running now, or the next started)"
+        )
+
+    def others_busy(self) -> bool | None:
+        return None  # to be looked up in Redis
+
+    def look_at_others(self, then) -> None:
+        d = self.work.link.run(self.work.queue.busy)
+        d.addCallback(self._looked, then)
+        d.addErrback(self.work._failed, "looking at the shared queue")
+
+    def _looked(self, busy, then):
+        self.work.busy = busy
+        then(busy or self.work.adopting)
 
     # --- the pump ------------------------------------------------------------------------
 

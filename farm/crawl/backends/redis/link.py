@@ -17,10 +17,10 @@ before it is first made, and answers as it did (farm.crawl.backends.redis.queue)
 import logging
 import time
 
+import redis
 from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 
-import redis
 from farm.state.db import mask_url
 from farm.threads import single_thread_pool
 

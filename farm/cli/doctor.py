@@ -22,7 +22,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from farm.config import FarmConfig, SettingError
 from farm.display import escape, without_secrets
-from farm.state import report
+from farm.state import tallies
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import URL_EXAMPLES, DatabaseUrlError, make_engine, mask_url, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
@@ -69,7 +69,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
             elif schema.status == OK:
                 yield check_stale_leases(engine, config.lease_timeout)
                 if tz is not None:
-                    limits = report.Limits(config.max_retries, config.max_blocked_claims)
+                    limits = tallies.Limits(config.max_retries, config.max_blocked_claims)
                     yield check_failing(engine, today(utcnow(), tz), limits)
     finally:
         if engine is not None:
@@ -174,7 +174,7 @@ def _known_revisions() -> set[str]:
 
 def check_stale_leases(engine: Engine, lease_timeout: int) -> Check:
     now = utcnow()
-    stale = report.stale_leases(engine, now, lease_timeout)
+    stale = tallies.stale_leases(engine, now, lease_timeout)
     if not stale.count:
         return Check(OK, "stale leases", f"none (no keyword crawling without a heartbeat for {lease_timeout}s)")
     oldest = (
@@ -200,8 +200,8 @@ def _ago(delta) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m"
 
 
-def check_failing(engine: Engine, day, limits: report.Limits) -> Check:
-    failing = report.failing_keywords(engine, day, limits)
+def check_failing(engine: Engine, day, limits: tallies.Limits) -> Check:
+    failing = tallies.failing_keywords(engine, day, limits)
     if not failing.today and not failing.earlier:
         return Check(OK, "failing keywords", "none failed for the day")
     parts = []

@@ -1,6 +1,6 @@
 """A client of `farm api`, and the loop of a crawler that is not Scrapy.
 
-    from farm.client import Blocked, KeywordClient, crawl
+    from farm.api.client import Blocked, KeywordClient, crawl
 
     def fetch(keyword, page):
         # your crawler: one page of one keyword (keyword.source, .city, .job)
