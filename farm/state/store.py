@@ -13,7 +13,7 @@ from datetime import date, datetime, timedelta
 from sqlalchemy.engine import Engine
 
 from farm.config import FarmConfig
-from farm.state import claims, keywords, progress, reads, upkeep
+from farm.state import claims, keywords, pagewrites, reads, upkeep
 from farm.state.claims import Outlook
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine, reader
@@ -114,7 +114,7 @@ class KeywordStore:
     # --- progress and ends (farm.state.pagewrites) --------------------------------
 
     def page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None = None) -> PageWrite:
-        """Record page ``page`` of the lease as done with ``jobs`` postings; see progress.write_batch."""
+        """Record page ``page`` of the lease as done with ``jobs`` postings; see pagewrites.write_batch."""
         return self.pages_done([(lease, page, jobs, total_pages)])[0]
 
     def pages_done(self, pages) -> list[PageWrite]:
@@ -123,7 +123,7 @@ class KeywordStore:
 
     def write_batch(self, postings: list[dict], pages, now: datetime, ends=()) -> BatchResult:
         """Postings upserted, then pages recorded done, then keywords ended, in ONE transaction."""
-        return progress.write_batch(self, postings, pages, now, ends)
+        return pagewrites.write_batch(self, postings, pages, now, ends)
 
     def upsert_postings(self, rows: list[dict], now: datetime) -> int:
         """Insert new postings, update known ones; see farm.state.postings."""
