@@ -34,7 +34,7 @@ def flushed_worker(sqlite_url, private_redis):  # noqa: F811 (the fixture import
 
 async def flush_seen(crawler):
     """The worker's heartbeat seeing that Redis lost everything."""
-    work = CrawlParts.of(crawler).shared
+    work = CrawlParts.of(crawler).backend.work
     await until(lambda: work._heartbeat() or crawler.stats.get_value("farm/shared/epoch_lost"), WAIT, "the flush seen")
 
 
@@ -44,7 +44,7 @@ async def test_a_worker_rebuilding_the_queue_neither_finishes_nor_closes_before_
     # its link with it, and the rebuild never ended; the others waited on its lock, and the pages it was
     # to queue again came back only once a look at their keyword found nothing open
     crawler, runtime, scheduler, client = flushed_worker
-    work = runtime.shared
+    work = runtime.backend.work
     await work.start().addTimeout(WAIT, reactor)
     assert work.epoch
     release = threading.Event()
@@ -70,7 +70,7 @@ async def test_a_worker_rebuilding_the_queue_neither_finishes_nor_closes_before_
 async def test_a_closing_worker_leaves_the_rebuild_to_the_others(flushed_worker):
     # its link closes with its crawl: a rebuild it began would be cut short, the lock held
     crawler, runtime, _, client = flushed_worker
-    work = runtime.shared
+    work = runtime.backend.work
     await work.start().addTimeout(WAIT, reactor)
     await work.closing().addTimeout(WAIT, reactor)
     client.flushall()
@@ -87,7 +87,7 @@ async def test_an_epoch_made_by_a_worker_joining_after_the_flush_does_not_pass_f
     # epoch: the worker that held work under the old one took it for a rebuild, and nothing was queued
     # again (the pages it held came back only once a look at their keyword found nothing open)
     crawler, runtime, _, client = flushed_worker
-    work = runtime.shared
+    work = runtime.backend.work
     await work.start().addTimeout(WAIT, reactor)
     before = work.epoch
     client.flushall()
