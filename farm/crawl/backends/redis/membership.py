@@ -21,7 +21,8 @@
 - **Redis is a cache.** A missing epoch means Redis lost everything (FLUSHALL, a
   restart without persistence): one worker, under a lock, queues again the missing
   pages of every keyword being crawled, from the keyword table; the others wait for
-  the new epoch.
+  the new epoch. A rebuild is work in progress: the crawl does not close before it
+  ends, and a worker already closing leaves it to the others.
 """
 
 import logging
@@ -32,6 +33,7 @@ from twisted.internet.defer import DeferredList
 from twisted.internet.task import LoopingCall
 
 from farm.crawl.backends.redis.link import RedisUnreachable
+from farm.crawl.backends.redis.queue import FRESH_EPOCH
 from farm.crawl.keywordrun import Outcome
 
 logger = logging.getLogger(__name__)
@@ -362,7 +364,7 @@ class SharedWork:
 
     @property
     def adopting(self) -> bool:
-        """Keywords are being adopted: runs this worker is about to hold."""
+        """Keywords are being adopted (runs this worker is about to hold), or the queue rebuilt."""
         return bool(self._adoptions)
 
     def closing(self):
@@ -385,7 +387,9 @@ class SharedWork:
     # --- Redis lost everything ----------------------------------------------------------------
 
     def _lost_everything(self, epoch):
-        if self._rebuilding:
+        if self._rebuilding or self._closing:
+            # closing, it leaves the rebuild to the others: its link closes with the crawl, and a
+            # rebuild cut short there would hold the lock, every other worker waiting on it
             return
         self._rebuilding = True
         self.stats.inc_value("farm/shared/epoch_lost")
@@ -396,9 +400,14 @@ class SharedWork:
         d = self.link.run(self._take_rebuild_lock, epoch)
         d.addCallback(self._rebuild)
         d.addErrback(self._failed, "rebuilding the shared queue")
+        # until it is rebuilt, an empty Redis says nothing of the work left: the crawl does not close
+        # (its link and database would close under the rebuild), and closing waits for it
+        self._track(d)
 
     def _take_rebuild_lock(self, epoch):
-        if epoch:  # another worker rebuilt it already: its epoch is the one now
+        # another worker rebuilt it already: its epoch is the one now. A fresh epoch is one a worker
+        # that joined after Redis lost everything made: nothing was rebuilt
+        if epoch and not epoch.startswith(FRESH_EPOCH):
             return None
         lock, server, me = self.queue.k("rebuild"), self.queue.server, self.queue.worker
         # taken again after a lost reply, the lock is this worker's own
@@ -415,8 +424,11 @@ class SharedWork:
 
     def _rebuilt_elsewhere(self, epoch):
         self._rebuilding = False
-        if epoch:  # else: the rebuilder is at work; the next heartbeat looks again
-            self.epoch = epoch.decode()
+        epoch = epoch.decode() if epoch else ""
+        if epoch and not epoch.startswith(
+            FRESH_EPOCH
+        ):  # else: the rebuilder is at work; the next heartbeat looks again
+            self.epoch = epoch
             self.hold([run.lease for run in self.runs.values() if run.owned and not run.over])
 
     def _requeue_held(self, held):

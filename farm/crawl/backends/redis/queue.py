@@ -30,7 +30,8 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
     live         zset  worker -> last heartbeat (Redis' own clock, ms)
     pace         hash  next_at, interval, penalty (ms): the site's shared pace; every pop carries the
                        interval and this worker's back-off, and writes them back when they are gone
-    epoch        str   set once; missing means Redis lost everything (farm rebuilds)
+    epoch        str   set once; missing means Redis lost everything (farm rebuilds); made by a worker
+                       that joins, it is fresh (FRESH_EPOCH): one that held work under another rebuilds
 
 Every move between keys is one Lua script (farm/crawl/backends/redis/scripts), and each command in a
 script takes the whole batch (one ZADD, HSET, HMGET, ZMSCORE... for many requests): commands a page, as
@@ -57,6 +58,7 @@ ONCE = ("push", "ack", "requeue_dead", "pace", "inbox")  # wrapped in scripts/on
 CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
 CALLS_FORGOTTEN = 16  # the old calls are forgotten this many at a time (one HDEL), the last 240 always kept
 CALLS_KEPT_MS = 3600 * 1000  # and for how long after its last call (well past FARM_OUTAGE_GRACE)
+FRESH_EPOCH = "fresh:"  # an epoch made by a worker that joined, not by a rebuild
 
 
 @dataclass
@@ -213,8 +215,9 @@ class SharedQueue:
         return int(now), epoch.decode() if isinstance(epoch, bytes) else epoch
 
     def start_epoch(self) -> str:
-        """The shared epoch, made now if there is none."""
-        self.server.set(self.k("epoch"), uuid.uuid4().hex, nx=True)
+        """The shared epoch, made now if there is none: a fresh one (FRESH_EPOCH), which says nothing
+        was rebuilt (a worker that held work under another epoch finds Redis lost everything)."""
+        self.server.set(self.k("epoch"), FRESH_EPOCH + uuid.uuid4().hex, nx=True)
         return self.server.get(self.k("epoch")).decode()
 
     def requeue_dead(self, timeout: float, call: int | None = None) -> tuple[int, list[str], list[str]]:
