@@ -78,3 +78,28 @@ def escape(text) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def mask_url(url) -> str:
+    """``url`` as written, with its password and password-like query values shown as ``***``.
+
+    Works on any text, URL or not (it never raises), so that an error about a malformed
+    URL can still show it: everything between ``user:`` and the last ``@`` is masked,
+    and without an ``@``, a ``user:word`` whose word is not a port number.
+    """
+    text = str(url)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    else:
+        scheme += sep
+    user, colon, after = rest.partition(":")
+    if colon and not any(ch in user for ch in "/?@["):  # user:... (not a path, not an IPv6 host)
+        if "@" in after:
+            rest = f"{user}:***@{after.rpartition('@')[2]}"
+        else:
+            port = re.match(r"[^/?#]*", after).group()
+            if user and port and not port.isdigit():  # no @host: the word may be a password
+                rest = f"{user}:***{after[len(port) :]}"
+    masked = f"{scheme}{rest}"
+    return mask_secret_params(masked)

@@ -14,7 +14,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
 from farm.config import FarmConfig, SettingError
-from farm.state.db import check_stored, make_engine, mask_url, reader
+from farm.display import mask_url
+from farm.state.db import check_stored, make_engine, reader
 from farm.state.migrate import SchemaNotCurrent, require_current
 from farm.state.models import SOURCES
 from farm.state.store import KeywordStore

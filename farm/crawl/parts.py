@@ -52,9 +52,8 @@ from farm.crawl.progress import PageProgress
 from farm.crawl.proxies import proxy_pool_from
 from farm.crawl.registry import KeywordRegistry
 from farm.crawl.window import PageWindow
-from farm.display import without_secrets
+from farm.display import mask_url, without_secrets
 from farm.spiders.base import LeaseSpider
-from farm.state.db import mask_url
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool

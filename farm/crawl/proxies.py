@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from farm.state.db import mask_url
+from farm.display import mask_url
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,6 @@
 
 import inspect
 import math
-import re
 import time
 
 from sqlalchemy import create_engine, event
@@ -10,7 +9,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, DisconnectionError
 from sqlalchemy.pool import QueuePool
 
-from farm.display import mask_secret_params
+from farm.display import mask_url
 
 URL_EXAMPLES = (
     "e.g. sqlite:///farm.db, mysql+pymysql://user:password@host:3306/farm "
@@ -51,31 +50,6 @@ class DatabaseUrlError(ValueError):
     def __init__(self, message: str, problem: str = ""):
         super().__init__(message)
         self.problem = problem or message
-
-
-def mask_url(url) -> str:
-    """``url`` as written, with its password and password-like query values shown as ``***``.
-
-    Works on any text, URL or not (it never raises), so that an error about a malformed
-    URL can still show it: everything between ``user:`` and the last ``@`` is masked,
-    and without an ``@``, a ``user:word`` whose word is not a port number.
-    """
-    text = str(url)
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "", text
-    else:
-        scheme += sep
-    user, colon, after = rest.partition(":")
-    if colon and not any(ch in user for ch in "/?@["):  # user:... (not a path, not an IPv6 host)
-        if "@" in after:
-            rest = f"{user}:***@{after.rpartition('@')[2]}"
-        else:
-            port = re.match(r"[^/?#]*", after).group()
-            if user and port and not port.isdigit():  # no @host: the word may be a password
-                rest = f"{user}:***{after[len(port) :]}"
-    masked = f"{scheme}{rest}"
-    return mask_secret_params(masked)
 
 
 def parse_url(url: str, setting: str = "FARM_DB_URL"):

@@ -7,7 +7,8 @@ import time
 import pytest
 from sqlalchemy import select
 
-from farm.state.db import DatabaseUrlError, make_engine, mask_url, reader
+from farm.display import mask_url
+from farm.state.db import DatabaseUrlError, make_engine, reader
 from farm.state.migrate import upgrade
 from farm.state.models import Keyword
 from farm.state.store import KeywordStore

@@ -21,7 +21,7 @@ import redis
 from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 
-from farm.state.db import mask_url
+from farm.display import mask_url
 from farm.threads import single_thread_pool
 
 logger = logging.getLogger(__name__)
