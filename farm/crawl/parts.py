@@ -6,9 +6,9 @@ A page's path through a crawl, and who does each step:
    from the store; the ``registry`` (farm.crawl.registry) holds each as a
    ``KeywordRun`` until its end; the spider (farm.spiders.base) makes the
    keyword's page requests.
-2. **Request.** The scheduler (farm.crawl.scheduler; farm.crawl.backends.redis.backend with
-   FARM_REDIS_URL) lets a page out while its keyword is live, the page ``window``
-   has room and the site's ``pace`` allows it.
+2. **Request.** The scheduler (farm.crawl.scheduler), over its work backend
+   (farm.crawl.backends: local, or Redis with FARM_REDIS_URL), lets a page out while
+   its keyword is live, the page ``window`` has room and the site's ``pace`` allows it.
 3. **Response.** ``SiteBlockMiddleware`` (farm.middlewares.blocks) tells blocks and
    site trouble from pages; the spider parses the page's postings and says how
    many it yielded (``PageProgress.page_parsed``).
