@@ -13,7 +13,7 @@ from twisted.internet.task import deferLater
 
 import farm.crawl.backends.redis.backend as shared_scheduler
 import farm.crawl.backends.redis.membership as shared_work
-from farm.crawl.backends.redis.membership import SharedWork
+from farm.crawl.backends.redis.membership import REBUILD_LOCK_SECONDS
 from farm.crawl.backends.redis.queue import SharedQueue
 from farm.crawl.parts import CrawlParts
 from farm.crawl.scheduler import FarmScheduler
@@ -259,12 +259,12 @@ async def test_the_rebuild_lock_taken_again_after_a_lost_reply_is_the_workers_ow
     work = runtime.backend.work
     queue, link = work.queue, work.link
     dropper.drop_reply_to(queue.k("rebuild").encode())
-    assert await link.run(work._take_rebuild_lock, "").addTimeout(WAIT, reactor)
+    assert await link.run(queue.take_rebuild_lock, REBUILD_LOCK_SECONDS).addTimeout(WAIT, reactor)
     assert dropper.dropped.is_set()
     other = SharedQueue(client, runtime.crawler.spider, queue.key, "other", queue.dupefilter)
-    assert not SharedWork._take_rebuild_lock(type("W", (), {"queue": other})(), "")  # another worker's is not
+    assert not other.take_rebuild_lock(REBUILD_LOCK_SECONDS)  # another worker's is not
     dropper.drop_reply_to(queue.k("epoch").encode())
-    assert await link.run(work._new_epoch, {}, "chosen-before").addTimeout(WAIT, reactor) == "chosen-before"
+    assert await link.run(queue.new_epoch, "chosen-before", {}).addTimeout(WAIT, reactor) == "chosen-before"
     assert dropper.dropped.is_set() and client.get(queue.k("epoch")) == b"chosen-before"
 
 

@@ -397,21 +397,12 @@ class SharedWork:
             "farm: the shared state in Redis is gone (flushed or restarted): rebuilding the queue "
             "from the keyword table"
         )
-        d = self.link.run(self._take_rebuild_lock, epoch)
+        d = self.link.run(self.queue.take_rebuild_lock, REBUILD_LOCK_SECONDS)
         d.addCallback(self._rebuild)
         d.addErrback(self._failed, "rebuilding the shared queue")
         # until it is rebuilt, an empty Redis says nothing of the work left: the crawl does not close
         # (its link and database would close under the rebuild), and closing waits for it
         self._track(d)
-
-    def _take_rebuild_lock(self, epoch):
-        # another worker rebuilt it already: its epoch is the one now. A fresh epoch is one a worker
-        # that joined after Redis lost everything made: nothing was rebuilt
-        if epoch and not epoch.startswith(FRESH_EPOCH):
-            return None
-        lock, server, me = self.queue.k("rebuild"), self.queue.server, self.queue.worker
-        # taken again after a lost reply, the lock is this worker's own
-        return server.set(lock, me, nx=True, ex=REBUILD_LOCK_SECONDS) or server.get(lock) == me.encode()
 
     def _rebuild(self, locked):
         if not locked:
@@ -435,7 +426,7 @@ class SharedWork:
         spider = self.crawler.spider
         by_holder = {}
         for lease, holder, progress in held:
-            by_holder.setdefault(holder, []).append(lease)
+            by_holder.setdefault(holder, []).append(lease.name)
             for page in progress.missing():
                 request = spider.page_request(lease, page)
                 request.meta["farm_again"] = True  # whatever fingerprints survived
@@ -443,18 +434,9 @@ class SharedWork:
         self.stats.inc_value("farm/shared/rebuilt_keywords", len(held))
         done = self.flush()
         epoch = uuid.uuid4().hex  # chosen here: written again after a lost reply, it is the same epoch
-        done.addCallback(lambda _: self.link.run(self._new_epoch, by_holder, epoch))
+        done.addCallback(lambda _: self.link.run(self.queue.new_epoch, epoch, by_holder))
         done.addCallback(self._rebuilt)
         return done
-
-    def _new_epoch(self, by_holder, epoch):
-        server = self.queue.server
-        for holder, leases in by_holder.items():
-            server.sadd(self.queue.k("leases:" + holder), *(lease.name for lease in leases))
-            server.hset(self.queue.k("owner"), mapping={lease.name: holder for lease in leases})
-        server.set(self.queue.k("epoch"), epoch)
-        server.delete(self.queue.k("rebuild"))
-        return epoch
 
     def _rebuilt(self, epoch):
         self._rebuilding = False

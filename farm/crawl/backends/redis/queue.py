@@ -53,7 +53,19 @@ from scrapy_redis.queue import Base
 from farm.crawl.backends.redis.codec import BadPayload, JsonRequestSerializer, encode
 from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS
 
-SCRIPTS = ("push", "pop", "ack", "heartbeat", "requeue_dead", "pace", "end", "leave", "inbox")
+SCRIPTS = (
+    "push",
+    "pop",
+    "ack",
+    "heartbeat",
+    "requeue_dead",
+    "pace",
+    "end",
+    "leave",
+    "inbox",
+    "rebuild_lock",
+    "new_epoch",
+)
 ONCE = ("push", "ack", "requeue_dead", "pace", "inbox")  # wrapped in scripts/once.lua (pop does it itself)
 CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
 CALLS_FORGOTTEN = 16  # the old calls are forgotten this many at a time (one HDEL), the last 240 always kept
@@ -219,6 +231,21 @@ class SharedQueue:
         was rebuilt (a worker that held work under another epoch finds Redis lost everything)."""
         self.server.set(self.k("epoch"), FRESH_EPOCH + uuid.uuid4().hex, nx=True)
         return self.server.get(self.k("epoch")).decode()
+
+    def take_rebuild_lock(self, lifetime: float) -> bool:
+        """After Redis lost everything: whether this worker is to rebuild the queue (it holds the lock,
+        for ``lifetime`` s; False when another worker rebuilt it already or holds the lock)."""
+        keys = [self.k("epoch"), self.k("rebuild")]
+        return bool(self.scripts["rebuild_lock"](keys=keys, args=[self.worker, int(lifetime), FRESH_EPOCH]))
+
+    def new_epoch(self, epoch: str, holders: dict[str, list[str]]) -> str:
+        """End a rebuild: each worker's leases (``holders``) listed again, ``epoch`` set, the lock released."""
+        args = [epoch, self.k("leases:")]
+        for holder, leases in holders.items():
+            for lease in leases:
+                args += [holder, lease]
+        self.scripts["new_epoch"](keys=[self.k("epoch"), self.k("rebuild"), self.k("owner")], args=args)
+        return epoch
 
     def requeue_dead(self, timeout: float, call: int | None = None) -> tuple[int, list[str], list[str]]:
         """Put back the in-flight requests of workers silent for ``timeout`` s; (how many, leases
