@@ -48,7 +48,7 @@ def crawler_sharing_work(db_url, rows, redis_url, prefix):
     crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
     crawler.spider = crawler._create_spider()
     crawler._apply_settings()
-    CrawlParts.of(crawler).start()  # as the scheduler does when a crawl opens
+    crawler.get_extension(CrawlParts).start()  # as the scheduler does when a crawl opens
     return crawler
 
 
@@ -57,7 +57,7 @@ def worker(sqlite_url, shared):
     """(crawler, its runtime, its shared scheduler) of a worker in Redis mode, not crawling."""
     redis_url, prefix = shared
     crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], redis_url, prefix)
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     scheduler = FarmScheduler.from_crawler(crawler)
     yield crawler, runtime, scheduler
     scheduler.close("finished")
@@ -155,7 +155,7 @@ def worker_losing_a_reply(sqlite_url, shared, dropper):
     crawler = crawler_sharing_work(
         sqlite_url, [("qcwy", "北京", "python")], f"redis://127.0.0.1:{dropper.port}{address.path}", prefix
     )
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     scheduler = FarmScheduler.from_crawler(crawler)
     client = redis.Redis.from_url(redis_url)
     for script in runtime.backend.work.queue.scripts.values():
