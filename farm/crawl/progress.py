@@ -126,7 +126,7 @@ class PageProgress:
         run = self.runs.get(lease.key)
         if run is None:
             return
-        run.handed_over(page)
+        self.registry.handed_over(run, page)
         written = self.parts.outbox.page_done(lease, page, tally.expected, run.total_pages)
         written.addCallbacks(self._page_written, self._not_written, callbackArgs=(run, page), errbackArgs=(run, page))
         self.registry.send_due(run)

@@ -97,7 +97,7 @@ class FarmScheduler(BaseScheduler):
             if pace is not None:
                 pace.taken()
             parts.window.enter(lease.key, page)
-            parts.registry.runs[lease.key].taken(page)
+            parts.registry.taken(lease.key, page)
             return request
 
 

@@ -176,11 +176,11 @@ class LeaseSpider(scrapy.Spider):
             if lease.start_page > self.max_pages:  # resumed past a lowered FARM_*_MAX_PAGES
                 self.registry.end(lease, Outcome("completed", "no page left to fetch"))
                 return []
-            pages = run.ask([lease.start_page])
+            pages = self.registry.ask(run, [lease.start_page])
         else:
-            run.tell_last(min(lease.total_pages, self.max_pages))
+            self.registry.tell_last(run, min(lease.total_pages, self.max_pages))
             pages = [page for page in range(lease.start_page, run.last + 1) if not run.done(page)]
-            pages = run.ask(pages[:1] if self.paging == "sequential" else pages)
+            pages = self.registry.ask(run, pages[:1] if self.paging == "sequential" else pages)
         if not pages:
             self.registry.end(lease, Outcome("completed", "no page left to fetch"))
             return []
@@ -241,12 +241,12 @@ class LeaseSpider(scrapy.Spider):
     def next_pages(self, run: KeywordRun, page_no: int, page: Page) -> list[int]:
         """The pages this response makes known that nobody asked for yet, now asked for."""
         last = self.last_page(page, page_no)
-        run.tell_last(last)
+        self.registry.tell_last(run, last)
         if self.paging == "sequential" or last is None:
             # one page at a time: the next, unless this one is the last
-            return run.ask([] if last is not None else [page_no + 1])
+            return self.registry.ask(run, [] if last is not None else [page_no + 1])
         # the latest total decides: every page up to it, including those a growing total reveals
-        return run.ask(range(run.lease.start_page, last + 1))
+        return self.registry.ask(run, range(run.lease.start_page, last + 1))
 
     def parse_search(self, response):
         lease: Lease = response.meta["farm_lease"]

@@ -231,8 +231,8 @@ class RedisBackend(WorkBackend):
                 self.work.ack(item.id)
                 continue
             # another worker's keyword, if not held here: handled here page by page
-            run = self.registry.add(lease, shared=True, owned=False)
-            run.taken(page)
+            self.registry.add(lease, shared=True, owned=False)
+            self.registry.taken(lease.key, page)
             self.work.taken[(lease.key, page)] = item.id
             self._buffer.append(request)
         if taken:
