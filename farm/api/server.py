@@ -19,10 +19,11 @@ from pathlib import Path
 import click
 from sqlalchemy.exc import DBAPIError
 
-from farm.api.auth import TokenRequired, check_bind
+from farm.api.auth import check_bind
 from farm.api.errors import database_reason
 from farm.api.logsafe import escape_on
-from farm.state.migrate import SchemaNotCurrent, require_current
+from farm.errors import SchemaNotCurrent, TokenRequired
+from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)

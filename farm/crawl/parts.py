@@ -24,25 +24,19 @@ process (the hot writes and the claims, on another core) and the DB thread
 (heartbeats, reaps, a checkpoint's take-back; first in, first out). The mode
 is the ``backend`` (farm.crawl.backends): with FARM_REDIS_URL, the Redis one.
 
-``CrawlParts`` is a Scrapy extension (listed in farm.addon's EXTENSIONS, before Scrapy's own):
-``from_crawler`` builds every part, once, before the engine exists, and nothing is written into
-it afterwards. For a spider that is not a ``LeaseSpider`` it is NotConfigured, and farm's
-components step aside. The others reach it through Scrapy, never through a private attribute:
+``CrawlParts`` is a Scrapy extension (farm.addon's EXTENSIONS, before Scrapy's own): its
+``from_crawler`` builds every part once, before the engine exists, and nothing is written into it
+afterwards; for a spider not a ``LeaseSpider`` it is NotConfigured. The others reach it through
+Scrapy: the middlewares, the pipeline and the scheduler, built after it, with
+``crawler.get_extension(CrawlParts)`` in their ``from_crawler``; the extensions, built beside it,
+and the spider, built before it (as ``SpiderParts``, farm.spiders.base), the same way on first use.
 
-- the downloader middlewares, the pipeline and the scheduler, built after the extensions, take
-  ``crawler.get_extension(CrawlParts)`` in their ``from_crawler``;
-- the extensions, built beside it, look it up the same way when they first use it;
-- the spider, built before it, looks up its registry and progress the same way
-  (``crawler.get_extension(SpiderParts)``: farm.spiders.base says what a spider needs of its
-  crawl, and this class is that).
-
-The parts start in one place: ``start()``, which the scheduler's ``open`` calls (the engine opens
-the scheduler before anything of the crawl needs the DB thread, the state writer or the Redis
-link's thread, and before ``spider_opened``). A crawl on another SCHEDULER is not farm's. The
-writer process is spawned as soon as the parts are built in a crawl that is starting
-(``Crawler.crawling``): it takes a third of a second to start, and started when the scheduler
-opens it was not ready when the first pages were, which held the crawl's first pages in a full
-window for a tenth of a second. ``engine_stopped`` stops everything.
+The parts start in one place, ``start()``, which the scheduler's ``open`` calls: the engine opens the
+scheduler before anything needs the DB thread, the state writer or the Redis link's thread, and
+before ``spider_opened`` (a crawl on another SCHEDULER is not farm's). In a crawl that is starting
+(``Crawler.crawling``) the writer process is spawned as soon as the parts are built: it takes a third
+of a second to start, and spawned at ``open`` it held the first pages in a full window for a tenth
+of a second. ``engine_stopped`` stops everything.
 """
 
 import logging
@@ -125,9 +119,7 @@ class CrawlParts(SpiderParts):
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
         self.refused = refused
-        self.jobdir_lock = (
-            jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock), for its whole life
-        )
+        self.jobdir_lock = jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock)
         resuming = set(checkpoint.saved.leases) if checkpoint is not None and checkpoint.saved is not None else None
         if redis_url:
             self.backend, self.pace, make_pool = _redis_backend(crawler, self, redis_url, rate, block_delays, resuming)

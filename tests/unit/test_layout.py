@@ -1,17 +1,19 @@
-"""farm's modules import one another without a cycle: each module's top-level imports form a graph
-with no loop (a package's ``__init__`` counts as the package); the crawl's modules have none either
-counting the imports made inside functions, which only put a cycle off until it is called. And the
-keyword registry (farm.crawl.registry) is the only code that changes a keyword's run."""
+"""farm's layout: its modules import one another without a cycle (every import counts, a function's
+too; a package's ``__init__`` counts as the package), none is over MAX_LINES lines, and no two of its
+classes have one name. And the keyword registry (farm.crawl.registry) is the only code that changes
+a keyword's run."""
 
 import ast
 import dataclasses
 import re
+from collections import defaultdict
 from pathlib import Path
 
 import farm
 from farm.crawl.keywordrun import KeywordRun
 
 ROOT = Path(farm.__file__).parent
+MAX_LINES = 400
 
 
 def _modules() -> dict[str, Path]:
@@ -24,30 +26,10 @@ def _modules() -> dict[str, Path]:
     return modules
 
 
-# the crawl's machinery and the components Scrapy builds from it
-CRAWL = ("farm.addon", "farm.crawl", "farm.spiders", "farm.extensions", "farm.middlewares", "farm.pipelines")
-
-
-def _statements(tree: ast.Module, inside_functions: bool):
-    """The statements whose imports count: the top level (what runs at import), or every one but
-    those under ``if TYPE_CHECKING`` (never run)."""
-    if not inside_functions:
-        yield from tree.body
-        return
-    stack = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            stack.extend(node.orelse)
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
-
-
-def _imports(modules: dict[str, Path], inside_functions: bool = False) -> dict[str, set[str]]:
+def _imports(modules: dict[str, Path]) -> dict[str, set[str]]:
     graph = {name: set() for name in modules}
     for name, path in modules.items():
-        for node in _statements(ast.parse(path.read_text(encoding="utf-8")), inside_functions):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):  # anywhere: at import or when called
             if isinstance(node, ast.Import):
                 graph[name].update(alias.name for alias in node.names if alias.name in modules)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -83,14 +65,39 @@ def test_no_module_imports_itself_through_others():
     assert _cycle(_imports(_modules())) is None
 
 
-def test_the_crawls_modules_import_one_another_without_a_cycle_even_inside_functions():
-    graph = _imports(_modules(), inside_functions=True)
-    crawl = {name: imported for name, imported in graph.items() if name.startswith(CRAWL)}
-    assert _cycle({name: imported & crawl.keys() for name, imported in crawl.items()}) is None
-
-
 def test_the_check_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_an_import_in_a_function_counts(tmp_path):
+    (tmp_path / "a.py").write_text("import farm.b\n")
+    (tmp_path / "b.py").write_text("def f():\n    from farm.a import x\n")
+    graph = _imports({"farm.a": tmp_path / "a.py", "farm.b": tmp_path / "b.py"})
+    assert _cycle(graph) == ["farm.a", "farm.b", "farm.a"]
+
+
+def test_no_module_is_over_max_lines():
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in ROOT.rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def _classes() -> dict[str, list[str]]:
+    """Each class name defined under farm/, and where."""
+    where = defaultdict(list)
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                where[node.name].append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return where
+
+
+def test_no_two_classes_have_one_name():
+    twice = {name: places for name, places in _classes().items() if len(places) > 1}
+    assert not twice, f"classes of one name defined more than once: {twice}"
 
 
 # --- the registry is the only code that changes a keyword's run ---------------------------
