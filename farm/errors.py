@@ -1,8 +1,8 @@
 """farm's own exceptions, each defined once; the modules that raise them import them from here.
 
-The spiders' and the crawl parts' own (farm.spiders.base: ParseError, KeywordBlocked, SiteUnavailable,
-LeaseLost; farm.crawl.parts: FarmStartError) stay with Scrapy's classes they extend or the start-up
-they describe.
+The spiders' ends of a request (farm.spiders.base: KeywordBlocked, SiteUnavailable, LeaseLost) stay
+beside the spiders: they are Scrapy's IgnoreRequest, and importing Scrapy here would slow every `farm`
+command that needs no crawl.
 """
 
 import click
@@ -109,6 +109,25 @@ class TokenRequired(Exception):
 
 class HeadTooLarge(Exception):
     """Raised from a parser callback: the head is past ``max_head`` (the parser stops; 431)."""
+
+
+# --- A crawl (farm.crawl, farm.spiders, farm.extensions) -----------------------------------------------
+
+
+class FarmStartError(RuntimeError):
+    """A crawl cannot start: the message names the setting and what to do, safe to print."""
+
+
+class MetricsPortError(RuntimeError):
+    """FARM_METRICS_PORT cannot be listened on."""
+
+
+class ParseError(ValueError):
+    """A response that is neither a page of results nor a recognised block."""
+
+
+class UnknownCity(ValueError):
+    """A keyword's city the site has no code for."""
 
 
 # --- The keyword API's client (farm.api.client) -----------------------------------------------------

@@ -27,8 +27,9 @@ from collections import deque
 
 from scrapy.core.scheduler import BaseScheduler
 
-from farm.crawl.parts import CrawlParts, plain_backend
+from farm.crawl.parts import CrawlParts
 from farm.crawl.proxies import take_proxy
+from farm.crawl.starting import plain_backend
 
 
 class FarmScheduler(BaseScheduler):

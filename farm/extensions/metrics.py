@@ -29,6 +29,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import Site
 
 from farm.crawl.parts import CrawlParts
+from farm.errors import MetricsPortError
 
 logger = logging.getLogger(__name__)
 
@@ -173,10 +174,6 @@ class FarmMetrics:
     def _release(waiting: Deferred):
         if not waiting.called:
             waiting.callback(None)
-
-
-class MetricsPortError(RuntimeError):
-    """FARM_METRICS_PORT cannot be listened on."""
 
 
 class _QuietSite(Site):

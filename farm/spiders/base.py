@@ -34,6 +34,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.errors import ParseError, UnknownCity  # noqa: F401 - ParseError: a spider's, beside LeaseSpider and Page
 from farm.items import JobPosting
 from farm.state.lease import Lease
 from farm.state.models import max_pages_that_fit
@@ -43,14 +44,6 @@ if TYPE_CHECKING:
     from farm.crawl.registry import KeywordRegistry
 
 BLOCK_STATUSES = {403: "http_403", 429: "http_429", 503: "http_503"}
-
-
-class ParseError(ValueError):
-    """A response that is neither a page of results nor a recognised block."""
-
-
-class UnknownCity(ValueError):
-    pass
 
 
 class KeywordBlocked(IgnoreRequest):

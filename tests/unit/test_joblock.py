@@ -10,7 +10,8 @@ import time
 import pytest
 
 from farm.crawl.backends.joblock import FILE_NAME, JobdirInUse, JobdirLock
-from farm.crawl.parts import CrawlParts, FarmStartError
+from farm.crawl.parts import CrawlParts
+from farm.errors import FarmStartError
 from tests.unit.components import make_crawler
 
 ROWS = [("qcwy", "北京", "python")]

@@ -10,7 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from twisted.internet import threads
 
 from farm.crawl.parts import CrawlParts
-from farm.extensions.metrics import FarmMetrics, MetricsPortError
+from farm.errors import MetricsPortError
+from farm.extensions.metrics import FarmMetrics
 from tests.unit.components import component, make_crawler
 from tests.unit.spider_helpers import make_lease
 
