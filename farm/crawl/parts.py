@@ -40,6 +40,7 @@ full window for a tenth of a second. ``engine_stopped`` stops everything.
 """
 
 import logging
+from functools import cached_property
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -289,6 +290,22 @@ class CrawlParts(SpiderParts):
     def _close_database(self):
         self._pool.stop()
         self.store.engine.dispose()
+
+
+class BesideParts:
+    """A farm extension built beside the parts: Scrapy's ``get_extension`` answers only once every
+    extension is built, so it checks the crawl is farm's when built and takes the parts on first use."""
+
+    crawler = None
+
+    @staticmethod
+    def require_farm_spider(crawler) -> None:
+        if not CrawlParts.serves(crawler):
+            raise NotConfigured("not a farm LeaseSpider")
+
+    @cached_property
+    def parts(self) -> CrawlParts:
+        return self.crawler.get_extension(CrawlParts)
 
 
 def engine_slot(crawler):

@@ -28,12 +28,12 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.job import job_dir
 from twisted.internet.task import LoopingCall
 
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import BesideParts, CrawlParts
 
 logger = logging.getLogger(__name__)
 
 
-class JobCheckpoint:
+class JobCheckpoint(BesideParts):
     def __init__(self, crawler, jobdir: str, interval: float):
         self.crawler = crawler
         self.jobdir = jobdir
@@ -50,8 +50,7 @@ class JobCheckpoint:
         interval = crawler.settings.getfloat("FARM_CHECKPOINT_INTERVAL")
         if interval <= 0:
             raise ValueError(f"FARM_CHECKPOINT_INTERVAL must be a positive number of seconds, got {interval}")
-        if not CrawlParts.serves(crawler):
-            raise NotConfigured("not a farm LeaseSpider")
+        cls.require_farm_spider(crawler)
         ext = cls(crawler, jobdir, interval)
         crawler.signals.connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=scrapy_signals.spider_closed)

@@ -10,13 +10,12 @@ the ETA divides it by this crawl's rate of finished keywords.
 import logging
 import time
 from datetime import timedelta
-from functools import cached_property
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import BesideParts
 from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)
@@ -24,7 +23,7 @@ logger = logging.getLogger(__name__)
 ENDED = ("completed", "failed", "blocked", "released")
 
 
-class FarmLogStats:
+class FarmLogStats(BesideParts):
     def __init__(self, crawler, interval: float):
         self.crawler = crawler
         self.interval = interval
@@ -35,8 +34,7 @@ class FarmLogStats:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not CrawlParts.serves(crawler):
-            raise NotConfigured("not a farm LeaseSpider")
+        cls.require_farm_spider(crawler)
         interval = crawler.settings.getfloat("FARM_LOGSTATS_INTERVAL")
         if interval <= 0:
             raise NotConfigured("FARM_LOGSTATS_INTERVAL is 0")
@@ -44,11 +42,6 @@ class FarmLogStats:
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
-
-    @cached_property
-    def parts(self) -> CrawlParts:
-        """The crawl's parts, an extension built beside this one: looked up once they all are."""
-        return self.crawler.get_extension(CrawlParts)
 
     def spider_opened(self, spider):
         self._started = time.monotonic()

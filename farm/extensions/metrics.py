@@ -28,7 +28,7 @@ from twisted.internet.error import CannotListenError
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import BesideParts
 from farm.errors import MetricsPortError
 
 logger = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ BLOCK_PREFIX = "farm/block/"
 NOT_BLOCK_REASONS = {"count", "gave_up"}  # farm/block/<reason> counts each block by its reason
 
 
-class FarmMetrics:
+class FarmMetrics(BesideParts):
     def __init__(self, crawler, host: str, port: int, linger: float):
         self.crawler = crawler
         self.host = host
@@ -114,18 +114,12 @@ class FarmMetrics:
         linger = settings.getfloat("FARM_METRICS_LINGER")
         if linger < 0:
             raise ValueError(f"FARM_METRICS_LINGER must be >= 0 seconds, got {linger}")
-        if not CrawlParts.serves(crawler):
-            raise NotConfigured("not a farm LeaseSpider")
+        cls.require_farm_spider(crawler)
         ext = cls(crawler, settings.get("FARM_METRICS_HOST") or "127.0.0.1", port, linger)
         ext.listen()  # before the crawl's parts start its state writer: a port in use fails the crawl first
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
-
-    @cached_property
-    def parts(self) -> CrawlParts:
-        """The crawl's parts, an extension built after this one: looked up once they all are."""
-        return self.crawler.get_extension(CrawlParts)
 
     @cached_property
     def labels(self) -> list[str]:

@@ -7,18 +7,17 @@ other crawlers that have sent no heartbeat for FARM_LEASE_TIMEOUT: they become
 """
 
 import logging
-from functools import cached_property
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import BesideParts
 
 logger = logging.getLogger(__name__)
 
 
-class LeaseReaper:
+class LeaseReaper(BesideParts):
     def __init__(self, crawler, interval: float):
         self.crawler = crawler
         self.interval = interval
@@ -28,8 +27,7 @@ class LeaseReaper:
 
     @classmethod
     def from_crawler(cls, crawler):
-        if not CrawlParts.serves(crawler):
-            raise NotConfigured("not a farm LeaseSpider")
+        cls.require_farm_spider(crawler)
         settings = crawler.settings
         interval = settings.getfloat("FARM_REAP_INTERVAL")
         timeout = settings.getfloat("FARM_LEASE_TIMEOUT")
@@ -42,11 +40,6 @@ class LeaseReaper:
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
-
-    @cached_property
-    def parts(self) -> CrawlParts:
-        """The crawl's parts, an extension built beside this one: looked up once they all are."""
-        return self.crawler.get_extension(CrawlParts)
 
     def spider_opened(self, spider):
         self._task.start(self.interval, now=True)
