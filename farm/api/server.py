@@ -117,7 +117,13 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
     if reap_interval <= 0:
         logger.info("not reaping stale leases: FARM_REAP_INTERVAL is 0")
     app = create_app(
-        store, token=token, max_body=max_body, retry_after=retry_after, reap_interval=reap_interval, on_started=started
+        store,
+        token=token,
+        max_body=max_body,
+        retry_after=retry_after,
+        reap_interval=reap_interval,
+        db_wait=config.db_pool_timeout,
+        on_started=started,
     )
     protocol = type("FarmHttp", (DeadlineProtocol,), {"read_timeout": read_timeout})
     config = uvicorn.Config(
