@@ -24,19 +24,20 @@ UNPOOLED_THREADS = 4  # an engine without a sized pool (a SQLite file serialises
 class DbThreads:
     """Runs store calls on ``size(engine)`` threads, each waiting at most ``wait_limit`` seconds to start."""
 
-    def __init__(self, engine: Engine, wait_limit: float):
+    def __init__(self, engine: Engine, wait_limit: float, clock=time.monotonic):
         self.size = size(engine)
         self.wait_limit = wait_limit
+        self.clock = clock
         self._executor = ThreadPoolExecutor(self.size, thread_name_prefix="farm-db")
 
     async def run(self, fn, *args, **kwargs):
         """``fn(*args, **kwargs)`` on one of the threads; its result, or what it raised."""
-        queued = time.monotonic()
+        queued = self.clock()
         call = functools.partial(self._started, queued, functools.partial(fn, *args, **kwargs))
         return await asyncio.get_running_loop().run_in_executor(self._executor, call)
 
     def _started(self, queued: float, call):
-        waited = time.monotonic() - queued
+        waited = self.clock() - queued
         if waited > self.wait_limit:
             raise PoolTimeout(f"waited {waited:.1f}s for a database thread (FARM_DB_POOL_TIMEOUT={self.wait_limit:g})")
         return call()
