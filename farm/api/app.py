@@ -26,11 +26,12 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from farm.api.auth import BearerAuth
 from farm.api.dbthreads import DbThreads
-from farm.api.errors import ApiError, database_reason
+from farm.api.errors import database_reason
 from farm.api.limits import BodyLimit
 from farm.api.local import LocalOnly
 from farm.api.routes import router
 from farm.api.tally import Tally
+from farm.errors import ApiRefusal
 from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
@@ -89,8 +90,8 @@ def create_app(
     security = [Depends(HTTPBearer(auto_error=False, description="FARM_API_TOKEN"))] if token else []
     app.include_router(router, dependencies=security)
 
-    @app.exception_handler(ApiError)
-    async def api_error(request: Request, exc: ApiError):
+    @app.exception_handler(ApiRefusal)
+    async def api_error(request: Request, exc: ApiRefusal):
         return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)

@@ -18,7 +18,6 @@ from pydantic import Field
 from farm.api import reads
 from farm.api.claiming import CLAIM_BODY, claim_params, never_claims
 from farm.api.dbthreads import on_db_thread
-from farm.api.errors import ApiError
 from farm.api.schemas import (
     ID_MAX,
     LIMIT_MAX,
@@ -41,6 +40,7 @@ from farm.api.schemas import (
     Source,
     StatsOut,
 )
+from farm.errors import ApiRefusal
 from farm.state.lease import Lease, PageWrite
 from farm.state.normalise import fit_rows
 from farm.state.postings import FIELDS
@@ -173,7 +173,7 @@ def _check_source(store, request, body, what: str) -> None:
         raise _refused(store, request, body, what, state, why)
 
 
-def _refused(store, request, body, what: str, state: dict | None = None, why: str | None = None) -> ApiError:
+def _refused(store, request, body, what: str, state: dict | None = None, why: str | None = None) -> ApiRefusal:
     """Why the write ``what`` of (keyword_id, lease_token) was refused: 404, or 409 with the keyword
     as it is now (but never its current lease token: the old holder must not write as the new one)."""
     if state is None:
@@ -182,7 +182,7 @@ def _refused(store, request, body, what: str, state: dict | None = None, why: st
     if state is None:
         tally.add("not_found")
         logger.info("404: cannot %s: no keyword %d", what, body.keyword_id)
-        return ApiError(404, {"detail": f"no keyword has id {body.keyword_id}"})
+        return ApiRefusal(404, {"detail": f"no keyword has id {body.keyword_id}"})
     tally.add("fenced")
     if why is None and not state["lease_current"]:
         why = f"lease token {body.lease_token} is not the keyword's current one (claimed again since?)"
@@ -190,7 +190,7 @@ def _refused(store, request, body, what: str, state: dict | None = None, why: st
         why = f"the keyword is no longer crawling under this lease (it is {state['crawl_status']})"
     logger.info("409: cannot %s of keyword %d: %s", what, body.keyword_id, why)
     keyword = KeywordState(**state).model_dump(mode="json")
-    return ApiError(409, {"detail": f"cannot {what}: {why}", "keyword": keyword})
+    return ApiRefusal(409, {"detail": f"cannot {what}: {why}", "keyword": keyword})
 
 
 @router.get(
@@ -258,7 +258,7 @@ def claim(request: Request, params: ClaimIn = Depends(claim_params)):
 @router.api_route("/keyword/available", methods=["PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"], include_in_schema=False)
 async def available_other_methods():
     """The path has two routes, GET and POST: a 405 of either alone would name only its own method."""
-    raise ApiError(405, {"detail": "Method Not Allowed"}, {"Allow": "GET, POST"})
+    raise ApiRefusal(405, {"detail": "Method Not Allowed"}, {"Allow": "GET, POST"})
 
 
 @router.post("/keyword/page-progress", response_model=PageProgressOut, responses=WRITES, operation_id="page_progress")

@@ -19,16 +19,17 @@ from pathlib import Path
 import click
 from sqlalchemy.exc import DBAPIError
 
-from farm.api.auth import TokenRequired, check_bind
+from farm.api.auth import check_bind
 from farm.api.errors import database_reason
 from farm.api.logsafe import escape_on
-from farm.state.migrate import SchemaNotCurrent, require_current
+from farm.errors import SchemaNotCurrent, TokenRequired
+from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
 
 KEEP_ALIVE = 5  # seconds an idle connection is kept between requests
-# connections and requests at once; past it uvicorn answers 503 (each request holds a worker thread
+# connections and requests at once; past it uvicorn answers 503 (each request waits for a database thread
 # while it waits for the database, and FARM_API_READ_TIMEOUT frees those that trickle)
 MAX_CONNECTIONS = 1000
 MAX_WORKERS = 64

@@ -12,7 +12,8 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawl
 
-from farm.config import FarmConfig, SettingError
+from farm.config import FarmConfig
+from farm.errors import SettingError
 
 # the exit status of a command refused for a bad setting, as for a bad option
 SETTING_EXIT = 2

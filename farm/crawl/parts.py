@@ -24,14 +24,19 @@ process (the hot writes and the claims, on another core) and the DB thread
 (heartbeats, reaps, a checkpoint's take-back; first in, first out). The mode
 is the ``backend`` (farm.crawl.backends): with FARM_REDIS_URL, the Redis one.
 
-Components take the runtime with ``CrawlParts.of(crawler)`` and keep the parts
-they use; nothing is written into it after it is built. The threads start with
-``start()``, when the scheduler opens (the first of the crawl's steps that needs
-them), not when the runtime is built. The writer process starts then too, or,
-in a crawl that is starting (``Crawler.crawling``), as soon as the runtime is
-built: it takes a third of a second to start, and started when the scheduler
-opens it was not ready when the first pages were, which held the crawl's first
-pages in a full window for a tenth of a second.
+``CrawlParts`` is a Scrapy extension (farm.addon's EXTENSIONS, before Scrapy's own): its
+``from_crawler`` builds every part once, before the engine exists, and nothing is written into it
+afterwards; for a spider not a ``LeaseSpider`` it is NotConfigured. The others reach it through
+Scrapy: the middlewares, the pipeline and the scheduler, built after it, with
+``crawler.get_extension(CrawlParts)`` in their ``from_crawler``; the extensions, built beside it,
+and the spider, built before it (as ``SpiderParts``, farm.spiders.base), the same way on first use.
+
+The parts start in one place, ``start()``, which the scheduler's ``open`` calls: the engine opens the
+scheduler before anything needs the DB thread, the state writer or the Redis link's thread, and
+before ``spider_opened`` (a crawl on another SCHEDULER is not farm's). In a crawl that is starting
+(``Crawler.crawling``) the writer process is spawned as soon as the parts are built: it takes a third
+of a second to start, and spawned at ``open`` it held the first pages in a full window for a tenth
+of a second. ``engine_stopped`` stops everything.
 """
 
 import logging
@@ -53,7 +58,7 @@ from farm.crawl.proxies import proxy_pool_from
 from farm.crawl.registry import KeywordRegistry
 from farm.crawl.window import PageWindow
 from farm.display import mask_url, without_secrets
-from farm.spiders.base import LeaseSpider
+from farm.spiders.base import LeaseSpider, SpiderParts
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool
@@ -77,7 +82,9 @@ def _start_failed(message: str, *urls) -> FarmStartError:
     return FarmStartError(message)
 
 
-class CrawlParts:
+class CrawlParts(SpiderParts):
+    """The crawl's parts, a Scrapy extension (see the module docstring)."""
+
     def __init__(
         self,
         crawler,
@@ -112,9 +119,7 @@ class CrawlParts:
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
         self.refused = refused
-        self.jobdir_lock = (
-            jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock), for its whole life
-        )
+        self.jobdir_lock = jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock)
         resuming = set(checkpoint.saved.leases) if checkpoint is not None and checkpoint.saved is not None else None
         if redis_url:
             self.backend, self.pace, make_pool = _redis_backend(crawler, self, redis_url, rate, block_delays, resuming)
@@ -127,21 +132,22 @@ class CrawlParts:
         self._wake_call = None
         self._started = False
 
+    @staticmethod
+    def serves(crawler) -> bool:
+        """Whether the crawl is farm's: its spider pulls keyword leases (a LeaseSpider)."""
+        return issubclass(crawler.spidercls, LeaseSpider)
+
     @classmethod
-    def of(cls, crawler) -> "CrawlParts":
-        """The crawl's runtime, built on first use; NotConfigured for a spider not of farm's."""
-        if not issubclass(crawler.spidercls, LeaseSpider):
+    def from_crawler(cls, crawler) -> "CrawlParts":
+        """Every part of the crawl, built now; NotConfigured for a spider not of farm's."""
+        if not cls.serves(crawler):
             raise NotConfigured("not a farm LeaseSpider: no keyword leases, progress or postings")
-        runtime = getattr(crawler, "_farm_runtime", None)
-        if runtime is None:
-            runtime = crawler._farm_runtime = cls.from_settings(crawler)
-            # start() is the schedulers' to call; this covers a crawl on another SCHEDULER
-            crawler.signals.connect(runtime.start, signal=signals.spider_opened)
-            crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
-            if crawler.crawling:  # a crawl is starting, not a test or a tool building the runtime
-                runtime.spawn_writer()
-                runtime._watch_start()
-        return runtime
+        parts = cls.from_settings(crawler)
+        crawler.signals.connect(parts.engine_stopped, signal=signals.engine_stopped)
+        if crawler.crawling:  # a crawl is starting, not a test or a tool building the parts
+            parts.spawn_writer()
+            parts._watch_start()
+        return parts
 
     @classmethod
     def from_settings(cls, crawler) -> "CrawlParts":
@@ -193,12 +199,9 @@ class CrawlParts:
                 lock.release()
             raise
 
-    def start(self, spider=None) -> None:
-        """Start the DB thread, the state writer process and the Redis link's thread (once); hand
-        the spider the crawl's keyword registry."""
-        spider = spider or self.crawler.spider
-        if spider is not None:
-            spider.registry = self.registry
+    def start(self) -> None:
+        """Start the DB thread, the state writer process and the Redis link's thread (once): the
+        scheduler's ``open`` calls it, the one place the parts start."""
         if self._started:
             return
         self._started = True
@@ -279,7 +282,7 @@ class CrawlParts:
             self.jobdir_lock.release()
 
     def close(self) -> None:
-        """``engine_stopped``, blocking: for tests and tools that built a runtime without a crawl."""
+        """``engine_stopped``, blocking: for tests and tools that built the parts without a crawl."""
         self._stop_sending()
         self.backend.stop()
         self._close_database()
