@@ -29,8 +29,8 @@ from farm.state.store import KeywordStore
 logger = logging.getLogger(__name__)
 
 KEEP_ALIVE = 5  # seconds an idle connection is kept between requests
-# connections and requests at once; past it uvicorn answers 503 (each request waits for a database thread
-# while it waits for the database, and FARM_API_READ_TIMEOUT frees those that trickle)
+# connections and requests at once; past it uvicorn answers 503 (a request waits for a database thread
+# at most FARM_DB_POOL_TIMEOUT, and FARM_API_READ_TIMEOUT frees connections that trickle)
 MAX_CONNECTIONS = 1000
 MAX_WORKERS = 64
 
