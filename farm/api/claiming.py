@@ -27,7 +27,7 @@ CLAIM_BODY = {
 }
 
 
-def never_claims(request: Request) -> None:
+async def never_claims(request: Request) -> None:
     """A GET with ``reserve`` true: 405 naming the POST (Allow: POST)."""
     reserve = request.query_params.get("reserve")
     if reserve is not None and reserve.strip().lower() not in FALSE:
