@@ -8,7 +8,8 @@ claims WARMUP_CLAIMS before the clock starts, then CLAIMS_PER_CLIENT keywords, `
 (``POST /api/v1/keyword/available`` with ``{"source": "boss", "limit": batch}``), one a request and then
 claims_bench.CLAIM_BATCH a request, as in process; the rate is all keywords claimed over the wall
 time from the start signal to the last client done. The server runs as `farm api` does by
-default (one process, its access log on), on the same 2 cores as MariaDB and the clients.
+default (one process, its access log on), on the same 2 cores as MariaDB and the clients; then,
+on a fresh table, as `farm api --workers 2` (a server process a core).
 """
 
 import multiprocessing
@@ -56,10 +57,10 @@ def _client(url, token, worker, batch, ready, start, results):
         results.put((worker, 0, time.monotonic(), repr(exc)))
 
 
-def _serve(url: str, token: str, log) -> tuple[subprocess.Popen, str]:
+def _serve(url: str, token: str, log, args=()) -> tuple[subprocess.Popen, str]:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("FARM_")}, "FARM_API_TOKEN": token}
     process = subprocess.Popen(
-        [sys.executable, "-m", "farm", "--db-url", url, "api", "--port", "0"],
+        [sys.executable, "-m", "farm", "--db-url", url, "api", "--port", "0", *args],
         cwd=REPO,
         env=env,
         stdout=log,
@@ -88,15 +89,16 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(timeout=15)
 
 
-def measure_http(batches=claims_bench.BATCHES) -> dict[int, float]:
-    """Keywords claimed per second over HTTP at KEYWORDS keywords, per claim size in ``batches``."""
+def measure_http(batches=claims_bench.BATCHES, args=()) -> dict[int, float]:
+    """Keywords claimed per second over HTTP at KEYWORDS keywords, per claim size in ``batches``,
+    from `farm api ARGS` (its defaults without)."""
     token = secrets.token_hex(16)
     with mariadb_database() as url, tempfile.NamedTemporaryFile("w+b", suffix=".log") as log:
         upgrade(url)
         engine = make_engine(url)
         claims_bench._fill(engine, KEYWORDS, KeywordStore(engine))
         engine.dispose()
-        server, base = _serve(url, token, log)
+        server, base = _serve(url, token, log, args)
         try:
             return {batch: _rate(base, token, batch) for batch in batches}
         finally:
@@ -111,6 +113,7 @@ def _rate(base: str, token: str, batch: int) -> float:
 def run() -> list[tuple[str, float, str]]:
     in_process, _, _ = claims_bench.measure(KEYWORDS)
     over_http = measure_http()
+    two_workers = measure_http(args=("--workers", "2"))
     rows = []
     for batch in claims_bench.BATCHES:
         rows += [
@@ -121,6 +124,12 @@ def run() -> list[tuple[str, float, str]]:
             ),
             (f"claims/s over HTTP (farm api), {CLIENTS} clients, {batch} a claim", over_http[batch], "claims/s"),
             (f"ratio HTTP / in process, {batch} a claim", over_http[batch] / in_process[batch], "x"),
+            (
+                f"claims/s over HTTP (farm api --workers 2), {CLIENTS} clients, {batch} a claim",
+                two_workers[batch],
+                "claims/s",
+            ),
+            (f"ratio HTTP --workers 2 / in process, {batch} a claim", two_workers[batch] / in_process[batch], "x"),
         ]
     return rows
 

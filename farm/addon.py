@@ -33,9 +33,9 @@ EXTENSIONS = {
     # NotConfigured unless FARM_METRICS_PORT is set; first of farm's, so that a port in use
     # stops the crawl before anything else of farm's has started
     "farm.extensions.metrics.FarmMetrics": -20,
-    # before Scrapy's own (0): it builds the crawl's runtime, which starts the state writer
+    # the crawl's parts: before Scrapy's own (0), as building them spawns the state writer
     # process, and the writer's third of a second to start overlaps theirs
-    "farm.crawl.progress.PageProgress": -10,
+    "farm.crawl.parts.CrawlParts": -10,
     "farm.extensions.reaper.LeaseReaper": 110,
     "farm.extensions.logstats.FarmLogStats": 120,
     "farm.extensions.lean.LeanProcess": 130,

@@ -18,18 +18,11 @@ from dataclasses import dataclass, field, fields
 from urllib.parse import urlsplit
 
 from farm.display import escape, without_secrets
+from farm.errors import DatabaseUrlError, Invalid, SettingError
 
 # the longest time any setting may give, in seconds: beyond it dates overflow (ten years)
 SECONDS_MAX = 10 * 366 * 24 * 3600
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
-
-
-class SettingError(ValueError):
-    """A setting that cannot be used: one line, safe to print, naming the setting and what it takes."""
-
-
-class Invalid(ValueError):
-    """Raised by a parser: what is wrong with the value, when more can be said than what it takes."""
 
 
 @dataclass(frozen=True)
@@ -91,11 +84,12 @@ def _timezone(raw):
 
 
 def _db_url(raw):
-    from farm.state.db import DatabaseUrlError, check_stored, make_engine
+    from farm.state.engine import check_stored, engine_for
 
     try:
         check_stored(str(raw))
-        make_engine(str(raw)).dispose()  # the driver and its options in the URL (no connection)
+        deadlines = {"timeout": read(None, "db_timeout"), "pool_timeout": read(None, "db_pool_timeout")}
+        engine_for(str(raw), **deadlines).dispose()  # the driver and its options in the URL (no connection)
     except DatabaseUrlError as exc:  # names the setting, with examples
         raise SettingError(str(exc)) from None
     return str(raw)

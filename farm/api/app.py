@@ -25,11 +25,13 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from farm.api.auth import BearerAuth
-from farm.api.errors import ApiError, database_reason
+from farm.api.dbthreads import DbThreads
+from farm.api.errors import database_reason
 from farm.api.limits import BodyLimit
 from farm.api.local import LocalOnly
 from farm.api.routes import router
 from farm.api.tally import Tally
+from farm.errors import ApiRefusal
 from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
@@ -53,14 +55,17 @@ def create_app(
     max_body: int,
     retry_after: int,
     reap_interval: float = 0,
+    db_wait: float = 5,
     on_started: Callable[[], None] | None = None,
 ) -> FastAPI:
-    """The API over ``store``; ``token`` None serves without authentication (a loopback bind only)."""
+    """The API over ``store``; ``token`` None serves without authentication (a loopback bind only).
+    A store call that waits ``db_wait`` seconds for a database thread is a 503 (FARM_DB_POOL_TIMEOUT)."""
     tally = Tally()
+    db = DbThreads(store.engine, db_wait)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        reaper = asyncio.create_task(_reap_forever(store, reap_interval, tally)) if reap_interval > 0 else None
+        reaper = asyncio.create_task(_reap_forever(store, db, reap_interval, tally)) if reap_interval > 0 else None
         if on_started is not None:
             on_started()
         try:
@@ -68,6 +73,7 @@ def create_app(
         finally:
             if reaper is not None:
                 reaper.cancel()
+            db.close()
             logger.info("farm api stopped: %s", tally.line())
 
     app = FastAPI(
@@ -78,13 +84,14 @@ def create_app(
         redoc_url=None,
     )
     app.state.store = store
+    app.state.db = db
     app.state.tally = tally
     # documents the bearer scheme in OpenAPI; BearerAuth enforces it on every path
     security = [Depends(HTTPBearer(auto_error=False, description="FARM_API_TOKEN"))] if token else []
     app.include_router(router, dependencies=security)
 
-    @app.exception_handler(ApiError)
-    async def api_error(request: Request, exc: ApiError):
+    @app.exception_handler(ApiRefusal)
+    async def api_error(request: Request, exc: ApiRefusal):
         return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
@@ -165,12 +172,12 @@ def _printable(part):
     return part.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(part, str) else part
 
 
-async def _reap_forever(store: KeywordStore, interval: float, tally: Tally) -> None:
+async def _reap_forever(store: KeywordStore, db: DbThreads, interval: float, tally: Tally) -> None:
     """Turn stale leases partial every ``interval`` seconds (the store logs how many)."""
     while True:
         await asyncio.sleep(interval)
         try:
-            reaped = await asyncio.to_thread(store.reap)
+            reaped = await db.run(store.reap)
         except UNAVAILABLE as exc:
             tally.add("reap_errors")
             logger.warning("reaping stale leases failed: %s", database_reason(exc))

@@ -12,14 +12,11 @@ import ipaddress
 import logging
 
 from farm.api.tally import Tally
+from farm.errors import TokenRequired
 
 logger = logging.getLogger(__name__)
 
 LOCAL_NAMES = ("localhost",)
-
-
-class TokenRequired(Exception):
-    """A bind that other machines could reach, without FARM_API_TOKEN."""
 
 
 def is_loopback(host: str) -> bool:

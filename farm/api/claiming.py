@@ -11,8 +11,8 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from farm.api.errors import ApiError
 from farm.api.schemas import ClaimIn
+from farm.errors import ApiRefusal
 
 FALSE = ("", "0", "false", "f", "no", "n", "off")  # what pydantic reads as a false bool
 CLAIM = "POST /api/v1/keyword/available"
@@ -27,12 +27,12 @@ CLAIM_BODY = {
 }
 
 
-def never_claims(request: Request) -> None:
+async def never_claims(request: Request) -> None:
     """A GET with ``reserve`` true: 405 naming the POST (Allow: POST)."""
     reserve = request.query_params.get("reserve")
     if reserve is not None and reserve.strip().lower() not in FALSE:
         request.app.state.tally.add("get_claims")
-        raise ApiError(
+        raise ApiRefusal(
             405,
             {
                 "detail": f"a GET only lists keywords; claim them with {CLAIM} (the same "

@@ -39,6 +39,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from farm.errors import ApiError, Blocked, ClaimLost
 from farm.state.models import max_pages_that_fit
 
 logger = logging.getLogger(__name__)
@@ -78,24 +79,6 @@ def clean_text(text: str, limit: int = ERROR_MESSAGE_MAX) -> str:
     surrogate U+FFFD, at most ``limit`` characters (cut with an ellipsis)."""
     text = _SURROGATES.sub("\ufffd", _CONTROLS.sub(" ", str(text))).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class ApiError(Exception):
-    """An answer of the API other than 2xx."""
-
-    def __init__(self, status: int, body):
-        detail = body.get("detail") if isinstance(body, dict) else body
-        super().__init__(f"{status}: {detail}")
-        self.status = status
-        self.body = body
-
-
-class LeaseLost(ApiError):
-    """409 or 404: the keyword is no longer this client's; nothing was written."""
-
-
-class Blocked(Exception):
-    """Raised by ``fetch`` when the site blocks the crawler: the keyword goes back partial."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +156,7 @@ class KeywordClient:
         except ValueError:  # not JSON: a proxy's page, say
             body = response.text
         if response.status_code in (404, 409):
-            raise LeaseLost(response.status_code, body)
+            raise ClaimLost(response.status_code, body)
         if response.is_error:
             raise ApiError(response.status_code, body)
         return body
@@ -249,7 +232,7 @@ class Heartbeat:
         while not self._stop.wait(self.every):
             try:
                 self.client.heartbeat(self.claim)
-            except LeaseLost:
+            except ClaimLost:
                 self.lost = True
                 return
             except (ApiError, httpx.HTTPError) as exc:  # the next page write says whether the lease is kept
@@ -286,7 +269,7 @@ def _give_back(client: KeywordClient, claim: Claim, exc: BaseException) -> None:
     reason = f"the crawler stopped: {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
     try:
         client.end(claim, "partial", reason, retries=0)
-    except LeaseLost:  # ended, or taken back, already
+    except ClaimLost:  # ended, or taken back, already
         return
     except Exception as lost:  # noqa: BLE001 - the error being raised is the one to report
         logger.warning(
@@ -309,7 +292,7 @@ def _crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_
                     continue
                 postings, told = fetch(claim, page)
                 if beat.lost:  # taken back while the page was fetched: it is another crawler's now
-                    raise LeaseLost(409, "the heartbeat found the lease taken back")
+                    raise ClaimLost(409, "the heartbeat found the lease taken back")
                 # no total told: this was the last page; the server takes no total above its page cap
                 total = page if told is None else min(told, PAGE_MAX)
                 answer = client.postings(claim, postings, page=page, total_pages=total)
@@ -318,7 +301,7 @@ def _crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_
                 page += 1
         client.end(claim, "completed")
         return "completed"
-    except LeaseLost as exc:
+    except ClaimLost as exc:
         logger.warning("farm api: keyword %d (%s) is no longer ours: %s", claim.id, claim.job, exc)
         return "lost"
     except Blocked as exc:
@@ -333,7 +316,7 @@ def _crawl_keyword(client: KeywordClient, claim: Claim, fetch: Fetch, heartbeat_
 def _end(client: KeywordClient, claim: Claim, status: str, message: str) -> str:
     try:
         client.end(claim, status, message)
-    except LeaseLost:
+    except ClaimLost:
         return "lost"
     return status
 

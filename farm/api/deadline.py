@@ -11,14 +11,12 @@ import logging
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from farm.errors import HeadTooLarge
+
 logger = logging.getLogger(__name__)
 
 # bytes of request line and headers: a listing may name 1,000 keywords to skip in its query (30 KB)
 MAX_HEAD = 64 * 1024
-
-
-class HeadTooLarge(Exception):
-    """Raised from a parser callback: the head is past ``max_head`` (the parser stops; 431)."""
 
 
 class DeadlineProtocol(HttpToolsProtocol):

@@ -1,19 +1,9 @@
-"""The keyword API's error answers, and the one line a database error is logged as.
+"""The one line a database error is logged as (the API's refusals: farm.errors.ApiRefusal).
 
 No FastAPI or pydantic here: the `farm` command imports this module at start.
 """
 
 from sqlalchemy.exc import DBAPIError
-
-
-class ApiError(Exception):
-    """An answer other than 2xx, as a status and a JSON body."""
-
-    def __init__(self, status: int, body: dict, headers: dict | None = None):
-        super().__init__(body.get("detail", ""))
-        self.status = status
-        self.body = body
-        self.headers = headers or {}
 
 
 def database_reason(exc: Exception) -> str:

@@ -1,7 +1,8 @@
 """The keyword API's endpoints: each one store call, as a spider makes it.
 
-The endpoints are plain functions, run on the server's worker threads, so a
-store call blocks one thread and never the event loop. A write the store
+The endpoints are plain functions, each run whole on one of the server's database
+threads (farm.api.dbthreads), so a store call blocks one thread and never the event
+loop. A write the store
 fences (the token is not the keyword's, or its keyword is no longer crawling)
 changes nothing and answers 409 with the keyword as it is now; 404 when there is
 no such keyword.
@@ -16,7 +17,7 @@ from pydantic import Field
 
 from farm.api import reads
 from farm.api.claiming import CLAIM_BODY, claim_params, never_claims
-from farm.api.errors import ApiError
+from farm.api.dbthreads import on_db_thread
 from farm.api.schemas import (
     ID_MAX,
     LIMIT_MAX,
@@ -39,6 +40,7 @@ from farm.api.schemas import (
     Source,
     StatsOut,
 )
+from farm.errors import ApiRefusal
 from farm.state.lease import Lease, PageWrite
 from farm.state.normalise import fit_rows
 from farm.state.postings import FIELDS
@@ -171,7 +173,7 @@ def _check_source(store, request, body, what: str) -> None:
         raise _refused(store, request, body, what, state, why)
 
 
-def _refused(store, request, body, what: str, state: dict | None = None, why: str | None = None) -> ApiError:
+def _refused(store, request, body, what: str, state: dict | None = None, why: str | None = None) -> ApiRefusal:
     """Why the write ``what`` of (keyword_id, lease_token) was refused: 404, or 409 with the keyword
     as it is now (but never its current lease token: the old holder must not write as the new one)."""
     if state is None:
@@ -180,7 +182,7 @@ def _refused(store, request, body, what: str, state: dict | None = None, why: st
     if state is None:
         tally.add("not_found")
         logger.info("404: cannot %s: no keyword %d", what, body.keyword_id)
-        return ApiError(404, {"detail": f"no keyword has id {body.keyword_id}"})
+        return ApiRefusal(404, {"detail": f"no keyword has id {body.keyword_id}"})
     tally.add("fenced")
     if why is None and not state["lease_current"]:
         why = f"lease token {body.lease_token} is not the keyword's current one (claimed again since?)"
@@ -188,7 +190,7 @@ def _refused(store, request, body, what: str, state: dict | None = None, why: st
         why = f"the keyword is no longer crawling under this lease (it is {state['crawl_status']})"
     logger.info("409: cannot %s of keyword %d: %s", what, body.keyword_id, why)
     keyword = KeywordState(**state).model_dump(mode="json")
-    return ApiError(409, {"detail": f"cannot {what}: {why}", "keyword": keyword})
+    return ApiRefusal(409, {"detail": f"cannot {what}: {why}", "keyword": keyword})
 
 
 @router.get(
@@ -198,6 +200,7 @@ def _refused(store, request, body, what: str, state: dict | None = None, why: st
     responses={**COMMON, **LISTING},
     operation_id="available",
 )
+@on_db_thread
 def available(
     request: Request,
     source: Source,
@@ -226,6 +229,7 @@ def available(
     operation_id="claim",
     openapi_extra=CLAIM_BODY,
 )
+@on_db_thread
 def claim(request: Request, params: ClaimIn = Depends(claim_params)):
     """Claim up to ``limit`` keywords of ``source``, atomically, exactly as a spider claims them (in
     the order a listing shows), each with the lease token every later write must name. The
@@ -252,12 +256,13 @@ def claim(request: Request, params: ClaimIn = Depends(claim_params)):
 
 
 @router.api_route("/keyword/available", methods=["PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"], include_in_schema=False)
-def available_other_methods():
+async def available_other_methods():
     """The path has two routes, GET and POST: a 405 of either alone would name only its own method."""
-    raise ApiError(405, {"detail": "Method Not Allowed"}, {"Allow": "GET, POST"})
+    raise ApiRefusal(405, {"detail": "Method Not Allowed"}, {"Allow": "GET, POST"})
 
 
 @router.post("/keyword/page-progress", response_model=PageProgressOut, responses=WRITES, operation_id="page_progress")
+@on_db_thread
 def page_progress(request: Request, body: PageProgressIn):
     """Page ``page`` of the keyword is done with ``jobs_found`` postings. Pages may come in any order:
     the watermark (last_completed_page) moves over pages 1..N once all are done, a page reported
@@ -276,6 +281,7 @@ def page_progress(request: Request, body: PageProgressIn):
 @router.post(
     "/keyword/crawl-complete", response_model=CrawlCompleteOut, responses=WRITES, operation_id="crawl_complete"
 )
+@on_db_thread
 def crawl_complete(request: Request, body: CrawlCompleteIn):
     """The client is done with the keyword: completed, failed (retried later while retries are left),
     partial (given back unfinished) or blocked (partial because the site blocked the client)."""
@@ -290,6 +296,7 @@ def crawl_complete(request: Request, body: CrawlCompleteIn):
 
 
 @router.post("/keyword/heartbeat", response_model=HeartbeatOut, responses=WRITES, operation_id="heartbeat")
+@on_db_thread
 def heartbeat(request: Request, body: HeartbeatIn):
     """The client still crawls the keyword: keeps the lease from being taken back after
     FARM_LEASE_TIMEOUT (every page recorded does the same)."""
@@ -301,6 +308,7 @@ def heartbeat(request: Request, body: HeartbeatIn):
 
 
 @router.post("/postings", response_model=PostingsOut, responses=WRITES, operation_id="postings")
+@on_db_thread
 def postings(request: Request, body: PostingsIn):
     """Postings found under a keyword the client holds, stored as the crawl's pipeline stores them
     (a known (source, job_id) is updated in place). With ``page``, that page is recorded done in the
@@ -341,6 +349,7 @@ def _posting_row(posting, keyword: dict) -> dict:
 
 
 @router.get("/keyword/stats", response_model=list[StatsOut], responses=COMMON, operation_id="stats")
+@on_db_thread
 def stats(
     request: Request,
     source: Source | None = Query(None, description="Only this site. [default: all three]"),

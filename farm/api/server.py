@@ -19,18 +19,20 @@ from pathlib import Path
 import click
 from sqlalchemy.exc import DBAPIError
 
-from farm.api.auth import TokenRequired, check_bind
+from farm.api.auth import check_bind
 from farm.api.errors import database_reason
 from farm.api.logsafe import escape_on
-from farm.state.migrate import SchemaNotCurrent, require_current
+from farm.errors import SchemaNotCurrent, TokenRequired
+from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
 
 KEEP_ALIVE = 5  # seconds an idle connection is kept between requests
-# connections and requests at once; past it uvicorn answers 503 (each request holds a worker thread
-# while it waits for the database, and FARM_API_READ_TIMEOUT frees those that trickle)
+# connections and requests at once; past it uvicorn answers 503 (a request waits for a database thread
+# at most FARM_DB_POOL_TIMEOUT, and FARM_API_READ_TIMEOUT frees connections that trickle)
 MAX_CONNECTIONS = 1000
+MAX_WORKERS = 64
 
 
 class FileClock:
@@ -58,6 +60,13 @@ class FileClock:
 @click.option(
     "--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one."
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, MAX_WORKERS),
+    help="Server processes on the one port (each with its own database connections).",
+)
 @click.option("--access-log/--no-access-log", default=True, show_default=True, help="Log a line per request.")
 @click.option(
     "--test-clock",
@@ -66,7 +75,7 @@ class FileClock:
     help="For tests only: read the time from this file (ISO 8601 with offset) at every call.",
 )
 @click.pass_obj
-def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None):
+def api(farm_ctx, host: str, port: int, workers: int, access_log: bool, test_clock: str | None):
     """Serve the keyword API for crawlers that are not Scrapy.
 
     Claims, page progress, ends and heartbeats go through the same store as the
@@ -89,6 +98,7 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
 
         from farm.api.app import create_app
         from farm.api.deadline import DeadlineProtocol
+        from farm.api.workers import WorkerFailed, run_workers
     except ImportError as exc:
         raise click.ClickException(f"farm api needs FastAPI and uvicorn ({exc}): pip install 'farm[api]'") from None
 
@@ -105,9 +115,10 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
 
     def started():
         logger.info(
-            "serving the keyword table at %s (%s)",
+            "serving the keyword table at %s (%s; %s)",
             farm_ctx.masked_url,
             "bearer token required" if token else "no token: loopback only",
+            f"{workers} workers" if workers > 1 else "one process",
         )
         click.echo(f"farm api listening on {where}")
         sys.stdout.flush()
@@ -116,22 +127,44 @@ def api(farm_ctx, host: str, port: int, access_log: bool, test_clock: str | None
     reap_interval = min(settings.getfloat("FARM_REAP_INTERVAL"), store.lease_timeout / 3)
     if reap_interval <= 0:
         logger.info("not reaping stale leases: FARM_REAP_INTERVAL is 0")
-    app = create_app(
-        store, token=token, max_body=max_body, retry_after=retry_after, reap_interval=reap_interval, on_started=started
-    )
     protocol = type("FarmHttp", (DeadlineProtocol,), {"read_timeout": read_timeout})
-    config = uvicorn.Config(
-        app,
-        log_config=None,
-        access_log=access_log,
-        server_header=False,
-        timeout_graceful_shutdown=10,
-        http=protocol,
-        timeout_keep_alive=KEEP_ALIVE,
-        limit_concurrency=MAX_CONNECTIONS,
-    )
+
+    def serve(index: int, ready, watch) -> None:
+        app = create_app(
+            store,
+            token=token,
+            max_body=max_body,
+            retry_after=retry_after,
+            reap_interval=reap_interval if index == 0 else 0,  # one reaper is enough
+            db_wait=config.db_pool_timeout,
+            on_started=ready,
+        )
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                log_config=None,
+                access_log=access_log,
+                server_header=False,
+                timeout_graceful_shutdown=10,
+                http=protocol,
+                timeout_keep_alive=KEEP_ALIVE,
+                limit_concurrency=MAX_CONNECTIONS,
+            )
+        )
+        watch(server)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            store.close()
+
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        if workers == 1:
+            serve(0, started, lambda server: None)
+        else:
+            store.close()  # each worker opens its own connections: none may cross the fork
+            run_workers(workers, serve, started)
+    except WorkerFailed as exc:
+        raise click.ClickException(str(exc)) from None
     finally:
         sock.close()
         store.close()

@@ -13,22 +13,14 @@ from scrapy.utils.project import get_project_settings
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
-from farm.config import FarmConfig, SettingError
+from farm.config import FarmConfig
 from farm.display import mask_url
-from farm.state.db import check_stored, make_engine, reader
-from farm.state.migrate import SchemaNotCurrent, require_current
+from farm.errors import BadSetting, DatabaseUnreachable, SchemaNotCurrent, SettingError
+from farm.state.db import make_engine
+from farm.state.engine import check_stored, reader
+from farm.state.migrate import require_current
 from farm.state.models import SOURCES
 from farm.state.store import KeywordStore
-
-
-class DatabaseUnreachable(Exception):
-    """The database URL is well formed but no connection could be made."""
-
-
-class BadSetting(click.ClickException):
-    """A setting farm cannot use: its one line (farm.config), and exit status 2, as for a bad option."""
-
-    exit_code = 2
 
 
 class Farm:
@@ -88,7 +80,7 @@ class Farm:
         """The keyword store, on a database at the current schema (else SchemaNotCurrent).
 
         ``read_only``: for commands that only read (stats, list), whose reads then do
-        not wait behind a crawl's writers on SQLite (farm.state.db.reader).
+        not wait behind a crawl's writers on SQLite (farm.state.engine.reader).
         """
         config = self.config
         engine = reader(self.engine()) if read_only else self.engine()

@@ -20,11 +20,13 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
-from farm.config import FarmConfig, SettingError
+from farm.config import FarmConfig
 from farm.display import escape, mask_url, without_secrets
+from farm.errors import DatabaseUrlError, SettingError
 from farm.state import tallies
 from farm.state.clock import load_timezone, today, utcnow
-from farm.state.db import URL_EXAMPLES, DatabaseUrlError, make_engine, parse_url
+from farm.state.db import make_engine
+from farm.state.engine import URL_EXAMPLES, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
 
 OK, WARN, FAIL = "ok", "warn", "fail"

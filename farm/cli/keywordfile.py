@@ -11,22 +11,13 @@ import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
 
-from farm.state.validation import KeywordError, validate_keyword
+from farm.errors import KeywordError, KeywordFileError
+from farm.state.validation import validate_keyword
 
 HEADER = ("source", "city", "job")
 # No valid keyword line comes near this; it bounds what one line may cost.
 MAX_LINE_BYTES = 64 * 1024
 _BOM = "\ufeff"
-
-
-class KeywordFileError(ValueError):
-    """A keyword file that cannot be imported, with where and why."""
-
-    def __init__(self, path, line: int, message: str):
-        self.path = str(path)
-        self.line = line
-        self.message = message
-        super().__init__(f"{self.path} line {line}: {message}")
 
 
 def read_keywords(path) -> Iterator[tuple[int, str, str, str]]:

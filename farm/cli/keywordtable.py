@@ -3,11 +3,12 @@
 import click
 
 from farm.cli.context import Farm, SourceChoice, database_command
-from farm.cli.keywordfile import KeywordFileError, read_keywords
+from farm.cli.keywordfile import read_keywords
 from farm.cli.tables import clip, or_dash, render_table
 from farm.display import escape
+from farm.errors import KeywordError, KeywordFileError
 from farm.state.models import STATUSES
-from farm.state.validation import KeywordError, validate_keyword
+from farm.state.validation import validate_keyword
 
 # Keywords written per transaction by `farm keywords import`.
 IMPORT_CHUNK = 5000

@@ -12,7 +12,8 @@ import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawl
 
-from farm.config import FarmConfig, SettingError
+from farm.config import FarmConfig
+from farm.errors import FarmStartError, SettingError
 
 # the exit status of a command refused for a bad setting, as for a bad option
 SETTING_EXIT = 2
@@ -32,8 +33,6 @@ class Command(ScrapyCrawl):
             return super().run(args, opts)  # Scrapy's usage errors
         assert self.crawler_process
         started = self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
-        from farm.crawl.parts import FarmStartError  # not before: it imports the reactor Scrapy installs
-
         if isinstance(started, asyncio.Future):
             started.add_done_callback(_take_start_error)
         else:  # a Deferred (Twisted's CrawlerProcess)
@@ -46,8 +45,6 @@ class Command(ScrapyCrawl):
 def _take_start_error(task: asyncio.Future) -> None:
     """Take a start-up error the crawl has logged in one line, so that asyncio does not print it
     again; any other error stays the task's, and asyncio prints it with its traceback."""
-    from farm.crawl.parts import FarmStartError
-
     if task.cancelled():
         return
     error = task.exception()  # taken: asyncio no longer reports it

@@ -18,7 +18,7 @@ It keeps the spider open while there is work and closes it when there is none.
 import logging
 
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import DontCloseSpider
+from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
@@ -35,10 +35,10 @@ logger = logging.getLogger(__name__)
 
 
 class KeywordLeaseMiddleware:
-    def __init__(self, crawler, runtime: CrawlParts, in_flight: int):
+    def __init__(self, crawler, parts: CrawlParts, in_flight: int):
         self.crawler = crawler
-        self.runtime = runtime
-        self.registry = runtime.registry
+        self.parts = parts
+        self.registry = parts.registry
         self.in_flight = in_flight
         self.stats = crawler.stats
         self._claim = None  # the Deferred of a claim under way
@@ -48,11 +48,13 @@ class KeywordLeaseMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = CrawlParts.of(crawler)
+        parts = crawler.get_extension(CrawlParts)
+        if parts is None:
+            raise NotConfigured("not a farm crawl: no keyword leases")
         in_flight = crawler.settings.getint("FARM_LEASES_IN_FLIGHT")
         if in_flight < 1:
             raise ValueError(f"FARM_LEASES_IN_FLIGHT must be at least 1, got {in_flight}")
-        mw = cls(crawler, runtime, in_flight)
+        mw = cls(crawler, parts, in_flight)
         crawler.signals.connect(mw.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(mw.spider_idle, signal=scrapy_signals.spider_idle)
         crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)
@@ -75,9 +77,9 @@ class KeywordLeaseMiddleware:
         return None
 
     def spider_opened(self, spider):
-        if self.runtime.refused is not None:
+        if self.parts.refused is not None:
             self._closing = True
-            self.runtime.close_crawl("farm_checkpoint_refused")
+            self.parts.close_crawl("farm_checkpoint_refused")
             return
         taking_back = self.registry.take_back()
         if taking_back is None:
@@ -94,7 +96,7 @@ class KeywordLeaseMiddleware:
         if not self._none_left:
             self._refill()
             raise DontCloseSpider
-        if not self.runtime.backend.is_finished():
+        if not self.parts.backend.is_finished():
             # other workers still hold requests of this site, or take keywords on: should one of them
             # stop, this worker takes its requests and keywords over. Look again now: done, it closes
             # at once.
@@ -120,8 +122,8 @@ class KeywordLeaseMiddleware:
         spider = self.crawler.spider
         # what this crawl holds, as it stands now: one claim at a time, each registered before the next
         args = (spider.name, decision.count, self.registry.not_again, frozenset(self.runs))
-        self._claim = self.runtime.backend.claiming()
-        self._claim.addCallback(lambda _: self.runtime.claim(*args))
+        self._claim = self.parts.backend.claiming()
+        self._claim.addCallback(lambda _: self.parts.claim(*args))
         self._claim.addCallback(self._claimed)
         self._claim.addErrback(self._claim_failed)
 
@@ -173,7 +175,7 @@ class KeywordLeaseMiddleware:
                 logger.info(
                     "farm: no %s keyword to claim now; the next failed one may be retried at %s (in %.0fs)",
                     self.crawler.spider.name,
-                    outlook.next_retry_at.astimezone(self.runtime.store.tz).strftime("%H:%M:%S"),
+                    outlook.next_retry_at.astimezone(self.parts.store.tz).strftime("%H:%M:%S"),
                     decision.seconds - 0.01,
                 )
                 self.stats.inc_value("farm/lease/waiting_for_retry")
@@ -186,11 +188,11 @@ class KeywordLeaseMiddleware:
             # Scrapy's next idle check (up to 5 s away)
             self._crawl_done()
         elif decision.action == "ask_others":  # shared: once no other worker holds work
-            self.runtime.backend.look_at_others(self._others_busy)
+            self.parts.backend.look_at_others(self._others_busy)
 
     def _others(self) -> bool | None:
         """Whether other processes hold work; None: to be looked up (``ask_others``)."""
-        return self.runtime.backend.others_busy()
+        return self.parts.backend.others_busy()
 
     def _others_busy(self, busy):
         seen = self._seen(self._closing, outlook=Outlook(0, None), others_busy=busy)
@@ -199,7 +201,7 @@ class KeywordLeaseMiddleware:
 
     def _crawl_done(self):
         logger.info("farm: no %s keyword left to claim for today", self.crawler.spider.name)
-        self.runtime.close_crawl("finished")
+        self.parts.close_crawl("finished")
 
     def _claim_again(self):
         self._later = None
@@ -209,7 +211,7 @@ class KeywordLeaseMiddleware:
         self._claim = None
         self.stats.inc_value("farm/lease/claim_error")
         logger.error("farm: claiming keywords failed: %s", failure.getErrorMessage())
-        self.runtime.close_crawl("farm_redis_error" if failure.check(RedisUnreachable) else "farm_db_error")
+        self.parts.close_crawl("farm_redis_error" if failure.check(RedisUnreachable) else "farm_db_error")
 
     async def spider_closed(self, spider, reason):
         self._closing = True
@@ -219,7 +221,7 @@ class KeywordLeaseMiddleware:
         if self._claim is not None:
             await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
         # keywords being taken on (adopted, with Redis) become runs first, released below
-        await maybe_deferred_to_future(self.runtime.backend.closing())
+        await maybe_deferred_to_future(self.parts.backend.closing())
         # the progress of every page fetched goes before the releases
-        await maybe_deferred_to_future(self.runtime.outbox.drain())
+        await maybe_deferred_to_future(self.parts.outbox.drain())
         await self.registry.release(reason)

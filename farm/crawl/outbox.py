@@ -26,8 +26,9 @@ from twisted.internet import reactor
 from twisted.internet.defer import Deferred, fail, succeed
 from twisted.python.failure import Failure
 
+from farm.errors import WriteLost
 from farm.state.lease import Lease
-from farm.writer.process import StateWriter, WriteLost
+from farm.writer.process import StateWriter
 
 logger = logging.getLogger(__name__)
 

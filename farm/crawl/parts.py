@@ -24,17 +24,23 @@ process (the hot writes and the claims, on another core) and the DB thread
 (heartbeats, reaps, a checkpoint's take-back; first in, first out). The mode
 is the ``backend`` (farm.crawl.backends): with FARM_REDIS_URL, the Redis one.
 
-Components take the runtime with ``CrawlParts.of(crawler)`` and keep the parts
-they use; nothing is written into it after it is built. The threads start with
-``start()``, when the scheduler opens (the first of the crawl's steps that needs
-them), not when the runtime is built. The writer process starts then too, or,
-in a crawl that is starting (``Crawler.crawling``), as soon as the runtime is
-built: it takes a third of a second to start, and started when the scheduler
-opens it was not ready when the first pages were, which held the crawl's first
-pages in a full window for a tenth of a second.
+``CrawlParts`` is a Scrapy extension (farm.addon's EXTENSIONS, before Scrapy's own): its
+``from_crawler`` builds every part once, before the engine exists, and nothing is written into it
+afterwards; for a spider not a ``LeaseSpider`` it is NotConfigured. The others reach it through
+Scrapy: the middlewares, the pipeline and the scheduler, built after it, with
+``crawler.get_extension(CrawlParts)`` in their ``from_crawler``; the extensions, built beside it,
+and the spider, built before it (as ``SpiderParts``, farm.spiders.base), the same way on first use.
+
+The parts start in one place, ``start()``, which the scheduler's ``open`` calls: the engine opens the
+scheduler before anything needs the DB thread, the state writer or the Redis link's thread, and
+before ``spider_opened``; under another SCHEDULER a farm spider does not start (farm.crawl.starting).
+In a crawl that is starting (``Crawler.crawling``) the writer process is spawned as soon as the parts
+are built: it takes a third of a second to start, and spawned at ``open`` it held the first pages in a
+full window for a tenth of a second. ``engine_stopped`` stops everything.
 """
 
 import logging
+from functools import cached_property
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -51,9 +57,10 @@ from farm.crawl.pace import SitePace
 from farm.crawl.progress import PageProgress
 from farm.crawl.proxies import proxy_pool_from
 from farm.crawl.registry import KeywordRegistry
+from farm.crawl.starting import open_jobdir, redis_backend, require_farm_scheduler, start_failed
 from farm.crawl.window import PageWindow
-from farm.display import mask_url, without_secrets
-from farm.spiders.base import LeaseSpider
+from farm.display import mask_url
+from farm.spiders.base import LeaseSpider, SpiderParts
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool
@@ -65,19 +72,9 @@ logger = logging.getLogger(__name__)
 START_CHECK_INTERVAL = 0.5
 
 
-class FarmStartError(RuntimeError):
-    """A crawl cannot start: the message names the setting and what to do, safe to print."""
+class CrawlParts(SpiderParts):
+    """The crawl's parts, a Scrapy extension (see the module docstring)."""
 
-
-def _start_failed(message: str, *urls) -> FarmStartError:
-    """The error to raise, logged first in one line, with no secret of ``urls`` (the settings it
-    may quote) in it; farm.commands.crawl keeps Scrapy from printing it again."""
-    message = without_secrets(message, *urls)
-    logger.error("farm: %s", message)
-    return FarmStartError(message)
-
-
-class CrawlParts:
     def __init__(
         self,
         crawler,
@@ -112,12 +109,10 @@ class CrawlParts:
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
         self.refused = refused
-        self.jobdir_lock = (
-            jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock), for its whole life
-        )
+        self.jobdir_lock = jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock)
         resuming = set(checkpoint.saved.leases) if checkpoint is not None and checkpoint.saved is not None else None
         if redis_url:
-            self.backend, self.pace, make_pool = _redis_backend(crawler, self, redis_url, rate, block_delays, resuming)
+            self.backend, self.pace, make_pool = redis_backend(crawler, self, redis_url, rate, block_delays, resuming)
         else:
             jobdir_is_farms = checkpoint is not None or refused is not None
             self.backend = LocalBackend.from_crawler(crawler, checkpoint, jobdir_is_farms)
@@ -127,26 +122,28 @@ class CrawlParts:
         self._wake_call = None
         self._started = False
 
+    @staticmethod
+    def serves(crawler) -> bool:
+        """Whether the crawl is farm's: its spider pulls keyword leases (a LeaseSpider)."""
+        return issubclass(crawler.spidercls, LeaseSpider)
+
     @classmethod
-    def of(cls, crawler) -> "CrawlParts":
-        """The crawl's runtime, built on first use; NotConfigured for a spider not of farm's."""
-        if not issubclass(crawler.spidercls, LeaseSpider):
+    def from_crawler(cls, crawler) -> "CrawlParts":
+        """Every part of the crawl, built now; NotConfigured for a spider not of farm's."""
+        if not cls.serves(crawler):
             raise NotConfigured("not a farm LeaseSpider: no keyword leases, progress or postings")
-        runtime = getattr(crawler, "_farm_runtime", None)
-        if runtime is None:
-            runtime = crawler._farm_runtime = cls.from_settings(crawler)
-            # start() is the schedulers' to call; this covers a crawl on another SCHEDULER
-            crawler.signals.connect(runtime.start, signal=signals.spider_opened)
-            crawler.signals.connect(runtime.engine_stopped, signal=signals.engine_stopped)
-            if crawler.crawling:  # a crawl is starting, not a test or a tool building the runtime
-                runtime.spawn_writer()
-                runtime._watch_start()
-        return runtime
+        parts = cls.from_settings(crawler)
+        crawler.signals.connect(parts.engine_stopped, signal=signals.engine_stopped)
+        if crawler.crawling:  # a crawl is starting, not a test or a tool building the parts
+            parts.spawn_writer()
+            parts._watch_start()
+        return parts
 
     @classmethod
     def from_settings(cls, crawler) -> "CrawlParts":
         """Check the settings and the database, then build (FarmStartError names what is wrong)."""
         settings = crawler.settings
+        require_farm_scheduler(settings)
         try:
             config = FarmConfig.of(crawler)
         except SettingError as exc:  # a crawl not started by `scrapy crawl` (farm.commands.crawl)
@@ -156,7 +153,7 @@ class CrawlParts:
         try:
             require_current(store.engine)
         except DBAPIError as exc:
-            raise _start_failed(
+            raise start_failed(
                 f"cannot reach the database at FARM_DB_URL={mask_url(config.db_url)!r}: "
                 f"{str(exc.orig or exc).strip().splitlines()[0]}",
                 config.db_url,
@@ -172,7 +169,7 @@ class CrawlParts:
             raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
         delays = (settings.getfloat("FARM_BLOCK_BASE_DELAY"), settings.getfloat("FARM_BLOCK_MAX_DELAY"))
         crawler_id = settings.get("FARM_CRAWLER_ID")
-        lock, checkpoint, refused = _checkpoint(crawler, store, crawler_id)
+        lock, checkpoint, refused = open_jobdir(crawler, store, crawler_id)
         if checkpoint is not None:
             crawler_id = checkpoint.crawler_id  # a resumed crawl is the same holder
         try:
@@ -193,12 +190,9 @@ class CrawlParts:
                 lock.release()
             raise
 
-    def start(self, spider=None) -> None:
-        """Start the DB thread, the state writer process and the Redis link's thread (once); hand
-        the spider the crawl's keyword registry."""
-        spider = spider or self.crawler.spider
-        if spider is not None:
-            spider.registry = self.registry
+    def start(self) -> None:
+        """Start the DB thread, the state writer process and the Redis link's thread (once): the
+        scheduler's ``open`` calls it, the one place the parts start."""
         if self._started:
             return
         self._started = True
@@ -279,7 +273,7 @@ class CrawlParts:
             self.jobdir_lock.release()
 
     def close(self) -> None:
-        """``engine_stopped``, blocking: for tests and tools that built a runtime without a crawl."""
+        """``engine_stopped``, blocking: for tests and tools that built the parts without a crawl."""
         self._stop_sending()
         self.backend.stop()
         self._close_database()
@@ -298,90 +292,20 @@ class CrawlParts:
         self.store.engine.dispose()
 
 
-def _checkpoint(crawler, store, crawler_id):
-    """JOBDIR set: the crawl's lock on it (farm.crawl.backends.joblock: a JOBDIR another crawl holds is refused here,
-    before its checkpoint is read), its checkpoint (farm.crawl.backends.checkpoint), and why the crawl must not run,
-    if so."""
-    import sqlite3
+class BesideParts:
+    """A farm extension built beside the parts: Scrapy's ``get_extension`` answers only once every
+    extension is built, so it checks the crawl is farm's when built and takes the parts on first use."""
 
-    from scrapy.utils.job import job_dir
+    crawler = None
 
-    from farm.crawl.backends.checkpoint import OtherSpider, open_checkpoint
-    from farm.crawl.backends.joblock import JobdirInUse, JobdirLock
+    @staticmethod
+    def require_farm_spider(crawler) -> None:
+        if not CrawlParts.serves(crawler):
+            raise NotConfigured("not a farm LeaseSpider")
 
-    jobdir = job_dir(crawler.settings)
-    if not jobdir:
-        return None, None, None
-    try:
-        lock = JobdirLock.take(jobdir)
-    except JobdirInUse as exc:
-        raise _start_failed(str(exc)) from None
-    except OSError as exc:
-        raise _start_failed(f"JOBDIR={jobdir}: the checkpoint cannot be kept there: {exc}") from None
-    crash = crawler.settings.getint("FARM_CHECKPOINT_CRASH_AT_SAVE")
-    try:
-        checkpoint = open_checkpoint(jobdir, crawler.spidercls.name, store.today().isoformat(), crawler_id, crash)
-        lock.note(checkpoint.crawler_id)
-        return lock, checkpoint, None
-    except OtherSpider as exc:
-        logger.error("farm: %s", exc)  # the crawl closes at open, before it claims anything
-        lock.note(crawler_id)
-        return lock, None, str(exc)
-    except (OSError, sqlite3.Error) as exc:  # not writable, disk full: a setting to fix
-        lock.release()
-        raise _start_failed(f"JOBDIR={jobdir}: the checkpoint cannot be kept there: {exc}") from None
-    except BaseException:
-        lock.release()
-        raise
-
-
-def plain_backend(crawler) -> LocalBackend:
-    """The backend of a spider not of farm's: Scrapy's scheduler queues, JOBDIR and all."""
-    return LocalBackend.from_crawler(crawler)
-
-
-def _redis_backend(crawler, parts: CrawlParts, redis_url: str, rate, block_delays, resuming):
-    """This worker's part in the work shared through Redis: the backend, the shared pace, and how
-    to make the proxy pool whose quarantine every worker shares."""
-    from farm.crawl.backends.redis.backend import RedisBackend
-    from farm.crawl.backends.redis.dupefilter import DayDupeFilter
-    from farm.crawl.backends.redis.link import RedisLink
-    from farm.crawl.backends.redis.proxies import SharedProxyPool
-    from farm.crawl.backends.redis.queue import SharedQueue
-    from farm.crawl.pace import SharedPace
-    from farm.state.clock import utcnow
-
-    settings = crawler.settings
-    timeout = settings.getfloat("FARM_WORKER_TIMEOUT")
-    if timeout <= 0:
-        raise ValueError(f"FARM_WORKER_TIMEOUT must be positive, got {timeout}")
-    try:
-        link = RedisLink(redis_url, settings.getfloat("FARM_OUTAGE_GRACE"))
-    except RuntimeError as exc:  # RedisUnreachable: the setting named, the password masked
-        raise _start_failed(str(exc), redis_url) from None
-    key = f"{settings.get('FARM_REDIS_PREFIX')}:{parts.site}"
-    dupefilter = DayDupeFilter(link.server, f"{key}:seen", parts.store.tz, utcnow)
-    queue = SharedQueue(link.server, crawler.spider, key, parts.crawler_id, dupefilter)
-    pace = SharedPace(rate, *block_delays, link, queue)
-    backend = RedisBackend(
-        crawler,
-        link,
-        queue,
-        parts.store,
-        parts.registry,
-        timeout,
-        window=parts.window,
-        pace=pace,
-        wake=parts.wake,
-        run_db=parts.run,
-        on_lost=lambda reason: parts.close_crawl("farm_redis_error"),
-        resuming=resuming,
-    )
-
-    def make_pool(proxies, seconds):
-        return SharedProxyPool.for_crawl(crawler, proxies, seconds, backend.work)
-
-    return backend, pace, make_pool
+    @cached_property
+    def parts(self) -> CrawlParts:
+        return self.crawler.get_extension(CrawlParts)
 
 
 def engine_slot(crawler):

@@ -31,43 +31,38 @@ class _PageTally:
     handled: int = 0  # postings stored (or dropped)
 
 
-class PageProgress:
-    """Built by the crawl's runtime (farm.crawl.parts), which the other components reach it through;
-    as an extension, it listens to the crawl's signals."""
+class ReportsPostings:
+    """An item pipeline that tells the page progress of each posting it handles itself
+    (``PageProgress.posting_handled``), as farm.pipelines.sql does: the progress then need not
+    count postings off Scrapy's per-item signal."""
 
-    def __init__(self, crawler, runtime):
+
+class PageProgress:
+    """Built by the crawl's parts (farm.crawl.parts), which hand it to the components that use it;
+    it listens to the crawl's signals from the moment it is built."""
+
+    def __init__(self, crawler, parts):
         self.crawler = crawler
-        self.runtime = runtime
+        self.parts = parts
         self.stats = crawler.stats
         self.tallies: dict[tuple[tuple[int, int], int], _PageTally] = {}
-
-    @classmethod
-    def from_crawler(cls, crawler):
-        from farm.crawl.parts import CrawlParts  # which builds this class: imported when used
-
-        ext = CrawlParts.of(crawler).progress
         connect = crawler.signals.connect
-        connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
-        connect(ext.item_dropped, signal=scrapy_signals.item_dropped)
-        connect(ext.item_error, signal=scrapy_signals.item_error)
-        connect(ext.spider_error, signal=scrapy_signals.spider_error)
-        return ext
+        connect(self.item_dropped, signal=scrapy_signals.item_dropped)
+        connect(self.item_error, signal=scrapy_signals.item_error)
+        connect(self.spider_error, signal=scrapy_signals.spider_error)
+        if not _reporting_pipeline_in(crawler.settings):
+            # no farm pipeline: count postings off Scrapy's per-item signal instead
+            connect(self.item_scraped, signal=scrapy_signals.item_scraped)
 
     @property
     def registry(self):
-        return self.runtime.registry
+        return self.parts.registry
 
     @property
     def runs(self):
-        return self.runtime.registry.runs
+        return self.parts.registry.runs
 
     # --- postings through the pipeline -----------------------------------
-
-    def spider_opened(self, spider):
-        spider.progress = self  # each page parsed is told here (LeaseSpider.progress)
-        if not _farm_pipeline_in(self.crawler.settings):
-            # no farm pipeline: count postings off Scrapy's per-item signal instead
-            self.crawler.signals.connect(self.item_scraped, signal=scrapy_signals.item_scraped)
 
     def item_scraped(self, item, response, spider):
         self._item_handled(item)
@@ -131,8 +126,8 @@ class PageProgress:
         run = self.runs.get(lease.key)
         if run is None:
             return
-        run.handed_over(page)
-        written = self.runtime.outbox.page_done(lease, page, tally.expected, run.total_pages)
+        self.registry.handed_over(run, page)
+        written = self.parts.outbox.page_done(lease, page, tally.expected, run.total_pages)
         written.addCallbacks(self._page_written, self._not_written, callbackArgs=(run, page), errbackArgs=(run, page))
         self.registry.send_due(run)
 
@@ -192,9 +187,7 @@ class PageProgress:
             del self.tallies[key]
 
 
-def _farm_pipeline_in(settings) -> bool:
-    """Whether ITEM_PIPELINES has farm's postings pipeline, which reports each posting itself."""
-    from farm.pipelines.sql import SqlPostingsPipeline
-
+def _reporting_pipeline_in(settings) -> bool:
+    """Whether ITEM_PIPELINES has a pipeline that reports each posting itself (``ReportsPostings``)."""
     pipelines = build_component_list(settings.getwithbase("ITEM_PIPELINES"))
-    return any(issubclass(load_object(path), SqlPostingsPipeline) for path in pipelines)
+    return any(issubclass(load_object(path), ReportsPostings) for path in pipelines)

@@ -122,6 +122,22 @@ class KeywordRegistry:
 
     # --- pages ----------------------------------------------------------------------------
 
+    def tell_last(self, run: KeywordRun, last: int | None) -> None:
+        """A page told the keyword's last page (None: it told none)."""
+        run.tell_last(last)
+
+    def ask(self, run: KeywordRun, pages) -> list[int]:
+        """Of ``pages``, those neither asked for nor done, now asked for (none once an end is decided)."""
+        return run.ask(pages)
+
+    def taken(self, lease_key, page: int) -> None:
+        """The page's request left the scheduler for the downloader."""
+        self._runs[lease_key].taken(page)
+
+    def handed_over(self, run: KeywordRun, page: int) -> None:
+        """The page's progress is queued in the outbox, after its postings."""
+        run.handed_over(page)
+
     def settle(self, run: KeywordRun, page: int, recorded: bool) -> None:
         """The page is recorded, or given up: it leaves the window (and, shared, the worker's hands)."""
         parts = self.parts

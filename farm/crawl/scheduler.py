@@ -26,9 +26,10 @@ ever. Requests of other spiders, and other requests, pass as Scrapy's would.
 from collections import deque
 
 from scrapy.core.scheduler import BaseScheduler
-from scrapy.exceptions import NotConfigured
 
+from farm.crawl.parts import CrawlParts
 from farm.crawl.proxies import take_proxy
+from farm.crawl.starting import plain_backend
 
 
 class FarmScheduler(BaseScheduler):
@@ -40,17 +41,15 @@ class FarmScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler):
-        from farm.crawl.parts import CrawlParts, plain_backend  # the parts import the spiders
-
-        try:
-            parts = CrawlParts.of(crawler)
-        except NotConfigured:  # not a farm spider: Scrapy's scheduler queues as they are
+        parts = crawler.get_extension(CrawlParts)
+        if parts is None:  # not a farm spider: Scrapy's scheduler queues as they are
             return cls(plain_backend(crawler))
         return cls(parts.backend, parts)
 
     def open(self, spider):
         if self.parts is not None:
-            self.parts.start()  # the crawl's writer process and threads: the first step that needs them
+            # the one place the crawl's parts start (farm.crawl.parts): the first step that needs them
+            self.parts.start()
         return self.backend.join(spider)
 
     def close(self, reason):
@@ -99,7 +98,7 @@ class FarmScheduler(BaseScheduler):
             if pace is not None:
                 pace.taken()
             parts.window.enter(lease.key, page)
-            parts.registry.runs[lease.key].taken(page)
+            parts.registry.taken(lease.key, page)
             return request
 
 

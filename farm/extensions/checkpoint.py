@@ -21,22 +21,21 @@ checkpoint; one that closes for any other reason keeps it.
 """
 
 import logging
+from functools import cached_property
 
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.job import job_dir
 from twisted.internet.task import LoopingCall
 
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import BesideParts, CrawlParts
 
 logger = logging.getLogger(__name__)
 
 
-class JobCheckpoint:
-    def __init__(self, crawler, runtime: CrawlParts, jobdir: str, interval: float):
+class JobCheckpoint(BesideParts):
+    def __init__(self, crawler, jobdir: str, interval: float):
         self.crawler = crawler
-        self.runtime = runtime
-        self.checkpoint = runtime.checkpoint
         self.jobdir = jobdir
         self.interval = interval
         self.stats = crawler.stats
@@ -51,17 +50,22 @@ class JobCheckpoint:
         interval = crawler.settings.getfloat("FARM_CHECKPOINT_INTERVAL")
         if interval <= 0:
             raise ValueError(f"FARM_CHECKPOINT_INTERVAL must be a positive number of seconds, got {interval}")
-        runtime = CrawlParts.of(crawler)  # NotConfigured for a spider not of farm's
-        if runtime.checkpoint is None:
-            raise NotConfigured("the JOBDIR holds another spider's checkpoint: this crawl does not run")
-        ext = cls(crawler, runtime, jobdir, interval)
+        cls.require_farm_spider(crawler)
+        ext = cls(crawler, jobdir, interval)
         crawler.signals.connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=scrapy_signals.spider_closed)
         crawler.signals.connect(ext.engine_stopped, signal=scrapy_signals.engine_stopped)
         return ext
 
+    @cached_property
+    def checkpoint(self):
+        """The crawl's checkpoint (farm.crawl.backends.checkpoint), which the crawl's parts opened;
+        None when the JOBDIR holds another spider's: that crawl closes at once, with nothing to save."""
+        return self.crawler.get_extension(CrawlParts).checkpoint
+
     def spider_opened(self, spider):
-        self._tick.start(self.interval, now=False)
+        if self.checkpoint is not None:
+            self._tick.start(self.interval, now=False)
 
     def save(self):
         try:
@@ -83,6 +87,8 @@ class JobCheckpoint:
         # after every spider_closed handler: the leases released at a pause are still noted
         if self._tick.running:
             self._tick.stop()
+        if self.checkpoint is None:
+            return
         reason = self.reason
         if reason == "finished":
             self.checkpoint.file.remove()

@@ -15,7 +15,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import BesideParts
 from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)
@@ -23,10 +23,9 @@ logger = logging.getLogger(__name__)
 ENDED = ("completed", "failed", "blocked", "released")
 
 
-class FarmLogStats:
-    def __init__(self, crawler, runtime: CrawlParts, interval: float):
+class FarmLogStats(BesideParts):
+    def __init__(self, crawler, interval: float):
         self.crawler = crawler
-        self.runtime = runtime
         self.interval = interval
         self.stats = crawler.stats
         self._task = LoopingCall(self.log)
@@ -35,11 +34,11 @@ class FarmLogStats:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = CrawlParts.of(crawler)
+        cls.require_farm_spider(crawler)
         interval = crawler.settings.getfloat("FARM_LOGSTATS_INTERVAL")
         if interval <= 0:
             raise NotConfigured("FARM_LOGSTATS_INTERVAL is 0")
-        ext = cls(crawler, runtime, interval)
+        ext = cls(crawler, interval)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
@@ -57,7 +56,7 @@ class FarmLogStats:
         if self._querying:
             return
         self._querying = True
-        d = self.runtime.run(self.runtime.store.claimable, self.crawler.spider.name)
+        d = self.parts.run(self.parts.store.claimable, self.crawler.spider.name)
         d.addCallbacks(lambda left: logger.info(self.line(left)), self._failed)
         d.addBoth(self._done)
 
@@ -72,7 +71,7 @@ class FarmLogStats:
         done = sum(value(f"farm/keyword/{outcome}", 0) for outcome in ENDED)
         pages = value("farm/progress/pages", 0)
         elapsed = max(time.monotonic() - (self._started or time.monotonic()), 1e-6)
-        held = sum(1 for run in self.runtime.registry.runs.values() if getattr(run, "owned", True))
+        held = sum(1 for run in self.parts.registry.runs.values() if getattr(run, "owned", True))
         parts = [
             f"farm {self.crawler.spider.name}: keywords {done} done, "
             f"{held} in flight" + ("" if left is None else f", {left} left"),
@@ -88,6 +87,6 @@ class FarmLogStats:
         if not done:
             return "ETA unknown (no keyword finished yet)"
         seconds = remaining * elapsed / done
-        finish = utcnow().astimezone(self.runtime.store.tz) + timedelta(seconds=seconds)
+        finish = utcnow().astimezone(self.parts.store.tz) + timedelta(seconds=seconds)
         hours, rest = divmod(int(seconds), 3600)
         return f"ETA {finish:%H:%M} (in {hours}h{rest // 60:02d}m)"

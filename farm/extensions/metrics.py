@@ -2,8 +2,8 @@
 
 Every value is read when Prometheus scrapes, by a collector over what the crawl
 keeps anyway: its stats (the ``farm/...`` names and Scrapy's own) and its
-runtime (the keywords held, the scheduler's queue, the page window, the
-outbox). Nothing is counted on the crawl's hot path. The endpoint is served by
+parts (farm.crawl.parts: the keywords held, the scheduler's queue, the page
+window, the outbox). Nothing is counted on the crawl's hot path. The endpoint is served by
 the reactor itself (twisted.web), so a scrape reads the values between two
 callbacks, never while one is changing them.
 
@@ -14,6 +14,7 @@ Prometheus sees the final counts of a crawl that ended between two scrapes.
 """
 
 import logging
+from functools import cached_property
 
 from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -27,8 +28,8 @@ from twisted.internet.error import CannotListenError
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
-from farm.crawl.parts import CrawlParts
-from farm.spiders.base import LeaseSpider
+from farm.crawl.parts import BesideParts
+from farm.errors import MetricsPortError
 
 logger = logging.getLogger(__name__)
 
@@ -91,14 +92,12 @@ BLOCK_PREFIX = "farm/block/"
 NOT_BLOCK_REASONS = {"count", "gave_up"}  # farm/block/<reason> counts each block by its reason
 
 
-class FarmMetrics:
+class FarmMetrics(BesideParts):
     def __init__(self, crawler, host: str, port: int, linger: float):
         self.crawler = crawler
-        self.runtime: CrawlParts | None = None
         self.host = host
         self.port = port
         self.linger = linger
-        self.labels = [crawler.spidercls.name, str(crawler.settings.get("FARM_CRAWLER_ID"))]
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_Collector(self))
         ProcessCollector(registry=self.registry)  # CPU and memory, read from /proc at scrape time
@@ -115,15 +114,17 @@ class FarmMetrics:
         linger = settings.getfloat("FARM_METRICS_LINGER")
         if linger < 0:
             raise ValueError(f"FARM_METRICS_LINGER must be >= 0 seconds, got {linger}")
-        if not issubclass(crawler.spidercls, LeaseSpider):
-            raise NotConfigured("not a farm LeaseSpider")
+        cls.require_farm_spider(crawler)
         ext = cls(crawler, settings.get("FARM_METRICS_HOST") or "127.0.0.1", port, linger)
-        ext.listen()  # before the runtime starts its state writer: a port in use fails the crawl first
-        ext.runtime = CrawlParts.of(crawler)
-        ext.labels[1] = ext.runtime.crawler_id  # a crawl resumed from JOBDIR holds its keywords under its first id
+        ext.listen()  # before the crawl's parts start its state writer: a port in use fails the crawl first
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
+
+    @cached_property
+    def labels(self) -> list[str]:
+        # the crawler id the parts hold: a crawl resumed from JOBDIR holds its keywords under its first id
+        return [self.crawler.spidercls.name, self.parts.crawler_id]
 
     def listen(self) -> None:
         root = Resource()
@@ -169,10 +170,6 @@ class FarmMetrics:
             waiting.callback(None)
 
 
-class MetricsPortError(RuntimeError):
-    """FARM_METRICS_PORT cannot be listened on."""
-
-
 class _QuietSite(Site):
     noisy = False
 
@@ -193,7 +190,7 @@ class _MetricsPage(Resource):
 
 
 class _Collector:
-    """The values at scrape time, from the crawl's stats and runtime."""
+    """The values at scrape time, from the crawl's stats and parts."""
 
     def __init__(self, ext: FarmMetrics):
         self.ext = ext
@@ -223,20 +220,20 @@ class _Collector:
 
     def _gauges(self, labels, stats):
         ext = self.ext
-        runtime = ext.runtime
-        outbox = runtime.outbox
+        parts = ext.parts
+        outbox = parts.outbox
         try:
             scheduler = ext.crawler.engine.scheduler  # None before the spider opens and after it closed
         except RuntimeError:  # no engine yet: scraped while the crawl starts
             scheduler = None
         values = [
             ("farm_crawl_open", "1 while the crawl runs, 0 once it has ended", int(ext.open)),
-            ("farm_leases_held", "Keywords this crawler holds now", len(runtime.registry.runs)),
+            ("farm_leases_held", "Keywords this crawler holds now", len(parts.registry.runs)),
             ("farm_queue_depth", "Requests in the scheduler's queue", len(scheduler) if scheduler is not None else 0),
             (
                 "farm_pages_in_flight",
                 "Pages fetched or being fetched whose progress is not recorded yet (at most FARM_PAGES_IN_FLIGHT)",
-                len(runtime.window),
+                len(parts.window),
             ),
             (
                 "farm_writer_queued_postings",

@@ -12,15 +12,14 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import BesideParts
 
 logger = logging.getLogger(__name__)
 
 
-class LeaseReaper:
-    def __init__(self, crawler, runtime: CrawlParts, interval: float):
+class LeaseReaper(BesideParts):
+    def __init__(self, crawler, interval: float):
         self.crawler = crawler
-        self.runtime = runtime
         self.interval = interval
         self.stats = crawler.stats
         self._task = LoopingCall(self.tick)
@@ -28,7 +27,7 @@ class LeaseReaper:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = CrawlParts.of(crawler)
+        cls.require_farm_spider(crawler)
         settings = crawler.settings
         interval = settings.getfloat("FARM_REAP_INTERVAL")
         timeout = settings.getfloat("FARM_LEASE_TIMEOUT")
@@ -37,7 +36,7 @@ class LeaseReaper:
         if timeout <= 0:
             raise ValueError(f"FARM_LEASE_TIMEOUT must be positive, got {timeout}")
         # heartbeats must come well inside the timeout, or live leases would be reaped
-        ext = cls(crawler, runtime, min(interval, timeout / 3))
+        ext = cls(crawler, min(interval, timeout / 3))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
@@ -54,12 +53,12 @@ class LeaseReaper:
         if self._running is not None:
             return  # the last tick is still on the DB thread
         # its own keywords only: another worker's, shared through Redis, are that worker's to keep alive
-        leases = [run.lease for run in self.runtime.registry.runs.values() if run.owned and not run.over]
-        self._running = self.runtime.run(self._heartbeat_and_reap, leases)
+        leases = [run.lease for run in self.parts.registry.runs.values() if run.owned and not run.over]
+        self._running = self.parts.run(self._heartbeat_and_reap, leases)
         self._running.addCallbacks(self._done, self._failed)
 
     def _heartbeat_and_reap(self, leases):
-        store = self.runtime.store
+        store = self.parts.store
         beaten = sum(1 for lease in leases if store.heartbeat(lease))
         return beaten, store.reap()
 

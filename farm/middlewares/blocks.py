@@ -33,7 +33,7 @@ import time
 from collections import deque
 
 from scrapy.downloadermiddlewares.retry import get_retry_request
-from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError
+from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, NotConfigured
 from scrapy.utils.misc import load_object
 from twisted.internet.error import ConnectError
 
@@ -52,11 +52,11 @@ TROUBLE_KEYWORDS = 2
 
 
 class SiteBlockMiddleware:
-    def __init__(self, crawler, runtime: CrawlParts, retries: int, server_errors, transport_errors):
+    def __init__(self, crawler, parts: CrawlParts, retries: int, server_errors, transport_errors):
         self.crawler = crawler
-        self.runtime = runtime
-        self.pace = runtime.pace
-        self.proxies = runtime.proxies  # None without FARM_PROXIES
+        self.parts = parts
+        self.pace = parts.pace
+        self.proxies = parts.proxies  # None without FARM_PROXIES
         self.retries = retries
         self.server_errors = server_errors
         self.transport_errors = transport_errors
@@ -65,7 +65,9 @@ class SiteBlockMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        runtime = CrawlParts.of(crawler)  # NotConfigured for a spider not of farm's
+        parts = crawler.get_extension(CrawlParts)
+        if parts is None:
+            raise NotConfigured("not a farm crawl: no keyword leases")
         settings = crawler.settings
         retries = settings.getint("FARM_BLOCK_RETRIES")
         base_delay = settings.getfloat("FARM_BLOCK_BASE_DELAY")
@@ -76,7 +78,7 @@ class SiteBlockMiddleware:
         transport_errors = tuple(
             error if isinstance(error, type) else load_object(error) for error in settings.getlist("RETRY_EXCEPTIONS")
         )
-        return cls(crawler, runtime, retries, server_errors, transport_errors)
+        return cls(crawler, parts, retries, server_errors, transport_errors)
 
     def process_response(self, request, response):
         if "farm_lease" not in request.meta:
@@ -138,10 +140,10 @@ class SiteBlockMiddleware:
 
     def _retry(self, request, reason, stats_key):
         lease = request.meta["farm_lease"]
-        run = self.runtime.registry.runs.get(lease.key)
+        run = self.parts.registry.runs.get(lease.key)
         if run is None or not run.live:
             # its keyword ended meanwhile: nothing to retry it for
-            self.runtime.registry.give_up(lease, request.meta["farm_page"])
+            self.parts.registry.give_up(lease, request.meta["farm_page"])
             raise LeaseLost(f"keyword {lease.id} ended while its page was retried")
         return get_retry_request(
             request,

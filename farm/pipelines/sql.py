@@ -13,10 +13,11 @@ import logging
 
 import orjson
 import scrapy
-from scrapy.exceptions import DropItem
+from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from farm.crawl.parts import CrawlParts
+from farm.crawl.progress import ReportsPostings
 from farm.items import JobPosting
 from farm.state.normalise import encodable, key_problem
 from farm.state.posting_fields import POSTING_FIELDS
@@ -24,15 +25,18 @@ from farm.state.posting_fields import POSTING_FIELDS
 logger = logging.getLogger(__name__)
 
 
-class SqlPostingsPipeline:
-    def __init__(self, crawler, runtime: CrawlParts):
+class SqlPostingsPipeline(ReportsPostings):
+    def __init__(self, crawler, parts: CrawlParts):
         self.stats = crawler.stats
-        self.outbox = runtime.outbox
-        self.progress = runtime.progress  # told of each posting handled: its page may then count done
+        self.outbox = parts.outbox
+        self.progress = parts.progress  # told of each posting handled: its page may then count done
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler, CrawlParts.of(crawler))
+        parts = crawler.get_extension(CrawlParts)
+        if parts is None:
+            raise NotConfigured("not a farm crawl: no keyword leases, progress or postings")
+        return cls(crawler, parts)
 
     def process_item(self, item):
         # an Item's mapping protocol costs three times its own field dict (and isinstance

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 
 from farm.report.days import day_span
 from farm.report.queries import P
-from farm.state.db import reader
+from farm.state.engine import reader
 
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK = 10_000  # rows a fetch, and a Parquet row group

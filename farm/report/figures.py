@@ -8,7 +8,7 @@ from sqlalchemy.engine import Engine
 
 from farm.report import queries
 from farm.report.days import last_days
-from farm.state.db import reader
+from farm.state.engine import reader
 
 
 @dataclass

@@ -1,7 +1,7 @@
-"""What one search asks for (Query) and which postings its page holds (Page), for every site alike.
+"""What one search asks for (Query) and which postings its page holds (ResultPage), for every site alike.
 
 Each site reaches only so many pages of a keyword (boss 10, qcwy 50, zhilian 15 per docs/sites.md); pages past
-that, and past the last posting, are empty. The truth endpoint reads the same Page arithmetic, so what it says
+that, and past the last posting, are empty. The truth endpoint reads the same ResultPage arithmetic, so what it says
 and what the search endpoints serve cannot drift apart.
 """
 
@@ -30,7 +30,7 @@ class Query:
 
 
 @dataclass(frozen=True)
-class Page:
+class ResultPage:
     number: int  # 1-based
     slots: list  # (key, id) of the postings on this page
     total: int  # postings the keyword has
@@ -44,11 +44,11 @@ class Page:
 
 
 def page_of(world, query, max_pages, faults=None):
-    """(Page, City) for the query; an unknown city has no postings (a successful, empty search). With a
-    FaultConfig, the Page names the keyword's stale-totals variant; `stale.told` gives the totals it reports."""
+    """(ResultPage, City) for the query; an unknown city has no postings (a successful, empty search). With a
+    FaultConfig, the ResultPage names the keyword's stale-totals variant; `stale.told` gives the totals it reports."""
     city = city_for(query.site, query.city)
     if city is None:
-        return Page(query.page, [], 0, 0, 0), None
+        return ResultPage(query.page, [], 0, 0, 0), None
     found = world.keyword(query.site, city, query.keyword)
     reachable = min(found.total, max_pages * query.page_size)
     start = (query.page - 1) * query.page_size
@@ -61,7 +61,7 @@ def page_of(world, query, max_pages, faults=None):
         if faults
         else None
     )
-    return Page(query.page, slots, found.total, reachable, math.ceil(reachable / query.page_size), stale), city
+    return ResultPage(query.page, slots, found.total, reachable, math.ceil(reachable / query.page_size), stale), city
 
 
 def int_param(value, default, low=1, high=None):

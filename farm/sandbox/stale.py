@@ -39,7 +39,7 @@ def variant(rate, seed, site, city, keyword, total, page_size):
 
 
 def told(page, page_size, max_pages):
-    """The Page as its totals say it: page 1 of a stale keyword with its wrong totals, any other unchanged."""
+    """The ResultPage as its totals say it: page 1 of a stale keyword with its wrong totals, any other unchanged."""
     if page.stale is None or page.number != 1:
         return page
     if page.stale == "under":

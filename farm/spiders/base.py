@@ -17,32 +17,33 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
 The base never touches the database. It is handed leases by the lease
 middleware (``lease_requests``), keeps what it asked for of each in its run
 (farm.crawl.keywordrun), held by the crawl's keyword registry (``registry``),
-tells the progress extension (``progress``) how many postings each page yielded,
+tells the crawl's page progress (``progress``) how many postings each page yielded,
 and ends keywords through the registry (``registry.end``), which writes them.
+It finds the registry and the progress itself, through Scrapy
+(``crawler.get_extension(SpiderParts)``), the first time it uses them.
 """
 
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.errors import ParseError, UnknownCity  # noqa: F401 - ParseError: a spider's, beside LeaseSpider and Page
 from farm.items import JobPosting
 from farm.state.lease import Lease
 from farm.state.models import max_pages_that_fit
 
+if TYPE_CHECKING:
+    from farm.crawl.progress import PageProgress
+    from farm.crawl.registry import KeywordRegistry
+
 BLOCK_STATUSES = {403: "http_403", 429: "http_429", 503: "http_503"}
-
-
-class ParseError(ValueError):
-    """A response that is neither a page of results nor a recognised block."""
-
-
-class UnknownCity(ValueError):
-    pass
 
 
 class KeywordBlocked(IgnoreRequest):
@@ -66,19 +67,21 @@ class Page:
     has_more: bool | None = None  # whether another page follows (sequential sites)
 
 
+class SpiderParts:
+    """What a LeaseSpider uses of its crawl: the keyword registry (farm.crawl.registry) and the page
+    progress (farm.crawl.progress). farm.crawl.parts.CrawlParts, the extension that builds the crawl's
+    parts, is one: the spider finds it with ``crawler.get_extension(SpiderParts)``."""
+
+    registry: "KeywordRegistry"
+    progress: "PageProgress"
+
+
 class LeaseSpider(scrapy.Spider):
     page_size: int
     city_codes: dict[str, str]
     code_pattern: re.Pattern
     paging: str = "parallel"
     site: str | None = None  # whose FARM_<SITE>_* settings apply, when not the spider's name
-    # The crawl's page progress (farm.crawl.progress), which sets itself here as the
-    # spider opens: told how many postings each page yielded by a plain call, as a signal
-    # per page cost seven times as much.
-    progress = None
-    # The crawl's keyword registry (farm.crawl.registry), set here as the crawl's parts start:
-    # the keywords this crawl holds, and the one way to end one.
-    registry = None
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -99,6 +102,24 @@ class LeaseSpider(scrapy.Spider):
                 f"out of order must fit keyword.pages_ahead), got {spider.max_pages}"
             )
         return spider
+
+    @cached_property
+    def progress(self):
+        """The crawl's page progress (farm.crawl.progress): told how many postings each page
+        yielded by a plain call, as a signal per page cost seven times as much."""
+        return self._parts().progress
+
+    @cached_property
+    def registry(self):
+        """The crawl's keyword registry (farm.crawl.registry): the keywords this crawl holds, and
+        the one way to end one."""
+        return self._parts().registry
+
+    def _parts(self) -> SpiderParts:
+        parts = self.crawler.get_extension(SpiderParts)
+        if parts is None:
+            raise RuntimeError("farm.crawl.parts.CrawlParts is not in EXTENSIONS: enable farm with its add-on")
+        return parts
 
     @property
     def runs(self):
@@ -148,11 +169,11 @@ class LeaseSpider(scrapy.Spider):
             if lease.start_page > self.max_pages:  # resumed past a lowered FARM_*_MAX_PAGES
                 self.registry.end(lease, Outcome("completed", "no page left to fetch"))
                 return []
-            pages = run.ask([lease.start_page])
+            pages = self.registry.ask(run, [lease.start_page])
         else:
-            run.tell_last(min(lease.total_pages, self.max_pages))
+            self.registry.tell_last(run, min(lease.total_pages, self.max_pages))
             pages = [page for page in range(lease.start_page, run.last + 1) if not run.done(page)]
-            pages = run.ask(pages[:1] if self.paging == "sequential" else pages)
+            pages = self.registry.ask(run, pages[:1] if self.paging == "sequential" else pages)
         if not pages:
             self.registry.end(lease, Outcome("completed", "no page left to fetch"))
             return []
@@ -213,12 +234,12 @@ class LeaseSpider(scrapy.Spider):
     def next_pages(self, run: KeywordRun, page_no: int, page: Page) -> list[int]:
         """The pages this response makes known that nobody asked for yet, now asked for."""
         last = self.last_page(page, page_no)
-        run.tell_last(last)
+        self.registry.tell_last(run, last)
         if self.paging == "sequential" or last is None:
             # one page at a time: the next, unless this one is the last
-            return run.ask([] if last is not None else [page_no + 1])
+            return self.registry.ask(run, [] if last is not None else [page_no + 1])
         # the latest total decides: every page up to it, including those a growing total reveals
-        return run.ask(range(run.lease.start_page, last + 1))
+        return self.registry.ask(run, range(run.lease.start_page, last + 1))
 
     def parse_search(self, response):
         lease: Lease = response.meta["farm_lease"]

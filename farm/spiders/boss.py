@@ -7,7 +7,7 @@ import scrapy
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import json_kind, response_json, response_text, to_int, unique_tags
+from farm.spiders.parsing import area_of, postings_list, response_json, response_text, to_int, unique_tags
 
 SITE = "https://www.zhipin.com"  # stored posting URLs name the real site, whatever base_url is
 
@@ -97,11 +97,7 @@ class BossSpider(LeaseSpider):
             raise ParseError(f"boss: unknown code {code!r}, message {data.get('message')!r}: not a page")
         if not isinstance(zp, dict):
             raise ParseError(f"boss: code {code!r} without zpData, not a page")
-        jobs = zp.get("jobList")
-        if jobs is None:  # absent or null: a page without postings
-            jobs = []
-        elif not isinstance(jobs, list):
-            raise ParseError(f"boss: zpData.jobList is {json_kind(jobs)}, not a list")
+        jobs = postings_list(zp.get("jobList"), "boss: zpData.jobList")
         postings = self.postings_from(jobs, _posting, "encryptJobId", response)
         return Page(postings=postings, has_more=bool(zp.get("hasMore")) and bool(jobs))
 
@@ -129,7 +125,6 @@ class BossSpider(LeaseSpider):
 
 
 def _posting(job):
-    area = "·".join(part for part in (job.get("areaDistrict"), job.get("businessDistrict")) if part)
     tags = [*(job.get("skills") or []), *(job.get("welfareList") or []), *(job.get("jobLabels") or [])]
     return JobPosting(
         job_id=str(job["encryptJobId"]),
@@ -137,7 +132,7 @@ def _posting(job):
         salary=job.get("salaryDesc"),
         company=job.get("brandName"),
         city=job.get("cityName"),
-        area=area or None,
+        area=area_of(job.get("areaDistrict"), job.get("businessDistrict")),
         experience=job.get("jobExperience"),
         degree=job.get("jobDegree"),
         tags=unique_tags(tags),

@@ -5,6 +5,8 @@ import re
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from farm.spiders.base import ParseError
+
 # The sites print their times in China Standard Time.
 SITE_TZ = ZoneInfo("Asia/Shanghai")
 SITE_TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d")
@@ -25,6 +27,21 @@ def response_json(response):
         return response.json() if hasattr(response, "json") else json.loads(response_text(response))
     except ValueError:
         return None
+
+
+def postings_list(value, where: str) -> list:
+    """A page's postings as the site lists them: absent or null is a page without postings; anything but
+    a list is a ParseError naming ``where``."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ParseError(f"{where} is {json_kind(value)}, not a list")
+    return value
+
+
+def area_of(*parts) -> str | None:
+    """A posting's area from the site's district parts, as "district·street"; None without any."""
+    return "·".join(part for part in parts if part) or None
 
 
 def json_kind(value) -> str:

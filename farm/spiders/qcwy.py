@@ -11,7 +11,7 @@ from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.middlewares.signing import signs_when_sent
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import json_kind, response_json, response_text, site_time, unique_tags
+from farm.spiders.parsing import postings_list, response_json, response_text, site_time, unique_tags
 
 SEARCH_PATH = "/api/job/search-pc"
 SIGN_KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"
@@ -131,11 +131,7 @@ class QcwySpider(LeaseSpider):
             total = int(total)
         except (TypeError, ValueError):
             raise ParseError(f"qcwy: resultbody.job.totalCount is {total!r}") from None
-        items = job.get("items")
-        if items is None:  # absent or null: a page without postings
-            items = []
-        elif not isinstance(items, list):
-            raise ParseError(f"qcwy: resultbody.job.items is {json_kind(items)}, not a list")
+        items = postings_list(job.get("items"), "qcwy: resultbody.job.items")
         postings = self.postings_from(items, _posting, "jobId", response)
         return Page(postings=postings, total_count=total)
 

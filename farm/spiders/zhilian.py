@@ -10,7 +10,7 @@ import scrapy
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import json_kind, response_text, site_time, to_int, unique_tags
+from farm.spiders.parsing import area_of, json_kind, response_text, site_time, to_int, unique_tags
 
 SITE = "https://www.zhaopin.com"  # stored posting URLs name the real site, whatever base_url is
 STATE_MARKER = "__INITIAL_STATE__"
@@ -109,7 +109,6 @@ def initial_state(html):
 
 
 def _posting(position):
-    area = "·".join(part for part in (position.get("cityDistrict"), position.get("streetName")) if part)
     tags = [
         *(_label(t, "tag") for t in position.get("showSkillTags") or []),
         *(_label(t, "value") for t in position.get("skillLabel") or []),
@@ -121,7 +120,7 @@ def _posting(position):
         salary=position.get("salary60"),
         company=position.get("companyName"),
         city=position.get("workCity"),
-        area=area or None,
+        area=area_of(position.get("cityDistrict"), position.get("streetName")),
         experience=position.get("workingExp") or position.get("workExp"),
         degree=position.get("education"),
         tags=unique_tags(tags),

@@ -15,18 +15,12 @@ from pathlib import Path
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 
-from farm.state.db import make_engine, reader, without_read_deadline
+from farm.errors import MigrationsNotOnDisk, SchemaNotCurrent
+from farm.state.db import make_engine
+from farm.state.engine import reader, without_read_deadline
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 HEAD = "0006"  # the newest migration's revision (a test holds it to the scripts)
-
-
-class SchemaNotCurrent(RuntimeError):
-    """The database is empty or behind the code's schema; the message says how to fix it."""
-
-
-class MigrationsNotOnDisk(RuntimeError):
-    """farm was imported from a zip (a scrapyd egg), where Alembic cannot read its scripts."""
 
 
 def _config(url: str | None = None):

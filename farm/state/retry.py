@@ -8,7 +8,7 @@ import time
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from farm.state.db import RETRYABLE_POSTGRESQL, postgresql_state, postgresql_unreachable
+from farm.state.engine import RETRYABLE_POSTGRESQL, postgresql_state, postgresql_unreachable
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,8 @@ import farm.state.upkeep as upkeep
 from farm.config import FarmConfig
 from farm.state.claims import Outlook
 from farm.state.clock import load_timezone, today, utcnow
-from farm.state.db import make_engine, reader
+from farm.state.db import make_engine
+from farm.state.engine import reader
 from farm.state.lease import BatchResult, Lease, PageWrite
 from farm.state.reads import LeaseProgress
 from farm.state.retry import retrying

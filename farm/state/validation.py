@@ -10,6 +10,7 @@ unreadable or look like another keyword.
 import unicodedata
 
 from farm.cities import accepted_cities, city_code, known_sources
+from farm.errors import KeywordError
 from farm.state.models import CITY_MAX, JOB_MAX
 
 # Unicode categories refused inside a city or job: controls (C0, DEL, C1), format
@@ -25,10 +26,6 @@ _REFUSED = {
 }
 # letters (category Lo) that display as nothing at all, like a zero-width space
 _FILLERS = {"\u115f", "\u1160", "\u3164", "\uffa0"}
-
-
-class KeywordError(ValueError):
-    """A (source, city, job) that cannot be stored; the message names the problem."""
 
 
 def validate_keyword(source: str, city: str, job: str) -> tuple[str, str, str]:

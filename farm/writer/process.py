@@ -17,7 +17,8 @@ from twisted.internet import protocol, reactor
 from twisted.internet.defer import Deferred, fail
 
 import farm
-from farm.state.db import deadlines
+from farm.errors import WriteLost
+from farm.state.engine import deadlines
 from farm.writer.frames import CONFIG_VARIABLE, READY, frame, read_answer
 
 logger = logging.getLogger(__name__)
@@ -26,10 +27,6 @@ logger = logging.getLogger(__name__)
 # many turns of the crawl's reactor, which is busy, and its pages wait that long in the
 # page window: the pipe to the child is made to hold a whole frame.
 PIPE_SIZE = 1 << 20
-
-
-class WriteLost(Exception):
-    """A write the crawl handed to the state writer was not committed."""
 
 
 class StateWriter(protocol.ProcessProtocol):

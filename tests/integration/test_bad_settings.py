@@ -89,3 +89,14 @@ def test_a_crawl_that_cannot_reach_its_database_says_so_once(tmp_path):
     assert "cannot reach the database at FARM_DB_URL='mysql+pymysql://root:***@127.0.0.1:" in proc.stderr
     assert "Task exception was never retrieved" not in proc.stderr
     assert "Traceback" not in proc.stderr and "pw123456" not in proc.stderr
+
+
+@pytest.mark.parametrize("scheduler", ["scrapy.core.scheduler.Scheduler", "farm.no_such.Scheduler"])
+def test_a_farm_spider_under_another_scheduler_is_refused_in_one_line(tmp_path, scheduler):
+    # farm's scheduler starts the crawl's parts when it opens: under another the crawl would claim
+    # keywords and never write them
+    proc = run(tmp_path, ["scrapy", "crawl", "qcwy", "-s", f"SCHEDULER={scheduler}"])
+    assert proc.returncode == 1
+    said = [line for line in proc.stderr.splitlines() if f"farm: SCHEDULER={scheduler!r}" in line]
+    assert len(said) == 1 and ("is not farm's" in said[0] or "cannot be loaded" in said[0]), proc.stderr
+    assert "Traceback" not in proc.stderr and "Task exception was never retrieved" not in proc.stderr

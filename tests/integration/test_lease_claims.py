@@ -53,7 +53,7 @@ async def test_an_empty_claim_while_other_claimers_hold_rows_locked_is_not_the_e
         assert len(crawler.engine.scheduled) == 2
     finally:
         other.dispose()
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 @pytest_twisted.ensureDeferred
@@ -63,7 +63,7 @@ async def test_a_failed_keyword_is_waited_for_until_its_retry_is_due(sqlite_url)
         crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
         await db_barrier(crawler)
         [run] = middleware.runs.values()
-        runtime = CrawlParts.of(crawler)
+        runtime = crawler.get_extension(CrawlParts)
         runtime.registry.end(run.lease, Outcome("failed", "HTTP 404 at http://x"))
         failed_at = time.monotonic()
         await until(lambda: crawler.stats.get_value("farm/lease/waiting_for_retry"), 10, "the wait")
@@ -73,7 +73,7 @@ async def test_a_failed_keyword_is_waited_for_until_its_retry_is_due(sqlite_url)
         [again] = middleware.runs.values()
         assert (again.lease.id, again.lease.from_status, again.lease.retry_count) == (run.lease.id, "failed", 1)
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 @pytest_twisted.ensureDeferred
@@ -83,12 +83,12 @@ async def test_with_nothing_claimable_and_nothing_to_wait_for_the_crawl_closes(s
         crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
         await db_barrier(crawler)
         [run] = middleware.runs.values()
-        CrawlParts.of(crawler).registry.end(run.lease, Outcome("failed", "HTTP 404 at http://x"))
+        crawler.get_extension(CrawlParts).registry.end(run.lease, Outcome("failed", "HTTP 404 at http://x"))
         await until(lambda: crawler.engine.closed, 10, "the crawl to close")
         assert crawler.engine.closed == ["finished"]
         assert crawler.stats.get_value("farm/lease/waiting_for_retry") is None
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_them(server_db_url):
@@ -122,7 +122,7 @@ def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_t
 async def test_a_claim_whose_commit_lost_its_answer_keeps_the_rows_it_took(mariadb_url):
     rows = [("qcwy", city, "python") for city in ("北京", "上海", "广州", "深圳", "杭州", "成都")]
     crawler, middleware = crawler_for(mariadb_url, rows, FARM_LEASES_IN_FLIGHT=2)
-    store = CrawlParts.of(crawler).store
+    store = crawler.get_extension(CrawlParts).store
     claim, committed = store._claim, []
 
     def commit_then_lose_the_answer(*args):
@@ -141,10 +141,10 @@ async def test_a_claim_whose_commit_lost_its_answer_keeps_the_rows_it_took(maria
         with store.engine.connect() as conn:
             held = conn.execute(
                 text("SELECT id, lease_token FROM keyword WHERE crawl_status = 'crawling' AND crawler_id = :me"),
-                {"me": CrawlParts.of(crawler).crawler_id},
+                {"me": crawler.get_extension(CrawlParts).crawler_id},
             ).all()
         assert len(committed) == 2
         assert set(middleware.runs) == {lease.key for lease in committed} == {tuple(row) for row in held}
         assert crawler.stats.get_value("farm/lease/claimed/recovered") == 2
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()

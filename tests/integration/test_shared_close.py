@@ -21,7 +21,7 @@ def worker(sqlite_url, shared):
     """(crawler, its runtime) of a worker in Redis mode that has joined the shared work, not crawling."""
     redis_url, prefix = shared
     crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], redis_url, prefix)
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     yield crawler, runtime
     runtime.close()
 
@@ -29,7 +29,7 @@ def worker(sqlite_url, shared):
 def survivor(crawler, shared, name="survivor"):
     server = redis.Redis.from_url(shared[0])
     key = f"{shared[1]}:qcwy"
-    dupefilter = DayDupeFilter(server, f"{key}:seen", CrawlParts.of(crawler).store.tz, utcnow)
+    dupefilter = DayDupeFilter(server, f"{key}:seen", crawler.get_extension(CrawlParts).store.tz, utcnow)
     return SharedQueue(server, crawler.spider, key, name, dupefilter)
 
 

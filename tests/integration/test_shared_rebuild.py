@@ -23,7 +23,7 @@ def flushed_worker(sqlite_url, private_redis):  # noqa: F811 (the fixture import
     """(crawler, runtime, scheduler, a client of the private Redis) of a worker that joined the shared work."""
     url, _ = private_redis
     crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], url, "farm")
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     scheduler = FarmScheduler.from_crawler(crawler)
     client = redis.Redis.from_url(url)
     yield crawler, runtime, scheduler, client
@@ -34,7 +34,7 @@ def flushed_worker(sqlite_url, private_redis):  # noqa: F811 (the fixture import
 
 async def flush_seen(crawler):
     """The worker's heartbeat seeing that Redis lost everything."""
-    work = CrawlParts.of(crawler).backend.work
+    work = crawler.get_extension(CrawlParts).backend.work
     await until(lambda: work._heartbeat() or crawler.stats.get_value("farm/shared/epoch_lost"), WAIT, "the flush seen")
 
 

@@ -12,9 +12,9 @@ from twisted.internet import reactor
 from twisted.internet.task import deferLater
 
 import farm.crawl.backends.redis.backend as shared_scheduler
-import farm.crawl.backends.redis.membership as shared_work
-from farm.crawl.backends.redis.membership import REBUILD_LOCK_SECONDS
 from farm.crawl.backends.redis.queue import SharedQueue
+from farm.crawl.backends.redis.rebuild import REBUILD_LOCK_SECONDS
+from farm.crawl.backends.redis.sends import SEND_BATCHES
 from farm.crawl.parts import CrawlParts
 from farm.crawl.scheduler import FarmScheduler
 from farm.spiders.qcwy import QcwySpider
@@ -48,7 +48,7 @@ def crawler_sharing_work(db_url, rows, redis_url, prefix):
     crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
     crawler.spider = crawler._create_spider()
     crawler._apply_settings()
-    CrawlParts.of(crawler).start()  # as the scheduler does when a crawl opens
+    crawler.get_extension(CrawlParts).start()  # as the scheduler does when a crawl opens
     return crawler
 
 
@@ -57,7 +57,7 @@ def worker(sqlite_url, shared):
     """(crawler, its runtime, its shared scheduler) of a worker in Redis mode, not crawling."""
     redis_url, prefix = shared
     crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], redis_url, prefix)
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     scheduler = FarmScheduler.from_crawler(crawler)
     yield crawler, runtime, scheduler
     scheduler.close("finished")
@@ -155,7 +155,7 @@ def worker_losing_a_reply(sqlite_url, shared, dropper):
     crawler = crawler_sharing_work(
         sqlite_url, [("qcwy", "北京", "python")], f"redis://127.0.0.1:{dropper.port}{address.path}", prefix
     )
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     scheduler = FarmScheduler.from_crawler(crawler)
     client = redis.Redis.from_url(redis_url)
     for script in runtime.backend.work.queue.scripts.values():
@@ -277,8 +277,8 @@ async def test_a_send_takes_at_most_its_share_of_batches_and_the_rest_follows(wo
     send = work._send
     work._send = lambda batches, calls: sends.append(len(batches)) or send(batches, calls)
     lease = make_lease("qcwy")
-    for page in range(1, shared_work.SEND_BATCHES + 10):
+    for page in range(1, SEND_BATCHES + 10):
         work.push(crawler.spider.page_request(lease, page))
         work.ack(f"{page}")
-    await until(lambda: sum(sends) == 2 * (shared_work.SEND_BATCHES + 9), WAIT, "every batch to be sent")
-    assert sends == [shared_work.SEND_BATCHES, shared_work.SEND_BATCHES, 18] and not work._ops
+    await until(lambda: sum(sends) == 2 * (SEND_BATCHES + 9), WAIT, "every batch to be sent")
+    assert sends == [SEND_BATCHES, SEND_BATCHES, 18] and not work._ops

@@ -263,7 +263,7 @@ async def test_hostile_postings_are_stored_fitted_and_their_page_recorded(every_
     """Through the pipeline's encoding, the outbox and the real writer process, on a strict database."""
     crawler = make_crawler(strict(every_db_url), [("qcwy", "北京", "python")])
     pipeline = SqlPostingsPipeline.from_crawler(crawler)
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     try:
         [lease] = runtime.store.claim("qcwy", "test", 1)
         ordinary = {

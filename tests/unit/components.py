@@ -29,7 +29,7 @@ def make_crawler(db_url, rows, spidercls=QcwySpider, **settings):
         spidercls, farm_settings(FARM_DB_URL=db_url, FARM_QCWY_BASE_URL="http://sandbox.invalid", **settings)
     )
     crawler.spider = spidercls.from_crawler(crawler)
-    CrawlParts.of(crawler).start()  # as the scheduler does when a crawl opens
+    crawler.get_extension(CrawlParts).start()  # as the scheduler does when a crawl opens
     return crawler
 
 
@@ -58,7 +58,7 @@ async def db_barrier(crawler):
     finishes after everything queued before it. What either's callbacks queued in the
     other (a take-back on the thread, then a claim in the outbox) is waited for in turn.
     """
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     while True:
         await runtime.outbox.drain()
         await runtime.run(lambda: None)
@@ -77,10 +77,10 @@ async def until(condition, timeout, what):
 
 async def writer_started(crawler, timeout=30.0):
     """Wait until the crawl's state writer says it has started (a third of a second)."""
-    writer = CrawlParts.of(crawler).writer
+    writer = crawler.get_extension(CrawlParts).writer
     await until(lambda: writer.ready, timeout, "the state writer to start")
 
 
 def keyword_row(crawler, keyword_id):
-    rows = CrawlParts.of(crawler).store.list_keywords()
+    rows = crawler.get_extension(CrawlParts).store.list_keywords()
     return next(row for row in rows if row["id"] == keyword_id)

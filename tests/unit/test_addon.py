@@ -65,7 +65,7 @@ def test_a_component_dict_given_on_the_command_line_keeps_farms_components():
     settings.set("EXTENSIONS", {"myproject.Timer": 5}, priority="cmdline")
     FarmAddon().update_settings(settings)  # as the crawler applies its add-ons after -s
     assert settings["EXTENSIONS"]["myproject.Timer"] == 5
-    assert settings["EXTENSIONS"]["farm.crawl.progress.PageProgress"] == -10
+    assert settings["EXTENSIONS"]["farm.crawl.parts.CrawlParts"] == -10
 
 
 def test_farms_own_settings_turn_farm_on_with_the_add_on():

@@ -18,7 +18,7 @@ OK = b'{"status": "1", "resultbody": {"job": {"totalCount": 1, "items": []}}}'
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, ROWS, FARM_BLOCK_RETRIES=2, FARM_BLOCK_BASE_DELAY=1, FARM_BLOCK_MAX_DELAY=8)
     yield crawler
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def middleware(crawler):
 
 def page_requests(crawler, n=1):
     """Page 1 of ``n`` keywords the crawl holds."""
-    leases = CrawlParts.of(crawler).store.claim("qcwy", "test", n)
+    leases = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", n)
     return [crawler.spider.lease_requests(lease)[0] for lease in leases]
 
 
@@ -46,7 +46,7 @@ def answer(request, status=200, body=OK, content_type="application/json"):
 
 def test_a_refused_connection_is_retried_with_the_site_backed_off_then_the_keyword_released(crawler, middleware):
     [request] = page_requests(crawler)
-    pace = CrawlParts.of(crawler).pace
+    pace = crawler.get_extension(CrawlParts).pace
     for attempt in (1, 2):
         request = middleware.process_exception(request, ConnectionRefusedError())
         assert request.meta["retry_times"] == attempt
@@ -99,7 +99,7 @@ def test_a_page_of_an_ended_keyword_is_not_retried(crawler, middleware):
 
 def test_a_good_answer_eases_the_back_off(crawler, middleware):
     [request] = page_requests(crawler)
-    pace = CrawlParts.of(crawler).pace
+    pace = crawler.get_extension(CrawlParts).pace
     pace.back_off()
     pace.back_off()
     response = answer(request)
@@ -120,7 +120,7 @@ def test_a_block_quarantines_the_proxy_it_came_through(sqlite_url):
     )
     try:
         middleware = SiteBlockMiddleware.from_crawler(crawler)
-        pool = CrawlParts.of(crawler).proxies
+        pool = crawler.get_extension(CrawlParts).proxies
         first, second = page_requests(crawler, 2)
         for request in (first, second):
             assert pool.assign(request) == 0
@@ -132,7 +132,7 @@ def test_a_block_quarantines_the_proxy_it_came_through(sqlite_url):
         middleware.process_exception(second, DownloadTimeoutError("took longer than 30 seconds"))
         assert set(pool.until) == {first.meta["farm_proxy"]}
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 def test_a_proxy_that_refuses_connections_is_quarantined_without_slowing_the_site(sqlite_url):
@@ -148,7 +148,7 @@ def test_a_proxy_that_refuses_connections_is_quarantined_without_slowing_the_sit
     )
     try:
         middleware = SiteBlockMiddleware.from_crawler(crawler)
-        runtime = CrawlParts.of(crawler)
+        runtime = crawler.get_extension(CrawlParts)
         [request] = page_requests(crawler)
         runtime.proxies.assign(request)
         retry = middleware.process_exception(request, DownloadConnectionRefusedError("Connection was refused"))
@@ -157,4 +157,4 @@ def test_a_proxy_that_refuses_connections_is_quarantined_without_slowing_the_sit
         assert runtime.pace.penalty == 0.0 and not crawler.stats.get_value("farm/site/errors")
         assert crawler.stats.get_value("farm/proxy/unreachable") == 1
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()

@@ -25,7 +25,7 @@ def jobdir(tmp_path):
 def crawler(sqlite_url, jobdir):
     crawler = make_crawler(sqlite_url, ROWS, JOBDIR=str(jobdir), FARM_CRAWLER_ID="me")
     yield crawler
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 def send(crawler, signal, **kwargs):
@@ -33,7 +33,7 @@ def send(crawler, signal, **kwargs):
 
 
 def saved(crawler, jobdir):
-    return open_checkpoint(jobdir, "qcwy", CrawlParts.of(crawler).store.today().isoformat(), "other").saved
+    return open_checkpoint(jobdir, "qcwy", crawler.get_extension(CrawlParts).store.today().isoformat(), "other").saved
 
 
 def lease(keyword_id, token):
@@ -48,19 +48,19 @@ def test_it_is_off_without_jobdir(sqlite_url):
         with pytest.raises(NotConfigured, match="JOBDIR"):
             JobCheckpoint.from_crawler(crawler)
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 def test_a_tick_saves_what_changed_and_an_ended_lease_goes(crawler, jobdir):
     ext = JobCheckpoint.from_crawler(crawler)
-    checkpoint = CrawlParts.of(crawler).checkpoint
+    checkpoint = crawler.get_extension(CrawlParts).checkpoint
     checkpoint.hold((1, 1))
     checkpoint.queued((1, 1), 1)
     checkpoint.hold((2, 1))
     ext.save()
     assert crawler.stats.get_value("farm/checkpoint/saves") == 1
     assert crawler.stats.get_value("farm/checkpoint/changes") == 3
-    registry = CrawlParts.of(crawler).registry
+    registry = crawler.get_extension(CrawlParts).registry
     registry.add(lease(1, 1))
     registry.end(lease(1, 1), Outcome("completed", written=True))
     ext.save()
@@ -70,7 +70,7 @@ def test_a_tick_saves_what_changed_and_an_ended_lease_goes(crawler, jobdir):
 
 def test_a_pause_saves_keeps_the_checkpoint_and_says_how_to_resume(crawler, jobdir, caplog):
     ext = JobCheckpoint.from_crawler(crawler)
-    CrawlParts.of(crawler).checkpoint.hold((1, 1))  # released partial at the pause: still noted
+    crawler.get_extension(CrawlParts).checkpoint.hold((1, 1))  # released partial at the pause: still noted
     send(crawler, scrapy_signals.spider_closed, reason="shutdown")
     with caplog.at_level(logging.INFO):
         ext.engine_stopped()
@@ -80,7 +80,7 @@ def test_a_pause_saves_keeps_the_checkpoint_and_says_how_to_resume(crawler, jobd
 
 def test_a_finished_crawl_removes_its_checkpoint(crawler, jobdir):
     ext = JobCheckpoint.from_crawler(crawler)
-    CrawlParts.of(crawler).checkpoint.hold((1, 1))
+    crawler.get_extension(CrawlParts).checkpoint.hold((1, 1))
     ext.save()
     send(crawler, scrapy_signals.spider_closed, reason="finished")
     ext.engine_stopped()

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from farm.crawl.backends.joblock import FILE_NAME, JobdirInUse, JobdirLock
-from farm.crawl.parts import CrawlParts, FarmStartError
+from farm.crawl.parts import CrawlParts
+from farm.errors import FarmStartError
 from tests.unit.components import make_crawler
 
 ROWS = [("qcwy", "北京", "python")]
@@ -89,7 +90,7 @@ def test_a_crawl_on_a_held_jobdir_does_not_start_and_leaves_the_checkpoint_alone
     jobdir = tmp_path / "job"
     first = make_crawler(sqlite_url, ROWS, JOBDIR=str(jobdir), FARM_CRAWLER_ID="first")
     try:
-        runtime = CrawlParts.of(first)
+        runtime = first.get_extension(CrawlParts)
         runtime.checkpoint.hold((1, 1))
         runtime.checkpoint.flush()
         with pytest.raises(FarmStartError, match=r"is in use by pid \d+ .*\(crawler id first, since"):
@@ -98,10 +99,10 @@ def test_a_crawl_on_a_held_jobdir_does_not_start_and_leaves_the_checkpoint_alone
         runtime.checkpoint.file.close()
         assert runtime.checkpoint.file.read().leases == {(1, 1)}  # the second never touched it
     finally:
-        CrawlParts.of(first).close()
+        first.get_extension(CrawlParts).close()
     assert not runtime.jobdir_lock.held
     second = make_crawler(sqlite_url, [], JOBDIR=str(jobdir), FARM_CRAWLER_ID="second")
     try:
-        assert CrawlParts.of(second).checkpoint.saved.leases == {(1, 1)}  # resumable once the first is gone
+        assert second.get_extension(CrawlParts).checkpoint.saved.leases == {(1, 1)}  # resumable once the first is gone
     finally:
-        CrawlParts.of(second).close()
+        second.get_extension(CrawlParts).close()

@@ -40,7 +40,7 @@ def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, ROWS, FARM_LEASES_IN_FLIGHT=2)
     crawler.engine = recording_engine()
     yield crawler
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def middleware(crawler):
 
 def ended(crawler, lease, kind):
     """The keyword's end is written: the registry settles it."""
-    CrawlParts.of(crawler).registry.end(lease, Outcome(kind, written=True))
+    crawler.get_extension(CrawlParts).registry.end(lease, Outcome(kind, written=True))
 
 
 def send(crawler, signal, **kwargs):
@@ -109,12 +109,12 @@ async def test_slots_freed_while_a_claim_is_under_way_are_refilled_after_it(sqli
         await db_barrier(crawler)  # the claim for the second slot, queued when the first returned
         assert len(middleware.runs) == 3
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 @pytest_twisted.ensureDeferred
 async def test_lets_the_spider_close_when_no_keyword_is_left(crawler, middleware):
-    store = CrawlParts.of(crawler).store
+    store = crawler.get_extension(CrawlParts).store
     for lease in store.claim("qcwy", "someone else", 3):
         store.complete(lease)
     with pytest.raises(DontCloseSpider):
@@ -146,7 +146,7 @@ async def test_a_keyword_given_up_for_a_block_is_not_reclaimed_by_the_same_crawl
     await db_barrier(crawler)
     blocked = crawler.engine.scheduled[0].meta["farm_lease"]
     # the progress extension writes the release, then says the lease ended
-    CrawlParts.of(crawler).registry.end(blocked, Outcome("blocked", "boss_37", 1))
+    crawler.get_extension(CrawlParts).registry.end(blocked, Outcome("blocked", "boss_37", 1))
     await db_barrier(crawler)
     await db_barrier(crawler)
     claimed = [r.meta["farm_lease"] for r in crawler.engine.scheduled[2:]]
@@ -206,7 +206,7 @@ async def test_a_jobdir_checkpoint_has_its_keywords_taken_back_first_with_their_
     crawler.engine = recording_engine()
     try:
         middleware = KeywordLeaseMiddleware.from_crawler(crawler)
-        assert CrawlParts.of(crawler).crawler_id == "first"  # the same holder
+        assert crawler.get_extension(CrawlParts).crawler_id == "first"  # the same holder
         send(crawler, scrapy_signals.spider_opened)
         await db_barrier(crawler)
         await db_barrier(crawler)  # the take-back, then the claim it makes room for
@@ -228,13 +228,13 @@ async def test_a_jobdir_checkpoint_has_its_keywords_taken_back_first_with_their_
         assert keyword_row(crawler, a.id)["crawler_id"] == "first"
         assert set(middleware.runs) == {(a.id, token[a.id]), (b.id, token[b.id]), (3, token[3])}
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 @pytest_twisted.ensureDeferred
 async def test_claims_are_made_by_the_state_writer_not_on_the_crawls_database_thread(crawler, middleware):
     # on the database thread, each claim cost the crawl's own thread 1.4 to 4.5 ms (GIL handoffs)
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     await writer_started(crawler)
     release = threading.Event()
     busy = runtime.run(release.wait, 60)  # the database thread is busy (a heartbeat on a slow database)
@@ -251,7 +251,7 @@ async def test_claims_are_made_by_the_state_writer_not_on_the_crawls_database_th
 @pytest_twisted.ensureDeferred
 async def test_until_the_state_writer_has_started_a_claim_is_made_on_the_database_thread(crawler, middleware):
     # the writer takes a third of a second to start: the crawl's first claim does not wait for it
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     runtime.writer.ready = False  # as it is for that third of a second
     send(crawler, scrapy_signals.spider_opened)
     assert not runtime.outbox.queued and not runtime.outbox.in_flight

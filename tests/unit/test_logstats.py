@@ -14,7 +14,7 @@ from tests.unit.spider_helpers import make_lease
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python")])
     yield crawler
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 def test_the_line_names_keywords_pages_postings_blocks_and_an_eta(crawler):
@@ -29,7 +29,7 @@ def test_the_line_names_keywords_pages_postings_blocks_and_an_eta(crawler):
     }.items():
         crawler.stats.set_value(name, value)
     for keyword_id in (1, 2):
-        CrawlParts.of(crawler).registry.add(make_lease("qcwy", id=keyword_id))
+        crawler.get_extension(CrawlParts).registry.add(make_lease("qcwy", id=keyword_id))
     line = ext.line(left=30)
     assert line.startswith("farm qcwy: keywords 10 done, 2 in flight, 30 left | pages 120 (")
     assert "| postings 2400 | blocks 3 |" in line

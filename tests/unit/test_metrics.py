@@ -10,7 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from twisted.internet import threads
 
 from farm.crawl.parts import CrawlParts
-from farm.extensions.metrics import FarmMetrics, MetricsPortError
+from farm.errors import MetricsPortError
+from farm.extensions.metrics import FarmMetrics
 from tests.unit.components import component, make_crawler
 from tests.unit.spider_helpers import make_lease
 
@@ -41,7 +42,7 @@ def metrics_crawler(sqlite_url):
     ext = component(crawler, FarmMetrics)
     if ext._listening is not None:
         ext._listening.stopListening()
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 def test_off_by_default(sqlite_url):
@@ -50,7 +51,7 @@ def test_off_by_default(sqlite_url):
         assert crawler.settings.getint("FARM_METRICS_PORT") == 0
         assert not [ext for ext in crawler.extensions.middlewares if isinstance(ext, FarmMetrics)]
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler(metrics_crawler):
@@ -75,12 +76,12 @@ def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler
     }.items():
         crawler.stats.set_value(name, value)
     for keyword_id in (1, 2):
-        CrawlParts.of(crawler).registry.add(make_lease("qcwy", id=keyword_id))
-    ext.runtime.outbox.postings.extend([b"{}"] * 5)
+        crawler.get_extension(CrawlParts).registry.add(make_lease("qcwy", id=keyword_id))
+    ext.parts.outbox.postings.extend([b"{}"] * 5)
     try:
         got = samples(generate_latest(ext.registry).decode())
     finally:
-        ext.runtime.outbox.postings.clear()
+        ext.parts.outbox.postings.clear()
     base = {("site", "qcwy"), ("crawler_id", "unit-1")}
 
     def value(name, **labels):

@@ -16,7 +16,7 @@ from tests.unit.components import make_crawler
 def pipeline(sqlite_url):
     crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python")])
     yield SqlPostingsPipeline.from_crawler(crawler)
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 def posting(**fields):

@@ -7,17 +7,16 @@ from scrapy.exceptions import DropItem
 
 from farm.crawl.keywordrun import Outcome
 from farm.crawl.parts import CrawlParts
-from farm.crawl.progress import PageProgress
 from farm.items import JobPosting
-from tests.unit.components import component, db_barrier, keyword_row, keywords_ended, make_crawler
+from tests.unit.components import db_barrier, keyword_row, keywords_ended, make_crawler
 
 
 @pytest.fixture
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
-    component(crawler, PageProgress)
+    assert crawler.get_extension(CrawlParts).progress is not None
     yield crawler
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 @pytest.fixture
@@ -27,7 +26,7 @@ def ended(crawler):
 
 def claim(crawler, pages=(1,), last=None):
     """A keyword claimed and held by the crawl, with ``pages`` asked for and taken from the queue."""
-    [lease] = CrawlParts.of(crawler).store.claim("qcwy", "test", 1)
+    [lease] = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", 1)
     run = crawler.spider.lease_requests(lease) and crawler.spider.runs[lease.key]
     run.tell_last(last)
     run.ask(pages)
@@ -42,7 +41,7 @@ def run_of(crawler, lease):
 
 def end(crawler, lease, outcome):
     """What the spider does to end a keyword."""
-    CrawlParts.of(crawler).registry.end(lease, outcome)
+    crawler.get_extension(CrawlParts).registry.end(lease, outcome)
 
 
 def send(crawler, signal, **kwargs):
@@ -51,12 +50,12 @@ def send(crawler, signal, **kwargs):
 
 def stored(crawler, lease, page):
     """What the postings pipeline says of each posting it has taken."""
-    component(crawler, PageProgress).posting_handled(lease, page)
+    crawler.get_extension(CrawlParts).progress.posting_handled(lease, page)
 
 
 def parsed(crawler, lease, page, postings):
     """What the spider tells the progress of each page it parsed."""
-    component(crawler, PageProgress).page_parsed(lease, page, postings, crawler.spider)
+    crawler.get_extension(CrawlParts).progress.page_parsed(lease, page, postings, crawler.spider)
 
 
 async def settle(crawler, times=2):
@@ -186,7 +185,7 @@ async def test_an_ended_keyword_asks_for_no_more_pages(crawler, ended):
 @pytest_twisted.ensureDeferred
 async def test_progress_of_a_lease_taken_over_changes_nothing_and_ends_it(crawler, ended):
     lease = claim(crawler, last=1)
-    store = CrawlParts.of(crawler).store
+    store = crawler.get_extension(CrawlParts).store
     assert store.release(lease, "taken over")
     [again] = store.claim("qcwy", "another crawler", 1)
     assert again.id == lease.id and again.lease_token != lease.lease_token
@@ -219,10 +218,10 @@ async def test_a_posting_farm_handled_and_a_later_pipeline_dropped_counts_once(c
     for item in (first, second):
         item._farm_page = (lease, 1)
     parsed(crawler, lease, 1, 2)
-    component(crawler, PageProgress).posting_handled(lease, 1, item=first)
+    crawler.get_extension(CrawlParts).progress.posting_handled(lease, 1, item=first)
     send(crawler, scrapy_signals.item_dropped, item=first, response=None, exception=DropItem("later"))
     await settle(crawler)
     assert keyword_row(crawler, lease.id)["last_completed_page"] == 0  # the second posting is still out
-    component(crawler, PageProgress).posting_handled(lease, 1, item=second)
+    crawler.get_extension(CrawlParts).progress.posting_handled(lease, 1, item=second)
     await settle(crawler)
     assert keyword_row(crawler, lease.id)["last_completed_page"] == 1

@@ -14,7 +14,7 @@ ROWS = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, ROWS)
     yield crawler
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def ended(crawler):
 
 def held(crawler, pages=()):
     """A keyword claimed and held, with ``pages`` asked for and taken from the queue."""
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     [lease] = runtime.store.claim("qcwy", "test", 1)
     [lease] = runtime.registry.hold([lease])
     run = runtime.registry.runs[lease.key]
@@ -36,7 +36,7 @@ def held(crawler, pages=()):
 
 
 def test_readers_get_a_read_only_view(crawler):
-    registry = CrawlParts.of(crawler).registry
+    registry = crawler.get_extension(CrawlParts).registry
     lease = held(crawler)
     with pytest.raises(TypeError):
         registry.runs[lease.key] = None  # type: ignore[index]
@@ -44,8 +44,8 @@ def test_readers_get_a_read_only_view(crawler):
 
 
 def test_a_claim_held_again_is_not_new_and_becomes_this_workers(crawler):
-    registry = CrawlParts.of(crawler).registry
-    [lease] = CrawlParts.of(crawler).store.claim("qcwy", "test", 1)
+    registry = crawler.get_extension(CrawlParts).registry
+    [lease] = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", 1)
     registry.add(lease, owned=False)
     assert registry.hold([lease]) == []
     assert registry.runs[lease.key].owned
@@ -53,7 +53,7 @@ def test_a_claim_held_again_is_not_new_and_becomes_this_workers(crawler):
 
 @pytest_twisted.ensureDeferred
 async def test_an_end_waits_for_the_pages_its_keyword_is_fetching_and_is_signalled_once(crawler, ended):
-    registry = CrawlParts.of(crawler).registry
+    registry = crawler.get_extension(CrawlParts).registry
     lease = held(crawler, pages=(1, 2))
     registry.end(lease, Outcome("failed", "HTTP 404 at page 2", page=2))
     registry.end(lease, Outcome("failed", "a later end"))  # the first decided wins
@@ -64,13 +64,13 @@ async def test_an_end_waits_for_the_pages_its_keyword_is_fetching_and_is_signall
     row = keyword_row(crawler, lease.id)
     assert (row["crawl_status"], row["error_message"]) == ("failed", "HTTP 404 at page 2")
     assert ended == [(lease.id, Outcome("failed", "HTTP 404 at page 2", written=True))]
-    assert lease.key not in registry.runs and not CrawlParts.of(crawler).window.pages
+    assert lease.key not in registry.runs and not crawler.get_extension(CrawlParts).window.pages
     assert lease.id not in registry.not_again
 
 
 @pytest_twisted.ensureDeferred
 async def test_a_blocked_keyword_is_not_claimed_again_by_this_crawl(crawler, ended):
-    registry = CrawlParts.of(crawler).registry
+    registry = crawler.get_extension(CrawlParts).registry
     lease = held(crawler)
     registry.end(lease, Outcome("blocked", "boss_37"))
     assert registry.not_again == {lease.id}  # noted when decided, before its release is written
@@ -79,7 +79,7 @@ async def test_a_blocked_keyword_is_not_claimed_again_by_this_crawl(crawler, end
 
 
 def test_an_end_written_already_settles_at_once_and_writes_nothing(crawler, ended):
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     lease = held(crawler)
     runtime.registry.end(lease, Outcome("completed", written=True))
     assert ended == [(lease.id, Outcome("completed", written=True))]

@@ -16,7 +16,6 @@ from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
 from farm.crawl.parts import CrawlParts
-from farm.crawl.progress import PageProgress
 from farm.crawl.scheduler import FarmScheduler
 from farm.pipelines.sql import SqlPostingsPipeline
 from farm.spiders.qcwy import QcwySpider
@@ -48,7 +47,7 @@ def farm_threads():
 async def test_building_the_crawls_components_starts_no_process_and_no_thread(sqlite_url):
     before = farm_threads()
     crawler = built_crawler(sqlite_url)  # the extensions, the runtime among them, are built
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     try:
         pipeline = SqlPostingsPipeline.from_crawler(crawler)
         scheduler = FarmScheduler.from_crawler(crawler)
@@ -56,7 +55,6 @@ async def test_building_the_crawls_components_starts_no_process_and_no_thread(sq
         assert farm_threads() == before
         # every part is the runtime's own, handed to the components that use it
         assert pipeline.outbox is runtime.outbox and pipeline.progress is runtime.progress
-        assert PageProgress.from_crawler(crawler) is runtime.progress
         assert not hasattr(runtime, "postings")
 
         crawler.engine = SimpleNamespace(downloader=None)  # what Scrapy's queues look up when made
@@ -71,11 +69,11 @@ async def test_building_the_crawls_components_starts_no_process_and_no_thread(sq
 
 def test_start_is_once(sqlite_url):
     crawler = built_crawler(sqlite_url)
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     try:
         runtime.start()
         writer = runtime.writer
-        runtime.start(crawler.spider)  # spider_opened, after the scheduler started it
+        runtime.start()  # a second call
         assert runtime.writer is writer
     finally:
         runtime.close()
@@ -108,7 +106,7 @@ async def test_a_starting_crawl_spawns_its_writer_when_the_runtime_is_built_and_
     with pytest.raises(ImportError, match="farm.no_such_module"):
         # a crawl that started after all would fail the test on the timeout, not run on
         await Deferred.fromCoroutine(crawler.crawl_async()).addTimeout(60, reactor)
-    writer = crawler._farm_runtime.writer
+    writer = crawler.get_extension(CrawlParts).writer
     assert writer is not None and alive(writer.transport.pid)
     pid = writer.transport.pid
     deadline = time.monotonic() + 20

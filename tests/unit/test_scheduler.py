@@ -57,7 +57,8 @@ class Parts(SimpleNamespace):
             woken_in=[],
         )
         give_up = lambda lease, page: self.given_up.append((lease.key, page))  # noqa: E731
-        self.registry = SimpleNamespace(runs=runs, give_up=give_up)
+        taken = lambda lease_key, page: runs[lease_key].taken(page)  # noqa: E731
+        self.registry = SimpleNamespace(runs=runs, give_up=give_up, taken=taken)
 
     def wake_in(self, seconds):
         self.woken_in.append(seconds)

@@ -20,7 +20,7 @@ QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"}
 def crawler(sqlite_url):
     crawler = make_crawler(sqlite_url, ROWS, FARM_PAGES_IN_FLIGHT=2, FARM_QCWY_RATE=0, **QUEUE)
     yield crawler
-    CrawlParts.of(crawler).close()
+    crawler.get_extension(CrawlParts).close()
 
 
 def scheduler_for(crawler):
@@ -31,7 +31,7 @@ def scheduler_for(crawler):
 
 def hold(crawler, scheduler, pages):
     """A keyword claimed by the crawl, with requests for ``pages`` queued."""
-    [lease] = CrawlParts.of(crawler).store.claim("qcwy", "test", 1)
+    [lease] = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", 1)
     spider = crawler.spider
     spider.lease_requests(lease)  # the run; its page 1 request is queued below with the others
     spider.runs[lease.key].ask(pages)
@@ -53,7 +53,7 @@ def test_a_full_window_holds_requests_in_the_queue(crawler):
     assert len(pages_out(scheduler)) == 2  # the window: 2 pages
     assert scheduler.has_pending_requests() and len(scheduler) == 1
     assert crawler.stats.get_value("farm/window/full") >= 1
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     runtime.window.leave(*next(iter(runtime.window.pages)))  # one page recorded
     assert len(pages_out(scheduler)) == 1
     assert not scheduler.has_pending_requests()
@@ -69,11 +69,11 @@ async def test_an_ended_keywords_requests_are_dropped_and_free_the_window_for_th
     assert [lease for lease, _ in first_two] == [a.id, a.id] and scheduler.has_pending_requests()
     # page 2 of A failed: A ends, page 1 of A is still being fetched
     failed_page = first_two[1][1]
-    CrawlParts.of(crawler).registry.end(a, Outcome("failed", "HTTP 404", failed_page))
+    crawler.get_extension(CrawlParts).registry.end(a, Outcome("failed", "HTTP 404", failed_page))
     assert pages_out(scheduler) == [(b.id, 1)]  # A's waiting pages dropped; B goes on
     assert not scheduler.has_pending_requests()
     assert crawler.stats.get_value("farm/lease/dropped_requests") == 3
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     assert runtime.window.pages == {(a.key, first_two[0][1]), (b.key, 1)}
     # A's page still in flight arrives; its progress goes first, then A's end
     runtime.progress.page_parsed(a, first_two[0][1], 0, crawler.spider)
@@ -92,14 +92,14 @@ def test_the_pace_holds_a_request_until_its_turn_and_sets_a_wake_up(sqlite_url):
         scheduler = scheduler_for(crawler)
         hold(crawler, scheduler, [1, 2])
         assert len(pages_out(scheduler)) == 1
-        runtime = CrawlParts.of(crawler)
+        runtime = crawler.get_extension(CrawlParts)
         assert 0.5 <= runtime.pace.wait() <= 3.0
         assert scheduler.has_pending_requests()
         assert runtime._wake_call is not None and runtime._wake_call.active()
         runtime.pace.next_at = 0.0  # its turn came
         assert len(pages_out(scheduler)) == 1
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 def test_requests_that_are_not_farm_pages_pass_as_scrapy_would(crawler):
@@ -128,7 +128,7 @@ async def test_engine_stopped_never_blocks_the_reactor_while_a_database_call_run
     from scrapy.utils.defer import deferred_from_coro
 
     crawler = make_crawler(sqlite_url, ROWS, **QUEUE)
-    runtime = CrawlParts.of(crawler)
+    runtime = crawler.get_extension(CrawlParts)
     busy = runtime.run(time.sleep, 1.0)  # a slow query on the database thread
     started = time.monotonic()
     stopped = deferred_from_coro(runtime.engine_stopped())
@@ -154,7 +154,7 @@ def test_without_proxies_a_page_request_leaves_with_no_proxy(crawler):
     scheduler = scheduler_for(crawler)
     hold(crawler, scheduler, [1])
     request = scheduler.next_request()
-    assert CrawlParts.of(crawler).proxies is None and "proxy" not in request.meta
+    assert crawler.get_extension(CrawlParts).proxies is None and "proxy" not in request.meta
 
 
 def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_free(sqlite_url):
@@ -168,7 +168,7 @@ def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_fre
         **QUEUE,
     )
     try:
-        runtime = CrawlParts.of(crawler)
+        runtime = crawler.get_extension(CrawlParts)
         scheduler = scheduler_for(crawler)
         hold(crawler, scheduler, [1, 2, 3, 4])
         first, second = scheduler.next_request(), scheduler.next_request()
@@ -191,7 +191,7 @@ def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_fre
         assert crawler.stats.get_value("farm/proxy/none_free") == 2
         assert not any(run.over for run in crawler.spider.runs.values())
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()
 
 
 def test_with_jobdir_the_checkpoint_replaces_scrapys_disk_queue_and_requests_seen(sqlite_url, tmp_path):
@@ -203,11 +203,11 @@ def test_with_jobdir_the_checkpoint_replaces_scrapys_disk_queue_and_requests_see
             scheduler.backend.queue.dqdir is None and scheduler.backend.queue.df.file is None
         )  # memory queue, no requests.seen
         lease = hold(crawler, scheduler, [1, 2])
-        checkpoint = CrawlParts.of(crawler).checkpoint
+        checkpoint = crawler.get_extension(CrawlParts).checkpoint
         checkpoint.flush()
         checkpoint.file.close()
-        resumed = open_checkpoint(jobdir, "qcwy", CrawlParts.of(crawler).store.today().isoformat(), "other")
+        resumed = open_checkpoint(jobdir, "qcwy", crawler.get_extension(CrawlParts).store.today().isoformat(), "other")
         assert resumed.saved.pages == {lease.key: {1, 2}}  # every page queued is noted
         assert not (jobdir / "requests.queue").exists() and not (jobdir / "requests.seen").exists()
     finally:
-        CrawlParts.of(crawler).close()
+        crawler.get_extension(CrawlParts).close()

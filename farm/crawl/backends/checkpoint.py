@@ -36,6 +36,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from farm.errors import CheckpointError, OtherSpider
+
 logger = logging.getLogger(__name__)
 
 FILE_NAME = "farm-checkpoint.sqlite"
@@ -48,14 +50,6 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS page (keyword_id INTEGER, token INTEGER, page INTEGER,"
     " PRIMARY KEY (keyword_id, token, page)) WITHOUT ROWID",
 )
-
-
-class CheckpointError(Exception):
-    """A checkpoint that cannot be used as it is; the message says what to do."""
-
-
-class OtherSpider(CheckpointError):
-    """The JOBDIR holds another spider's checkpoint: left alone, the crawl does not start."""
 
 
 @dataclass

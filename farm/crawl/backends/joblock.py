@@ -21,11 +21,9 @@ import socket
 from datetime import datetime
 from pathlib import Path
 
+from farm.errors import JobdirInUse
+
 FILE_NAME = "farm.lock"
-
-
-class JobdirInUse(RuntimeError):
-    """Another live crawl holds the JOBDIR; the message names it."""
 
 
 class JobdirLock:

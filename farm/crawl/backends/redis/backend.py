@@ -30,8 +30,8 @@ from collections import deque
 from twisted.internet import reactor, threads
 
 from farm.crawl.backends.base import WorkBackend
-from farm.crawl.backends.redis.codec import BadPayload
 from farm.crawl.backends.redis.membership import SharedWork
+from farm.errors import BadPayload
 
 logger = logging.getLogger(__name__)
 
@@ -45,36 +45,12 @@ class RedisBackend(WorkBackend):
     paced = True  # the pop hands requests out at the site's shared pace (scripts/pop.lua)
     shared = True
 
-    def __init__(
-        self,
-        crawler,
-        link,
-        queue,
-        store,
-        registry,
-        worker_timeout,
-        *,
-        window,
-        pace,
-        wake,
-        run_db,
-        on_lost,
-        resuming=None,
-    ):
-        self.work = SharedWork(
-            crawler,
-            link,
-            queue,
-            store,
-            registry,
-            worker_timeout,
-            run_db=run_db,
-            on_lost=on_lost,
-            on_queued=self._queued,
-            resuming=resuming,
-        )
+    def __init__(self, crawler, *shared, window, pace, wake, **shared_options):
+        """``shared`` and ``shared_options``: SharedWork's (link, queue, store, registry, worker
+        timeout; run_db, on_lost, resuming); ``window``, ``pace``, ``wake``: the pump's."""
+        self.work = SharedWork(crawler, *shared, on_queued=self._queued, **shared_options)
+        self.registry = self.work.registry
         self.stats = crawler.stats
-        self.registry = registry
         self.window = window
         self.pace = pace
         self.wake = wake
@@ -231,8 +207,8 @@ class RedisBackend(WorkBackend):
                 self.work.ack(item.id)
                 continue
             # another worker's keyword, if not held here: handled here page by page
-            run = self.registry.add(lease, shared=True, owned=False)
-            run.taken(page)
+            self.registry.add(lease, shared=True, owned=False)
+            self.registry.taken(lease.key, page)
             self.work.taken[(lease.key, page)] = item.id
             self._buffer.append(request)
         if taken:

@@ -12,6 +12,7 @@ from scrapy import Request
 from scrapy.http.request import _find_method
 from scrapy.utils.request import request_from_dict
 
+from farm.errors import BadPayload
 from farm.state.lease import Lease
 
 VERSION = 1
@@ -34,10 +35,6 @@ DEFAULTS = {
     "method": "GET",
     "priority": 0,
 }
-
-
-class BadPayload(ValueError):
-    """A queued payload that is not a farm request."""
 
 
 class JsonRequestSerializer:

@@ -22,13 +22,10 @@ from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 
 from farm.display import mask_url
+from farm.errors import RedisUnreachable
 from farm.threads import single_thread_pool
 
 logger = logging.getLogger(__name__)
-
-
-class RedisUnreachable(RuntimeError):
-    """Redis did not answer within the outage grace."""
 
 
 class RedisLink:

@@ -50,8 +50,9 @@ from importlib.resources import files
 
 from scrapy_redis.queue import Base
 
-from farm.crawl.backends.redis.codec import BadPayload, JsonRequestSerializer, encode
+from farm.crawl.backends.redis.codec import JsonRequestSerializer, encode
 from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS
+from farm.errors import BadPayload
 
 SCRIPTS = (
     "push",
@@ -67,6 +68,7 @@ SCRIPTS = (
     "new_epoch",
 )
 ONCE = ("push", "ack", "requeue_dead", "pace", "inbox")  # wrapped in scripts/once.lua (pop does it itself)
+OPEN_COUNT = ("push", "pop", "ack")  # headed by scripts/open.lua: they keep the keywords' open counts
 CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
 CALLS_FORGOTTEN = 16  # the old calls are forgotten this many at a time (one HDEL), the last 240 always kept
 CALLS_KEPT_MS = 3600 * 1000  # and for how long after its last call (well past FARM_OUTAGE_GRACE)
@@ -90,10 +92,11 @@ class SharedQueue:
         self.worker = worker
         self.dupefilter = dupefilter
         source = files("farm.crawl.backends.redis") / "scripts"
-        once = (source / "once.lua").read_text()
+        once, open_count = (source / "once.lua").read_text(), (source / "open.lua").read_text()
         self.scripts = {}
         for name in SCRIPTS:
             text = (source / f"{name}.lua").read_text()
+            text = open_count + text if name in OPEN_COUNT else text
             self.scripts[name] = server.register_script(once.replace("--SCRIPT--", text) if name in ONCE else text)
         self._calls = itertools.count(random.randrange(1 << 48))
         self._forgotten = None  # the last call id forgotten (None: none yet, the calls' lifetime not set)

@@ -28,18 +28,11 @@ for i = 1, #ids do
   local lease = entries[i] and string.match(entries[i], '^(%d+:%d+)\n')
   if lease then
     leases[#leases + 1] = lease
-    if not count[lease] then
-      count[lease] = 0
-      order[#order + 1] = lease
-    end
-    count[lease] = count[lease] + 1
+    tally(count, order, lease)
   end
 end
-local left = {}
-for _, lease in ipairs(order) do
-  left[lease] = redis.call('HINCRBY', KEYS[3], lease, -count[lease]) + count[lease]
-  if left[lease] - count[lease] <= 0 then redis.call('HDEL', KEYS[3], lease) end
-end
+local left = settle(KEYS[3], count, order)
+for _, lease in ipairs(order) do left[lease] = left[lease] + count[lease] end  -- before this batch: each ack below takes one off
 local out = {}
 for _, lease in ipairs(leases) do
   left[lease] = left[lease] - 1

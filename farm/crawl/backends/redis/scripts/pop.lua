@@ -84,11 +84,7 @@ while #taken < n do
       if ends[lease] then
         -- its keyword has ended: drop it here, not in a worker
         dropped[#dropped + 1] = id
-        if not closed[lease] then
-          closed[lease] = 0
-          closing[#closing + 1] = lease
-        end
-        closed[lease] = closed[lease] + 1
+        tally(closed, closing, lease)
       else
         held[#held + 1] = top[i * 2]
         held[#held + 1] = id
@@ -99,9 +95,7 @@ while #taken < n do
     end
   end
   if #dropped > 0 then redis.call('HDEL', KEYS[2], unpack(dropped)) end
-  for _, lease in ipairs(closing) do
-    if redis.call('HINCRBY', KEYS[6], lease, -closed[lease]) <= 0 then redis.call('HDEL', KEYS[6], lease) end
-  end
+  settle(KEYS[6], closed, closing)
 end
 if #taken > 0 then
   redis.call('ZADD', KEYS[3], unpack(held))

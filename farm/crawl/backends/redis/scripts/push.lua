@@ -87,11 +87,7 @@ if count > 0 then
       payloads[#payloads + 1] = id
       if lease ~= '' then
         payloads[#payloads + 1] = lease .. '\n' .. payload
-        if not opened[lease] then
-          opened[lease] = 0
-          opens[#opens + 1] = lease
-        end
-        opened[lease] = opened[lease] + 1
+        tally(opened, opens, lease)
       else
         payloads[#payloads + 1] = payload
       end

@@ -1,0 +1,129 @@
+"""Nothing left behind: the stall look, and adopting a stopped worker's keywords.
+
+- **Stalls.** An acknowledgement that leaves a keyword with no request open anywhere
+  (queued or in any worker's hands) makes this worker look at the keyword table: the
+  pages still missing are queued again, or the keyword is completed. The owner of a
+  keyword looks too, now and then: a keyword is never left crawling with nothing on
+  its way, whichever worker held what.
+- **Adoption.** Workers the heartbeat finds silent for FARM_WORKER_TIMEOUT have their
+  keywords adopted by this one, at once, without waiting for FARM_LEASE_TIMEOUT; the keyword
+  table says what else a stopped worker held (its claim may have committed before its
+  leases were listed in Redis).
+
+A part of farm.crawl.backends.redis.membership.SharedWork, which holds the state it uses.
+"""
+
+import logging
+
+from twisted.internet.defer import DeferredList
+
+from farm.crawl.keywordrun import Outcome
+
+logger = logging.getLogger(__name__)
+
+_OUTCOMES = {"completed": "completed", "failed": "failed", "partial": "released"}
+
+
+class Adoption:
+    """The stall look and adoptions (on SharedWork: ``_adoptions``, ``_closing``)."""
+
+    # --- stalls --------------------------------------------------------------------------
+
+    def check_stall(self, lease_name: str, lease=None) -> None:
+        """Nothing is open for the lease anywhere: queue its missing pages, or complete it."""
+        if self._closing:
+            # the acks sent as the crawl closes leave keywords with nothing open: their owner, or the
+            # worker that adopts them, looks; a read here would outlive the crawl (and, the database
+            # gone, fail after it closed)
+            return
+        run = self._run_named(lease_name)
+        lease = lease or (run.lease if run is not None else None)
+        if lease is None:
+            return  # not known here: its owner looks after it
+        d = self.run_db(self.store.lease_progress, lease)
+        d.addCallback(self._stalled, lease)
+        d.addErrback(self._failed, "reading a keyword's progress")
+
+    def _stalled(self, progress, lease):
+        if progress is None or progress.status != "crawling":
+            # it ended (written by whichever worker), or was claimed again: if this worker owns it and
+            # was not told (the owner map went with a flush), it learns here
+            run = self.runs.get(lease.key)
+            if run is not None and run.owned and not run.over and run.live:
+                outcome = "lost" if progress is None else _OUTCOMES.get(progress.status, "released")
+                self.registry.end(lease, Outcome(outcome, elsewhere=True))
+            return
+        missing = progress.missing()
+        spider = self.crawler.spider
+        if missing:
+            self.stats.inc_value("farm/shared/pages_requested_again", len(missing))
+            logger.info(
+                "farm: %s/%s (#%s) had nothing queued anywhere; queueing pages %s",
+                lease.city,
+                lease.job,
+                lease.id,
+                missing,
+            )
+            for page in missing:
+                request = spider.page_request(lease, page)
+                # asked for anew, once per watermark: two workers that both find it stalled queue it once
+                request.meta["farm_again"] = f"stall{progress.watermark}"
+                self.push(request)
+            return
+        self.stats.inc_value("farm/keyword/exhausted")
+        self.registry.end(lease, Outcome("completed", "no page left to fetch"))
+
+    def _run_named(self, lease_name):
+        keyword_id, _, token = lease_name.partition(":")
+        return self.runs.get((int(keyword_id), int(token)))
+
+    # --- adoption --------------------------------------------------------------------------
+
+    def _adopt(self, lease_name):
+        keyword_id, _, token = lease_name.partition(":")
+        d = self.run_db(self.store.lease, self.crawler.spider.name, int(keyword_id), int(token))
+        d.addCallback(self._adopted)
+        d.addErrback(self._failed, "adopting a keyword")
+        self._track(d)
+
+    def take_over(self, stopped: str) -> None:
+        """Adopt the keywords the keyword table says the stopped worker holds (its claim may have
+        committed without its leases listed in Redis)."""
+        spider = self.crawler.spider.name
+        d = self.run_db(self.store.adopt_held, spider, stopped, self.queue.worker)
+        d.addCallback(self._taken_over, stopped)
+        d.addErrback(self._failed, "adopting a stopped worker's keywords")
+        self._track(d)
+
+    def _taken_over(self, leases, stopped):
+        if leases:
+            logger.info("farm: %d keyword(s) held by %s in the keyword table, adopted", len(leases), stopped)
+        for lease in leases:
+            self._adopted(lease)
+        return self.link.run(self.queue.hold, [lease.name for lease in leases], stopped)
+
+    def _track(self, d):
+        self._adoptions.add(d)
+        d.addBoth(lambda result: self._adoptions.discard(d) or result)
+
+    @property
+    def adopting(self) -> bool:
+        """Keywords are being adopted (runs this worker is about to hold), or the queue rebuilt."""
+        return bool(self._adoptions)
+
+    def closing(self):
+        """The crawl closes: nothing more is adopted; a Deferred that fires once the adoptions under
+        way have made their runs (which the crawl then releases with its own)."""
+        self._closing = True
+        return DeferredList(list(self._adoptions), consumeErrors=True)
+
+    def _adopted(self, lease):
+        if lease is None:
+            return  # ended meanwhile
+        handled_here = lease.key in self.runs
+        self.registry.add(lease, shared=True, owned=True)
+        if handled_here:  # its pages were being handled here: now its keyword is this worker's too
+            return
+        self.stats.inc_value("farm/shared/adopted")
+        logger.info("farm: adopted %s/%s (#%s) from a stopped worker", lease.city, lease.job, lease.id)
+        self.look(lease.name)  # its requests may be back in the queue: only if none is open anywhere
