@@ -1,13 +1,13 @@
 """The state writer alone over a long day: its memory, page by page, without a crawl.
 
 Drives a real state writer child (farm.writer.serve's loop, in ``python -m bench.longday_writer
-serve``) with frames shaped as a crawl of qcwy sends them (farm.crawl.outbox): FARM_LEASES_IN_FLIGHT
-keywords held at a time, each of 40 pages of 20 postings rendered by the sandbox and parsed by
-the spider, a few pages a frame in the order a parallel crawl finishes them, a keyword's end and the
-claim of the next in the frame after its last page. The child logs, every EVERY pages, its resident
-memory, the size of its engine's compiled-statement cache and of the salary parser's cache, and
-with --trace the allocations Python holds that grew most since the first sample (tracemalloc,
-grouped by traceback).
+serve``) with frames shaped as a crawl of qcwy sends them (farm.crawl.outbox): 8 keywords held at
+a time (FARM_LEASES_IN_FLIGHT's default), each of 40 pages of 20 postings rendered by the sandbox
+and parsed by the spider, the next page of 4 of them a frame, a keyword's end and the claim of the
+next in the frame after its last page, one frame in flight. The child logs, every EVERY pages, its
+resident memory, the size of its engine's compiled-statement cache and of the salary parser's
+cache, SQLite's own allocations, glibc malloc's, and with --trace the allocations Python holds that
+grew most since the first sample (tracemalloc, grouped by traceback).
 
     python -m bench.longday_writer [--pages 100000] [--keywords 1000000] [--every 10000] [--trace]
 """
