@@ -23,6 +23,7 @@ from farm.api.auth import check_bind
 from farm.api.errors import database_reason
 from farm.api.logsafe import escape_on
 from farm.errors import SchemaNotCurrent, TokenRequired
+from farm.state.db import make_engine
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 
@@ -33,6 +34,10 @@ KEEP_ALIVE = 5  # seconds an idle connection is kept between requests
 # at most FARM_DB_POOL_TIMEOUT, and FARM_API_READ_TIMEOUT frees connections that trickle)
 MAX_CONNECTIONS = 1000
 MAX_WORKERS = 64
+# Database connections a server process keeps (--db-connections), and so the threads its store
+# calls run on (farm.api.dbthreads): as many as the clients a small fleet runs at once, so that a
+# claim, bound by its commit's round trips, does not wait for another's thread
+DB_CONNECTIONS = 8
 
 
 class FileClock:
@@ -67,6 +72,13 @@ class FileClock:
     type=click.IntRange(1, MAX_WORKERS),
     help="Server processes on the one port (each with its own database connections).",
 )
+@click.option(
+    "--db-connections",
+    default=DB_CONNECTIONS,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Database connections each server process keeps, and the threads its store calls run on.",
+)
 @click.option("--access-log/--no-access-log", default=True, show_default=True, help="Log a line per request.")
 @click.option(
     "--test-clock",
@@ -75,7 +87,7 @@ class FileClock:
     help="For tests only: read the time from this file (ISO 8601 with offset) at every call.",
 )
 @click.pass_obj
-def api(farm_ctx, host: str, port: int, workers: int, access_log: bool, test_clock: str | None):
+def api(farm_ctx, host: str, port: int, workers: int, db_connections: int, access_log: bool, test_clock: str | None):
     """Serve the keyword API for crawlers that are not Scrapy.
 
     Claims, page progress, ends and heartbeats go through the same store as the
@@ -108,7 +120,7 @@ def api(farm_ctx, host: str, port: int, workers: int, access_log: bool, test_clo
         format="%(asctime)s [%(name)s] %(levelname)s: %(message)s",
     )
     escape_on(logging.getLogger())  # a request path with %0A in it is one line of the log
-    store = _open_store(farm_ctx, FileClock(test_clock) if test_clock else None)
+    store = _open_store(farm_ctx, db_connections, FileClock(test_clock) if test_clock else None)
     sock = _listen(host, port)
     bound_port = sock.getsockname()[1]
     where = f"http://[{host}]:{bound_port}" if ":" in host else f"http://{host}:{bound_port}"
@@ -170,11 +182,15 @@ def api(farm_ctx, host: str, port: int, workers: int, access_log: bool, test_clo
         store.close()
 
 
-def _open_store(farm_ctx, clock) -> KeywordStore:
+def _open_store(farm_ctx, connections: int, clock) -> KeywordStore:
     """The store farm's settings describe (farm_ctx.config, already checked), on the command's
-    database, at the current schema; errors name the fix."""
+    database with ``connections`` pooled, at the current schema; errors name the fix."""
+    config = farm_ctx.config
+    engine = make_engine(
+        config.db_url, timeout=config.db_timeout, pool_timeout=config.db_pool_timeout, connections=connections
+    )
     # a client is told 503 and Retry-After at once: it retries; the server does not wait out the outage
-    store = KeywordStore.from_config(farm_ctx.config, outage_grace=0, **({"clock": clock} if clock else {}))
+    store = KeywordStore.from_config(config, engine, outage_grace=0, **({"clock": clock} if clock else {}))
     try:
         require_current(store.engine)
     except SchemaNotCurrent as exc:

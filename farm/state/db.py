@@ -22,6 +22,7 @@ def make_engine(
     timeout: float | None = None,
     pool_timeout: float | None = None,
     read_deadline: bool = True,
+    connections: int | None = None,
 ) -> Engine:
     """farm.state.engine.engine_for, a deadline not given taking its setting's value (checked:
     SettingError names a bad one)."""
@@ -32,6 +33,7 @@ def make_engine(
         timeout=_seconds("db_timeout", timeout),
         pool_timeout=_seconds("db_pool_timeout", pool_timeout),
         read_deadline=read_deadline,
+        connections=connections,
     )
 
 

@@ -75,25 +75,27 @@ def engine_for(
     timeout: float,
     pool_timeout: float,
     read_deadline: bool = True,
+    connections: int | None = None,
 ) -> Engine:
     """An engine tuned for farm's short transactions, for ``FARM_DB_URL``.
 
-    Every call has a deadline, so that a server that accepts connections but never
-    answers is an outage and not a hang: on MySQL/MariaDB, ``timeout`` seconds
-    (FARM_DB_TIMEOUT) to connect and for each read and write on the socket; on
-    PostgreSQL, to connect, for each statement (``statement_timeout``) and for data sent
-    and not acknowledged (``tcp_user_timeout``); on every
-    database, ``pool_timeout`` seconds (FARM_DB_POOL_TIMEOUT) to wait for a pooled
-    connection (farm.state.db.make_engine takes the settings' values). ``read_deadline=False`` leaves reads
-    and writes without one: migrations, whose ALTER TABLE may rightly take long.
+        Every call has a deadline, so that a server that accepts connections but never
+        answers is an outage and not a hang: on MySQL/MariaDB, ``timeout`` seconds
+        (FARM_DB_TIMEOUT) to connect and for each read and write on the socket; on
+        PostgreSQL, to connect, for each statement (``statement_timeout``) and for data sent
+        and not acknowledged (``tcp_user_timeout``); on every
+        database, ``pool_timeout`` seconds (FARM_DB_POOL_TIMEOUT) to wait for a pooled
+        connection (farm.state.db.make_engine takes the settings' values). ``read_deadline=False`` leaves reads
+        and writes without one: migrations, whose ALTER TABLE may rightly take long. ``connections``:
+    how many its pool keeps (SQLAlchemy's 5 if not given), for a server that runs more calls at once.
 
-    Every problem with the URL itself, its driver options included, is a DatabaseUrlError
-    naming ``setting``, with the password masked (and no chained exception that could
-    repeat it).
+        Every problem with the URL itself, its driver options included, is a DatabaseUrlError
+        naming ``setting``, with the password masked (and no chained exception that could
+        repeat it).
     """
     parsed = parse_url(url, setting)
     try:
-        engine = _engine(parsed, timeout, pool_timeout, read_deadline)
+        engine = _engine(parsed, timeout, pool_timeout, read_deadline, connections)
     except (ArgumentError, ImportError) as exc:  # an unknown dialect, a missing driver, a bad SQLite form
         # SQLAlchemy's own rendering masks only what it took for the password: show ours
         reason = " ".join(str(exc).split()).replace(parsed.render_as_string(), mask_url(url))
@@ -170,14 +172,15 @@ def _url_error(url, setting: str, problem: str) -> DatabaseUrlError:
     return DatabaseUrlError(f"{setting}={mask_url(url)!r} {problem} ({URL_EXAMPLES})", problem)
 
 
-def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool) -> Engine:
+def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool, connections: int | None) -> Engine:
     backend = parsed.get_backend_name()
     # kept for deadlines(): the state writer's engine is made from them in its own process
     options = {"execution_options": {DEADLINES_OPTION: {"timeout": timeout, "pool_timeout": pool_timeout}}}
+    pooled = {"pool_size": connections} if connections else {}
     if backend == "sqlite":
         # a local file: its calls wait only for the write lock, up to the 30 s busy timeout
         if issubclass(parsed.get_dialect().get_pool_class(parsed), QueuePool):  # not in memory: one connection
-            options["pool_timeout"] = pool_timeout
+            options.update(pool_timeout=pool_timeout, **pooled)
         engine = create_engine(parsed, connect_args={"timeout": 30}, **options)
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "begin", _sqlite_begin)
@@ -197,6 +200,7 @@ def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool) ->
             # no gap locks: SKIP LOCKED claims stay row-local
             isolation_level="READ COMMITTED",
             **options,
+            **pooled,
         )
         event.listen(engine, "checkin", _mark_checkin)
         event.listen(engine, "checkout", lambda conn, record, proxy: _ping_if_idle(engine, conn, record))
@@ -216,8 +220,9 @@ def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool) ->
             pool_timeout=pool_timeout,
             isolation_level="READ COMMITTED",
             **options,
+            **pooled,
         )
-    return create_engine(parsed, pool_pre_ping=True, pool_timeout=pool_timeout, **options)
+    return create_engine(parsed, pool_pre_ping=True, pool_timeout=pool_timeout, **options, **pooled)
 
 
 def _postgresql_deadlines(query: dict, timeout: float, read_deadline: bool) -> dict:

@@ -21,7 +21,7 @@ from tests.integration.api_harness import ApiServer
 CLIENTS = 8
 KEYWORDS = 1500
 DEADLINE = 120  # seconds the claiming may take before the test gives up
-POOL_SIZE = 5  # the connections the server's engine keeps (SQLAlchemy's QueuePool default)
+POOL_SIZE = 3  # the connections the server keeps (--db-connections), fewer than its clients
 STOPPED = re.compile(r"farm api stopped: (.*)")
 STARTED = re.compile(r"Application startup complete")
 
@@ -103,8 +103,8 @@ def _gone(pid: int) -> bool:
 
 @pytest.mark.mariadb
 def test_many_clients_are_served_on_the_pools_connections(mariadb_url, tmp_path):
-    """Eight keep-alive clients claim at once: the server never opens more connections than its
-    pool keeps (none opened and closed again a request)."""
+    """Eight keep-alive clients claim at once: the server never opens more connections than it
+    keeps (--db-connections; none opened and closed again a request)."""
     store, all_ids = _filled(mariadb_url)
     database = store.engine.url.database
     seen, done = set(), threading.Event()
@@ -116,7 +116,7 @@ def test_many_clients_are_served_on_the_pools_connections(mariadb_url, tmp_path)
             while not done.is_set():
                 seen.update(conn.execute(query, {"db": database}).scalars())
 
-    with ApiServer(mariadb_url, tmp_path / "api.log") as server:
+    with ApiServer(mariadb_url, tmp_path / "api.log", args=["--db-connections", str(POOL_SIZE)]) as server:
         store.engine.dispose()  # the test's own connections are not the server's
         watching = threading.Thread(target=watch)
         watching.start()
@@ -159,10 +159,11 @@ def test_a_dead_worker_is_replaced_and_the_workers_stop_when_their_command_is_ki
         first = _children(command)
         assert len(first) == 2
         os.kill(first[0], signal.SIGKILL)
-        replaced = _until(lambda: [c for c in _children(command) if c not in first], "a new worker")
+        replaced = _until(lambda: [c for c in _children(command) if c not in first], "a new worker", 90)
         workers = [first[1], *replaced]
         with server.client() as http:
-            assert _until(lambda: len(STARTED.findall(server.log())) == 3, "the new worker serves")
+            # a new worker imports the whole app before it serves: tens of seconds on a loaded machine
+            assert _until(lambda: len(STARTED.findall(server.log())) == 3, "the new worker serves", 90)
             for _ in range(4):
                 assert http.post("/api/v1/keyword/available", json={"source": "boss"}).status_code == 200
         os.kill(command, signal.SIGKILL)
