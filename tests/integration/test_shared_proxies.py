@@ -15,6 +15,7 @@ from tests.conftest import REDIS_URL
 
 pytestmark = pytest.mark.redis
 PROXIES = parse_proxies("http://alice:s3cret@10.0.0.1:3128,http://10.0.0.2:3128")
+QUARANTINE = 2.0  # seconds
 
 
 @pytest.fixture
@@ -77,12 +78,15 @@ async def test_a_worker_starting_later_knows_the_quarantine_before_its_first_req
 
 @pytest_twisted.ensureDeferred
 async def test_a_quarantine_ended_in_redis_ends_in_every_copy(key, links):
-    pool = SharedProxyPool(PROXIES, 0.3, links(), key)
+    # long enough that a loaded machine still reads the quarantine before it ends
+    pool = SharedProxyPool(PROXIES, QUARANTINE, links(), key)
     pool.quarantine(PROXIES[0].id, "http_403")
     await pool.link.run(lambda: None)
-    late = SharedProxyPool(PROXIES, 0.3, links(), key)
+    late = SharedProxyPool(PROXIES, QUARANTINE, links(), key)
     assert used(late, 2) == [PROXIES[1].url] * 2
-    await deferLater(reactor, 0.35, lambda: None)  # the quarantine's own length, not a wait for a condition
+    await deferLater(
+        reactor, QUARANTINE + 0.05, lambda: None
+    )  # the quarantine's own length, not a wait for a condition
     await late.refresh()
     assert used(late) == [p.url for p in PROXIES] * 2
     assert await late.link.run(late.quarantined) == []
