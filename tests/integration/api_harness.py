@@ -6,6 +6,7 @@ with ApiServer(url, clock=clock) as server:
 """
 
 import os
+import random
 import re
 import secrets
 import signal
@@ -24,6 +25,7 @@ TOKEN = f"test-token-{secrets.token_hex(12)}"
 LISTENING = re.compile(r"farm api listening on (http://\S+)")
 START_TIMEOUT = 30
 STOP_TIMEOUT = 15
+DEADLINE = 120  # seconds a client's claiming may take before its test gives up
 
 
 class ServerClock:
@@ -153,3 +155,26 @@ def run_farm_api(db_url: str, *args, env: dict | None = None, timeout: float = 3
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def claim_until_empty(server, worker, start, results, headers=None):
+    """Claim batches of 1..5 until nothing is left; an empty claim while others hold rows locked is no end."""
+    rng = random.Random(worker)
+    got, error = [], None
+    try:
+        with server.client(headers=headers) as http:
+            start.wait(timeout=DEADLINE)
+            deadline = time.monotonic() + DEADLINE
+            while time.monotonic() < deadline:
+                params = {"source": "boss", "limit": rng.randint(1, 5), "crawler_id": f"client-{worker}"}
+                r = http.post("/api/v1/keyword/available", json=params)
+                r.raise_for_status()
+                answer = r.json()
+                got.extend((k["id"], k["lease_token"]) for k in answer["keywords"])
+                if not answer["keywords"] and answer["claimable"] == 0:
+                    break
+            else:
+                error = "out of time"
+    except Exception as exc:  # the test reports it
+        error = repr(exc)
+    results[worker] = (got, error)

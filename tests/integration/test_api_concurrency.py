@@ -1,9 +1,7 @@
 """Eight clients claiming at once over HTTP, through two `farm api` processes on one MariaDB:
 every keyword is handed out exactly once."""
 
-import random
 import threading
-import time
 from collections import Counter
 
 import pytest
@@ -11,34 +9,10 @@ import pytest
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from tests.integration.api_harness import ApiServer
+from tests.integration.api_harness import DEADLINE, ApiServer, claim_until_empty
 
 CLIENTS = 8
 KEYWORDS = 1500
-DEADLINE = 120  # seconds the claiming may take before the test gives up
-
-
-def claim_until_empty(server, worker, start, results):
-    """Claim batches of 1..5 until nothing is left; an empty claim while others hold rows locked is no end."""
-    rng = random.Random(worker)
-    got, error = [], None
-    try:
-        with server.client() as http:
-            start.wait(timeout=DEADLINE)
-            deadline = time.monotonic() + DEADLINE
-            while time.monotonic() < deadline:
-                params = {"source": "boss", "limit": rng.randint(1, 5), "crawler_id": f"client-{worker}"}
-                r = http.post("/api/v1/keyword/available", json=params)
-                r.raise_for_status()
-                answer = r.json()
-                got.extend((k["id"], k["lease_token"]) for k in answer["keywords"])
-                if not answer["keywords"] and answer["claimable"] == 0:
-                    break
-            else:
-                error = "out of time"
-    except Exception as exc:  # the test reports it
-        error = repr(exc)
-    results[worker] = (got, error)
 
 
 @pytest.mark.mariadb

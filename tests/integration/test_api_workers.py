@@ -3,7 +3,6 @@
 that dies and stop when their command is gone."""
 
 import os
-import random
 import re
 import signal
 import threading
@@ -16,44 +15,20 @@ from sqlalchemy import text
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from tests.integration.api_harness import ApiServer
+from tests.integration.api_harness import DEADLINE, ApiServer, claim_until_empty
 
 CLIENTS = 8
 KEYWORDS = 1500
-DEADLINE = 120  # seconds the claiming may take before the test gives up
 POOL_SIZE = 3  # the connections the server keeps (--db-connections), fewer than its clients
 STOPPED = re.compile(r"farm api stopped: (.*)")
 STARTED = re.compile(r"Application startup complete")
-
-
-def _claim_until_empty(server, worker, start, results, headers):
-    """Claim batches of 1..5 until nothing is left; an empty claim while others hold rows locked is no end."""
-    rng = random.Random(worker)
-    got, error = [], None
-    try:
-        with server.client(headers=headers) as http:
-            start.wait(timeout=DEADLINE)
-            deadline = time.monotonic() + DEADLINE
-            while time.monotonic() < deadline:
-                params = {"source": "boss", "limit": rng.randint(1, 5), "crawler_id": f"client-{worker}"}
-                r = http.post("/api/v1/keyword/available", json=params)
-                r.raise_for_status()
-                answer = r.json()
-                got.extend((k["id"], k["lease_token"]) for k in answer["keywords"])
-                if not answer["keywords"] and answer["claimable"] == 0:
-                    break
-            else:
-                error = "out of time"
-    except Exception as exc:  # the test reports it
-        error = repr(exc)
-    results[worker] = (got, error)
 
 
 def _claim_all(server: ApiServer, headers: dict | None = None) -> dict:
     """CLIENTS threads claiming from ``server`` until nothing is left: {worker: (got, error)}."""
     start, results = threading.Event(), {}
     threads = [
-        threading.Thread(target=_claim_until_empty, args=(server, w, start, results, headers)) for w in range(CLIENTS)
+        threading.Thread(target=claim_until_empty, args=(server, w, start, results, headers)) for w in range(CLIENTS)
     ]
     for t in threads:
         t.start()
