@@ -12,6 +12,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -178,3 +179,21 @@ def claim_until_empty(server, worker, start, results, headers=None):
     except Exception as exc:  # the test reports it
         error = repr(exc)
     results[worker] = (got, error)
+
+
+def claim_all(servers: list, clients: int, headers: dict | None = None) -> dict:
+    """``clients`` threads claiming until nothing is left, client w from ``servers[w % len(servers)]``,
+    all started at once: {worker: (got, error)}; fails the test on a client out of time or in error."""
+    start, results = threading.Event(), {}
+    threads = [
+        threading.Thread(target=claim_until_empty, args=(servers[w % len(servers)], w, start, results, headers))
+        for w in range(clients)
+    ]
+    for t in threads:
+        t.start()
+    start.set()
+    for t in threads:
+        t.join(timeout=DEADLINE + 30)
+    assert not any(t.is_alive() for t in threads)
+    assert {w: error for w, (_, error) in results.items() if error} == {}
+    return results

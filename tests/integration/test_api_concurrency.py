@@ -1,7 +1,6 @@
 """Eight clients claiming at once over HTTP, through two `farm api` processes on one MariaDB:
 every keyword is handed out exactly once."""
 
-import threading
 from collections import Counter
 
 import pytest
@@ -9,7 +8,7 @@ import pytest
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from tests.integration.api_harness import DEADLINE, ApiServer, claim_until_empty
+from tests.integration.api_harness import ApiServer, claim_all
 
 CLIENTS = 8
 KEYWORDS = 1500
@@ -26,20 +25,10 @@ def test_eight_http_clients_never_get_one_keyword_twice(mariadb_url, tmp_path):
     try:
         for server in servers:
             server.start()
-        start, results = threading.Event(), {}
-        threads = [
-            threading.Thread(target=claim_until_empty, args=(servers[w % 2], w, start, results)) for w in range(CLIENTS)
-        ]
-        for t in threads:
-            t.start()
-        start.set()
-        for t in threads:
-            t.join(timeout=DEADLINE + 30)
-        assert not any(t.is_alive() for t in threads)
+        results = claim_all(servers, CLIENTS)
     finally:
         for server in servers:
             server.stop()
-    assert {w: error for w, (_, error) in results.items() if error} == {}
     claimed = [kid for got, _ in results.values() for kid, _ in got]
     assert [kid for kid, n in Counter(claimed).items() if n > 1] == []
     assert set(claimed) == all_ids

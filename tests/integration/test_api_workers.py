@@ -15,29 +15,13 @@ from sqlalchemy import text
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from tests.integration.api_harness import DEADLINE, ApiServer, claim_until_empty
+from tests.integration.api_harness import ApiServer, claim_all
 
 CLIENTS = 8
 KEYWORDS = 1500
 POOL_SIZE = 3  # the connections the server keeps (--db-connections), fewer than its clients
 STOPPED = re.compile(r"farm api stopped: (.*)")
 STARTED = re.compile(r"Application startup complete")
-
-
-def _claim_all(server: ApiServer, headers: dict | None = None) -> dict:
-    """CLIENTS threads claiming from ``server`` until nothing is left: {worker: (got, error)}."""
-    start, results = threading.Event(), {}
-    threads = [
-        threading.Thread(target=claim_until_empty, args=(server, w, start, results, headers)) for w in range(CLIENTS)
-    ]
-    for t in threads:
-        t.start()
-    start.set()
-    for t in threads:
-        t.join(timeout=DEADLINE + 30)
-    assert not any(t.is_alive() for t in threads)
-    assert {w: error for w, (_, error) in results.items() if error} == {}
-    return results
 
 
 def _filled(url: str) -> tuple[KeywordStore, set[int]]:
@@ -96,7 +80,7 @@ def test_many_clients_are_served_on_the_pools_connections(mariadb_url, tmp_path)
         watching = threading.Thread(target=watch)
         watching.start()
         try:
-            results = _claim_all(server)
+            results = claim_all([server], CLIENTS)
         finally:
             done.set()
             watching.join(timeout=30)
@@ -112,7 +96,7 @@ def test_two_workers_serve_one_port_and_never_hand_out_one_keyword_twice(mariadb
     with server:
         assert len(_children(server.process.pid)) == 2
         # a connection a claim: the kernel hands connections to both workers
-        results = _claim_all(server, headers={"Connection": "close"})
+        results = claim_all([server], CLIENTS, headers={"Connection": "close"})
     assert server.process.returncode == 0
     _each_once(results, all_ids)
     rows = store.list_keywords()
