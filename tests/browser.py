@@ -17,12 +17,14 @@ from pathlib import Path
 import websocket
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-START_TIMEOUT = 20.0
+# A loaded CI machine has taken over 20 s to bring Chromium up beside the kill tests.
+START_TIMEOUT = 90.0
 
 
 class Browser:
     def __init__(self, width: int = 1100, height: int = 900):
         self.profile = tempfile.mkdtemp(prefix="farm-chromium-")
+        log = open(Path(self.profile) / "chromium.log", "wb")  # the child keeps its own copy
         self.process = subprocess.Popen(
             [
                 CHROMIUM,
@@ -40,8 +42,9 @@ class Browser:
                 "about:blank",
             ],
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=log,
         )
+        log.close()
         try:
             port = self._port()
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as answer:
@@ -58,11 +61,16 @@ class Browser:
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"chromium exited with {self.process.returncode}")
+                raise RuntimeError(f"chromium exited with {self.process.returncode}: {self._said()}")
             if active.exists() and active.read_text().strip():
                 return int(active.read_text().split()[0])
             time.sleep(0.05)
-        raise TimeoutError("chromium did not open its DevTools port")
+        raise TimeoutError(f"chromium did not open its DevTools port in {START_TIMEOUT:.0f} s: {self._said()}")
+
+    def _said(self) -> str:
+        """The end of what Chromium wrote to stderr, for a failure's message."""
+        log = Path(self.profile) / "chromium.log"
+        return log.read_text(errors="replace")[-2000:] if log.exists() else ""
 
     def send(self, method: str, **params) -> dict:
         self.next_id += 1
