@@ -63,18 +63,31 @@ def crawl_env(db_url, sandbox_url, redis=None):
 
 
 def run_crawl(spider, db_url, sandbox_url, timeout=180, redis=None, **settings):
-    """Run one crawl to its end; the finished process (stdout+stderr in .output)."""
-    proc = subprocess.run(
+    """Run one crawl to its end; the finished process (stdout+stderr in .output). One that does
+    not end within ``timeout`` fails the test with the end of its log and its threads' stacks."""
+    process = subprocess.Popen(
         crawl_command(spider, settings),
         cwd=REPO,
         env=crawl_env(db_url, sandbox_url, redis),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        timeout=timeout,
     )
-    proc.output = proc.stdout
-    return proc
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: every thread's stack to the log
+        try:
+            output, _ = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+        raise AssertionError(
+            f"the crawl (pid {process.pid}) did not end by itself within {timeout}s; its log ends:\n{output[-8000:]}"
+        ) from None
+    finished = subprocess.CompletedProcess(process.args, process.returncode, stdout=output)
+    finished.output = output
+    return finished
 
 
 def start_crawl(spider, db_url, sandbox_url, log_path, redis=None, **settings):
