@@ -2,6 +2,7 @@
 
 import hashlib
 import hmac
+import re
 import time
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -186,10 +187,28 @@ def _posting(item):
     )
 
 
+# A jobHref whose re-encoded query is itself (a plain http(s) base, ``key=value`` pairs of
+# characters urlencode leaves as they are): its ``req`` pair can be cut from the text.
+_PLAIN_BASE = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9_.~%/-]*)?")
+_PLAIN_QUERY = re.compile(r"[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*(?:&[A-Za-z0-9_.~-]+=[A-Za-z0-9_.~-]*)*")
+
+
 def _strip_req(href):
     """jobHref without its per-search ``req`` hash (§2.2)."""
     if not href:
         return None
+    # a posting's most frequent cost after its JSON: the full parse is three times as slow
+    base, mark, query = href.partition("?")
+    if not mark and _PLAIN_BASE.fullmatch(base):
+        return href
+    if mark and _PLAIN_QUERY.fullmatch(query) and _PLAIN_BASE.fullmatch(base):
+        kept = "&".join(pair for pair in query.split("&") if not pair.startswith("req="))
+        return f"{base}?{kept}" if kept else base
+    return _strip_req_parsed(href)
+
+
+def _strip_req_parsed(href):
+    """_strip_req for any href: its query decoded and encoded again without ``req``."""
     parts = urlsplit(href)
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "req"])
     return urlunsplit(parts._replace(query=query))

@@ -3,12 +3,15 @@
 import hashlib
 import hmac
 import json
+import re
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from farm.crawl.keywordrun import Outcome
-from farm.spiders.qcwy import QcwySpider
+from farm.spiders.qcwy import QcwySpider, _strip_req, _strip_req_parsed
 from tests.unit.spider_helpers import (
     FIXTURES,
     block_cases,
@@ -205,3 +208,76 @@ def test_unparsable_body_fails_the_keyword(body, content_type, reason):
 @pytest.mark.parametrize("case", malformed_cases("qcwy"), ids=lambda c: c["file"])
 def test_malformed_page_fails_the_keyword_naming_the_field(case):
     check_malformed(QcwySpider, case)
+
+
+# hrefs from pieces a real jobHref has and pieces a hostile one may have
+_HREF_PIECES = st.sampled_from(
+    [
+        "a",
+        "Z",
+        "9",
+        "_",
+        ".",
+        "~",
+        "-",
+        "=",
+        "&",
+        "req",
+        "req=",
+        "?",
+        "#",
+        "%",
+        "%20",
+        "%7E",
+        "+",
+        " ",
+        "/",
+        ":",
+        ";",
+        "[",
+        "]",
+        "@",
+        "\t",
+        "\n",
+        "\x00",
+        "\u202e",
+        "é",
+        "北京",
+    ]
+)
+
+
+@given(
+    st.sampled_from(["https://jobs.51job.com", "http://jobs.51job.com:8080", "HTTPS://x.y", "https://", "//h", ""]),
+    st.lists(_HREF_PIECES, max_size=24).map("".join),
+    st.lists(_HREF_PIECES, max_size=24).map("".join),
+)
+@settings(max_examples=1500, deadline=None)
+def test_a_jobhref_loses_its_req_pair_exactly_as_a_full_parse_would_drop_it(start, path, query):
+    href = f"{start}/{path}?{query}" if query else f"{start}/{path}"
+    try:
+        expected = _strip_req_parsed(href)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            _strip_req(href)
+    else:
+        assert _strip_req(href) == expected
+
+
+@pytest.mark.parametrize(
+    "href, stripped",
+    [
+        (
+            "https://jobs.51job.com/bj/1.html?s=sou_sou_soulb&t=0_0&req=1a2b",
+            "https://jobs.51job.com/bj/1.html?s=sou_sou_soulb&t=0_0",
+        ),
+        ("https://jobs.51job.com/bj/1.html?req=1a2b", "https://jobs.51job.com/bj/1.html"),
+        ("https://jobs.51job.com/bj/1.html?s=1&req=1a2b&t=0", "https://jobs.51job.com/bj/1.html?s=1&t=0"),
+        ("https://jobs.51job.com/bj/1.html?s=a%20b&req=1", "https://jobs.51job.com/bj/1.html?s=a+b"),
+        ("https://jobs.51job.com/bj/1.html?prereq=1&req=2", "https://jobs.51job.com/bj/1.html?prereq=1"),
+        ("https://jobs.51job.com/bj/1.html", "https://jobs.51job.com/bj/1.html"),
+        ("", None),
+    ],
+)
+def test_a_jobhref_loses_its_req_pair_and_only_that(href, stripped):
+    assert _strip_req(href) == stripped
