@@ -164,12 +164,12 @@ def parse_variants(specs: list[str]) -> dict[str, Variant]:
         patches = parts.split("+")
         commit = "HEAD"
         if patches[0].startswith("@"):
-            commit = _commit(patches.pop(0)[1:])
+            commit = commit_of(patches.pop(0)[1:])
         variants[name] = Variant(commit, [patch_path(patch) for patch in patches])
     return variants
 
 
-def _commit(name: str) -> str:
+def commit_of(name: str) -> str:
     """The id of the commit ``name`` names (a hash, tag or branch), or a SystemExit saying why not."""
     try:
         return _git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}")

@@ -134,3 +134,16 @@ def test_a_farm_side_in_another_tree_makes_its_state_database_with_that_trees_fa
         rows = conn.execute("SELECT source, city, job FROM keyword ORDER BY id").fetchall()
     assert "only_in_this_tree" in columns
     assert rows == [("qcwy", city, job) for city, job in keywords]
+
+
+def test_the_breakdown_against_an_earlier_commit_times_each_tree_with_its_own_extensions():
+    """farm's parts moved (farm.crawl.parts.CrawlParts was farm.extensions.progress.PageProgress'
+    runtime): each side of ``crawl_breakdown --before`` must run its own tree's extensions."""
+    from bench.crawl_breakdown import TIMES, _extensions
+
+    today = _extensions(REPO)
+    with variants.variant_tree([], variants.commit_of("8a37f09")) as tree:
+        earlier = _extensions(tree)
+    assert "farm.crawl.parts.CrawlParts" in today and "farm.crawl.parts.CrawlParts" not in earlier
+    assert "farm.extensions.progress.PageProgress" in earlier
+    assert today.items() >= TIMES.items() and earlier.items() >= TIMES.items()
