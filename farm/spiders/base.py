@@ -118,7 +118,9 @@ class LeaseSpider(scrapy.Spider):
     def _parts(self) -> SpiderParts:
         parts = self.crawler.get_extension(SpiderParts)
         if parts is None:
-            raise RuntimeError("farm.crawl.parts.CrawlParts is not in EXTENSIONS: enable farm with its add-on")
+            # an AttributeError, as a missing attribute is: inspect.getmembers (Request.to_dict, for
+            # Scrapy's disk queues and scrapy-redis) passes over it and stops at anything else
+            raise AttributeError("farm.crawl.parts.CrawlParts is not in EXTENSIONS: enable farm with its add-on")
         return parts
 
     @property

@@ -8,6 +8,7 @@ import pytest
 import scrapy
 from scrapy.crawler import CrawlerRunner
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.request import request_from_dict
 from scrapy.utils.test import get_crawler
 
 from farm.crawl.leases import KeywordLeaseMiddleware
@@ -82,3 +83,23 @@ def test_a_spider_not_of_farms_gets_no_parts_and_scrapys_own_scheduler_queues(sq
         with pytest.raises(NotConfigured):
             component.from_crawler(crawler)
     assert FarmScheduler.from_crawler(crawler).parts is None
+
+
+def test_a_farm_spider_without_farms_parts_can_be_inspected_and_its_requests_stored_as_scrapy_does():
+    """Scrapy's disk queues and scrapy-redis store a request with ``Request.to_dict``, which finds its
+    callback's name by reading every member of the spider (inspect.getmembers, which passes over only
+    an AttributeError): a farm spider run without farm's parts must let it, and say what is missing
+    when its parts are asked for."""
+    crawler = get_crawler(QcwySpider, farm_settings(EXTENSIONS={"farm.crawl.parts.CrawlParts": None}))
+    spider = QcwySpider.from_crawler(crawler)
+    crawler.spider = spider
+    assert crawler.get_extension(CrawlParts) is None
+    request = spider.search_request("010000", "python", 1)
+    request.callback, request.errback = spider._page_callback, spider._page_errback
+
+    again = request_from_dict(request.to_dict(spider=spider), spider=spider)
+
+    assert (again.url, again.callback, again.errback) == (request.url, spider.parse_search, spider.page_error)
+    with pytest.raises(AttributeError, match="CrawlParts is not in EXTENSIONS: enable farm with its add-on"):
+        spider.registry  # noqa: B018
+    assert not hasattr(spider, "progress")
