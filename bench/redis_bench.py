@@ -56,6 +56,11 @@ def _farm(sandbox_url, keywords, db_url, redis_prefix=None):
 
 
 def _scrapy_redis(sandbox_url, keywords):
+    return _run(*scrapy_redis_command(sandbox_url, keywords))
+
+
+def scrapy_redis_command(sandbox_url, keywords, redis_url=REDIS_URL):
+    """The command and environment of the plain spider's crawl on scrapy-redis's own scheduler."""
     env = dict(os.environ, FARM_QCWY_BASE_URL=sandbox_url)
     pairs = ",".join(f"{city}:{job}" for city, job in keywords)
     command = [
@@ -67,9 +72,9 @@ def _scrapy_redis(sandbox_url, keywords):
         "-a",
         f"keywords={pairs}",
         "-s",
-        f"REDIS_URL={REDIS_URL}",
+        f"REDIS_URL={redis_url}",
     ]
-    return _run(command + COMMON, env)
+    return command + COMMON, env
 
 
 def run(rounds=5):

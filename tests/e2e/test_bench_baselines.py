@@ -2,13 +2,12 @@
 parts: each must fetch every page of its keywords and end with no error, or the bench compares farm
 with a crawl that broke."""
 
-import os
 import subprocess
-import sys
 
 import pytest
 
-from bench.crawl_bench import COMMON, REPO
+from bench.crawl_bench import REPO, plain_command
+from bench.redis_bench import scrapy_redis_command
 from farm.sandbox.testing import SandboxProcess
 from tests.e2e.harness import crawl_stat, expected_crawl, fetched_pages
 
@@ -16,26 +15,21 @@ KEYWORDS = [("北京", "python"), ("上海", "java")]
 MAX_PAGES = 3
 
 
-def _baseline(script, sandbox_url, settings=()):
-    pairs = ",".join(f"{city}:{job}" for city, job in KEYWORDS)
-    command = [sys.executable, "-m", "scrapy", "runspider", str(REPO / "bench" / script), "-a", f"keywords={pairs}"]
-    command += [*COMMON, "-s", f"FARM_QCWY_MAX_PAGES={MAX_PAGES}"]
-    for setting in settings:
-        command += ["-s", setting]
-    env = {**os.environ, "FARM_QCWY_BASE_URL": sandbox_url}
+def _baseline(side, sandbox_url, redis_url, prefix):
+    if side == "plain":
+        command, env = plain_command(sandbox_url, KEYWORDS)
+    else:  # scrapy-redis, on this test's own keys
+        command, env = scrapy_redis_command(sandbox_url, KEYWORDS, redis_url)
+        command += ["-s", f"SCHEDULER_QUEUE_KEY={prefix}:%(spider)s:requests"]
+        command += ["-s", f"SCHEDULER_DUPEFILTER_KEY={prefix}:%(spider)s:dupefilter"]
+    command += ["-s", f"FARM_QCWY_MAX_PAGES={MAX_PAGES}"]
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("script", ["plain_qcwy.py", "plain_qcwy_redis.py"])
-def test_a_baseline_fetches_every_page_of_its_keywords_and_ends_without_an_error(script, shared):
-    redis_url, prefix = shared
-    settings = [
-        f"REDIS_URL={redis_url}",
-        f"SCHEDULER_QUEUE_KEY={prefix}:%(spider)s:requests",
-        f"SCHEDULER_DUPEFILTER_KEY={prefix}:%(spider)s:dupefilter",
-    ]
+@pytest.mark.parametrize("side", ["plain", "scrapy-redis"])
+def test_a_baseline_fetches_every_page_of_its_keywords_and_ends_without_an_error(side, shared):
     with SandboxProcess(seed=5, postings=(30, 90)) as sandbox:
-        proc = _baseline(script, sandbox.url, settings)
+        proc = _baseline(side, sandbox.url, *shared)
         pages, _, _ = expected_crawl(sandbox, "qcwy", [("qcwy", city, job) for city, job in KEYWORDS], MAX_PAGES)
         fetched = fetched_pages(sandbox, "qcwy")
     assert proc.returncode == 0, proc.stderr[-3000:]
