@@ -1,7 +1,8 @@
 """The keyword API application: the endpoints over one KeywordStore, and what wraps them.
 
 Outermost first: the bearer token (401), or without one a loopback server's own Host
-and origin (400, 403), the body size limit (413), then FastAPI,
+and origin (400, 403), the body size limit (413), the claim in a JSON body
+(farm.api.fastclaim: answered there, the call a fleet makes most), then FastAPI,
 whose handlers turn a refused write into 404/409, a body that is not JSON into 400,
 an invalid request into 422 naming the field, and a database it cannot reach into
 503 with Retry-After. While
@@ -21,12 +22,11 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
-from sqlalchemy.exc import InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from farm.api.auth import BearerAuth
 from farm.api.dbthreads import DbThreads
-from farm.api.errors import database_reason
+from farm.api.errors import UNAVAILABLE, database_reason, unavailable
+from farm.api.fastclaim import ClaimFastPath
 from farm.api.limits import BodyLimit
 from farm.api.local import LocalOnly
 from farm.api.routes import router
@@ -36,8 +36,6 @@ from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
 
-# what a database that is down, restarting or overloaded raises (a lost connection, a full pool)
-UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeout)
 ERRORS_SHOWN = 20  # validation errors a 422 lists
 INPUT_SHOWN = 200  # characters of an invalid input a 422 echoes
 DESCRIPTION = """\
@@ -109,20 +107,14 @@ def create_app(
         shown = [_short(error) for error in errors[:ERRORS_SHOWN]]
         return JSONResponse({"detail": jsonable_encoder(shown)}, status_code=422)
 
-    async def unavailable(request: Request, exc: Exception):
-        tally.add("db_unavailable")
-        logger.warning(
-            "503 %s %s: the database is unavailable: %s", request.method, request.url.path, database_reason(exc)
-        )
-        return JSONResponse(
-            {"detail": f"the database is unavailable; try again in {retry_after}s"},
-            status_code=503,
-            headers={"Retry-After": str(retry_after)},
-        )
+    async def database_unavailable(request: Request, exc: Exception):
+        body, headers = unavailable(request.method, request.url.path, exc, retry_after, tally)
+        return JSONResponse(body, status_code=503, headers=headers)
 
     for kind in UNAVAILABLE:
-        app.add_exception_handler(kind, unavailable)
+        app.add_exception_handler(kind, database_unavailable)
 
+    app.add_middleware(ClaimFastPath, store=store, db=db, tally=tally, retry_after=retry_after)
     app.add_middleware(BodyLimit, max_body=max_body, tally=tally)
     if token:
         app.add_middleware(BearerAuth, token=token, tally=tally)  # added last: runs first

@@ -1,9 +1,18 @@
-"""The one line a database error is logged as (the API's refusals: farm.errors.ApiRefusal).
+"""The one line a database error is logged as, and the 503 of a database that cannot serve (the
+API's refusals: farm.errors.ApiRefusal).
 
 No FastAPI or pydantic here: the `farm` command imports this module at start.
 """
 
-from sqlalchemy.exc import DBAPIError
+import logging
+
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+logger = logging.getLogger(__name__)
+
+# what a database that is down, restarting or overloaded raises (a lost connection, a full pool)
+UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeout)
 
 
 def database_reason(exc: Exception) -> str:
@@ -16,3 +25,11 @@ def database_reason(exc: Exception) -> str:
         text = str(orig)
     lines = text.strip().splitlines()
     return lines[0] if lines else type(orig).__name__
+
+
+def unavailable(method: str, path: str, exc: Exception, retry_after: int, tally) -> tuple[dict, dict]:
+    """Count and log a request the database could not serve; its 503's body and headers (ask again
+    after ``retry_after`` seconds)."""
+    tally.add("db_unavailable")
+    logger.warning("503 %s %s: the database is unavailable: %s", method, path, database_reason(exc))
+    return {"detail": f"the database is unavailable; try again in {retry_after}s"}, {"Retry-After": str(retry_after)}

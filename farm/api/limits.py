@@ -39,19 +39,24 @@ class BodyLimit:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        body, replayed = b"".join(chunks), False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay(b"".join(chunks), receive), send)
 
     async def _too_large(self, scope, send):
         self.tally.add("too_large")
         logger.warning("413 %s %s: body over FARM_API_MAX_BODY=%d bytes", scope["method"], scope["path"], self.max_body)
         body = f'{{"detail":"the request body is over FARM_API_MAX_BODY={self.max_body} bytes"}}'.encode()
         await send_json(send, 413, body, [(b"connection", b"close")])
+
+
+def replay(body: bytes, receive):
+    """An ASGI ``receive`` that gives ``body``, read already, as one message, then what ``receive`` gives."""
+    replayed = False
+
+    async def receive_again():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return receive_again

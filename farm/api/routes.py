@@ -234,18 +234,23 @@ def claim(request: Request, params: ClaimIn = Depends(claim_params)):
     """Claim up to ``limit`` keywords of ``source``, atomically, exactly as a spider claims them (in
     the order a listing shows), each with the lease token every later write must name. The
     parameters come in a JSON body, or in the query (``?source=boss&limit=5``), not both."""
-    store = _store(request)
+    peer = request.client.host if request.client else None
+    return claim_keywords(_store(request), request.app.state.tally, params, peer)
+
+
+def claim_keywords(store: KeywordStore, tally, params: ClaimIn, peer: str | None) -> AvailableOut:
+    """The claim's answer, for the route and for farm.api.fastclaim (which answers most claims)."""
     skip = frozenset(params.skip_partial)
-    who = params.crawler_id or f"api@{request.client.host if request.client else 'unknown'}"
+    who = params.crawler_id or f"api@{peer or 'unknown'}"
     leases = store.claim(params.source, who, n=params.limit, skip_partial=skip)
-    _tally(request, "claims")
-    _tally(request, "keywords_claimed", len(leases))
+    tally.add("claims")
+    tally.add("keywords_claimed", len(leases))
     logger.debug("claim of %s for %s: %s", params.source, who, [lease.id for lease in leases] or "nothing")
     claimable = next_retry_at = None
     if not leases:  # say whether to ask again; a claim that got something does not pay for the count
         outlook = store.outlook(params.source, skip)
         claimable, next_retry_at = outlook.claimable, outlook.next_retry_at
-        _tally(request, "claims_empty")
+        tally.add("claims_empty")
     return AvailableOut(
         source=params.source,
         reserved=True,
