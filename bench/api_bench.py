@@ -3,7 +3,8 @@ in-process figure (8 processes calling KeywordStore.claim) measured in the same 
 
     .venv/bin/python -m bench.api_bench      # FARM_BENCH_MYSQL=mysql+pymysql://root@127.0.0.1:3306
 
-Both run on 10,000 keywords in a throwaway database. Each client keeps one HTTP connection,
+Both run on 10,000 keywords in a throwaway database. Each client is farm's own (farm.api.client's
+KeywordClient, as a crawler that is not Scrapy uses it), its connection kept alive; it
 claims WARMUP_CLAIMS before the clock starts, then CLAIMS_PER_CLIENT keywords, ``batch`` a request
 (``POST /api/v1/keyword/available`` with ``{"source": "boss", "limit": batch}``), one a request and then
 claims_bench.CLAIM_BATCH a request, as in process; the rate is all keywords claimed over the wall
@@ -23,10 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
 from bench import claims_bench
 from bench.mariadb import mariadb_database
+from farm.api.client import KeywordClient
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
@@ -40,18 +40,17 @@ SPAWN = multiprocessing.get_context("spawn")
 
 
 def _client(url, token, worker, batch, ready, start, results):
-    claims = {"source": "boss", "limit": batch, "crawler_id": f"bench-{worker}"}
+    crawler = f"bench-{worker}"
     try:
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+        with KeywordClient(url, token=token, timeout=60, retries=0) as client:
             for _ in range(WARMUP_CLAIMS):
-                http.post("/api/v1/keyword/available", json=claims).raise_for_status()
+                client.claim("boss", crawler, limit=batch)
             ready.put(worker)
             start.wait()
             claimed = 0
             for _ in range(CLAIMS_PER_CLIENT // batch):
-                r = http.post("/api/v1/keyword/available", json=claims)
-                r.raise_for_status()
-                claimed += len(r.json()["keywords"])
+                claims, _ = client.claim("boss", crawler, limit=batch)
+                claimed += len(claims)
         results.put((worker, claimed, time.monotonic(), None))
     except Exception as exc:  # reported by the parent
         results.put((worker, 0, time.monotonic(), repr(exc)))

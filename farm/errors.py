@@ -143,6 +143,10 @@ class ApiError(Exception):
         self.body = body
 
 
+class ApiUnreachable(Exception):
+    """The keyword API could not be reached, or broke off its answer (refused, reset, timed out)."""
+
+
 class ClaimLost(ApiError):
     """409 or 404: the keyword is no longer this client's; nothing was written."""
 

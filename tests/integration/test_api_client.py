@@ -1,5 +1,6 @@
 """farm.api.client's crawl loop against a running `farm api`, on SQLite and on MariaDB."""
 
+import socket
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -9,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from farm.api.client import PAGE_MAX, RETRY_AFTER_DEFAULT, RETRY_AFTER_MAX, ApiError, Blocked, KeywordClient, crawl
+from farm.errors import ApiUnreachable
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.lease import Lease
@@ -167,6 +169,38 @@ def test_an_error_the_loop_cannot_handle_gives_the_keyword_back_partial_first(st
     assert (row("refused")["crawl_status"], row("refused")["last_completed_page"]) == ("partial", 1)
     assert row("refused")["error_message"].startswith("the crawler stopped: ApiError: 422: [{")
     assert row("untouched")["crawl_status"] == "idle"
+
+
+def test_an_api_gone_mid_crawl_stops_the_loop_as_the_apis_fault_not_the_keywords(store, db_url, tmp_path):
+    store.add_keywords([("qcwy", "上海", "python")])
+    server = ApiServer(db_url, tmp_path / "gone.log").start()
+    fetched = []
+
+    def fetch(keyword, page):
+        fetched.append(page)
+        server.stop()  # the API goes away while the page is fetched
+        return [{"job_id": "python-1"}], 2
+
+    try:
+        with KeywordClient(server.url, token=server.token, timeout=10) as client:
+            with pytest.raises(ApiUnreachable, match=f"POST {server.url}/api/v1/postings: "):
+                crawl(client, "qcwy", fetch, crawler_id="plain-crawler")
+    finally:
+        server.stop()
+    assert fetched == [1]
+    # not ended failed (the keyword did nothing wrong), and the give-back could not reach the API
+    # either: the keyword stays the crawler's until FARM_LEASE_TIMEOUT reaps it
+    [row] = store.list_keywords()
+    assert (row["crawl_status"], row["retry_count"], row["last_completed_page"]) == ("crawling", 0, 0)
+
+
+def test_a_call_where_nothing_listens_is_api_unreachable_naming_the_url():
+    with socket.socket() as taken:  # a port that was free: nothing listens on it once this closes
+        taken.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{taken.getsockname()[1]}"
+    with KeywordClient(url, timeout=5) as client:
+        with pytest.raises(ApiUnreachable, match=f"GET {url}/api/v1/keyword/stats: .*refused"):
+            client.stats()
 
 
 class RetryAfterServer:
