@@ -70,7 +70,7 @@ class FileClock:
     default=1,
     show_default=True,
     type=click.IntRange(1, MAX_WORKERS),
-    help="Server processes on the one port (each with its own database connections).",
+    help="Server processes on the one port, each with its own database connections; one a core serves a fleet best.",
 )
 @click.option(
     "--db-connections",
