@@ -10,6 +10,7 @@ pytest.importorskip("fastapi")
 
 from farm.api.dbthreads import DbThreads  # noqa: E402
 from farm.state.db import make_engine  # noqa: E402
+from tests.unit.loop_helpers import run_loop  # noqa: E402
 
 
 class Clock:
@@ -18,16 +19,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def run_loop(coroutine_function):
-    """``asyncio.run`` on a thread of its own: the test process's thread may have a loop running."""
-    results = []
-    thread = threading.Thread(target=lambda: results.append(asyncio.run(coroutine_function())))
-    thread.start()
-    thread.join(timeout=60)
-    assert results, "the loop did not finish"
-    return results[0]
 
 
 def test_as_many_threads_as_the_pool_keeps_connections(tmp_path):

@@ -1,9 +1,7 @@
 """The claim answered ahead of FastAPI's routing: a valid claim in a JSON body is answered there, with
 the route's answer; every other request goes on to the app with its body whole."""
 
-import asyncio
 import json
-import threading
 
 import pytest
 
@@ -19,16 +17,7 @@ from farm.api.tally import Tally  # noqa: E402
 from farm.state import KeywordStore  # noqa: E402
 from farm.state.db import make_engine  # noqa: E402
 from farm.state.migrate import upgrade  # noqa: E402
-
-
-def run_loop(coroutine_function):
-    """``asyncio.run`` on a thread of its own: the test process's thread may have a loop running."""
-    results = []
-    thread = threading.Thread(target=lambda: results.append(asyncio.run(coroutine_function())))
-    thread.start()
-    thread.join(timeout=60)
-    assert results, "the loop did not finish"
-    return results[0]
+from tests.unit.loop_helpers import run_loop  # noqa: E402
 
 
 def make_store(path) -> KeywordStore:
