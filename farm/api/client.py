@@ -137,7 +137,8 @@ class KeywordClient:
         self.base_url = base_url.rstrip("/")
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         # the crawl's calls and its heartbeat thread's: two connections; nothing retried or followed here
-        self.http = urllib3.PoolManager(maxsize=2, timeout=urllib3.Timeout(timeout), retries=False)
+        timeouts = urllib3.Timeout(connect=timeout, read=timeout)  # each, not the call's total
+        self.http = urllib3.PoolManager(maxsize=2, timeout=timeouts, retries=False)
         self.retries = retries
         self.sleep = sleep
 

@@ -40,6 +40,7 @@ from farm.api.schemas import (
     Source,
     StatsOut,
 )
+from farm.api.tally import Tally
 from farm.errors import ApiRefusal
 from farm.state.lease import Lease, PageWrite
 from farm.state.normalise import fit_rows
@@ -238,7 +239,7 @@ def claim(request: Request, params: ClaimIn = Depends(claim_params)):
     return claim_keywords(_store(request), request.app.state.tally, params, peer)
 
 
-def claim_keywords(store: KeywordStore, tally, params: ClaimIn, peer: str | None) -> AvailableOut:
+def claim_keywords(store: KeywordStore, tally: Tally, params: ClaimIn, peer: str | None) -> AvailableOut:
     """The claim's answer, for the route and for farm.api.fastclaim (which answers most claims)."""
     skip = frozenset(params.skip_partial)
     who = params.crawler_id or f"api@{peer or 'unknown'}"
