@@ -48,33 +48,41 @@ async def claim_params(request: Request) -> ClaimIn:
     if body.strip():
         if request.query_params:
             raise _invalid("query", "give the claim's parameters in the query or in the JSON body, not both")
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:  # as FastAPI reports a body that is not JSON
-            position = exc.pos if isinstance(exc, json.JSONDecodeError) else 0
-            raise RequestValidationError(
-                [
-                    {
-                        "type": "json_invalid",
-                        "loc": ("body", position),
-                        "msg": "JSON decode error",
-                        "input": {},
-                        "ctx": {"error": getattr(exc, "msg", str(exc))},
-                    }
-                ]
-            ) from None
-        where, strict = "body", True
-    else:
-        query = request.query_params
-        # the URL of a GET claim, sent as a POST, claims too; reserve=false is refused (422)
-        data = {
-            name: query.get(name)
-            for name in query
-            if name != "skip_partial" and not (name == "reserve" and query.get(name).strip().lower() not in FALSE)
-        }
-        if "skip_partial" in query:
-            data["skip_partial"] = query.getlist("skip_partial")
-        where, strict = "query", False
+        return body_claim(body)
+    query = request.query_params
+    # the URL of a GET claim, sent as a POST, claims too; reserve=false is refused (422)
+    data = {
+        name: query.get(name)
+        for name in query
+        if name != "skip_partial" and not (name == "reserve" and query.get(name).strip().lower() not in FALSE)
+    }
+    if "skip_partial" in query:
+        data["skip_partial"] = query.getlist("skip_partial")
+    return _validated(data, "query", strict=False)
+
+
+def body_claim(body: bytes) -> ClaimIn:
+    """The claim a JSON body holds, read strictly as every body (the route's, and farm.api.fastclaim's);
+    RequestValidationError when the body is not JSON (400) or not a valid claim (422)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:  # as FastAPI reports a body that is not JSON
+        position = exc.pos if isinstance(exc, json.JSONDecodeError) else 0
+        raise RequestValidationError(
+            [
+                {
+                    "type": "json_invalid",
+                    "loc": ("body", position),
+                    "msg": "JSON decode error",
+                    "input": {},
+                    "ctx": {"error": getattr(exc, "msg", str(exc))},
+                }
+            ]
+        ) from None
+    return _validated(data, "body", strict=True)
+
+
+def _validated(data, where: str, strict: bool) -> ClaimIn:
     try:
         return ClaimIn.model_validate(data, strict=strict)
     except ValidationError as exc:

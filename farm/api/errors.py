@@ -9,6 +9,8 @@ import logging
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from farm.api.tally import Tally
+
 logger = logging.getLogger(__name__)
 
 # what a database that is down, restarting or overloaded raises (a lost connection, a full pool)
@@ -27,7 +29,7 @@ def database_reason(exc: Exception) -> str:
     return lines[0] if lines else type(orig).__name__
 
 
-def unavailable(method: str, path: str, exc: Exception, retry_after: int, tally) -> tuple[dict, dict]:
+def unavailable(method: str, path: str, exc: Exception, retry_after: int, tally: Tally) -> tuple[dict, dict]:
     """Count and log a request the database could not serve; its 503's body and headers (ask again
     after ``retry_after`` seconds)."""
     tally.add("db_unavailable")

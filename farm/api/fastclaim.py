@@ -3,16 +3,18 @@
 ``POST /api/v1/keyword/available`` with a valid claim in its JSON body is answered here,
 after the bearer token and the body limit, without FastAPI's routing, dependency solving
 and answer validation: on a claim of one keyword they took as much of the server's time as
-the claim itself. The answer is the route's, built by the same function (routes.claim_keywords).
+the claim itself. The claim is read and answered by the route's own functions
+(claiming.body_claim, routes.claim_keywords).
 Every other request goes on to FastAPI unchanged, its body handed on whole: a body that is
 not JSON or not a valid claim (400, 422, said as FastAPI says them), a claim in the query.
 """
 
 import json
 
-from pydantic import ValidationError
+from fastapi.exceptions import RequestValidationError
 
 from farm.api.auth import send_json
+from farm.api.claiming import body_claim
 from farm.api.dbthreads import DbThreads
 from farm.api.errors import UNAVAILABLE, unavailable
 from farm.api.limits import replay
@@ -65,11 +67,11 @@ async def _whole_body(receive) -> bytes | None:
 
 
 def _claim(body: bytes) -> ClaimIn | None:
-    """The claim in ``body``, read as the route reads a body (farm.api.claiming.claim_params); None
-    when there is none to read (the route answers: with the claim in the query, or 400 or 422)."""
+    """The claim in ``body``, read by the route's own reader; None when there is none to read (the
+    route answers: with the claim in the query, or 400 or 422)."""
     if not body.strip():
         return None
     try:
-        return ClaimIn.model_validate(json.loads(body), strict=True)
-    except (ValueError, UnicodeDecodeError, ValidationError):  # ValidationError is a ValueError too
+        return body_claim(body)
+    except RequestValidationError:
         return None
