@@ -41,6 +41,8 @@ EXTENSIONS = {
     "farm.extensions.lean.LeanProcess": 130,
     # NotConfigured unless JOBDIR is set: pause and resume
     "farm.extensions.checkpoint.JobCheckpoint": 140,
+    # the run table: a row a crawl (farm.runs), what `farm check` reads
+    "farm.extensions.runs.RunLog": 150,
 }
 COMPONENTS = {
     "DOWNLOADER_MIDDLEWARES": DOWNLOADER_MIDDLEWARES,

@@ -128,3 +128,54 @@ class JobPostingRow(Base):
         mysql_collate="utf8mb4_bin",
         mysql_engine="InnoDB",
     )
+
+
+class CrawlRun(Base):
+    """One crawl of one site, local or Redis (farm.extensions.runs): a row at its start, filled at its end.
+    A row whose ``ended_at`` stays empty is a crawl that never finished (killed, or the machine lost)."""
+
+    __tablename__ = "crawl_run"
+    __table_args__ = (
+        Index("ix_crawl_run_source_started", "source", "started_at"),
+        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(String(16))
+    crawler_id: Mapped[str] = mapped_column(String(128))
+    machine: Mapped[str] = mapped_column(String(128))
+    started_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # "running" until the end; then Scrapy's finish reason (finished, shutdown, farm_<reason>…)
+    status: Mapped[str] = mapped_column(String(64), default="running", server_default="running")
+    keywords_claimed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    keywords_ended: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    pages: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    postings: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # JSON: refusals by shape ({"captcha": 3, …}), postings with each field ({"salary": 97, …}), farm's stats
+    refusals: Mapped[str] = mapped_column(Text, default="{}")
+    coverage: Mapped[str] = mapped_column(Text, default="{}")
+    stats: Mapped[str] = mapped_column(Text, default="{}")
+
+
+class KeywordDay(Base):
+    """What the keyword table said of a keyword at the end of a day's crawls of its site: the history
+    the day's checks compare with (a keyword's row holds only its latest day)."""
+
+    __tablename__ = "keyword_day"
+    __table_args__ = (
+        UniqueConstraint("keyword_id", "day", name="uq_keyword_day_keyword_day"),
+        Index("ix_keyword_day_day_source", "day", "source"),
+        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    keyword_id: Mapped[int] = mapped_column(BigInteger)
+    day: Mapped[date] = mapped_column(Date)
+    source: Mapped[str] = mapped_column(String(16))
+    city: Mapped[str] = mapped_column(String(CITY_MAX))
+    job: Mapped[str] = mapped_column(String(JOB_MAX))
+    crawl_status: Mapped[str] = mapped_column(String(16))
+    jobs_found: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    last_completed_page: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    total_pages: Mapped[int | None] = mapped_column(Integer)
