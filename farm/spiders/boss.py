@@ -7,7 +7,15 @@ import scrapy
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import area_of, postings_list, response_json, response_text, to_int, unique_tags
+from farm.spiders.parsing import (
+    area_of,
+    postings_list,
+    response_json,
+    response_text,
+    text_or_none,
+    to_int,
+    unique_tags,
+)
 
 SITE = "https://www.zhipin.com"  # stored posting URLs name the real site, whatever base_url is
 
@@ -128,13 +136,13 @@ def _posting(job):
     tags = [*(job.get("skills") or []), *(job.get("welfareList") or []), *(job.get("jobLabels") or [])]
     return JobPosting(
         job_id=str(job["encryptJobId"]),
-        title=job.get("jobName"),
-        salary=job.get("salaryDesc"),
-        company=job.get("brandName"),
-        city=job.get("cityName"),
+        title=text_or_none(job.get("jobName")),
+        salary=text_or_none(job.get("salaryDesc")),
+        company=text_or_none(job.get("brandName")),
+        city=text_or_none(job.get("cityName")),
         area=area_of(job.get("areaDistrict"), job.get("businessDistrict")),
-        experience=job.get("jobExperience"),
-        degree=job.get("jobDegree"),
+        experience=text_or_none(job.get("jobExperience")),
+        degree=text_or_none(job.get("jobDegree")),
         tags=unique_tags(tags),
         published_at=None,  # the list gives no publish date (lastModifyTime is an edit time) (§1.2)
         url=f"{SITE}/job_detail/{job['encryptJobId']}.html",

@@ -82,3 +82,11 @@ def to_int(value) -> int | None:
 def unique_tags(tags) -> list[str]:
     """Non-empty tags as strings, first occurrence kept."""
     return list(dict.fromkeys(str(tag) for tag in tags if tag))
+
+
+def text_or_none(value):
+    """A site's text as it wrote it, or None when it is missing or blank: the sites send "" for a
+    field they leave empty, and farm stores that as NULL, not ''."""
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value

@@ -12,7 +12,7 @@ from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.middlewares.signing import signs_when_sent
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import postings_list, response_json, response_text, site_time, unique_tags
+from farm.spiders.parsing import postings_list, response_json, response_text, site_time, text_or_none, unique_tags
 
 SEARCH_PATH = "/api/job/search-pc"
 SIGN_KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"
@@ -163,23 +163,36 @@ class QcwySpider(LeaseSpider):
         return None
 
 
+# A city's name by its 51job code, the first name of a code in farm/cities.py (北京, 广东, …).
+_CITY_BY_CODE = {code: name for name, code in reversed(CITY_CODES["qcwy"].items())}
+
+
 def _posting(item):
-    area_string = item.get("jobAreaString") or ""
-    city_part, _, area = area_string.partition("·")
-    city = (item.get("jobAreaLevelDetail") or {}).get("cityString") or city_part or None
+    detail = item.get("jobAreaLevelDetail")
+    if not isinstance(detail, dict):
+        detail = {}
+    city_part, _, area = (item.get("jobAreaString") or "").partition("·")
+    # "太仓" (a county-level city, written without "·") has its district only in jobAreaLevelDetail;
+    # an empty jobAreaString leaves jobAreaCode (§2.2)
+    city = (
+        text_or_none(detail.get("cityString"))
+        or text_or_none(city_part)
+        or _CITY_BY_CODE.get(str(item.get("jobAreaCode")))
+    )
+    area = text_or_none(area) or text_or_none(detail.get("districtString"))
     tags = item.get("jobTags")
     if not tags:
         tags = [tag.get("jobTagName") for tag in item.get("jobTagsList") or [] if isinstance(tag, dict)]
     welfare = [w.get("chineseTitle") for w in item.get("jobWelfareCodeDataList") or [] if isinstance(w, dict)]
     return JobPosting(
         job_id=str(item["jobId"]),
-        title=item.get("jobName"),
-        salary=item.get("provideSalaryString"),
-        company=item.get("fullCompanyName") or item.get("companyName"),
+        title=text_or_none(item.get("jobName")),
+        salary=text_or_none(item.get("provideSalaryString")),
+        company=text_or_none(item.get("fullCompanyName")) or text_or_none(item.get("companyName")),
         city=city,
-        area=area or None,
-        experience=item.get("workYearString"),
-        degree=item.get("degreeString"),
+        area=area,
+        experience=text_or_none(item.get("workYearString")),
+        degree=text_or_none(item.get("degreeString")),
         tags=unique_tags([*tags, *welfare]),
         published_at=site_time(item.get("issueDateString")),
         url=_strip_req(item.get("jobHref")),

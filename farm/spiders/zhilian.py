@@ -10,7 +10,7 @@ import scrapy
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.spiders.base import LeaseSpider, Page, ParseError
-from farm.spiders.parsing import area_of, json_kind, response_text, site_time, to_int, unique_tags
+from farm.spiders.parsing import area_of, json_kind, response_text, site_time, text_or_none, to_int, unique_tags
 
 SITE = "https://www.zhaopin.com"  # stored posting URLs name the real site, whatever base_url is
 STATE_MARKER = "__INITIAL_STATE__"
@@ -116,13 +116,13 @@ def _posting(position):
     ]
     return JobPosting(
         job_id=str(position["number"]),
-        title=position.get("name"),
-        salary=position.get("salary60"),
-        company=position.get("companyName"),
-        city=position.get("workCity"),
+        title=text_or_none(position.get("name")),
+        salary=text_or_none(position.get("salary60")),
+        company=text_or_none(position.get("companyName")),
+        city=text_or_none(position.get("workCity")),
         area=area_of(position.get("cityDistrict"), position.get("streetName")),
-        experience=position.get("workingExp") or position.get("workExp"),
-        degree=position.get("education"),
+        experience=text_or_none(position.get("workingExp")) or text_or_none(position.get("workExp")),
+        degree=text_or_none(position.get("education")),
         tags=unique_tags(tags),
         published_at=site_time(position.get("publishTime")),
         url=position.get("positionUrl") or position.get("positionURL") or f"{SITE}/jobdetail/{position['number']}.htm",
