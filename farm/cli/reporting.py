@@ -95,11 +95,21 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
     help="csv (a header row, tags as JSON text), jsonl (one JSON object a line) or parquet.",
 )
 @click.option("--out", metavar="PATH", help="The file to write, - for standard output. [default: postings-DATE.FORMAT]")
+@click.option(
+    "--bom/--no-bom",
+    default=True,
+    show_default=True,
+    help="CSV: begin with a UTF-8 byte order mark, which Excel needs to read Chinese text.",
+)
 @database_command
-def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None):
+def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None, bom: bool):
     """Export the postings seen on a day (new ones included), with their salary as numbers.
 
-    Streamed: memory stays flat however many postings there are.
+    Streamed: memory stays flat however many postings there are. The file is
+    written under a temporary name beside it and renamed when complete: a
+    failed or interrupted export leaves the previous file as it was. CSV cells
+    that begin with = + - @, a tab or a carriage return start with a single
+    quote, so that a spreadsheet does not run them.
     """
     import sys
 
@@ -113,13 +123,12 @@ def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None):
     require_current(engine)
     out = out or f"postings-{day}.{fmt}"
     if out == "-":
-        count = export.write(engine, sys.stdout.buffer, day, tz, fmt)
+        count = export.write(engine, sys.stdout.buffer, day, tz, fmt, bom=bom)
         sys.stdout.buffer.flush()
         click.echo(f"{count:,} postings seen on {day} written to standard output", err=True)
         return
     try:
-        with open(out, "wb") as file:
-            count = export.write(engine, file, day, tz, fmt)
+        count = export.write_file(engine, out, day, tz, fmt, bom=bom)
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
     click.echo(f"{count:,} postings seen on {day} written to {Path(out).resolve()}")

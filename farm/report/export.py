@@ -6,12 +6,23 @@ chunks (a server-side cursor on MariaDB, SQLite's own stepping) and leave in
 chunks (Parquet: one row group a chunk), so memory stays flat however many
 there are. ``raw``, the site's whole item, is not exported. ``tags`` is a JSON
 list in JSON lines and its JSON text in CSV and Parquet; times are UTC.
+
+A file is replaced whole or not at all (farm.report.atomicfile). CSV is for
+spreadsheets: it starts with a UTF-8 BOM unless told not to (Excel reads a file
+without one in the machine's code page, and Chinese text comes out garbled),
+and a text cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+return starts with a single quote, so that a spreadsheet shows it instead of
+running it as a formula (OWASP's CSV injection rule). JSON lines and Parquet are
+data formats: their texts are exported as they are.
 """
 
+import codecs
 import csv
 import io
+import os
 from collections.abc import Iterator
 from datetime import date
+from functools import partial
 from typing import BinaryIO
 from zoneinfo import ZoneInfo
 
@@ -19,6 +30,7 @@ import orjson
 from sqlalchemy import Text, cast, select, type_coerce
 from sqlalchemy.engine import Engine
 
+from farm.report.atomicfile import replacing
 from farm.report.days import day_span
 from farm.report.queries import P
 from farm.state.engine import reader
@@ -67,10 +79,20 @@ def day_postings(engine: Engine, day: date, tz: ZoneInfo, chunk: int = CHUNK) ->
             yield [tuple(row) for row in part]
 
 
-def write(engine: Engine, out: BinaryIO, day: date, tz: ZoneInfo, fmt: str, chunk: int = CHUNK) -> int:
-    """Write the day's postings to ``out`` in ``fmt``; how many."""
-    writer = {"csv": _csv, "jsonl": _jsonl, "parquet": _parquet}[fmt]
+def write(
+    engine: Engine, out: BinaryIO, day: date, tz: ZoneInfo, fmt: str, chunk: int = CHUNK, bom: bool = True
+) -> int:
+    """Write the day's postings to ``out`` in ``fmt`` (CSV with a BOM unless ``bom`` is false); how many."""
+    writer = {"csv": partial(_csv, bom=bom), "jsonl": _jsonl, "parquet": _parquet}[fmt]
     return writer(day_postings(engine, day, tz, chunk), out)
+
+
+def write_file(
+    engine: Engine, path: str | os.PathLike, day: date, tz: ZoneInfo, fmt: str, chunk: int = CHUNK, bom: bool = True
+) -> int:
+    """Write the day's postings to the file ``path``, replacing it only once they are all written; how many."""
+    with replacing(path) as out:
+        return write(engine, out, day, tz, fmt, chunk, bom)
 
 
 def _iso(value):
@@ -81,7 +103,22 @@ _TIME_AT = tuple(COLUMNS.index(name) for name in _TIMES)
 _TAGS_AT = COLUMNS.index("tags")
 
 
-def _csv(chunks, out: BinaryIO) -> int:
+# what a spreadsheet reads as the start of a formula (OWASP's CSV injection rule)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """A value as a CSV cell: None empty, a text a spreadsheet would run behind a single quote."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _csv(chunks, out: BinaryIO, bom: bool = True) -> int:
+    if bom:
+        out.write(codecs.BOM_UTF8)
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
     writer = csv.writer(text)
     writer.writerow(COLUMNS)
@@ -91,7 +128,7 @@ def _csv(chunks, out: BinaryIO) -> int:
             row = list(row)
             for at in _TIME_AT:
                 row[at] = _iso(row[at])
-            writer.writerow(["" if value is None else value for value in row])
+            writer.writerow([csv_cell(value) for value in row])
         count += len(rows)
         text.flush()
     text.detach()  # leave ``out`` open for its owner

