@@ -1,0 +1,76 @@
+"""The spiders against public captures of the sites' real answers (docs/sites.md §4.5).
+
+Each ``tests/fixtures/<site>/captures/<name>.(json|html)`` was copied from a public repository, as it is
+or trimmed (its structure and values kept, long lists cut), and that folder's SOURCE.md names the
+repository, path and commit of each. Beside it, ``<name>.expected.json`` holds either the postings it
+must yield (every column but ``raw``, which must be the site's entry at the same place in
+``entries``) and the page's paging facts, or, for a refusal, ``refusal``: the start of the reason
+block_reason must give it.
+"""
+
+import json
+from functools import reduce
+from pathlib import Path
+
+import pytest
+
+from farm.spiders.boss import BossSpider
+from farm.spiders.qcwy import QcwySpider
+from farm.spiders.zhilian import ZhilianSpider
+from tests.unit.spider_helpers import FIXTURES, make_lease, make_spider, request_for, response_for
+
+SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
+
+
+def capture_cases():
+    for site, spidercls in SPIDERS.items():
+        for expected in sorted((FIXTURES / site / "captures").glob("*.expected.json")):
+            name = expected.name.removesuffix(".expected.json")
+            yield pytest.param(spidercls, expected, id=f"{site}/{name}")
+
+
+def capture_of(expected: Path) -> Path:
+    name = expected.name.removesuffix(".expected.json")
+    [path] = [p for p in expected.parent.glob(f"{name}.*") if not p.name.endswith(".expected.json")]
+    return path
+
+
+def answer(spidercls, path: Path, page: int):
+    """The spider and its response to ``page`` of a keyword, carrying the capture."""
+    spider, _ = make_spider(spidercls, clock=1750000000)
+    request = request_for(spider, make_lease(spidercls.name), page)
+    return spider, response_for(request, path)
+
+
+@pytest.mark.parametrize(("spidercls", "expected_path"), list(capture_cases()))
+def test_capture_reads_as_its_expected_file_says(spidercls, expected_path):
+    expected = json.loads(expected_path.read_text())
+    path = capture_of(expected_path)
+    spider, response = answer(spidercls, path, expected.get("page", 1))
+
+    if "refusal" in expected:
+        reason = spider.block_reason(response)
+        assert reason is not None and reason.startswith(expected["refusal"]), reason
+        return
+
+    assert spider.block_reason(response) is None
+    page = spider.parse_page(response)
+    entries = reduce(lambda value, key: value[key], expected["entries"].split("."), json.loads(path.read_bytes()))
+    postings = [dict(posting) for posting in page.postings]
+    assert [posting.pop("raw") for posting in postings] == entries
+    for posting in postings:
+        if posting["published_at"] is not None:
+            posting["published_at"] = posting["published_at"].isoformat()
+    assert postings == expected["items"]
+    for fact, value in expected["page_facts"].items():
+        assert getattr(page, fact) == value, fact
+
+
+@pytest.mark.parametrize("site", [site for site in SPIDERS if (FIXTURES / site / "captures").is_dir()])
+def test_every_capture_names_its_source(site):
+    folder = FIXTURES / site / "captures"
+    captures = [p for p in folder.glob("*.*") if not p.name.endswith(".expected.json") and p.name != "SOURCE.md"]
+    sources = (folder / "SOURCE.md").read_text()
+    assert captures
+    for capture in captures:
+        assert f"`{capture.name}`" in sources, capture.name
