@@ -1,9 +1,10 @@
 """The keyword API application: the endpoints over one KeywordStore, and what wraps them.
 
-Outermost first: the bearer token (401), or without one a loopback server's own Host
-and origin (400, 403), the body size limit (413), the claim in a JSON body
+Outermost first: a Host, Origin or Content-Type given twice (400), the bearer token (401),
+or without one a loopback server's own Host and origin (400, 403), the body size limit (413), the claim in a JSON body
 (farm.api.fastclaim: answered there, the call a fleet makes most), then FastAPI,
-whose handlers turn a refused write into 404/409, a body that is not JSON into 400,
+whose handlers turn a refused write into 404/409, a body that is not JSON (or nested
+too deeply to read) into 400, a body whose Content-Type is not JSON into 415,
 an invalid request into 422 naming the field, and a database it cannot reach into
 503 with Retry-After. While
 it serves, it reaps stale leases as every crawl does, so a client that died
@@ -24,9 +25,11 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 
 from farm.api.auth import BearerAuth
+from farm.api.claiming import NOT_JSON_TYPE
 from farm.api.dbthreads import DbThreads
 from farm.api.errors import UNAVAILABLE, database_reason, unavailable
 from farm.api.fastclaim import ClaimFastPath
+from farm.api.heads import OneEach
 from farm.api.limits import BodyLimit
 from farm.api.local import LocalOnly
 from farm.api.routes import router
@@ -97,9 +100,10 @@ def create_app(
         errors = exc.errors()
         not_json = _not_json(errors)
         if not_json:
+            status, why = not_json
             tally.add("not_json")
-            logger.info("400 %s %s: %s", request.method, request.url.path, not_json)
-            return JSONResponse({"detail": not_json}, status_code=400)
+            logger.info("%d %s %s: %s", status, request.method, request.url.path, why)
+            return JSONResponse({"detail": why}, status_code=status)
         tally.add("invalid")
         fields = sorted({".".join(str(_printable(part)) for part in error["loc"]) for error in errors})
         logger.info("422 %s %s: %s", request.method, request.url.path, ", ".join(fields[:ERRORS_SHOWN]))
@@ -120,17 +124,21 @@ def create_app(
         app.add_middleware(BearerAuth, token=token, tally=tally)  # added last: runs first
     else:  # a loopback server: this machine's programs, not the pages its browsers show
         app.add_middleware(LocalOnly, tally=tally)
+    app.add_middleware(OneEach, tally=tally)  # ahead of every reader of the head
     return app
 
 
-def _not_json(errors) -> str | None:
-    """Why the body is not JSON at all (400), or None when it is and only its content is wrong (422)."""
+def _not_json(errors) -> tuple[int, str] | None:
+    """The status and why the body is not JSON at all (400), or not sent as JSON (415: FastAPI
+    hands on the bytes of a body whose Content-Type is not JSON); None when it is JSON and only
+    its content is wrong (422)."""
     for error in errors:
         if error.get("type") == "json_invalid":
             where = error["loc"][-1] if len(error["loc"]) > 1 else 0
-            return f"the body is not JSON: {error.get('ctx', {}).get('error', 'unreadable')} (at character {where})"
+            why = error.get("ctx", {}).get("error", "unreadable")
+            return 400, f"the body is not JSON: {why} (at character {where})"
         if tuple(error.get("loc", ())) == ("body",) and isinstance(error.get("input"), bytes):
-            return "the body is not JSON: send a JSON body with Content-Type: application/json"
+            return 415, NOT_JSON_TYPE
     return None
 
 

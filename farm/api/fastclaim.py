@@ -6,7 +6,8 @@ and answer validation: on a claim of one keyword they took as much of the server
 the claim itself. The claim is read and answered by the route's own functions
 (claiming.body_claim, routes.claim_keywords).
 Every other request goes on to FastAPI unchanged, its body handed on whole: a body that is
-not JSON or not a valid claim (400, 422, said as FastAPI says them), a claim in the query.
+not JSON, not sent as JSON or not a valid claim (400, 415, 422, said as the route says them),
+a claim in the query.
 """
 
 import json
@@ -14,7 +15,7 @@ import json
 from fastapi.exceptions import RequestValidationError
 
 from farm.api.auth import send_json
-from farm.api.claiming import body_claim
+from farm.api.claiming import body_claim, json_content
 from farm.api.dbthreads import DbThreads
 from farm.api.errors import UNAVAILABLE, unavailable
 from farm.api.limits import replay
@@ -42,7 +43,7 @@ class ClaimFastPath:
         body = await _whole_body(receive)
         if body is None:  # the client went away
             return
-        params = _claim(body)
+        params = _claim(body) if json_content(_content_type(scope["headers"])) else None
         if params is None:
             return await self.app(scope, replay(body, receive), send)
         peer = scope.get("client")
@@ -64,6 +65,11 @@ async def _whole_body(receive) -> bytes | None:
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+def _content_type(headers) -> str | None:
+    # the one Content-Type: farm.api.heads refuses a request with two
+    return next((value.decode("latin-1") for name, value in headers if name == b"content-type"), None)
 
 
 def _claim(body: bytes) -> ClaimIn | None:

@@ -60,13 +60,14 @@ COMMON = {
 }
 WRITES = {
     **COMMON,
-    400: {"model": Problem, "description": "The body is not JSON."},
+    400: {"model": Problem, "description": "The body is not JSON, or nested too deeply to read."},
     404: {"model": Problem, "description": "No keyword has this id."},
     409: {
         "model": Conflict,
         "description": "The lease token is not current, or the source sent is not the keyword's: nothing was written.",
     },
     413: {"model": Problem, "description": "The body is over FARM_API_MAX_BODY bytes."},
+    415: {"model": Problem, "description": "The body's Content-Type is not JSON (application/json)."},
 }
 
 
@@ -85,6 +86,7 @@ INVALID = {
 CLAIM_ANSWERS = {
     400: WRITES[400],
     413: WRITES[413],
+    415: WRITES[415],
     422: INVALID,
 }
 # a claim's keywords are what every write names (OpenAPI links: for clients, and for the fuzz run's chains)

@@ -214,7 +214,7 @@ def test_nan_infinity_and_overflowing_numbers_are_422_naming_the_field(store, se
     assert claim.status_code == 422 and ["body", "limit"] in [error["loc"] for error in claim.json()["detail"]]
 
 
-def test_a_body_that_is_not_json_is_400_as_the_openapi_document_says(store, server, http):
+def test_a_body_that_is_not_json_is_400_or_415_as_the_openapi_document_says(store, server, http):
     document = http.get("/openapi.json").json()
     schemas = document["components"]["schemas"]
     posts = {path: item["post"] for path, item in document["paths"].items() if "post" in item}
@@ -222,13 +222,13 @@ def test_a_body_that_is_not_json_is_400_as_the_openapi_document_says(store, serv
         documented = operation["responses"]
         assert documented["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/Problem"), path
         assert documented["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/HTTPValidationError")
-        for body, content_type in (
-            (b'{"keyword_id": ', "application/json"),
-            (b"\xff\xfe", "application/json"),
-            (b"source=boss", "application/x-www-form-urlencoded"),
+        for body, content_type, status in (
+            (b'{"keyword_id": ', "application/json", 400),
+            (b"\xff\xfe", "application/json", 400),
+            (b"source=boss", "application/x-www-form-urlencoded", 415),
         ):
             r = http.post(path, content=body, headers={"content-type": content_type})
-            assert r.status_code == 400, (path, body, r.text)
+            assert r.status_code == status, (path, body, r.text)
             answer = r.json()
             assert set(answer) == set(schemas["Problem"]["properties"]) and isinstance(answer["detail"], str)
     assert set(posts) == {
@@ -356,3 +356,73 @@ def test_a_write_may_name_the_keywords_source_and_must_name_it_right(store, http
     assert page.status_code == 200 and page.json()["last_completed_page"] == 1
     end = http.post("/api/v1/keyword/crawl-complete", json={**lease, "source": "boss", "status": "completed"})
     assert end.status_code == 200 and statuses(store)["python"] == "completed"
+
+
+# --- bodies nested too deeply, heads given twice, claims that are not JSON ---------------
+
+JSON = {"content-type": "application/json"}
+WRITES = ("/api/v1/keyword/page-progress", "/api/v1/keyword/crawl-complete", "/api/v1/keyword/heartbeat")
+
+
+def test_a_body_nested_too_deeply_is_400_on_the_claim_as_on_every_write(store, server, http):
+    for depth in (990, 100_000):  # past Python's recursion limit: in the parser, or just within it
+        for body in (b"[" * depth + b"]" * depth, b'{"source": "boss", "crawler_id": %s}' % (b"[" * depth)):
+            for path in (AVAILABLE, *WRITES):
+                r = http.post(path, content=body, headers=JSON)
+                assert r.status_code == 400, (path, depth, r.text[:300])
+                assert isinstance(r.json()["detail"], str)
+    assert '" 500' not in server.log() and "RecursionError" not in server.log()
+    assert set(statuses(store).values()) == {"idle"}
+
+
+def test_a_claim_whose_content_type_is_not_json_is_415(store, server, http):
+    claim = b'{"source": "boss"}'
+    for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
+        for path, body in ((AVAILABLE, claim), *((write, b'{"keyword_id": 1, "lease_token": 1}') for write in WRITES)):
+            r = http.post(path, content=body, headers={"content-type": content_type})
+            assert r.status_code == 415, (path, content_type, r.text)
+            assert "application/json" in r.json()["detail"]
+    # without a Content-Type a body is not JSON either (FastAPI's strict_content_type)
+    bare = http.build_request("POST", AVAILABLE, content=claim)
+    assert "content-type" not in bare.headers
+    assert http.send(bare).status_code == 415
+    assert set(statuses(store).values()) == {"idle"}
+    for content_type in ("application/json", "application/json; charset=utf-8", "application/merge-patch+json"):
+        r = http.post(AVAILABLE, content=claim, headers={"content-type": content_type})
+        assert r.status_code == 200, (content_type, r.text)
+    assert http.post(AVAILABLE, params={"source": "boss"}).status_code == 200, "a claim in the query has no body"
+    document = http.get("/openapi.json").json()
+    for path in (AVAILABLE, *WRITES):
+        assert "415" in document["paths"][path]["post"]["responses"], path
+
+
+def _raw(port: int, head: bytes) -> bytes:
+    got, _ = _exchange(port, head + b"Connection: close\r\n\r\n", wait=10)
+    return got
+
+
+def test_a_host_or_origin_given_twice_is_400(store, tmp_path):
+    with start(store, tmp_path, token=None) as server:
+        port = port_of(server)
+        local = b"Host: 127.0.0.1:%d\r\n" % port
+        line = b"GET /api/v1/keyword/stats HTTP/1.1\r\n"
+        refused = [
+            local + b"Host: evil.example\r\n",  # one reader of the head takes the first, another the last
+            b"Host: evil.example\r\n" + local,
+            local + local,
+            local + b"Origin: http://127.0.0.1:%d\r\nOrigin: http://evil.example\r\n" % port,
+            local + b"Origin: http://evil.example\r\nOrigin: http://127.0.0.1:%d\r\n" % port,
+        ]
+        for head in refused:
+            got = _raw(port, line + head)
+            assert got.startswith(b"HTTP/1.1 400 "), (head, got[:300])
+            assert b"more than once" in got
+        assert _raw(port, line + local).startswith(b"HTTP/1.1 200 ")
+        assert "Traceback" not in server.log()
+    with start(store, tmp_path) as server:  # with a token, a proxy's name is fine, but only one
+        port = port_of(server)
+        auth = b"Authorization: Bearer %s\r\n" % server.token.encode()
+        line = b"GET /api/v1/keyword/stats HTTP/1.1\r\n"
+        got = _raw(port, line + auth + b"Host: api.example\r\nHost: other.example\r\n")
+        assert got.startswith(b"HTTP/1.1 400 ") and b"more than once" in got, got[:300]
+        assert _raw(port, line + auth + b"Host: api.example\r\n").startswith(b"HTTP/1.1 200 ")

@@ -46,7 +46,15 @@ class Downstream:
         await send({"type": "http.response.body", "body": b"app"})
 
 
-def call(app, method: str, body: bytes = b"", query: bytes = b"", path: str = PATH, chunk: int = 0):
+def call(
+    app,
+    method: str,
+    body: bytes = b"",
+    query: bytes = b"",
+    path: str = PATH,
+    chunk: int = 0,
+    content_type: bytes | None = b"application/json",
+):
     """One request through ``app``; (status, headers, body) of its answer. ``chunk`` > 0 sends the
     body in pieces of that size."""
 
@@ -68,7 +76,7 @@ def call(app, method: str, body: bytes = b"", query: bytes = b"", path: str = PA
             "method": method,
             "path": path,
             "query_string": query,
-            "headers": [(b"content-type", b"application/json")],
+            "headers": [(b"content-type", content_type)] if content_type else [],
             "client": ("127.0.0.1", 5000),
         }
         await app(scope, receive, send)
@@ -101,6 +109,25 @@ def test_a_valid_claim_in_a_json_body_is_answered_without_the_app(fast):
     assert all(k.lease_token for k in out.keywords)
     assert downstream.seen == []
     assert tally.snapshot() == {"claims": 1, "keywords_claimed": 2}
+
+
+CLAIM = b'{"source": "boss"}'
+
+
+@pytest.mark.parametrize(
+    "method, body, query, path, content_type",
+    [
+        ("POST", CLAIM, b"", PATH, b"text/plain"),  # the route says 415
+        ("POST", CLAIM, b"", PATH, None),
+        ("POST", b"[" * 5000 + b"]" * 5000, b"", PATH, b"application/json"),  # too deep: the route says 400
+    ],
+)
+def test_a_claim_not_sent_as_json_or_nested_too_deeply_reaches_the_app(fast, method, body, query, path, content_type):
+    app, downstream, tally = fast
+    status, _, answer = call(app, method, body, query, path, chunk=3000, content_type=content_type)
+    assert (status, answer) == (299, b"app")
+    assert downstream.seen == [(method, path, query, body)]
+    assert tally.snapshot() == {}
 
 
 @pytest.mark.parametrize(
@@ -147,8 +174,8 @@ def test_the_answer_is_the_routes(tmp_path):
 
     async def claim(store, **request):
         app = create_app(store, token=None, max_body=10_000, retry_after=5)
-        # outermost first: the loopback check and the body limit come before the fast path
-        assert [m.cls.__name__ for m in app.user_middleware] == ["LocalOnly", "BodyLimit", "ClaimFastPath"]
+        # outermost first: the repeated headers, the loopback check and the body limit come before the fast path
+        assert [m.cls.__name__ for m in app.user_middleware] == ["OneEach", "LocalOnly", "BodyLimit", "ClaimFastPath"]
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             answers = [await client.post(PATH, **request) for _ in range(3)]
