@@ -1,8 +1,9 @@
 """`scrapy crawl`, with farm's settings checked before anything starts.
 
-A bad setting is one line on stderr and exit status 2, before Scrapy logs a thing
-(farm.config). A crawl that cannot start (farm.crawl.parts.FarmStartError: the database
-or Redis unreachable, a JOBDIR that cannot be kept) has logged its one line already;
+A bad setting, or a JOBDIR that cannot be created, is one line on stderr and exit status 2,
+before Scrapy logs a thing (farm.config, farm.crawl.starting.make_jobdir). A crawl that
+cannot start (farm.crawl.parts.FarmStartError: the database or Redis unreachable, a JOBDIR
+that cannot be kept) has logged its one line already;
 Scrapy re-raises the error in a task nobody waits for, and asyncio would print it again
 with its traceback ("Task exception was never retrieved"): the command takes it.
 """
@@ -13,6 +14,7 @@ import sys
 from scrapy.commands.crawl import Command as ScrapyCrawl
 
 from farm.config import FarmConfig
+from farm.crawl.starting import make_jobdir
 from farm.errors import FarmStartError, SettingError
 
 # the exit status of a command refused for a bad setting, as for a bad option
@@ -24,6 +26,7 @@ class Command(ScrapyCrawl):
         super().process_options(args, opts)  # -s NAME=value applied
         try:
             FarmConfig.from_settings(self.settings)
+            make_jobdir(self.settings)
         except SettingError as exc:
             sys.stderr.write(f"farm: {exc}\n")
             sys.exit(SETTING_EXIT)

@@ -16,7 +16,7 @@ from farm.crawl.backends.checkpoint import open_checkpoint
 from farm.crawl.backends.joblock import JobdirLock
 from farm.crawl.backends.local import LocalBackend
 from farm.display import without_secrets
-from farm.errors import FarmStartError, JobdirInUse, OtherSpider
+from farm.errors import FarmStartError, JobdirInUse, OtherSpider, SettingError
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +30,18 @@ def start_failed(message: str, *urls) -> FarmStartError:
     message = without_secrets(message, *urls)
     logger.error("farm: %s", message)
     return FarmStartError(message)
+
+
+def make_jobdir(settings) -> str | None:
+    """The JOBDIR, made if need be (Scrapy's ``job_dir``), None when unset; SettingError naming it
+    when it cannot be made (a file on its path, no permission, a name too long)."""
+    try:
+        return job_dir(settings)
+    except OSError as exc:
+        raise SettingError(
+            f"JOBDIR={settings['JOBDIR']!r} cannot be created: {exc.strerror or exc}: give a directory this "
+            "user may create and write, or leave JOBDIR unset"
+        ) from None
 
 
 def require_farm_scheduler(settings) -> None:
@@ -53,7 +65,10 @@ def open_jobdir(crawler, store, crawler_id):
     """JOBDIR set: the crawl's lock on it (farm.crawl.backends.joblock: a JOBDIR another crawl holds is refused here,
     before its checkpoint is read), its checkpoint (farm.crawl.backends.checkpoint), and why the crawl must not run,
     if so."""
-    jobdir = job_dir(crawler.settings)
+    try:
+        jobdir = make_jobdir(crawler.settings)
+    except SettingError as exc:  # a crawl not started by farm's `scrapy crawl`, which checks it first
+        raise start_failed(str(exc)) from None
     if not jobdir:
         return None, None, None
     try:

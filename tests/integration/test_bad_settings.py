@@ -100,3 +100,13 @@ def test_a_farm_spider_under_another_scheduler_is_refused_in_one_line(tmp_path, 
     said = [line for line in proc.stderr.splitlines() if f"farm: SCHEDULER={scheduler!r}" in line]
     assert len(said) == 1 and ("is not farm's" in said[0] or "cannot be loaded" in said[0]), proc.stderr
     assert "Traceback" not in proc.stderr and "Task exception was never retrieved" not in proc.stderr
+
+
+@pytest.mark.parametrize("under, why", [("a-file", "Not a directory"), ("n" * 300, "File name too long")])
+def test_a_jobdir_that_cannot_be_created_is_one_line_naming_it(tmp_path, under, why):
+    (tmp_path / "a-file").write_text("")
+    jobdir = f"{tmp_path}/{under}/job"
+    proc = run(tmp_path, ["scrapy", "crawl", "qcwy", "-s", f"JOBDIR={jobdir}"])
+    line = one_line(proc)
+    assert proc.returncode == 2
+    assert line.startswith(f"farm: JOBDIR={jobdir!r} cannot be created: {why}"), line
