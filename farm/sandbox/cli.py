@@ -12,6 +12,8 @@ import click
 from .faults import ALL_KINDS, DESCRIPTIONS, FaultConfig
 from .outage import Outage
 from .server import Sandbox, start
+from .walls import SITES as WALL_SITES
+from .walls import WallConfig
 
 
 def _postings(ctx, param, value):
@@ -48,6 +50,16 @@ def _kinds(ctx, param, value):
     return kinds
 
 
+def _wall_sites(ctx, param, value):
+    if value is None:
+        return None
+    sites = tuple(s.strip() for s in value.split(",") if s.strip())
+    unknown = [s for s in sites if s not in WALL_SITES]
+    if unknown:
+        raise click.BadParameter(f"unknown site(s) {', '.join(unknown)}; known: {', '.join(WALL_SITES)}")
+    return sites
+
+
 EPILOG = (
     "\b\nFault kinds:\n"
     + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS)
@@ -65,7 +77,16 @@ Hostile postings (--hostile-rate; chosen per posting by a hash of fault seed, si
   publish times 0001-01-01 / 9999-12-31 / 2026-02-30 25:61:00 / "" / garbage (boss: ±2**70 ms and the like);
   text fields of 300-3000 emoji, CJK Ext B and combining marks, or with NUL, ESC, U+202E, newline, tab;
   tag lists of numbers, null, nested lists and objects; 2**70, -2**70, ±1e308 in raw-only numbers;
-  an object nested 120 deep. farm/sandbox/hostile.py lists the fields of each site."""
+  an object nested 120 deep. farm/sandbox/hostile.py lists the fields of each site.
+
+\b
+Walls (--walls; docs/sites.md §4.6): only a client that runs the wall page's script, or computes what it
+computes (farm/sandbox/walltoken.py), earns a session, for its User-Agent alone:
+  boss     code 37 + /web/common/security-check.html, cookie __zp_stoken__
+  qcwy     Aliyun WAF page (var arg1=, acw_tc), cookie acw_sc__v2; also guards /pc/search
+  zhilian  302 to /verify/security (安全验证), cookie zp_verify
+  A session ends --session-seconds after its challenge was served or after --session-requests requests.
+  Slider keywords and --slider-rate draws get a slider page that no client passes."""
 )
 
 
@@ -141,6 +162,36 @@ Hostile postings (--hostile-rate; chosen per posting by a hash of fault seed, si
     metavar="S",
     help="Length of the --outage-after-pages outage.",
 )
+@click.option("--walls", is_flag=True, help="Put each site behind its wall (see below).")
+@click.option(
+    "--wall-sites", callback=_wall_sites, metavar="SITE,SITE", help="With --walls: the walled sites (default all)."
+)
+@click.option("--wall-seed", type=int, help="With --walls: seed of the challenges and slider draws (default 0).")
+@click.option(
+    "--session-seconds",
+    type=click.FloatRange(0, min_open=True),
+    metavar="S",
+    help="With --walls: a session's life from its challenge (default 120).",
+)
+@click.option(
+    "--session-requests",
+    type=click.IntRange(1),
+    metavar="N",
+    help="With --walls: requests a session answers (default 60).",
+)
+@click.option(
+    "--slider-rate",
+    type=click.FloatRange(0, 1),
+    metavar="RATE",
+    help="With --walls: share of security-page visits (qcwy: challenges) that get a slider (default 0).",
+)
+@click.option(
+    "--slider-keyword",
+    "slider_keywords",
+    multiple=True,
+    metavar="KW|SITE:KW",
+    help="With --walls: this keyword (or site:keyword) always meets a slider. Repeatable.",
+)
 def sandbox(
     host,
     port,
@@ -156,11 +207,18 @@ def sandbox(
     hostile_rate,
     outage_after_pages,
     outage_seconds,
+    walls,
+    wall_sites,
+    wall_seed,
+    session_seconds,
+    session_requests,
+    slider_rate,
+    slider_keywords,
 ):
     """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
 
     Point FARM_BOSS_BASE_URL, FARM_QCWY_BASE_URL and FARM_ZHILIAN_BASE_URL at the printed URL.
-    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults, outage).
+    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults, outage, walls, requests).
     POST /_sandbox/outage {"seconds": S} starts an outage now; GET /_sandbox/outage shows it.
     """
     if (outage_after_pages is None) != (outage_seconds is None):
@@ -169,7 +227,19 @@ def sandbox(
         fault_rate, fault_seed, fault_kinds, fail_keywords, slow_ms, retry_after, stale_totals, hostile_rate
     )
     outage = Outage(outage_after_pages, outage_seconds or 0.0)
-    asyncio.run(_serve(Sandbox(seed, postings, faults, outage), host, port))
+    wall_options = {
+        ("sites", "--wall-sites"): wall_sites,
+        ("seed", "--wall-seed"): wall_seed,
+        ("session_seconds", "--session-seconds"): session_seconds,
+        ("session_requests", "--session-requests"): session_requests,
+        ("slider_rate", "--slider-rate"): slider_rate,
+        ("slider_keywords", "--slider-keyword"): slider_keywords or None,
+    }
+    given = {key: value for key, value in wall_options.items() if value is not None}
+    if given and not walls:
+        raise click.UsageError(f"{next(iter(given))[1]} needs --walls")
+    wall_config = WallConfig(**{name: value for (name, _), value in given.items()}) if walls else None
+    asyncio.run(_serve(Sandbox(seed, postings, faults, outage, wall_config), host, port))
 
 
 async def _serve(box, host, port):

@@ -2,7 +2,7 @@
 
 GET  /_sandbox/health                        → {"status": "ok", "seed", "postings", "sites", "pages_rendered"}
 GET  /_sandbox/counts                        → {"counts": [{"site","city","keyword","page","count"}, …]}
-POST /_sandbox/reset                         → counts (and the timeline) back to zero
+POST /_sandbox/reset                         → counts, the timeline, the wall counts and the request log cleared
 GET  /_sandbox/timeline                      → {"arrivals": [[unix second, search requests that arrived in it], …]}
 GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
 GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config (faults.FaultConfig: rate, seed,
@@ -11,6 +11,16 @@ GET  /_sandbox/outage                        → {"active", "until" (unix time),
                                                 "after_pages", "pages_served"} (outage.py)
 POST /_sandbox/outage {"seconds": S}         → an outage from now for S seconds (0 ends one); with
                      {"seconds": S, "after_pages": N} one that starts once N more pages are served
+GET  /_sandbox/walls                         → {"sessions_issued": {site: n}, "walls_served": {site: {why: n}},
+                                                "expired", "with_session", "sliders", "security_pages": {site: n},
+                                                "config"} (walls.py; config null and counts 0 without walls)
+POST /_sandbox/walls                         → raise the walls / replace their config (walls.WallConfig: sites,
+                                               session_seconds, session_requests, slider_rate, slider_keywords,
+                                               seed); DELETE /_sandbox/walls clears their counts
+GET  /_sandbox/requests?last=N               → {"requests": [{"site", "method", "path", "headers": [[name,
+                                                value], …]}, …]}: the last N search requests (default 20), oldest
+                                                first, header names as sent and in order, a Cookie's value
+                                                reduced to its cookie names ("a; b")
 """
 
 import json
@@ -23,6 +33,7 @@ from .faults import FaultConfig
 from .outage import Outage
 from .results import Query, int_param, page_of
 from .sites import SITE_MODULES
+from .walls import Tally, WallConfig
 
 
 def add_routes(app, sandbox):
@@ -48,7 +59,27 @@ def add_routes(app, sandbox):
     async def reset(request):
         sandbox.counts.clear()
         sandbox.arrivals.clear()
+        sandbox.requests.clear()
+        if sandbox.walls is not None:
+            sandbox.walls.reset_counts()
         return web.json_response({"status": "ok"})
+
+    async def walls_view(request):
+        if request.method == "POST":
+            try:
+                sandbox.set_walls(WallConfig.from_json(await request.json()))
+            except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+                return _error(str(exc))
+        elif request.method == "DELETE" and sandbox.walls is not None:
+            sandbox.walls.reset_counts()
+        if sandbox.walls is None:
+            return web.json_response({**Tally().to_json(), "config": None})
+        return web.json_response(sandbox.walls.status(), dumps=_dumps)
+
+    async def requests_view(request):
+        last = int_param(request.query.get("last"), 20, high=len(sandbox.requests) or 1)
+        rows = list(sandbox.requests)[-last:]
+        return web.json_response({"requests": [_request_row(*row) for row in rows]}, dumps=_dumps)
 
     async def timeline(request):
         return web.json_response({"arrivals": [[second, n] for second, n in sorted(sandbox.arrivals.items())]})
@@ -86,6 +117,18 @@ def add_routes(app, sandbox):
     app.router.add_get("/_sandbox/truth", truth_view)
     app.router.add_route("*", "/_sandbox/faults", faults_view)
     app.router.add_route("*", "/_sandbox/outage", outage_view)
+    app.router.add_route("*", "/_sandbox/walls", walls_view)
+    app.router.add_get("/_sandbox/requests", requests_view)
+
+
+def _request_row(site, method, path, raw_headers):
+    headers = []
+    for name, value in raw_headers:
+        name, value = name.decode("latin-1"), value.decode("utf-8", "replace")
+        if name.lower() == "cookie":
+            value = "; ".join(part.split("=", 1)[0].strip() for part in value.split(";") if part.strip())
+        headers.append([name, value])
+    return {"site": site, "method": method, "path": path, "headers": headers}
 
 
 def truth(sandbox, site, city, keyword, page_size=None):

@@ -6,13 +6,15 @@ process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered p
 `req` hash, which is filled in per request. A page's bytes also depend on the fault config (stale totals,
 hostile postings), so a new config empties the cache.
 
-A request goes: outage (outage.py: the connection closed) → parse → site rejection (bad qcwy sign, forged
-zhilian token) → fault draw → page. Only a normal page (or a slow one) counts in /_sandbox/counts.
+A request goes: outage (outage.py: the connection closed) → parse → the site's wall, with --walls (walls.py: no
+live session, no page) → site rejection (bad qcwy sign, forged zhilian token) → fault draw → page. Only a
+normal page (or a slow one) counts in /_sandbox/counts. The last search requests are kept as they came, with
+their headers in order, for /_sandbox/requests.
 """
 
 import asyncio
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 
 from aiohttp import web
 
@@ -21,26 +23,40 @@ from .data import World
 from .faults import Faults, drop, generic
 from .outage import Outage
 from .sites import SITE_MODULES
+from .walls import WallConfig, Walls
+from .walls import add_routes as add_wall_routes
 
 CACHE_PAGES = 4096
+REQUESTS_KEPT = 1000  # search requests /_sandbox/requests can show
 JSON_TYPE = "application/json;charset=UTF-8"
 
 
 class Sandbox:
-    """One seed's world, its fault config and its counts. `app()` gives the aiohttp application."""
+    """One seed's world, its fault config, its walls (None: no walls) and its counts. `app()` gives the aiohttp
+    application. `clock` (unix seconds) is what the walls time sessions by."""
 
-    def __init__(self, seed=0, postings=None, fault_config=None, outage=None):
+    def __init__(self, seed=0, postings=None, fault_config=None, outage=None, walls=None, clock=time.time):
         self.world = World(seed, postings)
         self.faults = Faults(fault_config)
         self.outage = outage or Outage()
+        self.clock = clock
+        self.walls = None if walls is None else Walls(walls, clock)
         self.counts = Counter()
         self.rendered = 0  # pages generated on request (not served from the page cache)
         self.arrivals = Counter()  # search requests by the second they arrived (time.time())
+        self.requests = deque(maxlen=REQUESTS_KEPT)  # (site, method, raw path, raw headers) as they came
         self._cache = OrderedDict()
 
     def set_faults(self, config):
         self.faults.replace(config)
         self._cache.clear()  # cached pages were rendered under the old config
+
+    def set_walls(self, config: WallConfig) -> None:
+        """Raise the walls with this config, or replace the config of the raised ones."""
+        if self.walls is None:
+            self.walls = Walls(config, self.clock)
+        else:
+            self.walls.replace(config)
 
     def app(self):
         app = web.Application()
@@ -48,6 +64,7 @@ class Sandbox:
             handler = self._handler(mod)
             for path in mod.PATHS:
                 app.router.add_get(path, handler)
+        add_wall_routes(app, self)
         control.add_routes(app, self)
         return app
 
@@ -58,9 +75,14 @@ class Sandbox:
 
         async def search(request):
             self.arrivals[int(time.time())] += 1
+            self.requests.append((mod.SITE, request.method, request.raw_path, request.raw_headers))
             if self.outage.drops():
                 return drop(request)
             query = mod.parse(request)
+            if self.walls is not None:
+                wall = self.walls.guard(mod.SITE, request, query.keyword)
+                if wall is not None:
+                    return wall
             refused = reject(request, query) if reject else None
             if refused:
                 return _raw(*refused)

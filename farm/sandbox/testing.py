@@ -1,14 +1,20 @@
-"""SandboxProcess: a sandbox in a child process, for tests and benchmarks (stdlib client only).
+"""SandboxProcess: a sandbox in a child process, for tests and benchmarks (stdlib client only); SandboxThread:
+one in this process, on a thread of its own, for tests that spawn no process.
 
     with SandboxProcess(seed=1, postings=(200, 200)) as sb:
         os.environ["FARM_QCWY_BASE_URL"] = sb.url
         ...
         assert sb.counts()[("qcwy", "010000", "python", 1)] == 1
 
+    with SandboxThread(Sandbox(seed=1, walls=WallConfig(session_requests=5), clock=fake_clock)) as sb:
+        ...
+
 The child is `python -m farm.sandbox --port 0 …`; its printed URL is read with a deadline, and `stop()` (also
 run on leaving the `with` block, however it is left) terminates it and waits, killing it if it lingers.
+Both speak the /_sandbox/ control endpoints through the same methods.
 """
 
+import asyncio
 import json
 import os
 import subprocess
@@ -22,7 +28,79 @@ STARTUP_TIMEOUT = 20.0
 READY_PREFIX = "farm sandbox listening on "
 
 
-class SandboxProcess:
+class Control:
+    """The /_sandbox/ control endpoints of the sandbox at `self.url`."""
+
+    url: str | None = None
+
+    def _call(self, path, body=None, method=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method or ("GET" if body is None else "POST"),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def health(self):
+        return self._call("/_sandbox/health")
+
+    def counts(self):
+        """{(site, city, keyword, page): times served successfully}."""
+        rows = self._call("/_sandbox/counts")["counts"]
+        return {(r["site"], r["city"], r["keyword"], r["page"]): r["count"] for r in rows}
+
+    def timeline(self):
+        """{unix second: search requests that arrived in it (served, faulted or dropped)}."""
+        return {second: n for second, n in self._call("/_sandbox/timeline")["arrivals"]}
+
+    def reset(self):
+        return self._call("/_sandbox/reset", {})
+
+    def truth(self, site, city, keyword, page_size=None):
+        query = {"site": site, "city": city, "keyword": keyword}
+        if page_size is not None:
+            query["page_size"] = page_size
+        return self._call("/_sandbox/truth?" + urllib.parse.urlencode(query))
+
+    def set_faults(self, **config):
+        """Replace the fault config: rate, seed, kinds, keywords, slow_ms, retry_after, stale_totals,
+        hostile_rate."""
+        return self._call("/_sandbox/faults", config)
+
+    def faults(self):
+        return self._call("/_sandbox/faults")
+
+    def start_outage(self, seconds, after_pages=None):
+        """Drop every search connection for `seconds`, from now or once `after_pages` more pages are served."""
+        body = {"seconds": seconds} if after_pages is None else {"seconds": seconds, "after_pages": after_pages}
+        return self._call("/_sandbox/outage", body)
+
+    def outage(self):
+        """{"active", "until", "remaining", "seconds", "dropped", "after_pages", "pages_served"}."""
+        return self._call("/_sandbox/outage")
+
+    def walls(self):
+        """{"sessions_issued", "walls_served", "expired", "with_session", "sliders", "security_pages", "config"}."""
+        return self._call("/_sandbox/walls")
+
+    def set_walls(self, **config):
+        """Raise the walls, or replace their config: sites, session_seconds, session_requests, slider_rate,
+        slider_keywords, seed."""
+        return self._call("/_sandbox/walls", config)
+
+    def reset_walls(self):
+        """Clear the wall counts."""
+        return self._call("/_sandbox/walls", method="DELETE")
+
+    def requests(self, last=20):
+        """The last search requests: [{"site", "method", "path", "headers": [[name, value], …]}, …]."""
+        return self._call(f"/_sandbox/requests?last={last}")["requests"]
+
+
+class SandboxProcess(Control):
     def __init__(
         self,
         seed=0,
@@ -37,9 +115,11 @@ class SandboxProcess:
         hostile_rate=None,
         outage_after_pages=None,
         outage_seconds=None,
+        walls=None,
         host="127.0.0.1",
         python=sys.executable,
     ):
+        """`walls`: a walls.WallConfig to raise the walls with (None: no walls)."""
         args = [python, "-m", "farm.sandbox", "--host", host, "--port", "0", "--seed", str(seed)]
         if postings is not None:
             args += ["--postings", f"{postings[0]}:{postings[1]}"]
@@ -59,6 +139,8 @@ class SandboxProcess:
             args += ["--fault-kinds", ",".join(fault_kinds)]
         for keyword, kind in (fail_keywords or {}).items():
             args += ["--fail-keyword", f"{keyword}={kind}"]
+        if walls is not None:
+            args += wall_args(walls)
         self.args = args
         self.proc = None
         self.url = None
@@ -111,53 +193,66 @@ class SandboxProcess:
     def __exit__(self, *exc):
         self.stop()
 
-    # --- control client -------------------------------------------------------------------------
 
-    def _call(self, path, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.url + path,
-            data=data,
-            method="GET" if body is None else "POST",
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read())
+def wall_args(config):
+    """The `farm sandbox` options that raise walls with this walls.WallConfig."""
+    args = ["--walls", "--wall-sites", ",".join(config.sites), "--wall-seed", str(config.seed)]
+    args += ["--session-seconds", str(config.session_seconds), "--session-requests", str(config.session_requests)]
+    args += ["--slider-rate", str(config.slider_rate)]
+    for keyword in config.slider_keywords:
+        args += ["--slider-keyword", keyword]
+    return args
 
-    def health(self):
-        return self._call("/_sandbox/health")
 
-    def counts(self):
-        """{(site, city, keyword, page): times served successfully}."""
-        rows = self._call("/_sandbox/counts")["counts"]
-        return {(r["site"], r["city"], r["keyword"], r["page"]): r["count"] for r in rows}
+class SandboxThread(Control):
+    """A Sandbox served on a free port by an event loop on a thread of this process; `stop()` (also on leaving
+    the `with` block) stops serving and joins the thread. The test keeps the Sandbox object: its clock, walls
+    and counts are the ones served."""
 
-    def timeline(self):
-        """{unix second: search requests that arrived in it (served, faulted or dropped)}."""
-        return {second: n for second, n in self._call("/_sandbox/timeline")["arrivals"]}
+    def __init__(self, sandbox, host="127.0.0.1"):
+        self.sandbox, self.host = sandbox, host
+        self._loop = self._thread = self._runner = None
 
-    def reset(self):
-        return self._call("/_sandbox/reset", {})
+    def start(self):
+        from .server import start  # aiohttp is imported only by those who serve in-process
 
-    def truth(self, site, city, keyword, page_size=None):
-        query = {"site": site, "city": city, "keyword": keyword}
-        if page_size is not None:
-            query["page_size"] = page_size
-        return self._call("/_sandbox/truth?" + urllib.parse.urlencode(query))
+        ready, failed = threading.Event(), []
+        self._loop = asyncio.new_event_loop()
 
-    def set_faults(self, **config):
-        """Replace the fault config: rate, seed, kinds, keywords, slow_ms, retry_after, stale_totals,
-        hostile_rate."""
-        return self._call("/_sandbox/faults", config)
+        async def serve():
+            self._runner, port = await start(self.sandbox, self.host, 0)
+            self.url = f"http://{self.host}:{port}"
 
-    def faults(self):
-        return self._call("/_sandbox/faults")
+        def run():
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._loop.run_until_complete(serve())
+            except Exception as exc:  # reported by start() on the caller's thread
+                failed.append(exc)
+                ready.set()
+                return
+            ready.set()
+            self._loop.run_forever()
 
-    def start_outage(self, seconds, after_pages=None):
-        """Drop every search connection for `seconds`, from now or once `after_pages` more pages are served."""
-        body = {"seconds": seconds} if after_pages is None else {"seconds": seconds, "after_pages": after_pages}
-        return self._call("/_sandbox/outage", body)
+        self._thread = threading.Thread(target=run, name="sandbox", daemon=True)
+        self._thread.start()
+        if not ready.wait(STARTUP_TIMEOUT) or failed:
+            self.stop()
+            raise RuntimeError(f"sandbox did not start: {failed[0] if failed else 'timed out'}")
+        return self
 
-    def outage(self):
-        """{"active", "until", "remaining", "seconds", "dropped", "after_pages", "pages_served"}."""
-        return self._call("/_sandbox/outage")
+    def stop(self):
+        if self._thread is None:
+            return
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(STARTUP_TIMEOUT)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(STARTUP_TIMEOUT)
+        self._loop.close()
+        self._thread = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
