@@ -6,6 +6,7 @@ One module per command group; this one builds the group and adds them:
     farm keywords import|add|list             farm.cli.keywordtable
     farm stats                                farm.cli.stats
     farm report, farm export                  farm.cli.reporting
+    farm check                                farm.cli.checking
     farm demo                                 farm.cli.demo
     farm api                                  farm.api.server
     farm sandbox                              farm.sandbox.cli
@@ -17,6 +18,7 @@ import importlib
 
 import click
 
+from farm.cli.checking import check_command
 from farm.cli.context import Farm, project_settings
 from farm.cli.demo import demo
 from farm.cli.keywordtable import keywords
@@ -67,6 +69,7 @@ for command in (db, keywords, stats, reap, doctor, demo):
     farm.add_command(command)
 farm.add_command(report_command, "report")
 farm.add_command(export_command, "export")
+farm.add_command(check_command, "check")
 
 
 def main():

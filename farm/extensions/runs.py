@@ -63,6 +63,8 @@ class RunLog(BesideParts):
         if self._opening is None:
             return None
         parts = self.parts
+        for name, count in self.coverage.items():  # what the Spidermon monitors read (farm.checks.monitors)
+            self.stats.set_value(f"farm/runs/coverage/{name}", count)
         numbers = run_numbers(self.stats.get_stats(), self.coverage)
         self._opening.addCallback(lambda _: self.run_id is not None and parts.run(self._close, reason, numbers))
         self._opening.addErrback(self._failed)

@@ -28,6 +28,7 @@ from datetime import datetime, timedelta, timezone
 
 from . import vocab
 from .cities import LOCAL_CITIES, NATIONWIDE
+from .market import Market
 
 CST = timezone(timedelta(hours=8))
 SHARED_POOL = 40
@@ -205,9 +206,13 @@ class World:
         self._shared = {}
         self._places = {}
         self._companies = {}
+        self.market = Market.from_environment()  # the day's changes (market.py)
 
     def total(self, site, city, keyword):
         """How many postings the keyword has in the city (before any site cap)."""
+        return self.market.total(keyword, self._total(site, city, keyword))
+
+    def _total(self, site, city, keyword):
         h = stable_hash(self.seed, "total", site, city.name, keyword)
         if self.postings is not None:
             lo, hi = self.postings

@@ -25,7 +25,7 @@ def runs_and_days(db_url):
 
 
 def check_run(run, days, output):
-    assert run.status == "finished" and run.ended_at > run.started_at
+    assert run.status == "finished" and run.ended_at >= run.started_at  # MariaDB keeps whole seconds
     assert (run.keywords_claimed, run.keywords_ended) == (len(ROWS), len(ROWS))
     found = sum(day.jobs_found for day in days)
     assert 0 < run.postings <= found  # a posting two keywords found is one row

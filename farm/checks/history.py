@@ -1,0 +1,106 @@
+"""The day against its history: pure functions over farm.runs.history's rows (tested without a database).
+
+- postings_drop: a (site, city, keyword) completed today with fewer postings than (1 - share) of its
+  median over the completed days before;
+- coverage_drop: a site's postings carrying a field (salary parsed, company, city, published date) less
+  often than on its median day, by more than a share;
+- refusals_rise: a site's refusals, as a share of its requests, above its median day's by more than a share;
+- keyword_partial: a keyword partial (or still crawling) at the end of the day;
+- run_unfinished: a run with no end that started longer ago than FARM_CHECK_RUN_HOURS.
+"""
+
+from collections import defaultdict
+from datetime import date, datetime, timedelta
+from statistics import median
+
+from farm.checks.result import Check
+from farm.checks.thresholds import Thresholds
+from farm.runs.history import KeptKeyword, KeptRun
+from farm.runs.tally import FIELDS
+
+UNFINISHED = ("partial", "crawling")
+
+
+def postings_drop(keywords: list[KeptKeyword], day: date, limits: Thresholds) -> list[Check]:
+    before = defaultdict(list)
+    for kept in keywords:
+        if kept.day < day and kept.status == "completed":
+            before[(kept.source, kept.city, kept.job)].append(kept.jobs_found)
+    checks = []
+    for kept in keywords:
+        key = (kept.source, kept.city, kept.job)
+        if kept.day != day or kept.status != "completed" or not before[key]:
+            continue
+        usual = median(before[key])
+        if usual < limits.min_postings:
+            continue
+        ok = kept.jobs_found >= (1 - limits.postings_drop) * usual
+        detail = f"{kept.jobs_found} postings, median {usual:g} over {len(before[key])} day(s) before"
+        checks.append(Check("postings_drop", f"{kept.source} {kept.city}/{kept.job}", ok, detail))
+    return checks
+
+
+def keyword_partial(keywords: list[KeptKeyword], day: date) -> list[Check]:
+    return [
+        Check("keyword_partial", f"{kept.source} {kept.city}/{kept.job}", False, f"ended the day {kept.status}")
+        for kept in keywords
+        if kept.day == day and kept.status in UNFINISHED
+    ]
+
+
+def _by_source_day(runs: list[KeptRun]) -> dict:
+    grouped = defaultdict(list)
+    for run in runs:
+        if run.ended_at is not None:
+            grouped[(run.source, run.day)].append(run)
+    return grouped
+
+
+def coverage_drop(runs: list[KeptRun], day: date, limits: Thresholds) -> list[Check]:
+    shares = defaultdict(dict)  # (source, field) -> {day: share}
+    for (source, when), group in _by_source_day(runs).items():
+        items = sum(run.coverage.get("items", 0) for run in group)
+        if items:
+            for name in FIELDS:
+                shares[(source, name)][when] = sum(run.coverage.get(name, 0) for run in group) / items
+    checks = []
+    for (source, name), by_day in sorted(shares.items()):
+        earlier = [share for when, share in by_day.items() if when < day]
+        if day not in by_day or not earlier:
+            continue
+        usual, now = median(earlier), by_day[day]
+        ok = now >= usual - limits.coverage_drop
+        checks.append(Check("coverage_drop", f"{source} {name}", ok, f"on {now:.0%} of postings, median {usual:.0%}"))
+    return checks
+
+
+def refusals_rise(runs: list[KeptRun], day: date, limits: Thresholds) -> list[Check]:
+    shares = defaultdict(dict)  # source -> {day: share}
+    for (source, when), group in _by_source_day(runs).items():
+        refused = sum(sum(run.refusals.values()) for run in group)
+        asked = refused + sum(run.pages for run in group)
+        if asked:
+            shares[source][when] = refused / asked
+    checks = []
+    for source, by_day in sorted(shares.items()):
+        earlier = [share for when, share in by_day.items() if when < day]
+        if day not in by_day or not earlier:
+            continue
+        usual, now = median(earlier), by_day[day]
+        ok = now <= usual + limits.refusals_rise
+        checks.append(Check("refusals_rise", source, ok, f"{now:.0%} of requests refused, median {usual:.0%}"))
+    return checks
+
+
+def run_unfinished(runs: list[KeptRun], day: date, now: datetime, limits: Thresholds) -> list[Check]:
+    late = now - timedelta(hours=limits.run_hours)
+    return [
+        Check(
+            "run_unfinished",
+            f"{run.source} run {run.id}",
+            False,
+            f"started {run.started_at:%Y-%m-%d %H:%M} UTC on {run.machine}, never ended",
+        )
+        for run in runs
+        if run.day == day and run.ended_at is None and run.started_at < late
+    ]
