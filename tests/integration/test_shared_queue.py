@@ -290,3 +290,40 @@ def test_a_clean_leave_puts_back_what_it_took_and_deletes_nothing_shared(server,
     _, again = staying.pop_many(10)
     assert sorted(t.id for t in again) == sorted([mine[0].id, "3"])  # what it took, back in the queue
     assert server.scard(leaving.dupefilter.lease_key(lease.name)) == 3  # the keyword's fingerprints stay
+
+
+def test_the_state_found_on_another_redis_server_is_dropped_but_the_pace_and_quarantines(server, spider):
+    # Redis restarted from an older snapshot holds the run_id of the server that wrote it, not its own:
+    # its queue, in-flight sets and epoch are of some moment past, and read as current they held every
+    # worker back for ever
+    queue = queue_for(server, spider, "w1")
+    assert not queue.went_back()  # the first look: the state is this server's from now on
+    run_id = server.get(queue.k("server"))
+    assert run_id == server.info("server")["run_id"].encode()
+    queue.start_epoch()
+    queue.push_many(pages(spider, make_lease("qcwy"), 1, 2))
+    queue.pop_many(1)
+    queue.set_rate(2)
+    server.zadd(queue.k("proxies:quarantined"), {"p1": 1})
+    other_site = f"{server.prefix}:boss:queue"
+    server.zadd(other_site, {"1": 1})
+    assert not queue.went_back()  # the same server: nothing dropped
+    assert server.exists(queue.k("epoch"), queue.k("taken:w1"), queue.k("queue")) == 3
+
+    server.set(queue.k("server"), "0" * 40)  # as a snapshot written by another server reads
+    assert queue.went_back()
+    left = {key.decode() for key in server.scan_iter(f"{server.prefix}:*")}
+    assert left == {queue.k("server"), queue.k("pace"), queue.k("proxies:quarantined"), other_site}
+    assert server.get(queue.k("server")) == run_id
+    assert not queue.went_back()  # dropped once: the workers that connect next find it done
+
+
+def test_a_key_with_glob_characters_drops_its_own_state_only(server, spider):
+    key = f"{server.prefix}:q[cw]y*"
+    queue = SharedQueue(server, spider, key, "w1", DayDupeFilter(server, f"{key}:seen", SHANGHAI, datetime.now))
+    server.set(f"{server.prefix}:qcy:epoch", "another site's")
+    queue.went_back()
+    queue.start_epoch()
+    server.set(queue.k("server"), "0" * 40)
+    assert queue.went_back()
+    assert not server.exists(queue.k("epoch")) and server.get(f"{server.prefix}:qcy:epoch") == b"another site's"

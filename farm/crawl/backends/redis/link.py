@@ -12,10 +12,15 @@ are released ``partial`` in the keyword table; Redis is a cache of work the tabl
 can rebuild). A call retried may have run already, its reply lost (a stall past the
 socket timeout, a reset): a call that must not run twice carries a call id chosen
 before it is first made, and answers as it did (farm.crawl.backends.redis.queue).
+
+Every new connection (the first, and each after an outage) runs the link's ``on_connect``
+callbacks before any call is made on it: a Redis restarted from an older snapshot is found
+there, before a pop reads its past as current (farm.crawl.backends.redis.queue.went_back).
 """
 
 import logging
 import time
+from collections.abc import Callable
 
 import redis
 from twisted.internet import reactor
@@ -32,6 +37,7 @@ class RedisLink:
     def __init__(self, url: str, grace: float, setting: str = "FARM_REDIS_URL"):
         self.url = url
         self.grace = grace
+        self._on_connect: list[Callable[[Callable], object]] = []
         try:
             # one connection, as there is one thread: a pooled command first asks its socket whether
             # anything is pending, one more system call, after which this thread waits for the crawl's GIL
@@ -41,6 +47,7 @@ class RedisLink:
                 socket_connect_timeout=5,
                 health_check_interval=30,
                 single_connection_client=True,
+                redis_connect_func=self._connected,
             )
             self.server.ping()
         except ValueError as exc:
@@ -48,6 +55,21 @@ class RedisLink:
         except redis.RedisError as exc:
             raise RedisUnreachable(f"cannot reach Redis at {setting}={mask_url(url)!r}: {exc}") from None
         self._pool = single_thread_pool("farm-redis")
+
+    def on_connect(self, callback: Callable[[Callable], object]) -> None:
+        """``callback(command)`` runs at every new connection, before any call made on it (on the link's
+        thread): ``command(*args)`` sends one command on that connection and returns its reply."""
+        self._on_connect.append(callback)
+
+    def _connected(self, connection) -> None:
+        connection.on_connect()  # what redis-py does without this hook: the handshake, AUTH, SELECT
+
+        def command(*args):
+            connection.send_command(*args)
+            return connection.read_response()
+
+        for callback in self._on_connect:
+            callback(command)
 
     def start(self) -> None:
         """Start the link's thread (calls made before wait for it)."""

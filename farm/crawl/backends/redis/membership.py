@@ -76,6 +76,7 @@ class SharedWork(Sends, Adoption, Rebuild):
         # middleware must not take back
         self.resuming: set[tuple[int, int]] | None = resuming
         self.others: set[tuple[int, int]] = set()
+        link.on_connect(self._connected)  # each new connection: did Redis go back in time? (.rebuild)
 
     # --- ends ------------------------------------------------------------------------------
 
@@ -104,6 +105,8 @@ class SharedWork(Sends, Adoption, Rebuild):
         return d
 
     def _join(self):
+        if self.queue.went_back():  # the link's first connection was made before it was listened to
+            self._went_back()
         # a worker restarted under the same id (FARM_CRAWLER_ID), before it pops: what it had taken
         # and not settled goes back in the queue (no survivor would ever put it back: this worker's
         # heartbeat goes on, and its in-flight set would keep every worker from ending)

@@ -32,6 +32,9 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
                        interval and this worker's back-off, and writes them back when they are gone
     epoch        str   set once; missing means Redis lost everything (farm rebuilds); made by a worker
                        that joins, it is fresh (FRESH_EPOCH): one that held work under another rebuilds
+    server       str   the run_id of the Redis server the state is written on: found on another (Redis
+                       restarted from an older snapshot, a replica promoted), the state is of some moment
+                       past, and is dropped as a flush would drop it (scripts/went_back.lua)
 
 Every move between keys is one Lua script (farm/crawl/backends/redis/scripts), and each command in a
 script takes the whole batch (one ZADD, HSET, HMGET, ZMSCORE... for many requests): commands a page, as
@@ -44,7 +47,9 @@ block: call them off the reactor (the scheduler runs them on its Redis thread).
 
 import itertools
 import random
+import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 
@@ -101,6 +106,7 @@ class SharedQueue:
         self._calls = itertools.count(random.randrange(1 << 48))
         self._forgotten = None  # the last call id forgotten (None: none yet, the calls' lifetime not set)
         self._callback_names = {}  # farm.crawl.backends.redis.codec.request_dict
+        self._went_back = (source / "went_back.lua").read_text()  # sent as text: run first on a new server
 
     def _encode_request(self, request) -> bytes:
         return encode(request, self.spider, self._callback_names)
@@ -223,6 +229,16 @@ class SharedQueue:
         return False
 
     # --- workers and keywords ------------------------------------------------
+
+    def went_back(self, command: Callable | None = None) -> bool:
+        """Whether Redis went back in time (another server holds the state: restarted from an older
+        snapshot, a replica promoted), its state then dropped as by a flush; ``command``: a new
+        connection's (farm.crawl.backends.redis.link), checked before any other call is made on it."""
+        pattern = re.sub(r"([\\*?\[\]])", r"\\\1", self.key) + ":*"  # the key's glob characters taken as they are
+        args = [self.k("server"), pattern, self.k("pace"), self.k("proxies:")]
+        if command is None:
+            return bool(self.server.eval(self._went_back, 1, *args))
+        return bool(command("EVAL", self._went_back, 1, *args))
 
     def heartbeat(self) -> tuple[int, str]:
         """(Redis' time in ms, the shared epoch, '' when Redis lost everything)."""

@@ -1,8 +1,12 @@
-"""Redis lost everything: the queue rebuilt from the keyword table.
+"""Redis lost everything, or went back in time: the queue rebuilt from the keyword table.
 
 Redis is a cache. A missing epoch means Redis lost everything (FLUSHALL, a restart without
 persistence): one worker, under a lock, queues again the missing pages of every keyword being
-crawled, from the keyword table; the others wait for the new epoch. A rebuild is work in
+crawled, from the keyword table; the others wait for the new epoch. Redis restarted from an older
+snapshot (RDB, its default persistence) or a replica promoted in its place holds the state of some
+moment past, read as current by every script: the first worker to connect to it drops that state
+(farm.crawl.backends.redis.queue.went_back, before any other call on the new connection), and the
+rebuild follows as after a flush. A rebuild is work in
 progress: the crawl does not close before it ends, and a worker already closing leaves it to
 the others.
 
@@ -11,6 +15,8 @@ A part of farm.crawl.backends.redis.membership.SharedWork, which holds the state
 
 import logging
 import uuid
+
+from twisted.internet import reactor
 
 from farm.crawl.backends.redis.queue import FRESH_EPOCH
 
@@ -21,6 +27,18 @@ REBUILD_LOCK_SECONDS = 120
 
 class Rebuild:
     """The rebuild after Redis lost everything (on SharedWork: ``_rebuilding``, ``epoch``)."""
+
+    def _connected(self, command):
+        """A new connection to Redis (the link's thread): did Redis go back in time?"""
+        if self.queue.went_back(command):
+            self._went_back()
+
+    def _went_back(self):
+        logger.warning(
+            "farm: Redis went back in time (another server holds the shared state: restarted from an older "
+            "snapshot, or a replica promoted): that state is dropped, and the queue rebuilt from the keyword table"
+        )
+        reactor.callFromThread(self.stats.inc_value, "farm/shared/went_back")
 
     def _lost_everything(self, epoch):
         if self._rebuilding or self._closing:
