@@ -4,7 +4,8 @@ Text stays text in the SVG (``svg.fonttype: none``): the browser draws it with
 its own fonts, so Chinese city and company names show in any browser that has
 a CJK font, and matplotlib needs none. Each chart salts matplotlib's element ids
 with its own name, so that several charts inline on one page never share an id,
-and the same figures give the same SVG.
+and the same figures give the same SVG. Every label is data from users and sites, never
+matplotlib's math: ``text.parse_math`` is off, so ``$x$`` is drawn as the four characters.
 """
 
 import io
@@ -34,6 +35,7 @@ STYLE = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "svg.image_inline": True,
+    "text.parse_math": False,  # a keyword "$5-$10" or "$\\alpha$开发" is text, not a formula
 }
 SITE_COLOURS = {"boss": "#0b7285", "qcwy": "#e8590c", "zhilian": "#5f3dc4"}
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.DOTALL)

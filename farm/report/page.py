@@ -14,7 +14,10 @@ CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 60em; padding: 0 1em; color: #212529; }
 h1 { font-size: 1.6em; margin-bottom: 0.1em; } h2 { margin-top: 2em; border-bottom: 1px solid #dee2e6; }
 .meta, .note { color: #6c757d; } .empty { font-size: 1.2em; padding: 2em; background: #f8f9fa; }
-table { border-collapse: collapse; margin: 0.8em 0; } td, th { padding: 0.2em 0.8em; border-bottom: 1px solid #e9ecef; }
+table { border-collapse: collapse; margin: 0.8em 0; max-width: 100%; }
+/* a long name without spaces wraps rather than widen the page */
+body, td, th { overflow-wrap: anywhere; } td.n { overflow-wrap: normal; white-space: nowrap; }
+td, th { padding: 0.2em 0.8em; border-bottom: 1px solid #e9ecef; }
 th { text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 0.8em 0; } figure svg { max-width: 100%; height: auto; }
 """
@@ -32,7 +35,7 @@ def render(figures: DayFigures, generated: datetime, database: str) -> str:
         body = "<p class=empty>The database holds no keywords and no postings yet: nothing to report.</p>"
     else:
         body = "".join((_crawl(figures, tz), _postings(figures), _new(figures), _salary(figures), _companies(figures)))
-    data = json.dumps(figures.to_json(), ensure_ascii=False).replace("</", "<\\/")
+    data = _script_json(figures.to_json())
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -41,6 +44,18 @@ def render(figures: DayFigures, generated: datetime, database: str) -> str:
         f'<script type="application/json" id="farm-figures">{data}</script>'
         "</body></html>\n"
     )
+
+
+# what an HTML parser reads inside a <script> (a closing tag, "<!--" opening its double-escaped
+# state) and what older JavaScript reads as a line end: written as JSON escapes, the same value
+_SCRIPT_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+def _script_json(value) -> str:
+    """``value`` as JSON that a <script type="application/json"> holds whole, whatever its texts."""
+    return json.dumps(value, ensure_ascii=False).translate(_SCRIPT_ESCAPES)
 
 
 def _e(value) -> str:

@@ -57,3 +57,34 @@ def test_the_browser_check_sees_a_request_leaving_the_page_and_a_console_error(t
         errors, requests = browser.errors(), browser.requests()
     assert any("boom" in error for error in errors)
     assert "http://127.0.0.1:9/x.png" in requests
+
+
+def test_long_names_wrap_and_markup_in_a_name_leaves_the_figures_whole(sqlite_url, tmp_path):
+    from sqlalchemy import update
+
+    from farm.state.models import JobPostingRow, Keyword
+
+    company = "深圳市" + "前海" * 60 + "<!--<script>有限公司"  # no space to break at
+    job = "python" + "x" * 120
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    fill(engine)
+    k, p = Keyword.__table__.c, JobPostingRow.__table__.c
+    with engine.begin() as conn:
+        conn.execute(update(Keyword.__table__).where(k.job == "python").values(job=job))
+        conn.execute(update(JobPostingRow.__table__).where(p.id % 2 == 0).values(company=company))
+    engine.dispose()
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "report", "--date", str(DAY), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with Browser(width=800) as browser:
+        browser.open(out)
+        widths = browser.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        companies = browser.evaluate(
+            "JSON.parse(document.getElementById('farm-figures').textContent).companies.map(row => row.company)"
+        )
+        last = browser.evaluate("document.body.lastElementChild.id")
+        errors = browser.errors()
+    assert errors == []
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a window of {widths[1]}"
+    assert company in companies and last == "farm-figures"
