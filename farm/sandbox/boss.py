@@ -124,7 +124,27 @@ def _json(body):
 
 
 def _blocked(code, message, zp_data):
-    return lambda query, h: (200, CONTENT_TYPE, _json({"code": code, "message": message, "zpData": zp_data(h)}))
+    return lambda query, h, *_: (200, CONTENT_TYPE, _json({"code": code, "message": message, "zpData": zp_data(h)}))
+
+
+# Refusal codes seen in public captures beside 37/35/36/7, with messages of the site's kind (a sandbox choice:
+# the captures give the codes, not every message). None holds a block word of docs/sites.md §1.3.
+UNKNOWN_CODES = (
+    (9, "请求不合法"),
+    (121, "请求参数有误"),
+    (122, "网络异常，请稍后重试"),
+    (17, "当前操作存在风险"),
+    (200404, "页面不存在"),
+)
+
+
+def _unknown_code(query, h, *_):
+    """A code farm has no name for, no job list; zpData is {} or absent, drawn."""
+    code, message = UNKNOWN_CODES[h % len(UNKNOWN_CODES)]
+    body = {"code": code, "message": message}
+    if (h >> 8) & 1:
+        body["zpData"] = {}
+    return 200, CONTENT_TYPE, _json(body)
 
 
 FAULTS = {
@@ -141,4 +161,5 @@ FAULTS = {
     "boss35": _blocked(35, "请完成验证后继续访问", lambda h: {}),
     "boss36": _blocked(36, "您的账户存在异常行为", lambda h: {}),
     "boss7": _blocked(7, "当前登录状态已失效", lambda h: {}),
+    "boss_unknown_code": _unknown_code,
 }

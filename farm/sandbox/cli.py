@@ -9,7 +9,7 @@ import signal
 
 import click
 
-from .faults import ALL_KINDS, DESCRIPTIONS, FaultConfig
+from .faults import ALL_KINDS, DEFAULT_KINDS, DESCRIPTIONS, FaultConfig
 from .outage import Outage
 from .server import Sandbox, start
 from .walls import SITES as WALL_SITES
@@ -42,7 +42,7 @@ def _fail_keywords(ctx, param, values):
 
 def _kinds(ctx, param, value):
     if not value:
-        return ALL_KINDS
+        return DEFAULT_KINDS
     kinds = tuple(k.strip() for k in value.split(",") if k.strip())
     unknown = [k for k in kinds if k not in ALL_KINDS]
     if unknown:
@@ -114,7 +114,7 @@ computes (farm/sandbox/walltoken.py), earns a session, for its User-Agent alone:
     "--fault-kinds",
     callback=_kinds,
     metavar="KIND,KIND",
-    help="Fault kinds to draw from (default all); each hits only the sites it belongs to.",
+    help="Fault kinds to draw from (default all but the opt-in ones); each hits only the sites it belongs to.",
 )
 @click.option("--fault-seed", default=0, show_default=True, type=int, help="Seed of the fault draws.")
 @click.option(

@@ -7,6 +7,10 @@ in a different order, and a retried page gets a fresh draw. A keyword in `keywor
 A drawn fault is one of the configured kinds that applies to the request's site (boss37 never hits qcwy);
 when none applies the request is served normally. `keywords` maps a keyword, or `site:keyword`, to one kind.
 
+The refusal shapes (SHAPE_KINDS: an unknown boss code, 51job's soft-empty page and HTML body, 智联's
+client-rendered shell) are drawn only when named in `kinds` (or `keywords`): the default kinds stay the
+faults a crawl has always been tested against.
+
 Two faults change what a served page *says*, drawn per keyword and per posting rather than per request, from
 the same fault seed: `stale_totals` (stale.py) and `hostile_rate` (hostile.py).
 """
@@ -23,16 +27,22 @@ from .sites import SITE_MODULES
 SITE_KINDS = {site: tuple(mod.FAULTS) for site, mod in SITE_MODULES.items()}
 GENERIC_KINDS = ("http403", "http429", "http500", "http502", "http503", "slow", "drop", "truncate")
 ALL_KINDS = tuple(k for kinds in SITE_KINDS.values() for k in kinds) + GENERIC_KINDS
+SHAPE_KINDS = ("boss_unknown_code", "qcwy_soft_empty", "qcwy_html", "zhilian_shell")
+DEFAULT_KINDS = tuple(k for k in ALL_KINDS if k not in SHAPE_KINDS)
 DESCRIPTIONS = {
     "boss37": "boss code 37 访问行为异常, zpData with seed/ts/name",
     "boss35": "boss code 35 captcha",
     "boss36": "boss code 36 account risk",
     "boss7": "boss code 7 login expired",
+    "boss_unknown_code": "boss code 9/121/122/17/200404, no jobList (opt-in)",
     "qcwy_waf": "51job Aliyun WAF JS challenge (var arg1=...)",
     "qcwy_slider": "51job Aliyun slider page (nc_1_n1z)",
     "qcwy_throttle": "51job status 1001, no items",
+    "qcwy_soft_empty": "51job status 1, no items, totalCount the real total (opt-in)",
+    "qcwy_html": "51job HTML 系统繁忙 page where JSON was due (opt-in)",
     "zhilian_verify": "zhilian 安全验证 / Security Verification page",
     "zhilian_login": "zhilian 0 results + 登录之后再搜索",
+    "zhilian_shell": "zhilian client-rendered shell: no state, no cards (opt-in)",
     "http403": "HTTP 403",
     "http429": "HTTP 429 + Retry-After",
     "http500": "HTTP 500",
@@ -59,7 +69,7 @@ def applies(kind, site):
 class FaultConfig:
     rate: float = 0.0
     seed: int = 0
-    kinds: tuple = ALL_KINDS
+    kinds: tuple = DEFAULT_KINDS
     keywords: dict = field(default_factory=dict)
     slow_ms: int = 1500
     retry_after: int = 1
@@ -84,7 +94,7 @@ class FaultConfig:
         if unknown:
             raise ValueError(f"unknown fault config keys: {', '.join(sorted(unknown))}")
         rate, stale_totals, hostile_rate = (_share(data, name) for name in ("rate", "stale_totals", "hostile_rate"))
-        kinds = data.get("kinds") or ALL_KINDS
+        kinds = data.get("kinds") or DEFAULT_KINDS
         if isinstance(kinds, str):
             kinds = [k.strip() for k in kinds.split(",") if k.strip()]
         keywords = dict(data.get("keywords") or {})

@@ -215,18 +215,39 @@ WAF_SLIDER = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>访问�
 <span id="nc_1_n1z" class="nc_iconfont btn_slide">&#xe620;</span></div></div>
 <script>var aliyun_waf_traceid="{trace}";</script></div></body></html>"""
 
+# The app's own HTML where JSON was due: no WAF marker, no login text.
+BUSY_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>前程无忧</title></head>
+<body><div class="err-page"><img src="https://img06.51jobcdn.com/im/2009/error/busy.png" alt="">
+<p class="err-tip">抱歉，系统繁忙，请稍后再试</p><p class="trace">{trace}</p>
+<a href="https://www.51job.com/">返回首页</a></div></body></html>"""
+
+
+def _soft_empty(query, h, world, faults):
+    """status "1" and no items, while totalCount still says what the keyword holds."""
+    page, _ = page_of(world, query, MAX_PAGES, faults)
+    body = {
+        "status": "1",
+        "message": "",
+        "resultbody": {"searchType": "2", "requestId": "", "job": {"totalCount": page.total, "items": []}},
+    }
+    return 200, CONTENT_TYPE, _json(body)
+
+
 FAULTS = {
     # Aliyun's JS challenge: the crawler computes acw_sc__v2 from arg1 and retries.
-    "qcwy_waf": lambda query, h: (
+    "qcwy_waf": lambda query, h, *_: (
         200,
         "text/html",
         WAF_CHALLENGE.format(arg1=hashlib.sha1(str(h).encode()).hexdigest().upper()).encode(),
     ),
-    "qcwy_slider": lambda query, h: (
+    "qcwy_slider": lambda query, h, *_: (
         200,
         "text/html; charset=utf-8",
         WAF_SLIDER.format(tag=f"{h & 0xFFFFFF:06x}", trace=f"{h:016x}").encode(),
     ),
     # Throttling as the API itself says it: status 1001 with no items.
-    "qcwy_throttle": lambda query, h: _status("1001", "访问过于频繁，请稍后再试"),
+    "qcwy_throttle": lambda query, h, *_: _status("1001", "访问过于频繁，请稍后再试"),
+    # A soft block: an empty page that says it is not the last.
+    "qcwy_soft_empty": _soft_empty,
+    "qcwy_html": lambda query, h, *_: (200, "text/html; charset=utf-8", BUSY_PAGE.format(trace=f"{h:016x}").encode()),
 }

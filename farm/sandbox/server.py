@@ -91,7 +91,7 @@ class Sandbox:
                 await asyncio.sleep(self.faults.config.slow_ms / 1000)
                 kind = None
             if kind in mod.FAULTS:
-                return _raw(*mod.FAULTS[kind](query, h))
+                return _raw(*mod.FAULTS[kind](query, h, self.world, self.faults.config))
             body = self.page(mod, query)
             if finish:
                 body = finish(request, body)

@@ -167,7 +167,29 @@ VERIFY = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>安全验证
 <p>当前访问存在风险，请完成验证后继续访问</p><div id="nc_1_wrapper"><span id="nc_1_n1z"></span></div>
 <div class="geetest_box"></div><p class="trace">{trace}</p></div></body></html>"""
 
+# The client-rendered page: the app's root and scripts, the navigation's text, neither state nor cards.
+SHELL = """<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>智联招聘</title>
+<link rel="stylesheet" href="https://fecdn.zhaopin.cn/www/sou/css/app.{tag}.css"></head><body>
+<div id="root"><header class="zp-header"><nav class="zp-nav"><a href="https://www.zhaopin.com/">首页</a>
+<a href="https://sou.zhaopin.com/">职位搜索</a><a href="https://xiaoyuan.zhaopin.com/">校园招聘</a>
+<a href="https://overseas.zhaopin.com/">海外招聘</a><a href="https://highpin.zhaopin.com/">猎头服务</a>
+<a href="https://news.zhaopin.com/">职场资讯</a><a href="https://rd5.zhaopin.com/">企业服务</a>
+<a href="https://www.zhaopin.com/app">下载智联招聘APP，随时随地找工作</a>
+<span class="zp-nav__cities">热门城市：<a href="/sou/jl530">北京招聘</a><a href="/sou/jl538">上海招聘</a>
+<a href="/sou/jl763">广州招聘</a><a href="/sou/jl765">深圳招聘</a><a href="/sou/jl653">杭州招聘</a>
+<a href="/sou/jl801">成都招聘</a><a href="/sou/jl635">南京招聘</a><a href="/sou/jl736">武汉招聘</a>
+<a href="/sou/jl854">西安招聘</a></span></nav></header>
+<div class="sou-main" data-state="pending"><p class="sou-main__tip">海量职位，一键直达，总有一份适合你的好工作</p></div>
+<footer class="zp-footer">智联招聘 版权所有 京ICP备17067871号 人力资源服务许可证 客服热线 400-885-9898</footer></div>
+<script src="https://fecdn.zhaopin.cn/www/sou/js/vendor.{tag}.js"></script>
+<script src="https://fecdn.zhaopin.cn/www/sou/js/app.{tag}.js"></script></body></html>"""
+
 FAULTS = {
-    "zhilian_verify": lambda query, h: (200, "text/html; charset=utf-8", VERIFY.format(trace=f"{h:016x}").encode()),
-    "zhilian_login": lambda query, h: login_wall(query),
+    "zhilian_verify": lambda query, h, *_: (
+        200,
+        "text/html; charset=utf-8",
+        VERIFY.format(trace=f"{h:016x}").encode(),
+    ),
+    "zhilian_login": lambda query, h, *_: login_wall(query),
+    "zhilian_shell": lambda query, h, *_: (200, CONTENT_TYPE, SHELL.format(tag=f"{h & 0xFFFFFFFF:08x}").encode()),
 }
