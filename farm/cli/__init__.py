@@ -7,6 +7,7 @@ One module per command group; this one builds the group and adds them:
     farm stats                                farm.cli.stats
     farm report, farm export                  farm.cli.reporting
     farm check                                farm.cli.checking
+    farm openings explain                     farm.cli.openings
     farm demo                                 farm.cli.demo
     farm api                                  farm.api.server
     farm sandbox                              farm.sandbox.cli
@@ -23,6 +24,7 @@ from farm.cli.context import Farm, project_settings
 from farm.cli.demo import demo
 from farm.cli.keywordtable import keywords
 from farm.cli.maintenance import db, doctor, reap
+from farm.cli.openings import openings
 from farm.cli.reporting import export_command, report_command
 from farm.cli.stats import stats
 
@@ -70,6 +72,7 @@ for command in (db, keywords, stats, reap, doctor, demo):
 farm.add_command(report_command, "report")
 farm.add_command(export_command, "export")
 farm.add_command(check_command, "check")
+farm.add_command(openings)
 
 
 def main():

@@ -1,0 +1,77 @@
+"""Company names to one key: the brand a site shows (字节跳动) and the legal name another shows
+(北京字节跳动科技有限公司) meet once places, legal forms and the business words are taken off.
+
+``CompanyNames`` also holds brand ↔ legal-name pairs: a user's own, from a file of ``brand,legal name``
+lines, and those learnt from postings that carry both (qcwy's companyName beside fullCompanyName).
+"""
+
+import re
+from pathlib import Path
+
+from farm.cities import CITY_CODES
+
+# longest first: 股份有限公司 before 有限公司
+LEGAL_FORMS = ("股份有限公司", "有限责任公司", "集团有限公司", "有限公司", "集团", "股份", "公司", "分公司", "控股")
+# what a legal name says of the trade after the name, and a brand often leaves off
+BUSINESS_WORDS = (
+    "网络科技", "信息技术", "智能科技", "教育科技", "医疗科技", "金融信息服务", "企业管理咨询", "电子商务",
+    "互动娱乐", "微电子", "科技", "网络", "软件", "信息", "技术", "贸易", "咨询", "服务",
+)  # fmt: skip
+PLACE_IN_BRACKETS = re.compile(r"[(（][^()（）]{1,12}[)）]")
+NOT_NAME = re.compile(r"[\s·・.,，、&＆'\"“”-]+")
+CITY_NAMES = {name for codes in CITY_CODES.values() for name in codes if not name.isdigit()}
+PLACES = tuple(sorted({*CITY_NAMES, "中国", "广东", "浙江", "江苏"}, key=len, reverse=True))
+
+
+def company_key(name: str | None) -> str:
+    """The name without places, legal forms, business words, brackets and punctuation; '' for none."""
+    if not name:
+        return ""
+    key = NOT_NAME.sub("", PLACE_IN_BRACKETS.sub("", name)).lower()
+    for place in PLACES:  # a leading place, with its 市 or 省
+        if key.startswith(place) and len(key) > len(place) + 1:
+            key = key[len(place) :].removeprefix("市").removeprefix("省")
+            break
+    changed = True
+    while changed:  # trailing legal forms and business words, any number, in any order
+        changed = False
+        for word in (*LEGAL_FORMS, *BUSINESS_WORDS):
+            if key.endswith(word) and len(key) > len(word) + 1:
+                key, changed = key[: -len(word)], True
+    return key
+
+
+class CompanyNames:
+    """Company keys with the pairs known: a pair's brand takes its legal name's key."""
+
+    def __init__(self, pairs: dict[str, str] | None = None):
+        self._aliases: dict[str, str] = {}
+        for brand, legal in sorted((pairs or {}).items()):
+            self.learn(brand, legal)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "CompanyNames":
+        """``brand,legal name`` a line; blank lines and lines starting with # are skipped."""
+        pairs = {}
+        for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            brand, comma, legal = line.partition(",")
+            if not comma or not brand.strip() or not legal.strip():
+                raise ValueError(f"{path}:{number}: expected 'brand,legal name', got {line!r}")
+            pairs[brand.strip()] = legal.strip()
+        return cls(pairs)
+
+    def learn(self, brand: str, legal: str) -> None:
+        brand_key, legal_key = company_key(brand), company_key(legal)
+        if brand_key and legal_key and brand_key != legal_key:
+            self._aliases.setdefault(brand_key, legal_key)
+
+    def key(self, name: str | None) -> str:
+        key = company_key(name)
+        return self._aliases.get(key, key)
+
+    def pair_of(self, name: str | None) -> str | None:
+        """The legal name's key a brand's name was paired with, if it was."""
+        return self._aliases.get(company_key(name))
