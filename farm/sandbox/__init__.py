@@ -19,8 +19,13 @@ Choices where the contract is silent:
   paths get the 登录之后再搜索 wall.
 - Publish times count back up to 30 days from today's midnight (UTC+8), so they hold for the day.
 
+- With ``--walls`` each site stands behind its wall (walls.py, docs/sites.md §4.6): Boss's code 37 and
+  security page, 51job's ``acw_sc__v2`` WAF challenge, 智联's verification redirect; sessions belong to one
+  User-Agent and end by time and by count; slider pages no client passes.
+
 Modules: cities (codes), vocab (word lists), data (the deterministic world), results (paging), boss / qcwy /
 zhilian (formats and own faults), faults (fault draws and generic faults), stale (stale page-1 totals), hostile
-(hostile postings), outage (dropping every connection), control (/_sandbox/), server, cli, testing
-(SandboxProcess for tests).
+(hostile postings), outage (dropping every connection), walls (sessions and the wall answers), wallpages (the
+wall pages and their scripts), walltoken (the token the scripts compute, in Python), control (/_sandbox/),
+server, cli, testing (SandboxProcess and SandboxThread for tests).
 """

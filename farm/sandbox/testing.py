@@ -119,7 +119,7 @@ class SandboxProcess(Control):
         host="127.0.0.1",
         python=sys.executable,
     ):
-        """`walls`: a walls.WallConfig to raise the walls with (None: no walls)."""
+        """`walls`: a walls.WallConfig to raise the walls with, True for the default one (None: no walls)."""
         args = [python, "-m", "farm.sandbox", "--host", host, "--port", "0", "--seed", str(seed)]
         if postings is not None:
             args += ["--postings", f"{postings[0]}:{postings[1]}"]
@@ -195,7 +195,9 @@ class SandboxProcess(Control):
 
 
 def wall_args(config):
-    """The `farm sandbox` options that raise walls with this walls.WallConfig."""
+    """The `farm sandbox` options that raise walls with this walls.WallConfig (True: the default config)."""
+    if config is True:
+        return ["--walls"]
     args = ["--walls", "--wall-sites", ",".join(config.sites), "--wall-seed", str(config.seed)]
     args += ["--session-seconds", str(config.session_seconds), "--session-requests", str(config.session_requests)]
     args += ["--slider-rate", str(config.slider_rate)]

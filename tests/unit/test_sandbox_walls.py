@@ -8,11 +8,14 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
+from types import SimpleNamespace
 
 import pytest
+from click.testing import CliRunner
 
+from farm.sandbox import cli
 from farm.sandbox.server import Sandbox
-from farm.sandbox.testing import SandboxThread
+from farm.sandbox.testing import SandboxThread, wall_args
 from farm.sandbox.walls import WallConfig
 from farm.sandbox.walltoken import boss_token, qcwy_token, zhilian_token
 from tests.unit.sandbox_conftest_helpers import boss_path, get, initial_state, qcwy_path, zhilian_path
@@ -365,3 +368,35 @@ def test_without_walls_nothing_is_walled_and_the_wall_pages_are_absent():
         assert walls["config"] is None and walls["sessions_issued"] == {"boss": 0, "qcwy": 0, "zhilian": 0}
         sandbox.set_walls(sites=["boss"])  # raised at run time
         assert json.loads(fetch(sandbox, boss_path("python"))[2])["code"] == 37
+
+
+# --- the command ------------------------------------------------------------------------------------------
+
+
+def test_the_commands_wall_flags_give_the_config_sandbox_process_asks_for(monkeypatch):
+    built = []  # the sandboxes the command would serve, instead of serving them
+    monkeypatch.setattr(cli, "_serve", lambda box, host, port: box)
+    monkeypatch.setattr(cli, "asyncio", SimpleNamespace(run=built.append))
+    config = WallConfig(("boss", "zhilian"), 7.5, 9, 0.25, ("java", "qcwy:go"), 3)
+    result = CliRunner().invoke(cli.sandbox, ["--port", "0", *wall_args(config)])
+    assert result.exit_code == 0, result.output
+    assert built[0].walls.config == config
+    CliRunner().invoke(cli.sandbox, ["--port", "0", *wall_args(True)])
+    assert built[1].walls.config == WallConfig()
+    CliRunner().invoke(cli.sandbox, ["--port", "0"])
+    assert built[2].walls is None
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--session-requests", "5"], "--session-requests needs --walls"),
+        (["--slider-keyword", "java"], "--slider-keyword needs --walls"),
+        (["--walls", "--wall-sites", "boss,indeed"], "indeed"),
+        (["--walls", "--session-seconds", "0"], "--session-seconds"),
+    ],
+)
+def test_bad_wall_flags_fail_with_one_clear_line(args, message):
+    result = CliRunner().invoke(cli.sandbox, ["--port", "0", *args])
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and message in errors[0]
