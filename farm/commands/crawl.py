@@ -6,6 +6,10 @@ cannot start (farm.crawl.parts.FarmStartError: the database or Redis unreachable
 that cannot be kept) has logged its one line already;
 Scrapy re-raises the error in a task nobody waits for, and asyncio would print it again
 with its traceback ("Task exception was never retrieved"): the command takes it.
+
+A crawl that ended on an outage exits 1, so that cron, scrapyd and systemd see a failed run:
+it closed on the database or Redis lost past FARM_OUTAGE_GRACE, or its close could not give
+its keywords back (see docs/operations.md).
 """
 
 import asyncio
@@ -19,6 +23,8 @@ from farm.errors import FarmStartError, SettingError
 
 # the exit status of a command refused for a bad setting, as for a bad option
 SETTING_EXIT = 2
+# the reasons a crawl closes on when the database or Redis failed it (farm.crawl.parts)
+OUTAGE_REASONS = ("farm_db_error", "farm_redis_error")
 
 
 class Command(ScrapyCrawl):
@@ -35,14 +41,21 @@ class Command(ScrapyCrawl):
         if len(args) != 1:
             return super().run(args, opts)  # Scrapy's usage errors
         assert self.crawler_process
-        started = self.crawler_process.crawl(self._create_crawler(args[0]), **opts.spargs)
+        crawler = self._create_crawler(args[0])
+        started = self.crawler_process.crawl(crawler, **opts.spargs)
         if isinstance(started, asyncio.Future):
             started.add_done_callback(_take_start_error)
         else:  # a Deferred (Twisted's CrawlerProcess)
             started.addErrback(lambda failure: None if failure.check(FarmStartError, SettingError) else failure)
         self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
+        if self.crawler_process.bootstrap_failed or ended_on_outage(crawler.stats):
             self.exitcode = 1
+
+
+def ended_on_outage(stats) -> bool:
+    """Whether the crawl ended on a database or Redis error: it closed on one, or its close could not
+    give its keywords back (they stay held until their lease expires or a worker adopts them)."""
+    return stats.get_value("finish_reason") in OUTAGE_REASONS or bool(stats.get_value("farm/lease/release_lost"))
 
 
 def _take_start_error(task: asyncio.Future) -> None:

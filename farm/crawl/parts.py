@@ -288,7 +288,10 @@ class CrawlParts(SpiderParts):
             self._wake_call.cancel()
 
     def _close_database(self):
-        self._pool.stop()
+        if not self.registry.database_silent:
+            # else its thread may be in the give-back the database never answered: a daemon, it is
+            # left to end with the process, which does not wait for it
+            self._pool.stop()
         self.store.engine.dispose()
 
 

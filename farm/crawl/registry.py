@@ -24,7 +24,8 @@ import logging
 from types import MappingProxyType
 
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import DeferredList
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, DeferredList
 
 from farm import signals
 from farm.crawl.keywordrun import KeywordRun, Outcome
@@ -36,6 +37,9 @@ logger = logging.getLogger(__name__)
 _WRITTEN = {"completed": "completed", "failed": "failed"}
 # Times a keyword's pages may be found lost inside the crawl (see collect_orphans) before it fails.
 ORPHAN_ROUNDS = 3
+# The whole give-back at close waits this many FARM_DB_TIMEOUTs at most (a connection, the one
+# transaction, and one more try); past it the keywords are left to their lease's expiry.
+GIVE_BACK_TIMEOUTS = 3
 
 
 class KeywordRegistry:
@@ -49,6 +53,8 @@ class KeywordRegistry:
         self._runs: dict[tuple[int, int], KeywordRun] = {}
         self.runs = MappingProxyType(self._runs)  # by lease key; read-only
         self._not_again: set[int] = set()
+        # the give-back at close met its deadline unanswered: the database thread may still be in it
+        self.database_silent = False
 
     @property
     def not_again(self) -> frozenset[int]:
@@ -324,11 +330,20 @@ class KeywordRegistry:
             kind, message = ("released", why)
             if run.outcome is not None and not run.outcome_sent:
                 kind, message = run.outcome.kind, run.outcome.reason
-            if parts.outbox.lost is None:
-                ends.append(parts.outbox.end(run.lease, kind, message))
-            else:  # the state writer is gone: the database thread may still reach the database
-                ends.append(parts.run(parts.store.end, run.lease, kind, message))
-        results = await maybe_deferred_to_future(DeferredList(ends, consumeErrors=True))
+            ends.append((run.lease, kind, message))
+        if parts.outbox.lost is None:
+            written = DeferredList([parts.outbox.end(*end) for end in ends], consumeErrors=True)
+        else:  # the state writer is gone: the database thread may still reach the database, in one transaction
+            written = parts.run(parts.store.write_batch, [], [], parts.store.clock(), ends)
+            written.addCallbacks(
+                lambda batch: [(True, status) for status in batch.ends], lambda f: [(False, f)] * len(ends)
+            )
+        # one deadline for the whole give-back, however many keywords: a silent database costs it once
+        deadline = GIVE_BACK_TIMEOUTS * self.crawler.settings.getfloat("FARM_DB_TIMEOUT")
+        results = await maybe_deferred_to_future(_within(written, deadline))
+        if results is None:
+            self.database_silent = True
+            results = [(False, f"no answer within {deadline:g}s")] * len(runs)
         for run, (ok, status) in zip(runs, results):
             run.over = True
             if ok:
@@ -360,6 +375,22 @@ class KeywordRegistry:
             self.parts.crawler_id,
             who,
         )
+
+
+def _within(d: Deferred, seconds: float) -> Deferred:
+    """A Deferred of ``d``'s result, or of None once ``seconds`` pass first (``d`` is not cancelled:
+    a write whose answer comes late is not answered twice)."""
+    out = Deferred()
+    timer = reactor.callLater(seconds, lambda: out.called or out.callback(None))
+
+    def fired(result):
+        if timer.active():
+            timer.cancel()
+        if not out.called:
+            out.callback(result)
+
+    d.addBoth(fired)
+    return out
 
 
 def _first_line(failure) -> str:

@@ -7,9 +7,11 @@ waiting for FARM_LEASE_TIMEOUT.
 """
 
 import re
+import time
 
 import pytest
 
+from farm.crawl.registry import GIVE_BACK_TIMEOUTS
 from farm.sandbox.testing import SandboxProcess
 from tests.e2e.harness import (
     crawl_stat,
@@ -99,3 +101,49 @@ def test_a_worker_that_loses_the_database_before_its_release_leaves_its_keywords
             assert set(fetched_pages(sandbox, "qcwy")) == pages
     finally:
         relay.stop()
+
+
+def test_a_database_silent_at_close_costs_one_deadline_and_fails_the_run(mariadb_url, tmp_path):
+    # each keyword's give-back waited for the database on its own, one after another (FARM_OUTAGE_GRACE
+    # each), and the process exited 0: cron, scrapyd and systemd saw a run that went well
+    rows = [("qcwy", city, f"job{i}") for i, city in enumerate(["北京", "上海", "广州", "深圳"] * 3)]
+    prepare_db(mariadb_url, rows)
+    relay, via_relay = relay_to_database(mariadb_url)
+    log = tmp_path / "crawl.log"
+    db_timeout = 1
+    try:
+        with SandboxProcess(seed=15, postings=(200, 200)) as sandbox:
+            crawl = start_crawl(
+                "qcwy",
+                via_relay,
+                sandbox.url,
+                log,
+                FARM_LEASES_IN_FLIGHT=8,
+                FARM_DB_TIMEOUT=db_timeout,
+                FARM_OUTAGE_GRACE=2,
+                DOWNLOAD_DELAY=0.05,
+                CONCURRENT_REQUESTS=2,
+            )
+            try:
+                wait_until(lambda: served(sandbox) >= 10 or crawl.poll() is not None, 60, "10 pages")
+                assert crawl.poll() is None, "the crawl ended before its database fell silent"
+                relay.stall()  # the server keeps every connection and answers nothing
+                wait_until(
+                    lambda: "releasing 8 keyword(s)" in log.read_text() or crawl.poll() is not None, 60, "the close"
+                )
+                giving_back = time.monotonic()
+                status = stop(crawl, 60)
+                elapsed = time.monotonic() - giving_back
+            finally:
+                crawl.kill()
+                crawl.wait(30)
+    finally:
+        relay.stop()
+    output = log.read_text()
+    assert status == 1, output[-3000:]
+    deadline = GIVE_BACK_TIMEOUTS * db_timeout
+    # one deadline for the eight keywords, and the close after it (each alone took about 4 s)
+    assert elapsed < deadline + 3, (elapsed, output[-3000:])
+    assert f"8 keyword(s) could not be released at close (the database: no answer within {deadline}s)" in output
+    assert crawl_stat(output, "farm/lease/release_lost") == 8
+    assert sum(row["crawl_status"] == "crawling" for row in keywords(mariadb_url)) == 8  # left to their lease
