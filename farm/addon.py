@@ -23,6 +23,15 @@ DOWNLOADER_MIDDLEWARES = {
     # after the lease middleware, before RetryMiddleware (550): every attempt, retries too, is signed anew
     "farm.middlewares.signing.RequestSigningMiddleware": 540,
     "farm.middlewares.blocks.SiteBlockMiddleware": 560,
+    # after RedirectMiddleware (600) on the way back: a wall's redirect is seen before it is followed;
+    # before CookiesMiddleware (700) on the way out: the session's Cookie header stays as it is
+    "farm.sessions.middleware.SessionMiddleware": 650,
+}
+# Requests that carry meta["impersonate"] (farm.sessions) go out through curl_cffi with a browser's
+# fingerprint; the others through Scrapy's own HTTP/1.1 handler, which this one falls back to.
+DOWNLOAD_HANDLERS = {
+    "http": "scrapy_impersonate.ImpersonateDownloadHandler",
+    "https": "scrapy_impersonate.ImpersonateDownloadHandler",
 }
 ITEM_PIPELINES = {
     "farm.pipelines.sql.SqlPostingsPipeline": 300,
@@ -48,6 +57,7 @@ COMPONENTS = {
     "DOWNLOADER_MIDDLEWARES": DOWNLOADER_MIDDLEWARES,
     "ITEM_PIPELINES": ITEM_PIPELINES,
     "EXTENSIONS": EXTENSIONS,
+    "DOWNLOAD_HANDLERS": DOWNLOAD_HANDLERS,
 }
 
 # Scrapy's settings as farm tunes them; farm.settings holds their values (some from FARM_*

@@ -131,6 +131,17 @@ PROXIES = Kind(
     "path of a file with one a line",
     _proxies,
 )
+
+
+def _impersonate(raw):
+    from farm.sessions.identity import check_target
+
+    return check_target(raw)
+
+
+IMPERSONATE = Kind(
+    "chrome, a curl_cffi Chrome target such as chrome146, or nothing for Scrapy's own client", _impersonate
+)
 PORT = whole(0, 65535, "a port number from 1 to 65535, or 0 for none")
 
 
@@ -170,6 +181,14 @@ class FarmConfig:
     block_retries: int = setting(whole(0, 1000, "a whole number from 0 to 1000, e.g. 5"))
     block_base_delay: float = setting(number(0, takes="a number of seconds from 0, e.g. 2"))
     block_max_delay: float = setting(number(0, takes="a number of seconds from 0, e.g. 60"))
+    impersonate: str = setting(IMPERSONATE)
+    browser_pages: int = setting(whole(0, 64, "a whole number of pages from 0 (no browser) to 64, e.g. 2"))
+    browser_executable: str = setting(text("nothing (Chromium on the PATH), or the browser's path or name"))
+    browser_timeout: float = setting(number(0, 3600, above=True, takes="a number of seconds above 0, e.g. 30"))
+    browser_cooldown: float = setting(number(0, takes="a number of seconds from 0, e.g. 60"))
+    session_max_age: float = setting(number(0, above=True, takes="a number of seconds above 0, e.g. 1200"))
+    session_max_uses: int = setting(whole(0, 10**9, "a whole number from 0 (no limit), e.g. 200"))
+    site_refused_after: float = setting(number(0, takes="a number of seconds from 0 (never), e.g. 180"))
     proxies: tuple = setting(PROXIES)
     proxy_quarantine: float = setting(number(0, takes="a number of seconds from 0, e.g. 1800"))
     metrics_port: int = setting(PORT)
@@ -183,6 +202,11 @@ class FarmConfig:
     api_max_body: int = setting(whole(1024, 2**31, "a whole number of bytes from 1024, e.g. 1048576"))
     api_retry_after: int = setting(whole(1, 86_400, "a whole number of seconds from 1 to 86400, e.g. 5"))
     api_read_timeout: float = setting(number(0, 86_400, above=True, takes="a number of seconds above 0, e.g. 10"))
+    salary_convert: int = setting(whole(0, 1, "0 (monthly pay alone) or 1 (day, hour and year pay converted)"))
+    salary_days_a_month: float = setting(number(0, 31, above=True, takes="a number of days above 0 to 31, e.g. 21.75"))
+    salary_hours_a_month: float = setting(
+        number(0, 744, above=True, takes="a number of hours above 0 to 744, e.g. 174")
+    )
     # Scrapy's own, set from FARM_* variables in farm.settings
     concurrent_requests: int = setting(
         whole(1, 10_000, "a whole number from 1 to 10000, e.g. 4"), "CONCURRENT_REQUESTS"

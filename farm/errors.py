@@ -153,3 +153,14 @@ class ClaimLost(ApiError):
 
 class Blocked(Exception):
     """Raised by ``fetch`` when the site blocks the crawler: the keyword goes back partial."""
+
+
+class WallNotPassed(Exception):
+    """The browser could not pass a site's wall: ``kind`` is "slider" (a slider or puzzle, which farm does not
+    solve), "timeout" (the wall's page never granted its cookie) or "browser" (Chromium failed or is missing)."""
+
+    def __init__(self, wall: str, kind: str, detail: str):
+        super().__init__(f"{wall}: {kind}: {detail}")
+        self.wall = wall
+        self.kind = kind
+        self.detail = detail

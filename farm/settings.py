@@ -81,6 +81,26 @@ FARM_REAP_INTERVAL = _env("FARM_REAP_INTERVAL", 60)
 FARM_BLOCK_RETRIES = _env("FARM_BLOCK_RETRIES", 5)
 FARM_BLOCK_BASE_DELAY = _env("FARM_BLOCK_BASE_DELAY", 2.0)
 FARM_BLOCK_MAX_DELAY = _env("FARM_BLOCK_MAX_DELAY", 60.0)
+# The client farm's page requests pass for (farm.sessions): "chrome" sends them with the TLS and HTTP/2
+# fingerprint and headers of the newest Chrome curl_cffi knows (scrapy-impersonate's download handler), a
+# target such as chrome146 with that one's; "" with Scrapy's own client. FARM_<SITE>_IMPERSONATE sets one site.
+FARM_IMPERSONATE = _env("FARM_IMPERSONATE", "chrome")
+# A wall a browser can pass (a page whose JavaScript computes a cookie) is opened in headless Chromium:
+# at most this many pages at once (0: never; walls are then blocks), the browser found on the PATH
+# (chromium, chromium-browser, google-chrome) unless a path or name is given, each wall given this many
+# seconds to grant its cookie, and a wall the browser could not pass not tried again for as many.
+FARM_BROWSER_PAGES = _env("FARM_BROWSER_PAGES", 2)
+FARM_BROWSER_EXECUTABLE = _env("FARM_BROWSER_EXECUTABLE", "")
+FARM_BROWSER_TIMEOUT = _env("FARM_BROWSER_TIMEOUT", 30)
+FARM_BROWSER_COOLDOWN = _env("FARM_BROWSER_COOLDOWN", 60)
+# A session the browser earned is carried on plain requests until the site refuses it, or it is this
+# old (seconds) or has been sent this many times (0: no limit); then a new one is earned.
+FARM_SESSION_MAX_AGE = _env("FARM_SESSION_MAX_AGE", 1200)
+FARM_SESSION_MAX_USES = _env("FARM_SESSION_MAX_USES", 0)
+# Seconds in which a site answered nothing but refusals farm cannot pass (sliders, walls, answers it does
+# not understand; at least 6 of them, no page between) before the crawl concludes that the site refuses it
+# and ends, its keywords left partial (0: never conclude).
+FARM_SITE_REFUSED_AFTER = _env("FARM_SITE_REFUSED_AFTER", 180)
 # Proxies for page requests, taken in turn (farm.crawl.proxies): a list, a comma-separated string, or
 # the path of a file with one URL a line (scheme://[user:password@]host:port, http or https;
 # `#` comments). Unset: no proxy. A proxy that draws a block is left out for
@@ -114,6 +134,11 @@ FARM_API_MAX_BODY = _env("FARM_API_MAX_BODY", 1_048_576)
 FARM_API_RETRY_AFTER = _env("FARM_API_RETRY_AFTER", 5)
 # Seconds a request's head and body may take to arrive whole; a slower client is cut off (408).
 FARM_API_READ_TIMEOUT = _env("FARM_API_READ_TIMEOUT", 10)
+# The report's salary figures are of monthly pay alone; 1 converts pay by the day, the hour and the
+# year into a month's with these factors (a year's divided by its months, ·14薪, or 12), shown in the report.
+FARM_SALARY_CONVERT = _env("FARM_SALARY_CONVERT", 0)
+FARM_SALARY_DAYS_A_MONTH = _env("FARM_SALARY_DAYS_A_MONTH", 21.75)
+FARM_SALARY_HOURS_A_MONTH = _env("FARM_SALARY_HOURS_A_MONTH", 174)
 
 # --- scrapy -----------------------------------------------------------------
 

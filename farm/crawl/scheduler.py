@@ -20,7 +20,10 @@ could not be taken back and would keep the crawl from ending.
 A request for a page already in the window (a retry after a block or an error, a redirect) stays
 in this process and goes out before anything else, the window notwithstanding: its page leaves the
 window only once it has gone through, and behind a request waiting for the window it would wait for
-ever. Requests of other spiders, and other requests, pass as Scrapy's would.
+ever. One sent again with a session just earned in the browser (farm.sessions) goes at once, ahead of
+the pace and through the proxy it earned the session through: a back-off longer than a session lives
+would otherwise let every session expire before it is used. Requests of other spiders, and other
+requests, pass as Scrapy's would.
 """
 
 from collections import deque
@@ -141,6 +144,9 @@ class RetryLane:
             request = self.requests.popleft()
             if not still_wanted(parts, request):
                 continue
+            if request.meta.pop("farm_session_fresh", False):
+                parts.stats.inc_value("scheduler/dequeued/farm_fresh_session")
+                return request
             wait = parts.pace.wait() or take_proxy(parts.proxies, request)
             if wait > 0:
                 self.requests.appendleft(request)
@@ -154,4 +160,4 @@ class RetryLane:
 def _repeated(request) -> bool:
     """A retry or a redirect of a request already taken (Scrapy marks both in the meta)."""
     meta = request.meta
-    return "retry_times" in meta or "redirect_times" in meta
+    return "retry_times" in meta or "redirect_times" in meta or "farm_session_fresh" in meta

@@ -1,8 +1,12 @@
 """Site blocks and site trouble: recognise them, slow the site down, retry, give up without blame.
 
-Each site spider says what a block looks like (``block_reason``): Boss's JSON
-codes, 51job's WAF pages, Zhilian's verification and login walls, HTTP
-403/429/503. Site trouble is a refused, reset or dropped connection, a timeout,
+Each site spider says what a refusal looks like (``refusal``): a block (``block_reason``:
+Boss's JSON codes, 51job's WAF pages, Zhilian's verification and login walls, HTTP
+403/429/503), a wall the browser could not pass (farm.sessions names it, a slider
+most often), or an answer the spider does not understand (one that does not parse, an
+empty page while its count says more remain): farm fails closed, it never takes an
+answer it does not understand for the end of a keyword. Each is counted by its shape
+(``farm/block/<shape>``). Site trouble is a refused, reset or dropped connection, a timeout,
 a DNS failure (Scrapy's RETRY_EXCEPTIONS), or a server error (RETRY_HTTP_CODES).
 
 Either way the page is retried up to FARM_BLOCK_RETRIES times while the site's
@@ -16,7 +20,9 @@ ease it back. None of that spends the keyword's own retries:
   (no other keyword met one in the last minute) is the keyword's: it fails,
   and is retried after FARM_RETRY_DELAY.
 
-A page whose keyword has ended meanwhile is not retried.
+A page whose keyword has ended meanwhile is not retried. When a site has answered
+nothing but refusals for FARM_SITE_REFUSED_AFTER seconds (farm.middlewares.refusals), the
+crawl concludes the site refuses it and closes (``farm_site_refused``), its keywords partial.
 
 With proxies (FARM_PROXIES), a block is also the proxy's: it is quarantined
 (farm.crawl.proxies) and the retry goes through another. So is a connection to the
@@ -31,6 +37,7 @@ connected may be the site's as well as the proxy's: site trouble, as without.
 import logging
 import time
 from collections import deque
+from email.utils import parsedate_to_datetime
 
 from scrapy.downloadermiddlewares.retry import get_retry_request
 from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, NotConfigured
@@ -38,6 +45,7 @@ from scrapy.utils.misc import load_object
 from twisted.internet.error import ConnectError
 
 from farm.crawl.parts import CrawlParts
+from farm.middlewares.refusals import RefusalWatch
 from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, SiteUnavailable
 
 logger = logging.getLogger(__name__)
@@ -52,7 +60,7 @@ TROUBLE_KEYWORDS = 2
 
 
 class SiteBlockMiddleware:
-    def __init__(self, crawler, parts: CrawlParts, retries: int, server_errors, transport_errors):
+    def __init__(self, crawler, parts: CrawlParts, retries: int, server_errors, transport_errors, refused_after=0.0):
         self.crawler = crawler
         self.parts = parts
         self.pace = parts.pace
@@ -62,6 +70,8 @@ class SiteBlockMiddleware:
         self.transport_errors = transport_errors
         self.stats = crawler.stats
         self.trouble: deque[tuple[float, int]] = deque()  # (when, keyword id) of recent site errors
+        self.watch = RefusalWatch(refused_after)
+        self.concluded = False
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -78,7 +88,8 @@ class SiteBlockMiddleware:
         transport_errors = tuple(
             error if isinstance(error, type) else load_object(error) for error in settings.getlist("RETRY_EXCEPTIONS")
         )
-        return cls(crawler, parts, retries, server_errors, transport_errors)
+        refused_after = settings.getfloat("FARM_SITE_REFUSED_AFTER")
+        return cls(crawler, parts, retries, server_errors, transport_errors, refused_after)
 
     def process_response(self, request, response):
         if "farm_lease" not in request.meta:
@@ -86,14 +97,20 @@ class SiteBlockMiddleware:
         if response.status in self.server_errors:
             return self._site_trouble(request, f"HTTP {response.status}", response)
         spider = self.crawler.spider
-        reason = spider.block_reason(response)
+        reason = spider.refusal(response)
         if reason is None:
+            self.watch.page()
             self.pace.eased()
             return response
+        wall = request.meta.pop("farm_wall_refused", None)  # the browser met it and could not pass it
+        if wall is not None:
+            reason = f"{wall} ({reason})"
         kind = reason.split()[0]
         self.stats.inc_value("farm/block/count")
         self.stats.inc_value(f"farm/block/{kind}")
-        self.pace.back_off(_retry_after(response))
+        self.pace.back_off(self._retry_after(response))
+        if self.watch.refused(kind, time.monotonic()):
+            self._site_refused()
         if self.proxies is not None:
             self.proxies.quarantine(request.meta.get("farm_proxy"), f"{reason} at {request.url}")
         retry = self._retry(request, f"farm_block/{kind}", "farm/block/retry")
@@ -128,7 +145,7 @@ class SiteBlockMiddleware:
         while self.trouble and self.trouble[0][0] < now - TROUBLE_WINDOW:
             self.trouble.popleft()
         self.stats.inc_value("farm/site/errors")
-        self.pace.back_off(_retry_after(response) if response is not None else None)
+        self.pace.back_off(self._retry_after(response) if response is not None else None)
         retry = self._retry(request, f"farm_site/{what.split(':')[0].replace(' ', '_')}", "farm/site/retry")
         if retry is not None:
             return retry
@@ -137,6 +154,27 @@ class SiteBlockMiddleware:
             return response  # the keyword's own trouble: HttpError fails it
         self.stats.inc_value("farm/site/gave_up")
         raise SiteUnavailable(f"{what} at {request.url} (still failing after {self.retries} retries)")
+
+    def _site_refused(self) -> None:
+        if self.concluded:
+            return
+        self.concluded = True
+        self.stats.set_value("farm/site/refused", self.watch.summary())
+        logger.error(
+            "farm %s: the site refused every answer for %.0f s (%s): it refuses this crawl; the crawl ends, its "
+            "keywords left partial for a later run",
+            self.crawler.spider.name,
+            self.watch.after,
+            self.watch.summary(),
+        )
+        self.parts.close_crawl("farm_site_refused")
+
+    def _retry_after(self, response) -> float | None:
+        """Retry-After, in seconds or as an HTTP date, at most FARM_BLOCK_MAX_DELAY (the pace caps it)."""
+        seconds = retry_after(response)
+        if seconds is not None:
+            self.stats.inc_value("farm/retry_after/honoured")
+        return seconds
 
     def _retry(self, request, reason, stats_key):
         lease = request.meta["farm_lease"]
@@ -155,8 +193,18 @@ class SiteBlockMiddleware:
         )
 
 
-def _retry_after(response) -> float | None:
+def retry_after(response, now: float | None = None) -> float | None:
+    """The seconds a response's Retry-After asks for (a number, or an HTTP date); None without one."""
     value = response.headers.get(b"Retry-After") if response is not None else None
-    if value and value.strip().isdigit():
-        return float(value)
-    return None
+    if not value:
+        return None
+    text = value.decode("latin-1").strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))

@@ -12,7 +12,15 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
   as docs/sites.md gives it (no callback: the base adds it);
 - ``parse_page(response)``: a :class:`Page`, or :class:`ParseError`;
 - ``block_reason(response)``: why the response is a block, or None
-  (call ``super()`` to keep the HTTP 403/429/503 rule).
+  (call ``super()`` to keep the HTTP 403/429/503 rule);
+- ``browser_wall(response)``: the wall a browser can pass that the response is
+  (farm.sessions.wall.Wall: the page to open, the cookies it grants), or None.
+
+An answer is a page only when farm understands it (``refusal``): not a block, parsed
+without error, and not empty while its own count says more remain. Anything else is a
+refusal, retried with the site's back-off (farm.middlewares.blocks): farm fails closed,
+and never ends a keyword short on an answer it does not understand. The page is parsed
+once, there, and the callback reuses it.
 
 The base never touches the database. It is handed leases by the lease
 middleware (``lease_requests``), keeps what it asked for of each in its run
@@ -28,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest, NotConfigured
@@ -36,6 +45,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.errors import ParseError, UnknownCity  # noqa: F401 - ParseError: a spider's, beside LeaseSpider and Page
 from farm.items import JobPosting
+from farm.sessions.wall import Wall
 from farm.state.lease import Lease
 from farm.state.models import max_pages_that_fit
 
@@ -65,6 +75,10 @@ class Page:
     total_count: int | None = None  # postings the site says the keyword has (parallel sites)
     total_pages: int | None = None  # pages the site says the keyword has (overrides total_count)
     has_more: bool | None = None  # whether another page follows (sequential sites)
+
+
+# Each response's page, or its ParseError: the refusal check parses it, the callback reuses it.
+_pages: "WeakKeyDictionary[scrapy.http.Response, Page | ParseError]" = WeakKeyDictionary()
 
 
 class SpiderParts:
@@ -144,6 +158,55 @@ class LeaseSpider(scrapy.Spider):
 
     def block_reason(self, response) -> str | None:
         return BLOCK_STATUSES.get(response.status)
+
+    def browser_wall(self, response) -> Wall | None:
+        return None
+
+    # --- what farm understands -------------------------------------------
+
+    def refusal(self, response) -> str | None:
+        """Why ``response`` is not a page farm understands, its shape first; None for a page."""
+        reason = self.block_reason(response)
+        if reason is not None:
+            return reason
+        try:
+            page = self.page_of(response)
+        except ParseError as exc:
+            return f"{self.name}_unrecognised {exc}"
+        page_no = response.request.meta.get("farm_page", 1) if response.request is not None else 1
+        if not page.postings and self.more_promised(page, page_no):
+            return f"{self.name}_empty_page page {page_no} empty while {self.promise(page)}"
+        return None
+
+    def page_of(self, response) -> Page:
+        """``parse_page(response)``, parsed once per response (ParseError raised each time)."""
+        try:
+            parsed = _pages[response]
+        except KeyError:
+            try:
+                parsed = self.parse_page(response)
+            except ParseError as exc:
+                parsed = exc
+            _pages[response] = parsed
+        if isinstance(parsed, ParseError):
+            raise parsed
+        return parsed
+
+    def more_promised(self, page: Page, page_no: int) -> bool:
+        """Whether an answer says more postings remain at or after ``page_no`` (of its own count)."""
+        if page.total_pages is not None:
+            return page_no <= page.total_pages
+        if page.total_count is not None:
+            return (page_no - 1) * self.page_size < page.total_count
+        return bool(page.has_more)
+
+    @staticmethod
+    def promise(page: Page) -> str:
+        if page.total_pages is not None:
+            return f"the site says {page.total_pages} pages"
+        if page.total_count is not None:
+            return f"the site says {page.total_count} postings"
+        return "the site says more follow"
 
     # --- shared ----------------------------------------------------------
 
@@ -247,7 +310,7 @@ class LeaseSpider(scrapy.Spider):
         lease: Lease = response.meta["farm_lease"]
         page_no: int = response.meta["farm_page"]
         try:
-            page = self.parse_page(response)
+            page = self.page_of(response)
         except ParseError as exc:
             self.crawler.stats.inc_value("farm/page/unparsable")
             self.registry.end(lease, Outcome("failed", f"{exc} at {response.url}", page_no))

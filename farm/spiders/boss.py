@@ -1,11 +1,12 @@
 """Boss直聘: the web search XHR, ``/wapi/zpgeek/search/joblist.json`` (docs/sites.md §1)."""
 
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import scrapy
 
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
+from farm.sessions.wall import Wall
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import (
     area_of,
@@ -19,9 +20,9 @@ from farm.spiders.parsing import (
 
 SITE = "https://www.zhipin.com"  # stored posting URLs name the real site, whatever base_url is
 
-# Non-zero ``code`` values of an HTTP 200 answer that are blocks (§1.3). Another non-zero
-# code is a block only when its message has one of BLOCK_WORDS; else it is an error of
-# the keyword (a parse error naming the code and the message), not retried as a block all day.
+# Non-zero ``code`` values of an HTTP 200 answer that are blocks (§1.3), by name. Any other
+# non-zero code is a refusal too, named by its code (``boss_code_9``): farm fails closed on a
+# code it does not know (public captures show 9, 17, 121, 122, 200404), and counts it by shape.
 BLOCK_CODES = {
     37: "access abnormal (stoken)",
     35: "captcha",
@@ -107,7 +108,8 @@ class BossSpider(LeaseSpider):
             raise ParseError(f"boss: code {code!r} without zpData, not a page")
         jobs = postings_list(zp.get("jobList"), "boss: zpData.jobList")
         postings = self.postings_from(jobs, _posting, "encryptJobId", response)
-        return Page(postings=postings, has_more=bool(zp.get("hasMore")) and bool(jobs))
+        # an empty list while hasMore holds is not the end (a refusal: LeaseSpider.refusal)
+        return Page(postings=postings, has_more=bool(zp.get("hasMore")))
 
     def block_reason(self, response):
         reason = super().block_reason(response)
@@ -123,13 +125,33 @@ class BossSpider(LeaseSpider):
             message = str(data.get("message") or "")
             if any(word in message for word in BLOCK_WORDS):
                 return f"boss_{code} {message}"
-            return None  # another code: parse_page fails the keyword with it
+            return f"boss_code_{code} {message or 'no message'}"[:200]
         location = response.headers.get(b"Location", b"").decode("latin-1")
         haystack = (response.url, location, response_text(response))
         for marker, reason in BLOCK_MARKERS:
             if any(marker in text for text in haystack):
                 return f"{reason} ({marker})"
         return None
+
+    def browser_wall(self, response):
+        """Code 37 with its zpData: the security check the site's own client opens (§1.3), whose script
+        computes ``__zp_stoken__`` from the seed, then returns to the search page."""
+        data = response_json(response)
+        if not (isinstance(data, dict) and to_int(data.get("code")) == 37):
+            return None
+        zp = data.get("zpData")
+        if not (isinstance(zp, dict) and zp.get("seed") and zp.get("name")):
+            return None
+        asked = parse_qs(urlsplit(response.url).query)
+        search = {"query": asked.get("query", [""])[0], "city": asked.get("city", [""])[0]}
+        callback = "/web/geek/job?" + urlencode(search, quote_via=quote)
+        check = urlencode(
+            {"seed": zp["seed"], "name": zp["name"], "ts": zp.get("ts", ""), "callbackUrl": callback, "srcReferer": ""},
+            quote_via=quote,
+        )
+        return Wall(
+            "boss_security_check", f"{self.base_url}/web/common/security-check.html?{check}", ("__zp_stoken__",)
+        )
 
 
 def _posting(job):

@@ -11,6 +11,7 @@ import scrapy
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.middlewares.signing import signs_when_sent
+from farm.sessions.wall import SLIDER_MARKERS, Wall
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import postings_list, response_json, response_text, site_time, text_or_none, unique_tags
 
@@ -159,8 +160,22 @@ class QcwySpider(LeaseSpider):
                 return f"{reason} ({marker})"
         content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
         if content_type and "json" not in content_type.lower():
-            return f"qcwy_waf non-JSON answer ({content_type})"
+            return f"qcwy_html non-JSON answer ({content_type})"
         return None
+
+    def browser_wall(self, response):
+        """Aliyun WAF's challenge (``var arg1=``, §2.3): its script computes ``acw_sc__v2`` and reloads. The
+        browser opens the human search page, which the same WAF guards, as a visitor would."""
+        if response.status != 200 or response_json(response) is not None:
+            return None
+        text = response_text(response)
+        if "var arg1=" not in text or any(marker in text for marker in SLIDER_MARKERS):
+            return None
+        asked = dict(parse_qsl(urlsplit(response.url).query))
+        search = urlencode(
+            {"keyword": asked.get("keyword", ""), "searchType": "2", "jobArea": asked.get("jobArea", "")}
+        )
+        return Wall("qcwy_acw_sc__v2", f"{self.base_url}/pc/search?{search}", ("acw_sc__v2",))
 
 
 # A city's name by its 51job code, the first name of a code in farm/cities.py (北京, 广东, …).

@@ -2,13 +2,14 @@
 
 import json
 import math
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 from weakref import WeakKeyDictionary
 
 import scrapy
 
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
+from farm.sessions.wall import SLIDER_MARKERS, Wall
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import area_of, json_kind, response_text, site_time, text_or_none, to_int, unique_tags
 
@@ -26,6 +27,10 @@ VERIFY_MARKERS = [
 ]
 LOGIN_TEXTS = ("登录之后再搜索", "登录查看更多相关职位")
 MIN_TEXT = 80  # a page with less visible text than this is blank or blocked (§3.4)
+# The verification a browser passes: its path, where the search redirects to (§3.4), and the cookie its
+# script sets (the sandbox's name; the real page's script sets Aliyun's acw_sc__v2).
+VERIFY_PATH = "/verify/"
+VERIFY_COOKIES = ("zp_verify", "acw_sc__v2")
 
 
 class ZhilianSpider(LeaseSpider):
@@ -74,9 +79,36 @@ class ZhilianSpider(LeaseSpider):
         for marker in LOGIN_TEXTS:
             if marker in text:
                 return f"zhilian_login_wall 0 positions, {marker}"
+        if response.status in (301, 302, 303, 307, 308):
+            location = response.headers.get(b"Location", b"").decode("latin-1")
+            if VERIFY_PATH in location:
+                return f"zhilian_verification redirect to {location[:120]}"
+            return None  # another redirect: followed
         if state is None and len(_visible_text(response)) < MIN_TEXT:
             return "zhilian_blank_page under 80 characters of text"
+        if state is None:
+            return "zhilian_shell no __INITIAL_STATE__ (a client-rendered shell or an unknown page)"
         return None
+
+    def browser_wall(self, response):
+        """The verification the search redirects to (or serves): its script sets a cookie and returns to the
+        search. The browser opens the search page itself and follows the site."""
+        location = response.headers.get(b"Location", b"").decode("latin-1")
+        redirected = response.status in (301, 302, 303, 307, 308) and VERIFY_PATH in location
+        served = response.status == 200 and VERIFY_PATH in response.url
+        if not (redirected or served):
+            return None
+        text = response_text(response) if served else ""
+        if any(marker in text for marker in SLIDER_MARKERS):
+            return None
+        request = response.request
+        if request is None:
+            target = response.url
+        elif redirected:
+            target = request.url
+        else:  # the redirect was followed: the search it came from
+            target = (request.meta.get("redirect_urls") or [response.url])[0]
+        return Wall("zhilian_verification", urljoin(response.url, target), VERIFY_COOKIES)
 
 
 # The block check and the parser both read a page's state: decoded once per response.

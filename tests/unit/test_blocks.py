@@ -11,7 +11,7 @@ from farm.spiders.base import KeywordBlocked, LeaseLost, SiteUnavailable
 from tests.unit.components import make_crawler
 
 ROWS = [("qcwy", city, "python") for city in ("北京", "上海", "广州", "深圳")]
-OK = b'{"status": "1", "resultbody": {"job": {"totalCount": 1, "items": []}}}'
+OK = b'{"status": "1", "resultbody": {"job": {"totalCount": 0, "items": []}}}'
 
 
 @pytest.fixture

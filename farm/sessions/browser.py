@@ -1,0 +1,193 @@
+"""The crawl's headless Chromium: opens a wall's page, waits for the cookies it grants, hands them over.
+
+One browser process per crawl, launched the first time a wall needs it (a crawl that meets no wall never
+starts one), from the machine's Chromium (FARM_BROWSER_EXECUTABLE, else the first of chromium,
+chromium-browser, google-chrome on the PATH): Playwright drives it and never downloads a browser of its own.
+At most FARM_BROWSER_PAGES pages are open at once, each in a context of its own (cookies of one session only,
+the identity's user agent and proxy) that is closed as soon as its cookies are taken: the browser's memory is
+bounded by that, and measured (``resident_bytes``: every process of the browser, summed).
+"""
+
+import asyncio
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from farm.display import without_secrets
+from farm.errors import WallNotPassed
+from farm.sessions.identity import ClientIdentity
+from farm.sessions.wall import Wall
+
+logger = logging.getLogger(__name__)
+
+CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+BROWSER_PROCESSES = ("chrom", "headless", "node")  # their /proc/PID/comm: Chromium's processes, Playwright's driver
+POLL = 0.1  # seconds between looks at the page while it earns its cookies
+
+
+def find_chromium(configured: str = "") -> str | None:
+    """The browser to drive: the configured path or name, else the first Chromium on the PATH."""
+    for name in (configured,) if configured else CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+class Browser:
+    def __init__(self, executable: str, pages: int, timeout: float):
+        self.executable = executable  # FARM_BROWSER_EXECUTABLE as given ("": look on the PATH)
+        self.timeout = timeout
+        self._slots = asyncio.Semaphore(pages)
+        self._playwright = None
+        self._browser = None
+        self._starting: asyncio.Lock | None = None
+        self.pages_opened = 0
+        self.rss_max = 0  # the most the browser's processes held at once, in bytes
+
+    async def earn(self, wall: Wall, identity: ClientIdentity, proxy: str) -> dict[str, str]:
+        """The cookies ``wall``'s page grants this identity through ``proxy`` ("" for none)."""
+        async with self._slots:
+            browser = await self._launched(wall)
+            options = {"user_agent": identity.user_agent, "locale": "zh-CN", "extra_http_headers": {}}
+            if proxy:
+                options["proxy"] = _proxy_option(proxy)
+            context = await browser.new_context(**options)
+            try:
+                page = await context.new_page()
+                self.pages_opened += 1
+                return await self._cookies_of(page, context, wall)
+            finally:
+                self.rss_max = max(self.rss_max, self.resident_bytes())
+                await context.close()
+
+    async def _cookies_of(self, page, context, wall: Wall) -> dict[str, str]:
+        from playwright.async_api import Error as PlaywrightError
+
+        deadline = time.monotonic() + self.timeout
+        try:
+            answer = await page.goto(wall.url, wait_until="commit", timeout=self.timeout * 1000)
+        except PlaywrightError as exc:
+            raise WallNotPassed(wall.name, "browser", f"cannot open {_shown(wall.url)}: {_first_line(exc)}") from None
+        if answer is not None and answer.status >= 400:  # no wall there to pass: the site answered an error
+            raise WallNotPassed(wall.name, "browser", f"{_shown(wall.url)} answered HTTP {answer.status}")
+        host = urlsplit(wall.url).hostname or ""
+        while True:
+            cookies = {c["name"]: c["value"] for c in await context.cookies() if _same_site(c["domain"], host)}
+            if any(name in cookies for name in wall.cookies):
+                return cookies
+            try:
+                html = await page.content()
+            except PlaywrightError:  # navigating: the next look sees the new page
+                html = ""
+            marker = next((m for m in wall.sliders if m in page.url or m in html), None)
+            if marker is not None:
+                raise WallNotPassed(
+                    wall.name, "slider", f"the page shows a slider ({marker}), which farm does not solve"
+                )
+            if time.monotonic() >= deadline:
+                raise WallNotPassed(
+                    wall.name, "timeout", f"no {' or '.join(wall.cookies)} cookie within {self.timeout:g} s"
+                )
+            await asyncio.sleep(POLL)
+
+    async def _launched(self, wall: Wall):
+        if self._browser is not None:
+            return self._browser
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._browser is None:
+                path = find_chromium(self.executable)
+                if path is None:
+                    wanted = self.executable or " or ".join(CANDIDATES)
+                    raise WallNotPassed(
+                        wall.name,
+                        "browser",
+                        f"no browser: {wanted} not found (apt-get install chromium, or set FARM_BROWSER_EXECUTABLE)",
+                    )
+                from playwright.async_api import Error as PlaywrightError
+                from playwright.async_api import async_playwright
+
+                self._playwright = await async_playwright().start()
+                try:
+                    self._browser = await self._playwright.chromium.launch(
+                        executable_path=path, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+                    )
+                except PlaywrightError as exc:
+                    await self._playwright.stop()
+                    self._playwright = None
+                    raise WallNotPassed(wall.name, "browser", f"{path} did not start: {_first_line(exc)}") from None
+                logger.info("farm: headless Chromium started (%s, version %s)", path, self._browser.version)
+        return self._browser
+
+    async def close(self) -> None:
+        if self._browser is not None:
+            await self._browser.close()
+            self._browser = None
+        if self._playwright is not None:
+            await self._playwright.stop()
+            self._playwright = None
+
+    def resident_bytes(self) -> int:
+        """The resident memory of the browser: every Chromium process below this one, and Playwright's driver."""
+        return sum(_rss(pid) for pid in _descendants(os.getpid()) if _comm(pid).startswith(BROWSER_PROCESSES))
+
+
+def _same_site(domain: str, host: str) -> bool:
+    domain = domain.lstrip(".")
+    return host == domain or host.endswith("." + domain)
+
+
+def _proxy_option(proxy: str) -> dict:
+    parts = urlsplit(proxy)
+    option = {"server": f"{parts.scheme}://{parts.hostname}:{parts.port}"}
+    if parts.username:
+        option.update(username=parts.username, password=parts.password or "")
+    return option
+
+
+def _first_line(exc: Exception) -> str:
+    return without_secrets(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+
+
+def _shown(url: str) -> str:
+    return without_secrets(url if len(url) <= 120 else url[:117] + "...")
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _rss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0

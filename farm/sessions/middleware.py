@@ -1,0 +1,161 @@
+"""SessionMiddleware: page requests go out as the crawl's client identity, with the site's current session.
+
+On the way out, a page request takes the site's identity (curl_cffi's browser fingerprint through
+scrapy-impersonate's download handler, that browser's headers) and the cookies of the current session of its
+site and proxy (farm.sessions.pool). On the way back, Set-Cookie answers update that session, and an answer
+that is a wall the spider can pass (``LeaseSpider.browser_wall``) retires the session that met it, has a new
+one earned in headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall)
+and sends the request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry
+lane), so a back-off longer than a session's life cannot starve it. A request is sent again with a fresh
+session at most twice; after that, or when the browser cannot pass the wall (a slider), the answer goes on to
+farm.middlewares.blocks as a block, named after the wall.
+
+It sits at 650: after Scrapy's RedirectMiddleware (600) on the way back, so it sees a wall's redirect before
+the redirect is followed, and before CookiesMiddleware (700) on the way out, whose jar then leaves the
+session's Cookie header as it is.
+"""
+
+import logging
+from http.cookies import CookieError, SimpleCookie
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from farm.config import FarmConfig
+from farm.crawl.parts import CrawlParts
+from farm.errors import SettingError, WallNotPassed
+from farm.sessions.browser import Browser
+from farm.sessions.identity import ClientIdentity, check_target
+from farm.sessions.pool import SiteSession, SessionPool
+
+logger = logging.getLogger(__name__)
+
+FRESH_SENDS = 2  # times one request is sent again with a freshly earned session
+
+
+class SessionMiddleware:
+    def __init__(self, crawler, site: str, identity: ClientIdentity, pool: SessionPool, browser: Browser | None):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.site = site
+        self.identity = identity
+        self.pool = pool
+        self.browser = browser  # None with FARM_BROWSER_PAGES=0: walls stay blocks
+        self.headers = [(name.encode(), value.encode()) for name, value in identity.headers.items()]
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        if crawler.get_extension(CrawlParts) is None:
+            raise NotConfigured("not a farm crawl: no keyword leases")
+        spidercls = crawler.spidercls
+        if not callable(getattr(spidercls, "browser_wall", None)):
+            raise NotConfigured(f"{spidercls.__name__} is not a LeaseSpider")
+        config = FarmConfig.of(crawler)
+        site = getattr(spidercls, "site", None) or spidercls.name
+        identity = ClientIdentity.of(impersonation(crawler.settings, site, config.impersonate))
+        browser = Browser(config.browser_executable, config.browser_pages, config.browser_timeout)
+        if not config.browser_pages:
+            browser = None
+        pool = SessionPool(
+            browser.earn if browser is not None else _no_browser,
+            config.session_max_age,
+            config.session_max_uses,
+            config.browser_cooldown,
+        )
+        middleware = cls(crawler, site, identity, pool, browser)
+        pool.on_earned = middleware.session_earned
+        crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
+        return middleware
+
+    def process_request(self, request):
+        meta = request.meta
+        if "farm_lease" not in meta:
+            return None
+        if self.identity.impersonate:
+            meta["impersonate"] = self.identity.impersonate
+        headers = request.headers
+        for name, value in self.headers:
+            headers[name] = value
+        session = self.pool.current((self.site, meta.get("proxy") or ""))
+        meta["farm_session"] = session
+        if session is not None:
+            headers[b"Cookie"] = session.cookie_header()
+        elif b"Cookie" in headers:  # a refused session's, on a request sent again
+            del headers[b"Cookie"]
+        return None
+
+    async def process_response(self, request, response):
+        meta = request.meta
+        if "farm_lease" not in meta:
+            return response
+        session: SiteSession | None = meta.get("farm_session")
+        if session is not None and session.retired is None:
+            _take_cookies(session, response)
+        wall = self.crawler.spider.browser_wall(response)
+        if wall is None:
+            return response
+        self.stats.inc_value("farm/wall/met")
+        self.stats.inc_value(f"farm/wall/met/{wall.name}")
+        sends = meta.get("farm_session_sends", 0)
+        if self.browser is None or sends >= FRESH_SENDS:
+            return response  # a block (farm.middlewares.blocks)
+        try:
+            await self.pool.renew((self.site, meta.get("proxy") or ""), wall, self.identity, session)
+        except WallNotPassed as exc:
+            self.stats.inc_value(f"farm/wall/not_passed/{exc.kind}")
+            meta["farm_wall_refused"] = f"{exc.wall}_{exc.kind}"
+            logger.warning("farm %s: %s met; the browser cannot pass it: %s", self.site, wall.name, exc.detail)
+            return response
+        again = request.replace(dont_filter=True)
+        again.meta["farm_session_fresh"] = True
+        again.meta["farm_session_sends"] = sends + 1
+        return again
+
+    def session_earned(self, session: SiteSession, seconds: float) -> None:
+        self.stats.inc_value("farm/session/earned")
+        self.stats.set_value("farm/browser/pages", self.browser.pages_opened)
+        self.stats.max_value("farm/browser/rss_max", self.browser.rss_max)
+        logger.info(
+            "farm %s: %s passed in the browser in %.1f s (session %d, cookies %s): plain requests carry it",
+            self.site,
+            session.wall,
+            seconds,
+            session.serial,
+            ", ".join(sorted(session.cookies)),
+        )
+
+    async def spider_closed(self, spider, reason):
+        self.stats.set_value("farm/session/retired", dict(self.pool.retired))
+        if self.browser is not None:
+            self.stats.max_value("farm/browser/rss_max", self.browser.rss_max)
+            await self.browser.close()
+
+
+def impersonation(settings, site: str, default: str) -> str:
+    """FARM_<SITE>_IMPERSONATE, else FARM_IMPERSONATE: a Chrome target, or "" for Scrapy's own client."""
+    key = f"FARM_{site.upper()}_IMPERSONATE"
+    raw = settings.get(key)
+    if raw is None:
+        return default
+    try:
+        return check_target(raw)
+    except ValueError:
+        raise SettingError(
+            f"{key}={raw!r} cannot be used: it takes chrome, a curl_cffi Chrome target such as "
+            "chrome146, or nothing for Scrapy's own client"
+        ) from None
+
+
+async def _no_browser(wall, identity, proxy):
+    raise WallNotPassed(wall.name, "browser", "FARM_BROWSER_PAGES is 0: no browser")
+
+
+def _take_cookies(session: SiteSession, response) -> None:
+    """The cookies the site sets on an answer to ``session``'s request, kept in the session."""
+    for header in response.headers.getlist(b"Set-Cookie"):
+        try:
+            jar = SimpleCookie(header.decode("latin-1"))
+        except CookieError:
+            continue
+        for name, morsel in jar.items():
+            session.cookies[name] = morsel.value

@@ -1,0 +1,255 @@
+"""Sessions: earned once per wall however many requests meet it, carried on plain requests, renewed on refusal."""
+
+import asyncio
+import json
+
+import pytest
+from scrapy import Request
+from scrapy.http import TextResponse
+
+from farm.crawl.parts import CrawlParts
+from farm.crawl.scheduler import FarmScheduler
+from farm.errors import SettingError, WallNotPassed
+from farm.sessions.identity import ClientIdentity, check_target, chrome_targets
+from farm.sessions.middleware import SessionMiddleware
+from farm.sessions.pool import SessionPool
+from farm.sessions.wall import Wall
+from farm.spiders.boss import BossSpider
+from farm.spiders.qcwy import QcwySpider
+from farm.spiders.zhilian import ZhilianSpider
+from tests.unit.components import make_crawler
+from tests.unit.loop_helpers import run_loop
+from tests.unit.spider_helpers import make_lease, make_spider, request_for, response_for
+
+WALL = Wall("boss_security_check", "http://site.invalid/check", ("__zp_stoken__",))
+IDENTITY = ClientIdentity.of("chrome")
+CODE_37 = json.dumps(
+    {"code": 37, "message": "您的访问行为异常.", "zpData": {"seed": "s+/=", "ts": 1, "name": "ab12cd34"}}
+)
+
+
+class Earner:
+    """Earns sessions as a browser would, counting the pages it opens; ``fail`` makes it refuse."""
+
+    def __init__(self, fail=None):
+        self.calls = []
+        self.fail = fail
+
+    async def __call__(self, wall, identity, proxy):
+        self.calls.append((wall.name, proxy))
+        await asyncio.sleep(0)  # others arrive while it earns
+        if self.fail:
+            raise WallNotPassed(wall.name, self.fail, "a slider")
+        return {"__zp_stoken__": f"token{len(self.calls)}"}
+
+
+def pool_with(earner, clock=lambda: 0.0, max_age=600, max_uses=0, cooldown=60):
+    return SessionPool(earner, max_age=max_age, max_uses=max_uses, cooldown=cooldown, clock=clock)
+
+
+def test_requests_meeting_one_wall_at_once_earn_one_session():
+    earner = Earner()
+    pool = pool_with(earner)
+
+    async def many():
+        return await asyncio.gather(*(pool.renew(("boss", ""), WALL, IDENTITY, None) for _ in range(5)))
+
+    sessions = run_loop(many)
+    assert len(earner.calls) == 1 and len({id(s) for s in sessions}) == 1
+    assert sessions[0].cookies == {"__zp_stoken__": "token1"}
+    assert pool.current(("boss", "")) is sessions[0] and sessions[0].uses == 1
+
+
+def test_a_refused_session_is_replaced_but_a_newer_one_is_kept():
+    earner = Earner()
+    pool = pool_with(earner)
+
+    async def refusals():
+        first = await pool.renew(("boss", ""), WALL, IDENTITY, None)
+        second = await pool.renew(("boss", ""), WALL, IDENTITY, first)  # the site refused the first
+        third = await pool.renew(("boss", ""), WALL, IDENTITY, first)  # a late answer to the first: keep the second
+        return first, second, third
+
+    first, second, third = run_loop(refusals)
+    assert second is third and second is not first and first.retired == "refused"
+    assert len(earner.calls) == 2 and pool.retired == {"refused": 1}
+
+
+def test_sessions_are_per_proxy():
+    earner = Earner()
+    pool = pool_with(earner)
+
+    async def two():
+        await pool.renew(("boss", "http://p1:8080"), WALL, IDENTITY, None)
+        await pool.renew(("boss", "http://p2:8080"), WALL, IDENTITY, None)
+
+    run_loop(two)
+    assert earner.calls == [(WALL.name, "http://p1:8080"), (WALL.name, "http://p2:8080")]
+    assert pool.current(("boss", "")) is None
+
+
+def test_a_session_is_retired_by_age_and_by_uses():
+    now = [0.0]
+    pool = pool_with(Earner(), clock=lambda: now[0], max_age=100, max_uses=2)
+    run_loop(lambda: pool.renew(("boss", ""), WALL, IDENTITY, None))
+    assert pool.current(("boss", "")) and pool.current(("boss", ""))
+    assert pool.current(("boss", "")) is None and pool.retired == {"uses": 1}
+    run_loop(lambda: pool.renew(("boss", ""), WALL, IDENTITY, None))
+    now[0] = 100.0
+    assert pool.current(("boss", "")) is None and pool.retired == {"uses": 1, "age": 1}
+
+
+def test_a_wall_the_browser_cannot_pass_is_not_tried_again_until_the_cooldown_ends():
+    now = [0.0]
+    earner = Earner(fail="slider")
+    pool = pool_with(earner, clock=lambda: now[0], cooldown=60)
+
+    async def attempt():
+        try:
+            await pool.renew(("boss", ""), WALL, IDENTITY, None)
+        except WallNotPassed as exc:
+            return exc
+
+    for at in (0.0, 30.0, 61.0):
+        now[0] = at
+        assert run_loop(attempt).kind == "slider"
+    assert len(earner.calls) == 2  # at 0 and after the cooldown, at 61
+
+
+def test_an_identity_is_one_chrome_its_user_agent_and_client_hints_agree():
+    newest = chrome_targets()[-1]
+    identity = ClientIdentity.of("chrome")
+    major = newest.removeprefix("chrome")
+    assert identity.impersonate == newest and f"Chrome/{major}.0.0.0" in identity.user_agent
+    assert f'v="{major}"' in identity.headers["sec-ch-ua"]
+    plain = ClientIdentity.of("")
+    assert plain.impersonate == "" and plain.user_agent == identity.user_agent
+    assert check_target(" Chrome146 ") == "chrome146"
+    with pytest.raises(ValueError):
+        check_target("firefox135")
+
+
+@pytest.fixture
+def boss_crawler(sqlite_url):
+    crawler = make_crawler(
+        sqlite_url, [("boss", "北京", "python")], spidercls=BossSpider, FARM_BOSS_BASE_URL="http://site.invalid"
+    )
+    yield crawler
+    crawler.get_extension(CrawlParts).close()
+
+
+def middleware_of(crawler, earner):
+    middleware = SessionMiddleware.from_crawler(crawler)
+    middleware.pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60)
+    middleware.pool.on_earned = lambda session, seconds: None
+    return middleware
+
+
+def boss_page(crawler):
+    [lease] = crawler.get_extension(CrawlParts).store.claim("boss", "test", 1)
+    return crawler.spider.lease_requests(lease)[0]
+
+
+def test_a_page_request_goes_out_as_the_identity_and_a_passable_wall_earns_a_session_and_goes_again(boss_crawler):
+    earner = Earner()
+    middleware = middleware_of(boss_crawler, earner)
+    request = boss_page(boss_crawler)
+    middleware.process_request(request)
+    assert request.meta["impersonate"] == middleware.identity.impersonate
+    assert request.headers[b"User-Agent"].decode() == middleware.identity.user_agent
+    assert b"Cookie" not in request.headers and request.meta["farm_session"] is None
+
+    wall = TextResponse(
+        request.url, body=CODE_37.encode(), headers={"Content-Type": "application/json"}, request=request
+    )
+    again = run_loop(lambda: middleware.process_response(request, wall))
+    assert isinstance(again, Request) and again.meta["farm_session_fresh"] and again.meta["farm_session_sends"] == 1
+    assert earner.calls == [("boss_security_check", "")]
+    middleware.process_request(again)
+    assert again.headers[b"Cookie"] == b"__zp_stoken__=token1"
+    assert boss_crawler.stats.get_value("farm/wall/met/boss_security_check") == 1
+
+    # the site refuses the new session too: one more, then the wall is left to the blocks middleware
+    third = run_loop(lambda: middleware.process_response(again, wall.replace(request=again)))
+    middleware.process_request(third)
+    assert third.headers[b"Cookie"] == b"__zp_stoken__=token2"
+    assert run_loop(lambda: middleware.process_response(third, wall.replace(request=third))).status == 200
+    assert len(earner.calls) == 2
+
+
+def test_a_wall_the_browser_cannot_pass_goes_on_as_a_block_named_after_it(boss_crawler):
+    middleware = middleware_of(boss_crawler, Earner(fail="slider"))
+    request = boss_page(boss_crawler)
+    middleware.process_request(request)
+    wall = TextResponse(
+        request.url, body=CODE_37.encode(), headers={"Content-Type": "application/json"}, request=request
+    )
+    assert run_loop(lambda: middleware.process_response(request, wall)) is wall
+    assert request.meta["farm_wall_refused"] == "boss_security_check_slider"
+    assert boss_crawler.stats.get_value("farm/wall/not_passed/slider") == 1
+
+
+def test_cookies_the_site_sets_on_a_plain_answer_stay_in_the_session(boss_crawler):
+    middleware = middleware_of(boss_crawler, Earner())
+    session = run_loop(lambda: middleware.pool.renew(("boss", ""), WALL, IDENTITY, None))
+    request = boss_page(boss_crawler)
+    middleware.process_request(request)
+    ok = json.dumps({"code": 0, "zpData": {"hasMore": False, "jobList": []}}).encode()
+    headers = {"Content-Type": "application/json", "Set-Cookie": "acw_tc=abc; Path=/; HttpOnly"}
+    response = TextResponse(request.url, body=ok, headers=headers, request=request)
+    assert run_loop(lambda: middleware.process_response(request, response)) is response
+    assert session.cookies == {"__zp_stoken__": "token1", "acw_tc": "abc"}
+
+
+def test_a_request_with_a_fresh_session_leaves_ahead_of_the_pace(boss_crawler):
+    scheduler = FarmScheduler.from_crawler(boss_crawler)
+    parts = boss_crawler.get_extension(CrawlParts)
+    request = boss_page(boss_crawler)
+    parts.window.enter(request.meta["farm_lease"].key, request.meta["farm_page"])
+    parts.pace.back_off(60)  # a minute's back-off: a session may not live that long
+    again = request.replace(meta={**request.meta, "farm_session_fresh": True})
+    assert scheduler.enqueue_request(again)
+    assert scheduler.next_request() is again
+    retry = request.replace(meta={**request.meta, "retry_times": 1})
+    assert scheduler.enqueue_request(retry) and scheduler.next_request() is None  # a retry waits its turn
+
+
+def test_a_bad_per_site_impersonation_is_one_line_naming_it(sqlite_url):
+    with pytest.raises(SettingError, match="FARM_BOSS_IMPERSONATE='netscape4'"):
+        crawler = make_crawler(
+            sqlite_url,
+            [],
+            spidercls=BossSpider,
+            FARM_BOSS_BASE_URL="http://site.invalid",
+            FARM_BOSS_IMPERSONATE="netscape4",
+        )
+        try:
+            SessionMiddleware.from_crawler(crawler)
+        finally:
+            crawler.get_extension(CrawlParts).close()
+
+
+def test_each_spider_names_the_page_that_passes_its_wall():
+    spider, _ = make_spider(BossSpider, FARM_BOSS_BASE_URL="http://site.invalid")
+    request = request_for(spider, make_lease("boss", city="101010100", job="数据 分析"), 1)
+    wall = spider.browser_wall(
+        response_for(request, body=CODE_37.encode(), headers={"Content-Type": "application/json"})
+    )
+    assert wall.cookies == ("__zp_stoken__",)
+    assert wall.url.startswith("http://site.invalid/web/common/security-check.html?seed=s%2B%2F%3D&name=ab12cd34&ts=1")
+    assert "callbackUrl=%2Fweb%2Fgeek%2Fjob%3Fquery%3D%25E6%2595%25B0" in wall.url
+
+    spider, _ = make_spider(QcwySpider, FARM_QCWY_BASE_URL="http://site.invalid")
+    request = request_for(spider, make_lease("qcwy", city="020000", job="python"), 1)
+    challenge = b"<html><script>var arg1='3A5F';</script></html>"
+    wall = spider.browser_wall(response_for(request, body=challenge))
+    assert wall.url == "http://site.invalid/pc/search?keyword=python&searchType=2&jobArea=020000"
+    slider = b"<html><div id='nc_1_n1z'></div><script>var arg1='3A5F';</script></html>"
+    assert spider.browser_wall(response_for(request, body=slider)) is None
+
+    spider, _ = make_spider(ZhilianSpider, FARM_ZHILIAN_BASE_URL="http://site.invalid")
+    request = request_for(spider, make_lease("zhilian", city="530", job="java"), 1)
+    redirect = response_for(request, status=302, headers={"Location": "/verify/security?return=%2Fsou%2Fjl530"})
+    wall = spider.browser_wall(redirect)
+    assert wall.url == request.url and "zp_verify" in wall.cookies
+    assert spider.refusal(redirect).startswith("zhilian_verification")
