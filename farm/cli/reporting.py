@@ -29,6 +29,16 @@ def _report_day(farm_ctx: Farm, day: date | None):
     return day or today(utcnow(), tz), tz
 
 
+def _conversion(farm_ctx: Farm):
+    """The salary conversion FARM_SALARY_CONVERT switches on, with its factors; None: monthly pay alone."""
+    from farm.salary.monthly import Conversion
+
+    config = farm_ctx.config
+    if not config.salary_convert:
+        return None
+    return Conversion(config.salary_days_a_month, config.salary_hours_a_month)
+
+
 # a year at most: the chart's days, and how long a posting not seen again counts as still listed
 YEAR = click.IntRange(1, 366)
 
@@ -77,7 +87,9 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
             path.write_text(render(figures, utcnow().astimezone(tz), farm_ctx.masked_url), encoding="utf-8")
         else:
             require_current(engine)
-            figures = write_report(engine, path, day, tz, days, gone_after, database=farm_ctx.masked_url)
+            figures = write_report(
+                engine, path, day, tz, days, gone_after, database=farm_ctx.masked_url, conversion=_conversion(farm_ctx)
+            )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
     seen = sum(int(row["seen"]) for row in figures.postings)

@@ -8,13 +8,22 @@ from sqlalchemy.engine import Engine
 
 from farm.report.figures import DayFigures, gather
 from farm.report.page import render
+from farm.salary.monthly import Conversion
 from farm.state.clock import utcnow
 
 
 def write_report(
-    engine: Engine, out: Path, day: date, tz: ZoneInfo, days: int = 30, gone_after: int = 7, database: str = ""
+    engine: Engine,
+    out: Path,
+    day: date,
+    tz: ZoneInfo,
+    days: int = 30,
+    gone_after: int = 7,
+    database: str = "",
+    conversion: Conversion | None = None,
 ) -> DayFigures:
-    """Read the figures of ``day`` and write the page to ``out``; the figures."""
-    figures = gather(engine, day, tz, days, gone_after)
+    """Read the figures of ``day`` and write the page to ``out``; the figures. Salaries of monthly
+    pay alone, or of every pay period through ``conversion``."""
+    figures = gather(engine, day, tz, days, gone_after, conversion)
     out.write_text(render(figures, utcnow().astimezone(tz), database), encoding="utf-8")
     return figures

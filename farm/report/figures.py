@@ -8,6 +8,7 @@ from sqlalchemy.engine import Engine
 
 from farm.report import queries
 from farm.report.days import last_days
+from farm.salary.monthly import Conversion
 from farm.state.engine import reader
 
 
@@ -25,6 +26,9 @@ class DayFigures:
     cities: list = field(default_factory=list)
     new_per_day: dict = field(default_factory=dict)
     salary: list = field(default_factory=list)
+    # how day, hour and year pay became a month's (farm.salary.monthly); "" for monthly pay alone
+    salary_conversion: str = ""
+    salary_unread: list = field(default_factory=list)  # per site: postings seen, salary texts no rule reads
     companies: list = field(default_factory=list)
 
     @property
@@ -53,18 +57,27 @@ class DayFigures:
         return plain(asdict(self))
 
 
-def gather(engine: Engine, day: date, tz: ZoneInfo, days: int = 30, gone_after: int = 7) -> DayFigures:
-    figures = DayFigures(day, tz.key, days, gone_after)
+def gather(
+    engine: Engine,
+    day: date,
+    tz: ZoneInfo,
+    days: int = 30,
+    gone_after: int = 7,
+    conversion: Conversion | None = None,
+) -> DayFigures:
+    figures = DayFigures(day, tz.key, days, gone_after, salary_conversion=conversion.describe() if conversion else "")
     with reader(engine).connect() as conn:
         if conn.dialect.name in ("mysql", "mariadb", "postgresql"):
             # one snapshot for every query (farm's engines read committed, a snapshot per statement)
             conn = conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin():
-            _read(conn, figures, day, tz, days, gone_after)
+            _read(conn, figures, day, tz, days, gone_after, conversion)
     return figures
 
 
-def _read(conn, figures: DayFigures, day: date, tz: ZoneInfo, days: int, gone_after: int) -> None:
+def _read(
+    conn, figures: DayFigures, day: date, tz: ZoneInfo, days: int, gone_after: int, conversion: Conversion | None
+) -> None:
     figures.keywords_stored = queries.keywords_stored(conn)
     figures.postings_stored = queries.postings_stored(conn)
     if not (figures.keywords_stored or figures.postings_stored):
@@ -74,5 +87,6 @@ def _read(conn, figures: DayFigures, day: date, tz: ZoneInfo, days: int, gone_af
     figures.postings = queries.postings_by_site(conn, day, tz, gone_after)
     figures.cities = queries.postings_by_city(conn, day, tz, gone_after)
     figures.new_per_day = queries.new_per_day(conn, day, tz, days)
-    figures.salary = queries.salary_by_job_and_city(conn, day, tz)
+    figures.salary = queries.salary_by_job_and_city(conn, day, tz, conversion)
+    figures.salary_unread = queries.salary_unread_by_site(conn, day, tz)
     figures.companies = queries.top_companies(conn, day, tz)

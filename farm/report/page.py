@@ -196,11 +196,13 @@ def _salary(figures: DayFigures) -> str:
     out = [
         "<h2 id=salary>Salaries by keyword and city</h2>"
         f"<p class=note>The monthly midpoint of each posting seen on {figures.day} that gives both ends of its "
-        "range, in CNY; n is how many postings each figure rests on.</p>"
+        "range, in CNY; n is how many postings each figure rests on.</p>",
+        _salary_basis(figures),
     ]
+    unread = _salary_unread(figures)
     if not figures.salary:
         out.append("<p class=empty>No posting seen that day gives a salary range.</p>")
-        return "".join(out)
+        return "".join(out) + unread
     out.append(_chart(charts.salary_ranges(figures.salary), "First quartile, median and third quartile."))
     out.append(
         _table(
@@ -209,7 +211,35 @@ def _salary(figures: DayFigures) -> str:
             {2, 3, 4, 5},
         )
     )
-    return "".join(out)
+    return "".join(out) + unread
+
+
+def _salary_basis(figures: DayFigures) -> str:
+    """Which pay the figures rest on: monthly pay alone, or every period by the factors named."""
+    if figures.salary_conversion:
+        return (
+            "<p class=note id=salary-basis>Pay by the day, the hour and the year converted (FARM_SALARY_CONVERT): "
+            f"{_e(figures.salary_conversion)}.</p>"
+        )
+    return (
+        "<p class=note id=salary-basis>Monthly pay only: postings paid by the day, the hour or the year are left "
+        "out (FARM_SALARY_CONVERT=1 converts them, by the factors it names).</p>"
+    )
+
+
+def _salary_unread(figures: DayFigures) -> str:
+    """Per site, the share of the day's postings whose salary text no rule reads."""
+    if not figures.salary_unread:
+        return ""
+    rows = [
+        [r["source"], r["seen"], r["unread"], f"{100 * r['unread'] / r['seen']:.1f}%" if r["seen"] else "–"]
+        for r in figures.salary_unread
+    ]
+    return (
+        "<h3 id=salary-unread>Salary texts no rule reads</h3><p class=note>Postings seen that day whose salary "
+        "text farm does not read: they count in no figure above.</p>"
+        + _table(["site", "seen", "salary unread", "share"], rows, {1, 2})
+    )
 
 
 def _companies(figures: DayFigures) -> str:

@@ -1,5 +1,11 @@
 """The report's figures: each is the answer of one SQL query (SQLAlchemy Core), the same
-on SQLite and MariaDB, over the ``keyword`` and ``job_posting`` tables.
+on SQLite, MariaDB and PostgreSQL, over the ``keyword`` and ``job_posting`` tables.
+
+Each is an aggregate the database computes over an index that holds every column it reads
+(migration 0009): ``ix_job_posting_seen`` leads with last_seen_at, for the postings seen
+or gone on a day; ``ix_job_posting_first_seen`` with first_seen_at, for the new ones. The
+postings themselves never leave the database, nor are they sorted: at a million postings
+every query ends well within FARM_DB_TIMEOUT (docs/benchmarks.md).
 
 What the words mean, for a day D in FARM_TIMEZONE:
 
@@ -20,10 +26,13 @@ from datetime import date, timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, case, func, literal, or_, over, select
+from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.engine import Connection
 
+from farm.report import salarypay
 from farm.report.days import day_span, last_days, start_of
+from farm.report.quartiles import quartiles
+from farm.salary.monthly import Conversion
 from farm.state.models import JobPostingRow, Keyword
 
 K = Keyword.__table__.c
@@ -96,7 +105,8 @@ def _posting_figures(day: date, tz: ZoneInfo, gone_after: int):
     new = and_(P.first_seen_at >= span.start, P.first_seen_at < span.end)
     went = and_(P.last_seen_at >= gone.start, P.last_seen_at < gone.end)
     figures = (_sum(seen).label("seen"), _sum(new).label("new"), _sum(went).label("gone"))
-    relevant = or_(seen, went)  # new postings are seen too
+    # new postings are seen too; both last seen since the gone day began: the index's range
+    relevant = and_(P.last_seen_at >= gone.start, or_(seen, went))
     return figures, relevant
 
 
@@ -137,59 +147,55 @@ def new_per_day(conn: Connection, day: date, tz: ZoneInfo, days: int) -> dict[st
     return dict(sorted(counts.items()))
 
 
-def salary_by_job_and_city(conn: Connection, day: date, tz: ZoneInfo) -> list[dict]:
-    """Quartiles of the monthly midpoint per (job, city), the groups with most postings first.
+def salary_by_job_and_city(
+    conn: Connection, day: date, tz: ZoneInfo, conversion: Conversion | None = None
+) -> list[dict]:
+    """Quartiles of the monthly midpoint per (job, city), the groups with most postings first:
+    of monthly pay alone, or of every period through ``conversion`` (farm.report.salarypay).
 
-    Computed in the database on twice the midpoint (an integer): each quartile q
-    (1, 2, 3) sits at 0-based rank h = (n - 1) * q / 4 between ranks floor(h) and
-    floor(h) + 1, weighted by the fraction of h, all in whole-number arithmetic
-    (window functions and CASE alone: SQLite has no percentile function).
+    The database counts the postings seen on ``day`` by (keyword, city, twice the midpoint),
+    then by (job, city, value); the quartiles are ranked from those counts
+    (farm.report.quartiles), a few dozen values a group however many postings it holds.
     """
     span = day_span(day, tz)
-    twice = (P.salary_min + P.salary_max).label("twice")
-    job = KEYWORD.c.job.label("job")
-    city = func.coalesce(P.city, "").label("city")
-    partition = (KEYWORD.c.job, func.coalesce(P.city, ""))
-    ranked = (
-        select(
-            job,
-            city,
-            twice,
-            (over(func.row_number(), partition_by=partition, order_by=twice) - 1).label("rank"),
-            over(func.count(), partition_by=partition).label("n"),
-        )
-        .select_from(POSTING.join(KEYWORD, KEYWORD.c.id == P.keyword_id))
-        .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
-        .where(P.salary_min.is_not(None), P.salary_max.is_not(None))
+    twice = salarypay.twice_monthly_midpoint(conversion)
+    city = func.coalesce(P.city, "")
+    counted = (
+        select(P.keyword_id, city.label("city"), twice.label("twice"), func.count().label("n"))
+        .where(P.last_seen_at >= span.start, P.first_seen_at < span.end)
+        .where(salarypay.gives_monthly_pay(conversion))
+        .group_by(P.keyword_id, city, twice)
         .subquery()
     )
-    r = ranked.c
-
-    def quartile(q: int):
-        h4 = (r.n - 1) * q  # four times the rank
-        weight = h4 % 4
-        at_floor = and_(r.rank * 4 <= h4, r.rank * 4 > h4 - 4)
-        above = and_(r.rank * 4 > h4, r.rank * 4 < h4 + 4)
-        # (4 - weight) / 4 of rank floor(h), weight / 4 of the next; halved: twice the midpoint
-        return func.sum(case((at_floor, r.twice * (4 - weight)), (above, r.twice * weight), else_=0)) / literal(8.0)
-
+    c = counted.c
     query = (
-        select(
-            r.job,
-            r.city,
-            func.count().label("n"),
-            quartile(1).label("q1"),
-            quartile(2).label("median"),
-            quartile(3).label("q3"),
-        )
-        .group_by(r.job, r.city)
-        .order_by(func.count().desc(), r.job, r.city)
-        .limit(SALARY_GROUPS)
+        select(K.job, c.city, c.twice, func.sum(c.n).label("n"))
+        .join_from(counted, KEYWORD, K.id == c.keyword_id)
+        .group_by(K.job, c.city, c.twice)
+        .order_by(K.job, c.city, c.twice)
     )
-    return [
-        {**row, "q1": float(row["q1"]), "median": float(row["median"]), "q3": float(row["q3"])}
-        for row in _rows(conn.execute(query))
-    ]
+    histograms: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    for job, city_name, value, n in conn.execute(query):
+        histograms.setdefault((job, city_name), []).append((_number(value), int(n)))
+    groups = []
+    for (job, city_name), histogram in histograms.items():
+        q1, median, q3 = (value / 2 for value in quartiles(histogram))
+        n = sum(count for _, count in histogram)
+        groups.append({"job": job, "city": city_name, "n": n, "q1": q1, "median": median, "q3": q3})
+    groups.sort(key=lambda group: (-group["n"], group["job"], group["city"]))
+    return groups[:SALARY_GROUPS]
+
+
+def salary_unread_by_site(conn: Connection, day: date, tz: ZoneInfo) -> list[dict]:
+    """Per site, the postings seen on ``day`` and those of them whose salary text no rule reads."""
+    span = day_span(day, tz)
+    query = (
+        select(P.source, func.count().label("seen"), _sum(salarypay.unread()).label("unread"))
+        .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
+        .group_by(P.source)
+        .order_by(P.source)
+    )
+    return _rows(conn.execute(query))
 
 
 def top_companies(conn: Connection, day: date, tz: ZoneInfo) -> list[dict]:

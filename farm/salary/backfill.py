@@ -1,4 +1,4 @@
-"""The salary numbers of postings stored before the table had them (migration 0006).
+"""The salary numbers of every stored posting read again from its salary text (migrations 0006, 0008).
 
 Read by id in batches, written back by id with one executemany a batch, in the
 migration's transaction: a table of millions of postings is never held in memory.
