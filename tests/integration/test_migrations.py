@@ -55,8 +55,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0008():
-    assert head_revision() == "0008" == HEAD
+def test_head_is_0009():
+    assert head_revision() == "0009" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
