@@ -86,7 +86,8 @@ def stats(
     refreshes. --json adds pages, done, remaining, recent {minutes, keywords,
     pages, keywords_per_minute, pages_per_minute}, eta (ISO time, or null) and
     eta_seconds to each source's {"date", "source", "total", "used", "unused",
-    "crawl_status", "jobs_found"}.
+    "crawl_status", "jobs_found"}, and salary {seen, unread}: the postings
+    seen that day and those whose salary text no rule reads.
     """
     store = farm_ctx.store(read_only=True)
     limits = tallies.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
@@ -98,7 +99,11 @@ def stats(
         shown = day or today(now, store.tz)
         rows = store.stats(source=source, day=shown)
         rows += [row for name in own_sites for row in store.stats(source=name, day=shown)]
-        return now, tallies.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
+        rows = tallies.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
+        unread = tallies.salary_unread(store.reader, date.fromisoformat(rows[0]["date"]), store.tz) if rows else {}
+        for row in rows:
+            row["salary"] = unread.get(row["source"], {"seen": 0, "unread": 0})
+        return now, rows
 
     if watch:
         if as_json:
@@ -168,7 +173,15 @@ def _stats_text(
         cells.append(_eta_text(r, now, store))
         body.append(cells)
     lines.append(render_table(["source", *columns], body, right=set(columns) - {"ETA"}))
+    lines.append("")
+    lines.append(f"postings seen on {shown} and their salary texts no rule reads")
+    body = [[r["source"], r["salary"]["seen"], r["salary"]["unread"], _share(r["salary"])] for r in rows]
+    lines.append(render_table(["source", "seen", "salary unread", "share"], body, right={"seen", "salary unread"}))
     return "\n".join(lines)
+
+
+def _share(salary: dict) -> str:
+    return f"{100 * salary['unread'] / salary['seen']:.1f}%" if salary["seen"] else "-"
 
 
 def _sampled_rate(earlier: dict | None, then: datetime, row: dict, now: datetime) -> str:

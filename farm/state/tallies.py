@@ -1,7 +1,8 @@
 """Read-only reports over the keyword table: what `farm stats` and `farm doctor` show.
 
 Nothing here writes. The queries run over the store's engine, in short read
-transactions, and read only the ``keyword`` table.
+transactions, and read only the ``keyword`` table, but for the share of the
+day's postings whose salary text no rule reads (``job_posting``).
 
 The table has one row per keyword and no per-page log, so what happened
 recently is read off what the rows hold:
@@ -17,13 +18,13 @@ recently is read off what the rows hold:
 """
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.engine import Engine
 
-from farm.state.models import STATUSES, Keyword
+from farm.state.models import STATUSES, JobPostingRow, Keyword
 
 K = Keyword.__table__
 c = K.c
@@ -196,3 +197,17 @@ def failing_keywords(engine: Engine, today: date, limits: Limits) -> Failing:
         ).mappings()
         examples = tuple(dict(row) for row in examples)
     return Failing(int(counts[0]), int(counts[1]), int(counts[2]), examples)
+
+
+def salary_unread(engine: Engine, day: date, tz: ZoneInfo) -> dict[str, dict]:
+    """Per site, {"seen", "unread"}: the postings seen on ``day`` (first seen before its end, last
+    seen at or after its start) and those of them whose salary text no rule reads (salary_unit NULL)."""
+    P = JobPostingRow.__table__.c
+    start = datetime.combine(day, time(), tzinfo=tz).astimezone(UTC)
+    end = datetime.combine(day + timedelta(days=1), time(), tzinfo=tz).astimezone(UTC)
+    unread = func.coalesce(func.sum(case((and_(P.salary_unit.is_(None), P.salary.is_not(None)), 1), else_=0)), 0)
+    query = (
+        select(P.source, func.count(), unread).where(P.last_seen_at >= start, P.first_seen_at < end).group_by(P.source)
+    )
+    with engine.connect() as conn:
+        return {source: {"seen": int(seen), "unread": int(n)} for source, seen, n in conn.execute(query)}

@@ -228,3 +228,18 @@ def test_farm_report_converts_with_the_factors_its_settings_name(seen_day, db_ur
         timeout=120,
     )
     assert bad.returncode != 0 and "FARM_SALARY_HOURS_A_MONTH='-3'" in bad.stderr
+
+
+def test_farm_stats_shows_each_sites_share_of_salary_texts_no_rule_reads(seen_day, db_url):
+    args = ["--db-url", db_url, "stats", "--date", str(DAY)]
+    result = CliRunner().invoke(farm, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["source"]: row["salary"] for row in json.loads(result.output)}
+    assert rows["qcwy"] == {"seen": len(SEEN), "unread": 1}
+    assert rows["boss"] == {"seen": 0, "unread": 0}
+    result = CliRunner().invoke(farm, args)
+    assert result.exit_code == 0, result.output
+    table = result.output.split("salary texts no rule reads", 1)[1]
+    assert [line.split() for line in table.splitlines() if line.startswith("qcwy")] == [
+        ["qcwy", str(len(SEEN)), "1", "14.3%"]
+    ]
