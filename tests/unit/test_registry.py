@@ -1,10 +1,18 @@
 """The keyword registry: the one owner of the crawl's running keywords, ending each by one verb."""
 
+import threading
+import time
+
 import pytest
 import pytest_twisted
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.test import get_crawler
 
+from farm.commands.crawl import ended_on_outage
 from farm.crawl.keywordrun import Outcome
 from farm.crawl.parts import CrawlParts
+from farm.crawl.registry import GIVE_BACK_TIMEOUTS
 from tests.unit.components import db_barrier, keyword_row, keywords_ended, make_crawler
 
 ROWS = [("qcwy", "北京", "python"), ("qcwy", "上海", "java")]
@@ -84,3 +92,43 @@ def test_an_end_written_already_settles_at_once_and_writes_nothing(crawler, ende
     runtime.registry.end(lease, Outcome("completed", written=True))
     assert ended == [(lease.id, Outcome("completed", written=True))]
     assert runtime.registry.runs == {} and not runtime.outbox.queued
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_give_back_at_close_is_one_write_and_one_deadline_for_every_keyword(sqlite_url):
+    # each keyword was given back in its own write, one after another on the database thread: a silent
+    # database cost its whole wait once per keyword
+    crawler = make_crawler(sqlite_url, ROWS, FARM_DB_TIMEOUT=0.1)
+    runtime = crawler.get_extension(CrawlParts)
+    first, second = held(crawler), held(crawler)
+    runtime.outbox.lost = "the state writer failed"  # the give-back goes through the database thread
+    silent = threading.Event()
+    answered = runtime.run(silent.wait, 30)  # the database thread waits on a database that does not answer
+    try:
+        started = time.monotonic()
+        await deferred_from_coro(runtime.registry.release("farm_db_error"))  # as Scrapy runs it
+        assert time.monotonic() - started < 5 * GIVE_BACK_TIMEOUTS * 0.1  # one deadline, not one each
+        assert crawler.stats.get_value("farm/lease/release_lost") == 2 and runtime.registry.database_silent
+        assert keyword_row(crawler, first.id)["crawl_status"] == "crawling"  # left to its lease's expiry
+    finally:
+        silent.set()
+    await answered
+    await runtime.run(lambda: None)  # the give-back written late, in one transaction
+    assert {keyword_row(crawler, lease.id)["crawl_status"] for lease in (first, second)} == {"partial"}
+    runtime.close()
+
+
+@pytest.mark.parametrize(
+    "stats, failed",
+    [
+        ({"finish_reason": "finished"}, False),
+        ({"finish_reason": "shutdown"}, False),
+        ({"finish_reason": "farm_db_error"}, True),
+        ({"finish_reason": "farm_redis_error"}, True),
+        ({"finish_reason": "finished", "farm/lease/release_lost": 3}, True),
+    ],
+)
+def test_a_crawl_that_ended_on_an_outage_is_a_failed_run(stats, failed):
+    collector = MemoryStatsCollector(get_crawler())
+    collector.set_stats(stats)
+    assert ended_on_outage(collector) is failed
