@@ -49,10 +49,11 @@ BLOCK_MARKERS = [
 
 class BossSpider(LeaseSpider):
     name = "boss"
-    page_size = 30
+    # what the site's own web client asks (docs/sites.md §1.1): 15 a page
+    page_size = 15
     # Boss only says whether another page follows (zpData.hasMore). It serves at most
-    # 10 pages (300 results) per search (a 2024 blog: "boss最多请求10页数据", and a sample
-    # with totalCount 300 / resCount 450). FARM_BOSS_MAX_PAGES defaults to 3; above 10 it gains nothing.
+    # 10 pages per search (a 2024 blog: "boss最多请求10页数据", and a sample with totalCount
+    # 300 / resCount 450). FARM_BOSS_MAX_PAGES defaults to 3; above 10 it gains nothing.
     paging = "sequential"
     code_pattern = CODE_PATTERNS["boss"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["boss"]

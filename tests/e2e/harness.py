@@ -160,7 +160,7 @@ def expected_crawl(sandbox, source, rows, max_pages):
         if row_source != source:
             continue
         code = spider.city_codes.get(city, city)
-        truth = sandbox.truth(source, code, job)
+        truth = sandbox.truth(source, code, job, page_size=spider.page_size)  # the size the spider asks
         last = max(1, min(max_pages, truth["pages"]))
         reached = truth["ids"][: last * truth["page_size"]]
         pages.update((source, code, job, page) for page in range(1, last + 1))

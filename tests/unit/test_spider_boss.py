@@ -24,7 +24,7 @@ from tests.unit.spider_helpers import (
 SEARCH = (
     "https://www.zhipin.com/wapi/zpgeek/search/joblist.json?scene=1&query=python&city=101010100&experience="
     "&payType=&partTime=&degree=&industry=&scale=&stage=&position=&jobType=&salary=&multiBusinessDistrict="
-    "&multiSubway=&page={}&pageSize=30"
+    "&multiSubway=&page={}&pageSize=15"
 )
 
 
