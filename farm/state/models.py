@@ -136,6 +136,7 @@ class JobPostingRow(Base):
             "salary_min",
             "salary_max",
             "salary_months",
+            "salary",
         ),
         Index("ix_job_posting_first_seen", "first_seen_at", "source", "company"),
         mysql_charset="utf8mb4",

@@ -1,6 +1,6 @@
 """Indexes for the report: each of its queries over job_posting reads one index alone, never the
 table (farm.report.queries). ``ix_job_posting_seen`` leads with last_seen_at (the postings seen
-or gone on a day, their site, city, keyword and salary numbers); ``ix_job_posting_first_seen``
+or gone on a day, their site, city, keyword, salary numbers and text); ``ix_job_posting_first_seen``
 with first_seen_at (the new postings, their site and company).
 
 Revision ID: 0009
@@ -25,6 +25,7 @@ SEEN = (
     "salary_min",
     "salary_max",
     "salary_months",
+    "salary",  # whether a text no rule reads (salary_unit NULL) was given at all
 )
 FIRST_SEEN = ("first_seen_at", "source", "company")
 
