@@ -16,11 +16,14 @@ pages go through these sets, and leave each when they settle:
 - ``total_pages``, what a page write tells the store, is never below a page
   asked for: the store completes the keyword only when every page asked for is
   recorded, so nothing fetched is left behind by a total that shrank.
+- ``site_total`` is the postings the site says the keyword holds, past any cap,
+  as the latest page that told one says; every page write carries it.
 """
 
 from dataclasses import dataclass, field
 
 from farm.state.lease import Lease
+from farm.state.models import site_count
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class KeywordRun:
     outcome_sent: bool = False  # its end is on its way to the store
     over: bool = False  # its end is settled: nothing more happens to it
     orphan_rounds: int = 0  # times pages were found lost inside the crawl (see the lease middleware)
+    site_total: int | None = None  # postings the site says the keyword holds (farm.state.pagewrites)
 
     def __post_init__(self):
         if self.last is None:
@@ -81,6 +85,12 @@ class KeywordRun:
     def tell_last(self, last: int | None) -> None:
         if last is not None:
             self.last = last
+
+    def tell_site_total(self, count: int | None) -> None:
+        """The postings a page says the keyword holds: kept as its column holds it, when told."""
+        count = site_count(count)
+        if count is not None:
+            self.site_total = count
 
     def ask(self, pages) -> list[int]:
         """Of ``pages``, those neither asked for nor done, now asked for (none once an end is decided)."""

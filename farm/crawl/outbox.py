@@ -76,9 +76,12 @@ class Outbox:
         elif self._timer is None and not self._in_flight:
             self._timer = reactor.callLater(self.flush_interval, self._send, True)
 
-    def page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None) -> Deferred:
-        """Record the page done once its postings are committed; fires with its PageWrite."""
-        return self._queue(PAGE, (lease, page, jobs, total_pages))
+    def page_done(
+        self, lease: Lease, page: int, jobs: int, total_pages: int | None, site_total: int | None = None
+    ) -> Deferred:
+        """Record the page done once its postings are committed; fires with its PageWrite.
+        ``site_total``: the postings the site says the keyword holds, when told (farm.state.pagewrites)."""
+        return self._queue(PAGE, (lease, page, jobs, total_pages, site_total))
 
     def end(self, lease: Lease, kind: str, message: str | None = None) -> Deferred:
         """End the keyword (one of farm.state.lease.ENDS) after everything queued before;

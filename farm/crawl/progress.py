@@ -127,7 +127,7 @@ class PageProgress:
         if run is None:
             return
         self.registry.handed_over(run, page)
-        written = self.parts.outbox.page_done(lease, page, tally.expected, run.total_pages)
+        written = self.parts.outbox.page_done(lease, page, tally.expected, run.total_pages, run.site_total)
         written.addCallbacks(self._page_written, self._not_written, callbackArgs=(run, page), errbackArgs=(run, page))
         self.registry.send_due(run)
 

@@ -132,6 +132,10 @@ class KeywordRegistry:
         """A page told the keyword's last page (None: it told none)."""
         run.tell_last(last)
 
+    def tell_site_total(self, run: KeywordRun, count: int | None) -> None:
+        """A page told the postings the site holds for the keyword (None: it told none)."""
+        run.tell_site_total(count)
+
     def ask(self, run: KeywordRun, pages) -> list[int]:
         """Of ``pages``, those neither asked for nor done, now asked for (none once an end is decided)."""
         return run.ask(pages)

@@ -75,6 +75,9 @@ class Page:
     total_count: int | None = None  # postings the site says the keyword has (parallel sites)
     total_pages: int | None = None  # pages the site says the keyword has (overrides total_count)
     has_more: bool | None = None  # whether another page follows (sequential sites)
+    # postings the site says the keyword holds, past any cap: stored and shown against what the cap
+    # let farm take (keyword.site_total), never paged by (Boss's resCount counts what it never serves)
+    site_total: int | None = None
 
 
 # Each response's page, or its ParseError: the refusal check parses it, the callback reuses it.
@@ -317,6 +320,8 @@ class LeaseSpider(scrapy.Spider):
             return
         run = self.runs.get(lease.key)
         next_pages = self.next_pages(run, page_no, page) if run is not None else []
+        if run is not None:
+            self.registry.tell_site_total(run, page.site_total)
         place = (lease, page_no)
         for posting in page.postings:
             posting["source"] = self.name

@@ -109,8 +109,9 @@ class BossSpider(LeaseSpider):
             raise ParseError(f"boss: code {code!r} without zpData, not a page")
         jobs = postings_list(zp.get("jobList"), "boss: zpData.jobList")
         postings = self.postings_from(jobs, _posting, "encryptJobId", response)
-        # an empty list while hasMore holds is not the end (a refusal: LeaseSpider.refusal)
-        return Page(postings=postings, has_more=bool(zp.get("hasMore")))
+        # an empty list while hasMore holds is not the end (a refusal: LeaseSpider.refusal);
+        # resCount is what the keyword holds, shown against the cap, never paged by (§1.2)
+        return Page(postings=postings, has_more=bool(zp.get("hasMore")), site_total=to_int(zp.get("resCount")))
 
     def block_reason(self, response):
         reason = super().block_reason(response)

@@ -135,7 +135,7 @@ class QcwySpider(LeaseSpider):
             raise ParseError(f"qcwy: resultbody.job.totalCount is {total!r}") from None
         items = postings_list(job.get("items"), "qcwy: resultbody.job.items")
         postings = self.postings_from(items, _posting, "jobId", response)
-        return Page(postings=postings, total_count=total)
+        return Page(postings=postings, total_count=total, site_total=total)
 
     def block_reason(self, response):
         reason = super().block_reason(response)

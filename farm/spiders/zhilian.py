@@ -62,7 +62,9 @@ class ZhilianSpider(LeaseSpider):
         if not pages and positions:
             # totals that read 0 beside postings are wrong (§3.1): page on while pages are full
             return Page(postings=postings, has_more=len(positions) >= self.page_size)
-        return Page(postings=postings, total_pages=pages)
+        # positionCount 0 beside postings is wrong, not what the keyword holds (§3.1)
+        held = count if count or not positions else None
+        return Page(postings=postings, total_pages=pages, site_total=held)
 
     def block_reason(self, response):
         reason = super().block_reason(response)

@@ -36,6 +36,16 @@ CITY_MAX = 64
 JOB_MAX = 128
 # characters of the comma-separated pages done beyond the watermark
 PAGES_AHEAD_MAX = 1024
+# the largest count keyword.site_total holds (a 32-bit INTEGER everywhere): a site's larger claim is cut to it
+SITE_TOTAL_MAX = 2**31 - 1
+
+
+def site_count(value: int | None) -> int | None:
+    """A site's count of a keyword's postings as keyword.site_total holds it: None for none or a
+    negative one, cut to SITE_TOTAL_MAX (a hostile or broken answer never fails the write)."""
+    if value is None or value < 0:
+        return None
+    return min(value, SITE_TOTAL_MAX)
 
 
 def max_pages_that_fit(limit: int = PAGES_AHEAD_MAX) -> int:
@@ -112,6 +122,8 @@ class Keyword(Base):
     retry_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     # claims of today that ended in a site block (FARM_MAX_BLOCKED_CLAIMS ends the day as failed)
     blocked_claims: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # postings the site says the keyword holds, past any page cap (the latest a page told); NULL until told
+    site_total: Mapped[int | None] = mapped_column(Integer)
 
 
 class JobPostingRow(Base):

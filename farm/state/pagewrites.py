@@ -3,6 +3,15 @@
 A write about a keyword changes nothing once another claim has given it a new token. Postings,
 pages and ends go in ONE transaction (``write_batch``) so that a page is never recorded done
 while its postings could still be lost, and an end never fences a page fetched before it.
+
+A page write may carry ``site_total``, the postings the site says the keyword holds (the count its
+answers carry, past any page cap: ``farm stats`` and the report set it against what the cap let
+farm take). It travels with the page, not with the keyword's end: the write that completes a
+keyword is a page write, so the count is committed with the very pages it was read beside, and a
+kill at any moment leaves the row with the count of the pages it has done. The latest told wins;
+a write without one (a site that tells none) leaves it as it was, but for the first pages a row
+records (none done yet: a fresh claim, a new day): they replace the count of an earlier day, told
+or not, so a row's count is always one of its own pages'. Claims leave the column alone.
 """
 
 from datetime import datetime
@@ -11,7 +20,7 @@ from sqlalchemy import Integer, and_, bindparam, select, update
 
 from farm.display import escape
 from farm.state.lease import ENDS, BatchResult, Lease, PageWrite, format_pages, parse_pages
-from farm.state.models import Keyword
+from farm.state.models import Keyword, site_count
 from farm.state.postings import upsert_postings
 
 K = Keyword.__table__
@@ -47,7 +56,7 @@ def write_batch(store, postings: list[dict], pages, now: datetime, ends=()) -> B
     end after the progress of every page it fetched: so a page is never recorded
     done while its postings could still be lost, and an end never fences a page
     fetched before it. ``ends`` are (lease, kind, message), kind one of ENDS.
-    ``pages`` are (lease, page, jobs, total_pages): the watermark (last_completed_page)
+    ``pages`` are (lease, page, jobs, total_pages[, site_total]): the watermark (last_completed_page)
     only moves over pages 1..N all done; later pages wait in pages_ahead. A page
     reported again adds no jobs. When the watermark reaches the known total, the
     same write completes the row.
@@ -64,11 +73,11 @@ def write_batch(store, postings: list[dict], pages, now: datetime, ends=()) -> B
 
 
 def _pages_done(store, conn, now, pages) -> list[PageWrite]:
-    by_lease: dict[tuple[int, int], list[tuple[int, int, int, int | None]]] = {}
+    by_lease: dict[tuple[int, int], list[tuple[int, int, int, int | None, int | None]]] = {}
     leases = {}
-    for at, (lease, page, jobs, total) in enumerate(pages):
+    for at, (lease, page, jobs, total, *told) in enumerate(pages):
         leases[lease.key] = lease
-        by_lease.setdefault(lease.key, []).append((at, int(page), int(jobs), total))
+        by_lease.setdefault(lease.key, []).append((at, int(page), int(jobs), total, told[0] if told else None))
     results: list[PageWrite | None] = [None] * len(pages)
     for key, lease_pages in by_lease.items():
         for at, result in _lease_pages_done(store, conn, now, leases[key], lease_pages):
@@ -91,12 +100,13 @@ def _lease_pages_done(store, conn, now, lease: Lease, pages):
     if row is None or row.lease_token != lease.lease_token or row.crawl_status != "crawling":
         mark = lease.start_page - 1 if row is None else row.last_completed_page
         total = lease.total_pages if row is None else row.total_pages
-        return [(at, PageWrite(False, False, mark, total, False)) for at, _, _, _ in pages]
+        return [(at, PageWrite(False, False, mark, total, False)) for at, *_ in pages]
     mark, total = row.last_completed_page, row.total_pages
     ahead = set(parse_pages(row.pages_ahead))
-    jobs_found, completed, total_told = 0, False, False
+    first = mark == 0 and not ahead  # no page done yet: its count is an earlier day's
+    jobs_found, completed, total_told, site_total = 0, False, False, None
     results = []
-    for at, page, jobs, total_pages in pages:
+    for at, page, jobs, total_pages, told in pages:
         if completed:  # a page after the one that completed the keyword: as if fenced
             results.append((at, PageWrite(False, False, mark, total, False)))
             continue
@@ -109,6 +119,8 @@ def _lease_pages_done(store, conn, now, lease: Lease, pages):
             jobs_found += jobs
         if total_pages is not None:
             total, total_told = int(total_pages), True
+        if site_count(told) is not None:
+            site_total = site_count(told)
         completed = total is not None and mark >= total
         results.append((at, PageWrite(True, counted, mark, total, completed)))
     values = dict(
@@ -121,6 +133,8 @@ def _lease_pages_done(store, conn, now, lease: Lease, pages):
         values["jobs_found"] = ADD_JOBS
     if total_told:
         values["total_pages"] = total
+    if site_total is not None or first:
+        values["site_total"] = site_total
     if completed:
         values["crawl_status"] = "completed"
     conn.execute(update(K).where(fence(lease)).values(values), {JOBS_ADDED: jobs_found} if jobs_found else None)

@@ -118,12 +118,14 @@ class KeywordStore:
 
     # --- progress and ends (farm.state.pagewrites) --------------------------------
 
-    def page_done(self, lease: Lease, page: int, jobs: int, total_pages: int | None = None) -> PageWrite:
+    def page_done(
+        self, lease: Lease, page: int, jobs: int, total_pages: int | None = None, site_total: int | None = None
+    ) -> PageWrite:
         """Record page ``page`` of the lease as done with ``jobs`` postings; see pagewrites.write_batch."""
-        return self.pages_done([(lease, page, jobs, total_pages)])[0]
+        return self.pages_done([(lease, page, jobs, total_pages, site_total)])[0]
 
     def pages_done(self, pages) -> list[PageWrite]:
-        """``page_done`` for many (lease, page, jobs, total_pages) in one transaction."""
+        """``page_done`` for many (lease, page, jobs, total_pages[, site_total]) in one transaction."""
         return self.write_batch([], pages, self.clock()).pages
 
     def write_batch(self, postings: list[dict], pages, now: datetime, ends=()) -> BatchResult:

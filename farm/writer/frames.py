@@ -18,7 +18,7 @@ READY = b"ready\n"  # the writer's first line, once it has started (Python, SQLA
 
 
 def frame(postings: list[bytes], pages, ends=(), claims=()) -> bytes:
-    """A frame of postings (each already a JSON object), pages done (lease, page, jobs, total_pages),
+    """A frame of postings (each already a JSON object), pages done (lease, page, jobs, total_pages, site_total),
     keyword ends (lease, kind, message) and claims (source, crawler_id, n, ids to skip, keys held)."""
     # Joined once, header and all: a frame is often larger than malloc's mmap threshold, and
     # each copy of it made on the way (the postings joined, then the payload, then the header
@@ -28,7 +28,7 @@ def frame(postings: list[bytes], pages, ends=(), claims=()) -> bytes:
         parts.pop()  # the last comma
     parts += [
         b'],"pages":',
-        orjson.dumps([[lease.wire(), page, jobs, total] for lease, page, jobs, total in pages]),
+        orjson.dumps([[lease.wire(), *page] for lease, *page in pages]),
         b',"ends":',
         orjson.dumps([[lease.wire(), kind, message] for lease, kind, message in ends]),
         b',"claims":',
@@ -57,7 +57,7 @@ def decode(payload: bytes) -> Decoded:
     batch = orjson.loads(payload)
     # a NUL can only come as orjson's \u0000: a frame without those bytes has none to remove
     postings, rejected, normalised = fit_rows(batch["postings"], nul=b"\\u0000" in payload)
-    pages = [(Lease.from_wire(lease), page, jobs, total) for lease, page, jobs, total in batch["pages"]]
+    pages = [(Lease.from_wire(lease), *page) for lease, *page in batch["pages"]]
     ends = [(Lease.from_wire(lease), kind, message) for lease, kind, message in batch.get("ends", ())]
     claims = [
         (source, crawler_id, n, frozenset(skip), frozenset(map(tuple, held)))

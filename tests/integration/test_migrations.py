@@ -55,8 +55,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0009():
-    assert head_revision() == "0009" == HEAD
+def test_head_is_0010():
+    assert head_revision() == "0010" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):
@@ -85,14 +85,14 @@ def test_schema_at_0001_differs_from_models(engine):
     upgrade(engine, revision="0001")
     diffs = schema_differences(engine)
     added_columns = {d[3].name for d in diffs if d[0] == "add_column"}
-    assert added_columns == {"lease_token", "heartbeat_at", "pages_ahead", "retry_at", "blocked_claims"}
+    assert added_columns == {"lease_token", "heartbeat_at", "pages_ahead", "retry_at", "blocked_claims", "site_total"}
     assert any(d[0] == "add_table" and d[1].name == "job_posting" for d in diffs)
 
 
 def test_schema_at_0002_lacks_the_retry_and_block_columns(engine):
     upgrade(engine, revision="0002")
     added_columns = {d[3].name for d in schema_differences(engine) if d[0] == "add_column"}
-    assert added_columns == {"retry_at", "blocked_claims", *SALARY}
+    assert added_columns == {"retry_at", "blocked_claims", "site_total", *SALARY}
 
 
 def test_schema_at_0003_keeps_lease_tokens_in_an_int(engine):

@@ -3,9 +3,11 @@
 Each ``tests/fixtures/<site>/<name>.(json|html)`` page has a ``<name>.expected.json`` beside it:
 the lease and page it answers, the pages its keyword had asked for before it (``asked``, beside
 those its claim asked for), the items it must yield (datetimes as ISO strings), the keyword's last
-page as the page tells it, and the next requests. ``tests/fixtures/<site>/blocks/blocks.json``
-lists the block responses and their reasons; ``tests/fixtures/<site>/malformed/malformed.json``
-the responses that are neither a page nor a block, and the parse error each must fail its keyword with.
+page as the page tells it (``page_parsed.last_page``), the postings the site says the keyword holds
+(``page_parsed.site_total``, absent when the page tells none), and the next requests.
+``tests/fixtures/<site>/blocks/blocks.json`` lists the block responses and their reasons;
+``tests/fixtures/<site>/malformed/malformed.json`` the responses that are neither a page nor a block,
+and the parse error each must fail its keyword with.
 """
 
 import json
@@ -137,6 +139,7 @@ def check_recorded_page(spidercls, name):
             assert got.headers.get(header).decode() == value
     page_parsed = dict(expected["page_parsed"])
     assert spider.runs[lease.key].last == page_parsed.pop("last_page")
+    assert spider.runs[lease.key].site_total == page_parsed.pop("site_total", None)
     assert sent == [("page_parsed", {"lease": lease, "page": expected["page"], "spider": spider, **page_parsed})]
     assert spider.crawler.stats.get_value("farm/page/parsed") == 1
 

@@ -33,14 +33,13 @@ class RecordingWriter:
 
     def commit(self, index=-1, rejected=(), normalised=None, claimed=()):
         postings, pages, reply = self.frames[index]
-        page_writes = [PageWrite(True, True, page, None) for _, page, _, _ in pages]
+        page_writes = [PageWrite(True, True, page, None) for _, page, *_ in pages]
         ends = ["failed" if kind == "failed" else "partial" for _, kind, _ in self.ends[index]]
         reply.callback(BatchResult(len(postings), page_writes, ends, list(rejected), normalised or {}, list(claimed)))
 
     def sent(self):
         return [
-            ([row.decode() for row in postings], [page for _, page, _, _ in pages])
-            for postings, pages, _ in self.frames
+            ([row.decode() for row in postings], [page for _, page, *_ in pages]) for postings, pages, _ in self.frames
         ]
 
 
