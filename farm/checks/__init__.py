@@ -1,6 +1,6 @@
 """The day's data checked before anyone reads it (docs/checks.md).
 
-Two kinds of check, each giving :class:`farm.checks.result.Check` lines:
+Two kinds of check, each giving :class:`farm.checks.result.CheckResult` lines:
 
 - per run (farm.checks.monitors): Spidermon monitors over one crawl's stats, as the run table keeps
   them; the same suite runs inside a crawl under Spidermon's extension;

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import apprise
 
-from farm.checks.result import Check
+from farm.checks.result import CheckResult
 from farm.errors import BadSetting
 
 TITLE = "farm check: {failed} of {total} checks failed"
@@ -27,7 +27,7 @@ def services(urls: list[str]) -> apprise.Apprise:
     return sender
 
 
-def message(checks: list[Check]) -> tuple[str, str]:
+def message(checks: list[CheckResult]) -> tuple[str, str]:
     """(title, body) of the failed checks."""
     failed = [check for check in checks if not check.ok]
     lines = [check.line() for check in failed[:MOST_LINES]]
@@ -36,7 +36,7 @@ def message(checks: list[Check]) -> tuple[str, str]:
     return TITLE.format(failed=len(failed), total=len(checks)), "\n".join(lines)
 
 
-def send(sender: apprise.Apprise, checks: list[Check]) -> tuple[list[str], bool]:
+def send(sender: apprise.Apprise, checks: list[CheckResult]) -> tuple[list[str], bool]:
     """Send the failed checks; (the services' names, whether every one took them)."""
     title, body = message(checks)
     names = [service.service_name for service in sender]

@@ -7,12 +7,12 @@ from sqlalchemy.engine import Engine
 
 from farm.checks import history
 from farm.checks.monitors import run_monitors
-from farm.checks.result import Check
+from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds
 from farm.runs.history import kept_keywords, kept_runs
 
 
-def check_day(engine: Engine, day: date, tz: ZoneInfo, limits: Thresholds, now: datetime) -> list[Check]:
+def check_day(engine: Engine, day: date, tz: ZoneInfo, limits: Thresholds, now: datetime) -> list[CheckResult]:
     """Every check of ``day``: the monitors of each run that ended, then the history checks."""
     first = day - timedelta(days=limits.history_days)
     keywords = kept_keywords(engine, first, day)

@@ -13,7 +13,7 @@ from collections import defaultdict
 from datetime import date, datetime, timedelta
 from statistics import median
 
-from farm.checks.result import Check
+from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds
 from farm.runs.history import KeptKeyword, KeptRun
 from farm.runs.tally import FIELDS
@@ -21,7 +21,7 @@ from farm.runs.tally import FIELDS
 UNFINISHED = ("partial", "crawling")
 
 
-def postings_drop(keywords: list[KeptKeyword], day: date, limits: Thresholds) -> list[Check]:
+def postings_drop(keywords: list[KeptKeyword], day: date, limits: Thresholds) -> list[CheckResult]:
     before = defaultdict(list)
     for kept in keywords:
         if kept.day < day and kept.status == "completed":
@@ -36,13 +36,13 @@ def postings_drop(keywords: list[KeptKeyword], day: date, limits: Thresholds) ->
             continue
         ok = kept.jobs_found >= (1 - limits.postings_drop) * usual
         detail = f"{kept.jobs_found} postings, median {usual:g} over {len(before[key])} day(s) before"
-        checks.append(Check("postings_drop", f"{kept.source} {kept.city}/{kept.job}", ok, detail))
+        checks.append(CheckResult("postings_drop", f"{kept.source} {kept.city}/{kept.job}", ok, detail))
     return checks
 
 
-def keyword_partial(keywords: list[KeptKeyword], day: date) -> list[Check]:
+def keyword_partial(keywords: list[KeptKeyword], day: date) -> list[CheckResult]:
     return [
-        Check("keyword_partial", f"{kept.source} {kept.city}/{kept.job}", False, f"ended the day {kept.status}")
+        CheckResult("keyword_partial", f"{kept.source} {kept.city}/{kept.job}", False, f"ended the day {kept.status}")
         for kept in keywords
         if kept.day == day and kept.status in UNFINISHED
     ]
@@ -56,7 +56,7 @@ def _by_source_day(runs: list[KeptRun]) -> dict:
     return grouped
 
 
-def coverage_drop(runs: list[KeptRun], day: date, limits: Thresholds) -> list[Check]:
+def coverage_drop(runs: list[KeptRun], day: date, limits: Thresholds) -> list[CheckResult]:
     shares = defaultdict(dict)  # (source, field) -> {day: share}
     for (source, when), group in _by_source_day(runs).items():
         items = sum(run.coverage.get("items", 0) for run in group)
@@ -70,11 +70,13 @@ def coverage_drop(runs: list[KeptRun], day: date, limits: Thresholds) -> list[Ch
             continue
         usual, now = median(earlier), by_day[day]
         ok = now >= usual - limits.coverage_drop
-        checks.append(Check("coverage_drop", f"{source} {name}", ok, f"on {now:.0%} of postings, median {usual:.0%}"))
+        checks.append(
+            CheckResult("coverage_drop", f"{source} {name}", ok, f"on {now:.0%} of postings, median {usual:.0%}")
+        )
     return checks
 
 
-def refusals_rise(runs: list[KeptRun], day: date, limits: Thresholds) -> list[Check]:
+def refusals_rise(runs: list[KeptRun], day: date, limits: Thresholds) -> list[CheckResult]:
     shares = defaultdict(dict)  # source -> {day: share}
     for (source, when), group in _by_source_day(runs).items():
         refused = sum(sum(run.refusals.values()) for run in group)
@@ -88,14 +90,14 @@ def refusals_rise(runs: list[KeptRun], day: date, limits: Thresholds) -> list[Ch
             continue
         usual, now = median(earlier), by_day[day]
         ok = now <= usual + limits.refusals_rise
-        checks.append(Check("refusals_rise", source, ok, f"{now:.0%} of requests refused, median {usual:.0%}"))
+        checks.append(CheckResult("refusals_rise", source, ok, f"{now:.0%} of requests refused, median {usual:.0%}"))
     return checks
 
 
-def run_unfinished(runs: list[KeptRun], day: date, now: datetime, limits: Thresholds) -> list[Check]:
+def run_unfinished(runs: list[KeptRun], day: date, now: datetime, limits: Thresholds) -> list[CheckResult]:
     late = now - timedelta(hours=limits.run_hours)
     return [
-        Check(
+        CheckResult(
             "run_unfinished",
             f"{run.source} run {run.id}",
             False,

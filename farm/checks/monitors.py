@@ -17,7 +17,7 @@ from spidermon import Monitor, MonitorSuite, monitors
 from spidermon import settings as spidermon_settings
 from spidermon.runners import MonitorRunner
 
-from farm.checks.result import Check
+from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds, thresholds_from
 from farm.runs.tally import run_numbers
 
@@ -101,14 +101,14 @@ class RunMonitors(MonitorSuite):
     monitors = [RunEnded, RunFields, RunRefusals]
 
 
-def run_monitors(stats: dict, thresholds: Thresholds, subject: str) -> list[Check]:
-    """RunMonitors over one run's stats, outside a crawl; a Check a monitor."""
+def run_monitors(stats: dict, thresholds: Thresholds, subject: str) -> list[CheckResult]:
+    """RunMonitors over one run's stats, outside a crawl; a CheckResult a monitor."""
     result = MonitorRunner().run(RunMonitors(), stats=stats, thresholds=thresholds)
     checks = []
     for outcome in result.monitor_results:
         ok = outcome.status == spidermon_settings.MONITOR.STATUS.SUCCESS
         detail = "held" if ok else _first_line(outcome.error)
-        checks.append(Check(outcome.monitor.name.replace("/", "_"), subject, ok, detail))
+        checks.append(CheckResult(outcome.monitor.name.replace("/", "_"), subject, ok, detail))
     return checks
 
 

@@ -4,7 +4,7 @@ from dataclasses import asdict, dataclass
 
 
 @dataclass(frozen=True)
-class Check:
+class CheckResult:
     name: str  # postings_drop, coverage_drop, refusals_rise, keyword_partial, run_unfinished, run_*
     subject: str  # what it is about: "qcwy 北京/python", "qcwy run 12"
     ok: bool
@@ -17,5 +17,5 @@ class Check:
         return asdict(self)
 
 
-def failed(checks: list[Check]) -> list[Check]:
+def failed(checks: list[CheckResult]) -> list[CheckResult]:
     return [check for check in checks if not check.ok]

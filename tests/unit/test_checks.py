@@ -7,7 +7,7 @@ import pytest
 from farm.checks import history
 from farm.checks.alerts import message, services
 from farm.checks.monitors import run_monitors
-from farm.checks.result import Check
+from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds, thresholds_from
 from farm.errors import BadSetting
 from farm.runs.history import KeptKeyword, KeptRun
@@ -32,7 +32,9 @@ def run(days_back, items=100, salary=95, pages=10, refused=0, ended=True, run_id
 def test_postings_drop_fails_below_the_share_of_the_completed_days_median_only():
     keywords = [kept(3, 40), kept(2, 44), kept(1, 5, "partial"), kept(0, 23)]
     (check,) = history.postings_drop(keywords, DAY, LIMITS)
-    assert check == Check("postings_drop", "qcwy 北京/python", False, "23 postings, median 42 over 2 day(s) before")
+    assert check == CheckResult(
+        "postings_drop", "qcwy 北京/python", False, "23 postings, median 42 over 2 day(s) before"
+    )
     (held,) = history.postings_drop([*keywords[:3], kept(0, 26)], DAY, LIMITS)
     assert held.ok
 
@@ -104,6 +106,8 @@ def test_an_unknown_alert_url_is_named_by_its_place_and_scheme_never_its_secret(
 
 
 def test_the_alert_names_the_failures_only():
-    title, body = message([Check("a", "x", True, "held"), Check("postings_drop", "qcwy 北京/java", False, "20")])
+    title, body = message(
+        [CheckResult("a", "x", True, "held"), CheckResult("postings_drop", "qcwy 北京/java", False, "20")]
+    )
     assert title == "farm check: 1 of 2 checks failed"
     assert body == "FAIL postings_drop      qcwy 北京/java: 20"
