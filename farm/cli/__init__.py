@@ -8,6 +8,7 @@ One module per command group; this one builds the group and adds them:
     farm report, farm export                  farm.cli.reporting
     farm check                                farm.cli.checking
     farm openings explain                     farm.cli.openings
+    farm probe                                farm.cli.probe
     farm demo                                 farm.cli.demo
     farm api                                  farm.api.server
     farm sandbox                              farm.sandbox.cli
@@ -25,6 +26,7 @@ from farm.cli.demo import demo
 from farm.cli.keywordtable import keywords
 from farm.cli.maintenance import db, doctor, reap
 from farm.cli.openings import openings
+from farm.cli.probe import probe
 from farm.cli.reporting import export_command, report_command
 from farm.cli.stats import stats
 
@@ -73,6 +75,7 @@ farm.add_command(report_command, "report")
 farm.add_command(export_command, "export")
 farm.add_command(check_command, "check")
 farm.add_command(openings)
+farm.add_command(probe)
 
 
 def main():

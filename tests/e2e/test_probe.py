@@ -1,0 +1,97 @@
+"""`farm probe` against the sandbox: without walls, with a slider on every search of one site, and with nothing
+listening. Each runs the real command (its crawls in child processes); the
+user's database (FARM_DB_URL) is never created."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from farm.sandbox.testing import SandboxProcess
+from farm.sandbox.walls import WallConfig
+from farm.spiders.boss import BossSpider
+from farm.spiders.qcwy import QcwySpider
+from farm.spiders.zhilian import ZhilianSpider
+from tests.e2e.harness import REPO
+
+SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (Debian's chromium package)")
+
+
+def probe(tmp_path, base_url, *args, timeout=120):
+    """`farm probe ARGS`, every site at ``base_url``; (exit status, stdout, seconds it took). The user's
+    database is a file under tmp_path that the probe must not create."""
+    env = dict(os.environ, FARM_DB_URL=f"sqlite:///{tmp_path / 'users.db'}", PYTHONFAULTHANDLER="1")
+    env.pop("FARM_REDIS_URL", None)
+    for site in SPIDERS:
+        env[f"FARM_{site.upper()}_BASE_URL"] = base_url
+        env[f"FARM_{site.upper()}_RATE"] = "0"  # the sandbox is local: no politeness pace
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "farm", "probe", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert not (tmp_path / "users.db").exists(), "the probe touched the user's database"
+    return done.returncode, done.stdout, time.monotonic() - started
+
+
+def page_one(sandbox, site, city="北京", job="python"):
+    """The postings the sandbox serves on page 1 of a search, at the spider's page size."""
+    spider = SPIDERS[site]
+    truth = sandbox.truth(site, spider.city_codes[city], job, page_size=spider.page_size)
+    return len(truth["ids"][: truth["page_size"]])
+
+
+def test_probe_without_walls_counts_each_sites_postings_on_page_one(tmp_path):
+    with SandboxProcess(seed=3, postings=(40, 40)) as sandbox:
+        code, out, _ = probe(tmp_path, sandbox.url, "--json")
+        expected = {site: page_one(sandbox, site) for site in SPIDERS}
+        served = {key: n for key, n in sandbox.counts().items()}
+    verdicts = {v["site"]: v for v in json.loads(out)}
+    assert code == 0, out
+    assert {site: v["status"] for site, v in verdicts.items()} == dict.fromkeys(SPIDERS, "ok")
+    assert {site: v["postings"] for site, v in verdicts.items()} == expected
+    assert all(n > 0 for n in expected.values())
+    assert all(v["wall"] is None and v["blocks"] == {} for v in verdicts.values())
+    # one search a site: page 1 of the probe's keyword, once
+    assert served == {(site, SPIDERS[site].city_codes["北京"], "python", 1): 1 for site in SPIDERS}
+
+
+@needs_chromium
+def test_probe_of_a_site_that_answers_every_search_with_a_slider_cannot_pass(tmp_path):
+    walls = WallConfig(sites=("boss",), slider_keywords=("python",))
+    with SandboxProcess(seed=3, postings=(40, 40), walls=walls) as sandbox:
+        code, out, _ = probe(tmp_path, sandbox.url, "boss", "qcwy", "--json")
+        sliders = sandbox.walls()["sliders"]["boss"]
+    verdicts = {v["site"]: v for v in json.loads(out)}
+    assert code == 1
+    boss = verdicts["boss"]
+    assert (boss["status"], boss["what"]) == ("slider", "cannot pass (boss_security_check_slider)")
+    assert "FARM_BOSS_RATE" in boss["fix"] and "FARM_PROXIES" in boss["fix"]
+    assert boss["blocks"] == {"boss_security_check_slider": 3}  # the page and its two retries
+    assert sliders >= 1
+    assert verdicts["qcwy"]["status"] == "ok"  # the other site, unwalled, is probed as usual
+
+
+def test_probe_with_nothing_listening_says_no_network_within_its_time(tmp_path):
+    with socket.socket() as sock:  # a port nothing listens on: bound, then closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code, out, took = probe(tmp_path, f"http://127.0.0.1:{port}", "--timeout", "20", timeout=60)
+    lines = dict(line.split(None, 1) for line in out.splitlines())
+    assert code == 1
+    assert set(lines) == set(SPIDERS)
+    for site, line in lines.items():
+        assert line.startswith(f"no network: ConnectionError: curl: (7) Failed to connect to 127.0.0.1:{port}"), line
+        assert line.endswith(f"— check FARM_{site.upper()}_BASE_URL and the proxy (FARM_PROXIES)")
+    assert took < 20 + 10  # its --timeout, and the command's own start
