@@ -22,6 +22,7 @@ from bench import (
     crawl_bench,
     longday_bench,
     mariadb_bench,
+    openings_bench,
     redis_bench,
     report_bench,
     sandbox_bench,
@@ -42,6 +43,7 @@ SECTIONS = [
     ("a keyword claim on a thread of a busy process (why the state writer makes the claims)", claim_thread_bench.run),
     ("pause and resume (JOBDIR): checkpoint saves, crawl with JOBDIR vs without vs Scrapy's", checkpoint_bench.run),
     ("farm report on 1M postings over 30 days (SQLite, MariaDB, PostgreSQL); farm export (SQLite)", report_bench.run),
+    ("openings: precision and recall on the sandbox's cross-posts; clustering 1M postings", openings_bench.run),
 ]
 
 

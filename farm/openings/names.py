@@ -6,6 +6,7 @@ lines, and those learnt from postings that carry both (qcwy's companyName beside
 """
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from farm.cities import CITY_CODES
@@ -23,6 +24,7 @@ CITY_NAMES = {name for codes in CITY_CODES.values() for name in codes if not nam
 PLACES = tuple(sorted({*CITY_NAMES, "中国", "广东", "浙江", "江苏"}, key=len, reverse=True))
 
 
+@lru_cache(maxsize=1 << 16)  # a day's postings name far fewer companies than they are
 def company_key(name: str | None) -> str:
     """The name without places, legal forms, business words, brackets and punctuation; '' for none."""
     if not name:

@@ -6,7 +6,7 @@ import re
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from farm.openings.cluster import Posting
+from farm.openings.cluster import PostingSeen
 from farm.openings.names import CompanyNames
 from farm.state.models import JobPostingRow
 
@@ -20,7 +20,7 @@ def city_of(text: str | None) -> str:
     return CITY_PART.split(text.strip(), maxsplit=1)[0].removesuffix("市")
 
 
-def read_postings(engine: Engine, names: CompanyNames, city: str | None = None) -> list[Posting]:
+def read_postings(engine: Engine, names: CompanyNames, city: str | None = None) -> list[PostingSeen]:
     """Every posting (of ``city``), by first seen, site and id; qcwy's brand ↔ legal-name pairs learnt."""
     table = JobPostingRow.__table__
     query = select(
@@ -31,6 +31,8 @@ def read_postings(engine: Engine, names: CompanyNames, city: str | None = None) 
         table.c.city,
         table.c.salary_min,
         table.c.salary_max,
+        table.c.area,
+        table.c.degree,
         table.c.raw,
     ).order_by(table.c.first_seen_at, table.c.source, table.c.job_id)
     postings = []
@@ -39,14 +41,24 @@ def read_postings(engine: Engine, names: CompanyNames, city: str | None = None) 
             where = city_of(row.city)
             if city is not None and where != city:
                 continue
-            _learn(names, row.source, row.raw)
+            learn_pair(names, row.source, row.raw)
             postings.append(
-                Posting(row.source, row.job_id, row.title, row.company, where, row.salary_min, row.salary_max)
+                PostingSeen(
+                    row.source,
+                    row.job_id,
+                    row.title,
+                    row.company,
+                    where,
+                    row.salary_min,
+                    row.salary_max,
+                    row.area,
+                    row.degree,
+                )
             )
     return postings
 
 
-def _learn(names: CompanyNames, source: str, raw) -> None:
+def learn_pair(names: CompanyNames, source: str, raw) -> None:
     """qcwy lists a company's brand (companyName) beside its legal name (fullCompanyName)."""
     if source != "qcwy" or not raw:
         return

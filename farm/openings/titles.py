@@ -2,6 +2,7 @@
 the Jaccard index of their character bigrams."""
 
 import re
+from functools import lru_cache
 
 BRACKETED = re.compile(r"【[^】]*】|\[[^\]]*\]|[(（][^()（）]*[)）]|<[^>]*>")
 # a trailing "+五险一金" / "-包吃住" / "/双休" run of perks
@@ -23,6 +24,7 @@ def title_key(title: str | None) -> str:
     return NOT_WORD.sub("", text).lower()
 
 
+@lru_cache(maxsize=1 << 16)  # an opening's title is compared again and again
 def bigrams(key: str) -> frozenset:
     return frozenset(key[i : i + 2] for i in range(len(key) - 1)) if len(key) > 1 else frozenset((key,))
 

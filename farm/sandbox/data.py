@@ -7,7 +7,7 @@ A keyword's result list is a sequence of *slots* ``(id, bits, company, shared)``
 that keyword alone; a few are taken from a small per-(site, city) pool of generic postings (储备干部, 项目经理 …)
 that every keyword of that site and city may show, which is what makes de-duplication matter. Slot 0 of the
 pool is in every list of two or more postings, so any two such keywords of one site and city share at least
-one id.
+one id. A share of the positions are cross-posted: one opening on two or three sites (crossposts.py).
 
 Speed (a crawl asks for pages never served before, so every page is generated on request):
 
@@ -26,7 +26,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from . import vocab
+from . import crossposts, vocab
 from .cities import LOCAL_CITIES, NATIONWIDE
 from .market import Market
 
@@ -139,6 +139,7 @@ class KeywordList:
         "total",
         "slots",
         "_rng",
+        "_cross",
         "_at",
         "_seen",
         "_pool",
@@ -151,6 +152,7 @@ class KeywordList:
         self.world, self.site, self.city, self.keyword = world, site, city, keyword
         n = self.total = world.total(site, city, keyword)
         rng = self._rng = rng_for(world.seed, "slots", site, city.name, keyword)
+        self._cross = rng_for(world.seed, "cross", city.name, keyword)  # one stream for every site
         n_shared = 0 if n < 2 else min(n // 15 + 1, SHARED_POOL)
         shared = [0] + rng.sample(range(1, SHARED_POOL), n_shared - 1) if n_shared else []
         self._at = dict(zip(sorted(rng.sample(range(n), n_shared)), shared))
@@ -172,11 +174,19 @@ class KeywordList:
         if len(slots) < end:
             at, pool, seen, site = self._at, self._pool, self._seen, self.site
             getrandbits, make_id = self._rng.getrandbits, self.world.make_id
+            cross_bits, draw_cross = self._cross.getrandbits, crossposts.draw
             for i in range(len(slots), end):
+                cross = draw_cross(cross_bits, site)  # drawn at every position, so the sites stay in step
                 j = at.get(i)
                 if j is not None:
                     slots.append(pool[j])
                     continue
+                if cross is not None:
+                    pid = make_id(site, cross[0], cross[1])
+                    if pid not in seen:
+                        seen.add(pid)
+                        slots.append((pid, cross[2], cross[1], crossposts.CROSS - i))
+                        continue
                 while True:  # a collision inside one list would make pages disagree: draw again
                     idbits = getrandbits(64)
                     company = idbits % vocab.COMPANY_POOL
@@ -270,20 +280,22 @@ class World:
         return f"CC{self.company(site, company).number}J{40_000_000_000 + n % 60_000_000_000}"
 
     def company(self, site, index):
-        """Company `index` of the site's pool (cached: there are only COMPANY_POOL of them)."""
+        """Company `index` of the pool the sites share (cached: there are only COMPANY_POOL of them)."""
         company = self._companies.get((site, index))
         if company is None:
-            company = self._companies[(site, index)] = self._new_company(site, index)
+            company = self._companies[(site, index)] = self._new_company(index)
         return company
 
-    def _new_company(self, site, index):
-        rng = rng_for(self.seed, "company", site, index)
+    def _new_company(self, index):
+        rng = rng_for(self.seed, "company", index)
         home = rng.choice(LOCAL_CITIES).name
         core = rng.choice(vocab.NAME_CHARS) + rng.choice(vocab.NAME_CHARS)
         industry = rng.choice(vocab.INDUSTRIES)
+        # a sixth of the brands are unlike the legal name (抖音 of 北京字节跳动科技有限公司)
+        brand = core if rng.randrange(6) else rng.choice(vocab.NAME_CHARS) + rng.choice(vocab.NAME_CHARS)
         return Company(
             full_name=f"{home}{core}{industry[3]}有限公司",
-            short_name=core + rng.choice(("", "科技", "集团", "网络")),
+            short_name=brand + rng.choice(("", "科技", "集团", "网络")),
             number=100_000_000 + rng.randrange(900_000_000),
             industry=industry[:3],
             size=rng.randrange(len(vocab.SIZES["boss"])),
@@ -330,6 +342,8 @@ class World:
         else:
             b, r = divmod(b, len(words.titles))
             title, intern = words.titles[r]
+            if shared <= crossposts.CROSS:
+                title = crossposts.decorated(site, pid, title)
             b, r = divmod(b, len(words.skills))
             skills = words.skills[r]
         b, r = divmod(b, len(_EXPERIENCE))

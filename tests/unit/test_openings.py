@@ -2,7 +2,7 @@
 
 import pytest
 
-from farm.openings.cluster import LSH_FROM, Clusterer, Posting
+from farm.openings.cluster import LSH_FROM, Clusterer, PostingSeen
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.titles import similarity, title_key
 
@@ -40,11 +40,11 @@ def test_pairs_come_from_a_users_file_and_a_bad_line_is_named(tmp_path):
 
 
 def boss(job_id, title="Python开发工程师", company="字节跳动", low=20000, high=30000, city="北京"):
-    return Posting("boss", job_id, title, company, city, low, high)
+    return PostingSeen("boss", job_id, title, company, city, low, high)
 
 
 def qcwy(job_id, title="【急招】Python开发工程师（双休）", company="北京字节跳动科技有限公司", low=25000, high=35000):
-    return Posting("qcwy", job_id, title, company, "北京", low, high)
+    return PostingSeen("qcwy", job_id, title, company, "北京", low, high)
 
 
 def test_one_job_on_three_sites_is_one_opening_and_each_join_says_why():
@@ -52,7 +52,7 @@ def test_one_job_on_three_sites_is_one_opening_and_each_join_says_why():
     first = clusters.add(boss("b1"))
     second = clusters.add(qcwy("q1"))
     third = clusters.add(
-        Posting("zhilian", "z1", "Python开发工程师+五险一金", "字节跳动(北京)有限公司", "北京", None, None)
+        PostingSeen("zhilian", "z1", "Python开发工程师+五险一金", "字节跳动(北京)有限公司", "北京", None, None)
     )
     assert (first.joined, first.opening, second.opening, third.opening) == (False, 1, 1, 1)
     assert second.text() == (
@@ -74,7 +74,7 @@ def test_another_city_company_title_salary_or_a_second_posting_of_a_site_opens_i
         qcwy("q1", low=40000, high=50000),  # salaries apart
         qcwy("q2", title="Java开发工程师"),
         qcwy("q3", company="上海智云网络科技有限公司"),
-        Posting("zhilian", "z1", "Python开发工程师", "字节跳动", "上海", 20000, 30000),
+        PostingSeen("zhilian", "z1", "Python开发工程师", "字节跳动", "上海", 20000, 30000),
     ]
     assert [clusters.add(posting).opening for posting in others] == [2, 3, 4, 5, 6]
 
@@ -99,3 +99,19 @@ def test_the_same_postings_in_the_same_order_give_the_same_openings_past_the_lsh
         runs.append({key: why.opening for key, why in clusters.why.items()})
     assert runs[0] == runs[1]
     assert all(runs[0][("qcwy", f"q{i}")] == runs[0][("boss", f"b{i}")] for i in range(LSH_FROM + 20))
+
+
+def test_a_district_or_a_degree_apart_opens_its_own_and_one_left_out_agrees_with_any():
+    clusters = Clusterer()
+    clusters.add(PostingSeen("boss", "b1", "Python开发工程师", "字节跳动", "北京", 20000, 30000, "朝阳区·望京", "本科"))
+    apart = [
+        PostingSeen("qcwy", "q1", "Python开发工程师", "字节跳动", "北京", 20000, 30000, "海淀区", "本科"),
+        PostingSeen("qcwy", "q2", "Python开发工程师", "字节跳动", "北京", 20000, 30000, "朝阳区", "硕士及以上"),
+    ]
+    assert [clusters.add(posting).opening for posting in apart] == [2, 3]
+    left_out = PostingSeen("zhilian", "z1", "Python开发工程师", "字节跳动", "北京", 20000, 30000, None, "学历不限")
+    assert clusters.add(left_out).opening == 1
+    why = clusters.add(
+        PostingSeen("qcwy", "q3", "Python开发工程师", "字节跳动", "北京", 20000, 30000, "朝阳区", "本科")
+    )
+    assert why.opening == 1 and why.text().endswith(", district 朝阳区")

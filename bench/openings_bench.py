@@ -1,0 +1,162 @@
+"""Openings on the sandbox's cross-posts: precision and recall of farm.openings, its errors by kind, and the
+time to cluster a million postings.
+
+Precision and recall are over pairs of postings: a pair the clustering puts in one opening is right when
+the sandbox's truth has them in one opening (bench.openings_data). Three sites, two cities, 200 keywords,
+the sandbox's default spread of postings per keyword (each site's page caps applied). Each pair it gets
+wrong is put under the first rule that tells why:
+
+- joined wrongly: one company's two openings alike (a title within the threshold, pay overlapping) that the
+  sandbox drew independently; two companies of one name key; two companies through a learnt pair; two
+  companies one of whose keys starts the other;
+- missed: the company names not known as one; the titles unlike after their decorations are off; the pay
+  apart; the posting joined another opening first (every rule holds between the two).
+
+The million postings are 334 keywords of 100 postings on each of the three sites in ten cities, made by the
+sandbox (without rendering them); the time is Clusterer.add_all's, one process, the best of ``--rounds``.
+
+    python -m bench.openings_bench [--rounds 1] [--postings 1000000]
+"""
+
+import argparse
+import sys
+import time
+from collections import Counter, defaultdict
+from itertools import combinations
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.openings_data import DAY, KEYWORDS, Truth, sandbox_postings  # noqa: E402
+from farm.openings.cluster import Clusterer, PostingSeen, salaries_overlap  # noqa: E402
+from farm.openings.details import agree, degree_of, district_of  # noqa: E402
+from farm.openings.names import CompanyNames, company_key  # noqa: E402
+from farm.openings.titles import similarity, title_key  # noqa: E402
+from farm.sandbox import vocab  # noqa: E402
+from farm.sandbox.cities import LOCAL_CITIES  # noqa: E402
+from farm.sandbox.data import World  # noqa: E402
+
+MILLION_CITIES = 10
+MILLION_PER_KEYWORD = 100
+
+
+def pairs(n: int) -> int:
+    return n * (n - 1) // 2
+
+
+def score(clusters: Clusterer, postings: list[PostingSeen], truth: dict[tuple[str, str], Truth]) -> dict:
+    """Pairwise precision and recall, and each wrong pair's kind."""
+    by_key = {(p.source, p.job_id): p for p in postings}
+    found, true = defaultdict(list), defaultdict(list)
+    for key in by_key:
+        found[clusters.opening_of(*key)].append(key)
+        true[truth[key].opening].append(key)
+    right = sum(pairs(n) for keys in found.values() for n in Counter(truth[k].opening for k in keys).values())
+    found_pairs = sum(pairs(len(keys)) for keys in found.values())
+    true_pairs = sum(pairs(len(keys)) for keys in true.values())
+    errors = Counter()
+    for keys in found.values():
+        for a, b in combinations(keys, 2):
+            if truth[a].opening != truth[b].opening:
+                errors[joined_wrongly(clusters.names, by_key[a], by_key[b], truth[a], truth[b])] += 1
+    for keys in true.values():
+        for a, b in combinations(keys, 2):
+            if clusters.opening_of(*a) != clusters.opening_of(*b):
+                errors[missed(clusters, by_key[a], by_key[b])] += 1
+    return {
+        "postings": len(by_key),
+        "true openings": len(true),
+        "openings found": len(found),
+        "true pairs": true_pairs,
+        "pairs found": found_pairs,
+        "precision": right / found_pairs if found_pairs else 1.0,
+        "recall": right / true_pairs if true_pairs else 1.0,
+        "errors": errors,
+    }
+
+
+def joined_wrongly(names: CompanyNames, a: PostingSeen, b: PostingSeen, truth_a: Truth, truth_b: Truth) -> str:
+    if truth_a.company == truth_b.company:
+        return "joined wrongly: one company's two openings alike"
+    key_a, key_b = company_key(a.company), company_key(b.company)
+    if key_a == key_b:
+        return "joined wrongly: two companies of one name key"
+    if names.key(a.company) == names.key(b.company):
+        return "joined wrongly: two companies through a learnt pair"
+    return "joined wrongly: two companies, one key the other's start"
+
+
+def missed(clusters: Clusterer, a: PostingSeen, b: PostingSeen) -> str:
+    key_a, key_b = clusters.names.key(a.company), clusters.names.key(b.company)
+    if not key_a or not key_b or not (key_a.startswith(key_b) or key_b.startswith(key_a)):
+        return "missed: company names not known as one"
+    if similarity(title_key(a.title), title_key(b.title)) < clusters.title_threshold:
+        return "missed: titles unlike"
+    if not salaries_overlap(a.salary_min, a.salary_max, b.salary_min, b.salary_max):
+        return "missed: pay apart"
+    if not agree(district_of(a.area), district_of(b.area)) or not agree(degree_of(a.degree), degree_of(b.degree)):
+        return "missed: district or degree apart"
+    return "missed: joined another opening first"
+
+
+def million(total: int) -> list[PostingSeen]:
+    """``total`` postings as the sites name them (brand on Boss, legal name elsewhere), in farm's order."""
+    world = World(seed=1, postings=(MILLION_PER_KEYWORD, MILLION_PER_KEYWORD), today=DAY)
+    made = []
+    per_keyword = MILLION_PER_KEYWORD * 3 * MILLION_CITIES
+    for number in range(-(-total // per_keyword)):
+        keyword = f"{KEYWORDS[number % len(KEYWORDS)]}{number // len(KEYWORDS) or ''}"
+        for city in LOCAL_CITIES[:MILLION_CITIES]:
+            for source in ("boss", "qcwy", "zhilian"):
+                for slot in world.slots(source, city, keyword):
+                    p = world.posting(source, city, keyword, slot)
+                    company = p.company.short_name if source == "boss" else p.company.full_name
+                    area = p.district if source == "qcwy" else f"{p.district}·{p.area}"
+                    degree = vocab.DEGREE[source][p.degree]
+                    made.append(
+                        PostingSeen(source, p.id, p.title, company, city.name, p.salary_min, p.salary_max, area, degree)
+                    )
+    made = made[:total]
+    made.sort(key=lambda p: (p.source, p.job_id))
+    return made
+
+
+def run(rounds: int = 1, total: int = 1_000_000):
+    postings, truth, names = sandbox_postings()
+    started = time.perf_counter()
+    clusters = Clusterer(names)
+    clusters.add_all(postings)
+    seconds = time.perf_counter() - started
+    result = score(clusters, postings, truth)
+    yield "sandbox cross-posts: postings", result["postings"], "postings"
+    yield "sandbox cross-posts: true openings", result["true openings"], "openings"
+    yield "sandbox cross-posts: openings found", result["openings found"], "openings"
+    yield "sandbox cross-posts: pairwise precision", result["precision"], "ratio"
+    yield "sandbox cross-posts: pairwise recall", result["recall"], "ratio"
+    yield "sandbox cross-posts: clustering time", seconds, "s"
+    for kind in sorted(result["errors"]):
+        yield f"  {kind}", result["errors"][kind], "pairs"
+    many = million(total)
+    best = None
+    for _ in range(rounds):
+        started = time.perf_counter()
+        Clusterer().add_all(many)
+        elapsed = time.perf_counter() - started
+        best = elapsed if best is None else min(best, elapsed)
+    yield f"clustering {len(many):,} postings", best, "s"
+    yield f"clustering {len(many):,} postings: rate", len(many) / best, "postings/s"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--postings", type=int, default=1_000_000)
+    args = parser.parse_args()
+    for name, value, unit in run(args.rounds, args.postings):
+        print(f"{name:<62} {value:>12.3f}  {unit}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
