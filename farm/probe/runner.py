@@ -29,15 +29,23 @@ STDERR_TAIL = 4000  # characters of a child's stderr kept for a verdict
 def run_probes(probes: list[Probe], log_dir: Path | None = None, python: str = sys.executable) -> list[Verdict]:
     """Each probe's verdict, in the order given; all run at once, each within its ``timeout``."""
     with tempfile.TemporaryDirectory(prefix="farm-probe-") as tmp:
-        children = [_start(probe, Path(tmp) / probe.site, python) for probe in probes]
-        verdicts = []
-        for probe, folder, process, deadline in children:
-            ended = _wait(process, deadline, folder)
-            verdicts.append(judge(probe.site, _report(folder), ended, probe.timeout))
-            if log_dir is not None and (folder / LOG).exists():
-                log_dir.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(folder / LOG, log_dir / f"{probe.site}.log")
-        return verdicts
+        children = []
+        try:
+            for probe in probes:
+                children.append(_start(probe, Path(tmp) / probe.site, python))
+            verdicts = []
+            for probe, folder, process, deadline in children:
+                ended = _wait(process, deadline, folder)
+                verdicts.append(judge(probe.site, _report(folder), ended, probe.timeout))
+                if log_dir is not None and (folder / LOG).exists():
+                    log_dir.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(folder / LOG, log_dir / f"{probe.site}.log")
+            return verdicts
+        except BaseException:  # Ctrl+C: the children, in sessions of their own, did not get it
+            for _, _, process, _ in children:
+                _signal_group(process, signal.SIGKILL)
+                process.wait()
+            raise
 
 
 def _start(probe: Probe, folder: Path, python: str):

@@ -1,6 +1,6 @@
 """`farm probe` against the sandbox: without walls, with a slider on every search of one site, and with nothing
-listening. Each runs the real command (its crawls in child processes); the
-user's database (FARM_DB_URL) is never created."""
+listening, each the real command (its crawls in child processes), the user's database (FARM_DB_URL) never
+created; and the runner's deadline, over a child that will not stop."""
 
 import json
 import os
@@ -12,12 +12,14 @@ import time
 
 import pytest
 
+from farm.probe.plan import Probe
+from farm.probe.runner import GRACE, run_probes
 from farm.sandbox.testing import SandboxProcess
 from farm.sandbox.walls import WallConfig
 from farm.spiders.boss import BossSpider
 from farm.spiders.qcwy import QcwySpider
 from farm.spiders.zhilian import ZhilianSpider
-from tests.e2e.harness import REPO
+from tests.e2e.harness import REPO, wait_until
 
 SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
@@ -95,3 +97,29 @@ def test_probe_with_nothing_listening_says_no_network_within_its_time(tmp_path):
         assert line.startswith(f"no network: ConnectionError: curl: (7) Failed to connect to 127.0.0.1:{port}"), line
         assert line.endswith(f"— check FARM_{site.upper()}_BASE_URL and the proxy (FARM_PROXIES)")
     assert took < 20 + 10  # its --timeout, and the command's own start
+
+
+def test_a_probe_that_outlives_its_deadline_is_killed_with_everything_it_started(tmp_path):
+    # a child that ignores SIGTERM and has a process of its own: both must be gone once the runner returns
+    pid_file = tmp_path / "grandchild.pid"
+    stubborn = tmp_path / "python"
+    stubborn.write_text(f"#!/bin/sh\ntrap '' TERM\nsleep 300 &\necho $! > {pid_file}\nwait\n")
+    stubborn.chmod(0o755)
+    started = time.monotonic()
+    (verdict,) = run_probes([Probe("boss", "北京", "python", 2.0)], python=str(stubborn))
+    took = time.monotonic() - started
+    assert verdict.line() == (
+        "boss     timeout: no outcome within 2 s — raise --timeout, or check FARM_BOSS_BASE_URL and the proxy "
+        "(FARM_PROXIES)"
+    )
+    assert 2.0 <= took < 2.0 + GRACE + 3
+    grandchild = int(pid_file.read_text())
+    wait_until(lambda: not _alive(grandchild), 5, f"process {grandchild} to end")
+
+
+def _alive(pid):
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie has ended; its new parent reaps it
