@@ -23,8 +23,7 @@ DOWNLOADER_MIDDLEWARES = {
     # after the lease middleware, before RetryMiddleware (550): every attempt, retries too, is signed anew
     "farm.middlewares.signing.RequestSigningMiddleware": 540,
     "farm.middlewares.blocks.SiteBlockMiddleware": 560,
-    # after RedirectMiddleware (600) on the way back: a wall's redirect is seen before it is followed;
-    # before CookiesMiddleware (700) on the way out: the session's Cookie header stays as it is
+    # after RedirectMiddleware (600) on the way back: a wall's redirect is seen before it is followed
     "farm.sessions.middleware.SessionMiddleware": 650,
 }
 # Requests that carry meta["impersonate"] (farm.sessions) go out through curl_cffi with a browser's

@@ -19,9 +19,15 @@ from farm.state.migrate import upgrade
     type=click.Path(file_okay=False),
     help="Where each spider's log goes.",
 )
+@click.option(
+    "--walls",
+    is_flag=True,
+    help="Raise the sites' walls in the sandbox (Boss's security check, 51job's WAF, 智联's verification): "
+    "the crawls pass them in headless Chromium, as they would on the real sites.",
+)
 @click.pass_context
 @database_command
-def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
+def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str, walls: bool):
     """Crawl the bundled keywords of all three sites against the sandbox.
 
     Upgrades the database, imports farm/demo/keywords.csv, starts the sandbox,
@@ -36,7 +42,7 @@ def demo(farm_ctx: Farm, ctx: click.Context, log_dir: str):
     rows = [(s, c, j) for _, s, c, j in read_keywords(str(KEYWORDS_FILE))]
     added = store.add_keywords(rows)
     click.echo(f"keywords: {added} new, {len(rows) - added} already present ({len(rows)} in the demo file)")
-    codes = run_demo(store, farm_ctx.db_url, Path(log_dir))
+    codes = run_demo(store, farm_ctx.db_url, Path(log_dir), walls=walls)
     click.echo()
     ctx.invoke(stats)
     click.echo()

@@ -19,8 +19,9 @@ from farm.state.models import SOURCES
 KEYWORDS_FILE = files("farm.demo") / "keywords.csv"
 
 
-def run_demo(store, db_url, log_dir: Path, echo=click.echo):
-    """Crawl every demo keyword still claimable today; the per-site exit codes."""
+def run_demo(store, db_url, log_dir: Path, echo=click.echo, walls: bool = False):
+    """Crawl every demo keyword still claimable today; the per-site exit codes. ``walls``: the sandbox
+    stands each site's wall before its search, as the real sites do, and the crawls pass them in the browser."""
     from farm.sandbox.testing import SandboxProcess
 
     left = {source: store.claimable(source) for source in SOURCES}
@@ -32,8 +33,8 @@ def run_demo(store, db_url, log_dir: Path, echo=click.echo):
         return {}
     log_dir.mkdir(parents=True, exist_ok=True)
     codes = {}
-    with SandboxProcess(seed=2026) as sandbox:
-        echo(f"sandbox listening on {sandbox.url}")
+    with SandboxProcess(seed=2026, walls=True if walls else None) as sandbox:
+        echo(f"sandbox listening on {sandbox.url}" + (" with the sites' walls up" if walls else ""))
         # the settings module by name, so the demo runs from any directory
         env = dict(
             os.environ,
@@ -59,5 +60,15 @@ def run_demo(store, db_url, log_dir: Path, echo=click.echo):
             )
             codes[source] = proc.returncode
             status = "done" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
-            echo(f" {status} in {time.monotonic() - started:.1f}s")
+            echo(f" {status} in {time.monotonic() - started:.1f}s{door_of(log_file)}")
     return codes
+
+
+def door_of(log_file: Path) -> str:
+    """How the crawl got past the site's walls, from its log: sessions earned in the browser."""
+    try:
+        text = log_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    earned = text.count("passed in the browser")
+    return f" (walls passed in the browser: {earned} session{'s' if earned != 1 else ''})" if earned else ""

@@ -102,7 +102,7 @@ class SiteBlockMiddleware:
             self.watch.page()
             self.pace.eased()
             return response
-        wall = request.meta.pop("farm_wall_refused", None)  # the browser met it and could not pass it
+        wall = request.meta.get("farm_wall_refused")  # the browser met it and could not pass it (on this page)
         if wall is not None:
             reason = f"{wall} ({reason})"
         kind = reason.split()[0]
@@ -183,7 +183,7 @@ class SiteBlockMiddleware:
             # its keyword ended meanwhile: nothing to retry it for
             self.parts.registry.give_up(lease, request.meta["farm_page"])
             raise LeaseLost(f"keyword {lease.id} ended while its page was retried")
-        return get_retry_request(
+        retry = get_retry_request(
             request,
             spider=self.crawler.spider,
             reason=reason,
@@ -191,6 +191,10 @@ class SiteBlockMiddleware:
             stats_base_key=stats_key,
             give_up_log_level="WARNING",
         )
+        if retry is not None:
+            # each retry may be sent again with a fresh session as often as the first attempt (farm.sessions)
+            retry.meta.pop("farm_session_sends", None)
+        return retry
 
 
 def retry_after(response, now: float | None = None) -> float | None:

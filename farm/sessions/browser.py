@@ -5,7 +5,7 @@ starts one), from the machine's Chromium (FARM_BROWSER_EXECUTABLE, else the firs
 chromium-browser, google-chrome on the PATH): Playwright drives it and never downloads a browser of its own.
 At most FARM_BROWSER_PAGES pages are open at once, each in a context of its own (cookies of one session only,
 the identity's user agent and proxy) that is closed as soon as its cookies are taken: the browser's memory is
-bounded by that, and measured (``resident_bytes``: every process of the browser, summed).
+bounded by that, and measured (``resident_bytes``: the proportional set size of its processes, summed).
 """
 
 import asyncio
@@ -46,7 +46,7 @@ class Browser:
         self._browser = None
         self._starting: asyncio.Lock | None = None
         self.pages_opened = 0
-        self.rss_max = 0  # the most the browser's processes held at once, in bytes
+        self.rss_max = 0  # the most the browser's processes held at once, in bytes (PSS)
 
     async def earn(self, wall: Wall, identity: ClientIdentity, proxy: str) -> dict[str, str]:
         """The cookies ``wall``'s page grants this identity through ``proxy`` ("" for none)."""
@@ -56,6 +56,7 @@ class Browser:
             if proxy:
                 options["proxy"] = _proxy_option(proxy)
             context = await browser.new_context(**options)
+            await context.route("**/*", _only_the_wall(wall))
             try:
                 page = await context.new_page()
                 self.pages_opened += 1
@@ -133,8 +134,29 @@ class Browser:
             self._playwright = None
 
     def resident_bytes(self) -> int:
-        """The resident memory of the browser: every Chromium process below this one, and Playwright's driver."""
-        return sum(_rss(pid) for pid in _descendants(os.getpid()) if _comm(pid).startswith(BROWSER_PROCESSES))
+        """The memory the browser holds: every Chromium process below this one and Playwright's driver (PSS)."""
+        return sum(_pss(pid) for pid in _descendants(os.getpid()) if _comm(pid).startswith(BROWSER_PROCESSES))
+
+
+SKIPPED_TYPES = {"image", "media", "font"}  # nothing a wall's script needs; memory and time saved
+
+
+def _only_the_wall(wall: Wall):
+    """A route handler: the wall's page and its scripts load; images, media, fonts do not, nor farm's data
+    once the wall's own URL has been opened (a search page behind a wall is where a browser meets it)."""
+    opened = False
+
+    async def route(route) -> None:
+        nonlocal opened
+        request = route.request
+        first = not opened and request.url == wall.url
+        opened = opened or first
+        if request.resource_type in SKIPPED_TYPES or (not first and any(part in request.url for part in wall.data)):
+            await route.abort()
+        else:
+            await route.continue_()
+
+    return route
 
 
 def _same_site(domain: str, host: str) -> bool:
@@ -183,10 +205,12 @@ def _comm(pid: int) -> str:
         return ""
 
 
-def _rss(pid: int) -> int:
+def _pss(pid: int) -> int:
+    """A process's proportional set size: its own pages, and its share of those it shares (Chromium's
+    processes share most of theirs, so their resident sizes added up would count them many times)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError):
         pass

@@ -11,8 +11,9 @@ session at most twice; after that, or when the browser cannot pass the wall (a s
 farm.middlewares.blocks as a block, named after the wall.
 
 It sits at 650: after Scrapy's RedirectMiddleware (600) on the way back, so it sees a wall's redirect before
-the redirect is followed, and before CookiesMiddleware (700) on the way out, whose jar then leaves the
-session's Cookie header as it is.
+the redirect is followed. A request that carries a session is marked ``dont_merge_cookies`` for
+CookiesMiddleware (700), which would replace its Cookie header with the jar's: the session keeps its own
+cookies, those the site sets on its answers included; a request without one uses the jar as before.
 """
 
 import logging
@@ -26,7 +27,7 @@ from farm.crawl.parts import CrawlParts
 from farm.errors import SettingError, WallNotPassed
 from farm.sessions.browser import Browser
 from farm.sessions.identity import ClientIdentity, check_target
-from farm.sessions.pool import SiteSession, SessionPool
+from farm.sessions.pool import SessionPool, SiteSession
 
 logger = logging.getLogger(__name__)
 
@@ -78,10 +79,16 @@ class SessionMiddleware:
             headers[name] = value
         session = self.pool.current((self.site, meta.get("proxy") or ""))
         meta["farm_session"] = session
+        if meta.pop("farm_wall_redirect", False):  # the attempt before met a wall's redirect: this one may follow
+            meta.pop("dont_redirect", None)
         if session is not None:
+            # the session's cookies, not the jar's: CookiesMiddleware would replace the header
             headers[b"Cookie"] = session.cookie_header()
-        elif b"Cookie" in headers:  # a refused session's, on a request sent again
-            del headers[b"Cookie"]
+            meta["dont_merge_cookies"] = True
+        else:  # Scrapy's cookie jar, as for any request (a refused session's cookies dropped)
+            meta.pop("dont_merge_cookies", None)
+            if b"Cookie" in headers:
+                del headers[b"Cookie"]
         return None
 
     async def process_response(self, request, response):
@@ -89,11 +96,15 @@ class SessionMiddleware:
         if "farm_lease" not in meta:
             return response
         session: SiteSession | None = meta.get("farm_session")
-        if session is not None and session.retired is None:
-            _take_cookies(session, response)
         wall = self.crawler.spider.browser_wall(response)
         if wall is None:
+            if session is not None and session.retired is None:
+                _take_cookies(session, response)  # not a wall's: those belong to the challenge, not the session
             return response
+        if 300 <= response.status < 400:
+            # a redirect to a wall is not followed (RedirectMiddleware): a retry asks for the page again,
+            # not for the wall, and farm.middlewares.blocks counts it as the block it is
+            meta["dont_redirect"] = meta["farm_wall_redirect"] = True
         self.stats.inc_value("farm/wall/met")
         self.stats.inc_value(f"farm/wall/met/{wall.name}")
         sends = meta.get("farm_session_sends", 0)

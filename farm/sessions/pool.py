@@ -81,7 +81,9 @@ class SessionPool:
             session.retired = why
             self.retired[why] = self.retired.get(why, 0) + 1
 
-    async def renew(self, key: SessionKey, wall: Wall, identity: ClientIdentity, refused: SiteSession | None) -> SiteSession:
+    async def renew(
+        self, key: SessionKey, wall: Wall, identity: ClientIdentity, refused: SiteSession | None
+    ) -> SiteSession:
         """A session for ``key`` newer than ``refused`` (the one the wall answered, retired here): the one
         being earned, one earned meanwhile, or a new one earned now. WallNotPassed when the browser cannot."""
         if refused is not None:
@@ -89,14 +91,22 @@ class SessionPool:
         newer = self._current.get(key)
         if newer is not None:
             return newer
-        failed = self._failed.get(key)
-        if failed is not None and self.clock() - failed[0] < self.cooldown:
-            raise failed[1]
-        pending = self._earning.get(key)
-        if pending is None:
-            pending = self._earning[key] = asyncio.ensure_future(self._earn_one(key, wall, identity))
-        # shield: a request cancelled while waiting does not cancel the earning others wait for
-        return await asyncio.shield(pending)
+        for _ in range(2):
+            failed = self._failed.get(key)
+            if failed is not None and self.clock() - failed[0] < self.cooldown:
+                raise failed[1]
+            pending = self._earning.get(key)
+            if pending is None:
+                pending = self._earning[key] = asyncio.ensure_future(self._earn_one(key, wall, identity))
+                pending.wall = wall
+            try:
+                # shield: a request cancelled while waiting does not cancel the earning others wait for
+                return await asyncio.shield(pending)
+            except WallNotPassed:
+                if pending.wall.url == wall.url:
+                    raise
+                # another request's wall page could not be passed: this request's own page is tried once
+        raise WallNotPassed(wall.name, "browser", "no session earned")
 
     async def _earn_one(self, key: SessionKey, wall: Wall, identity: ClientIdentity) -> SiteSession:
         started = self.clock()

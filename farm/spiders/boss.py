@@ -19,6 +19,7 @@ from farm.spiders.parsing import (
 )
 
 SITE = "https://www.zhipin.com"  # stored posting URLs name the real site, whatever base_url is
+PATH = "/wapi/zpgeek/search/joblist.json"
 
 # Non-zero ``code`` values of an HTTP 200 answer that are blocks (§1.3), by name. Any other
 # non-zero code is a refusal too, named by its code (``boss_code_9``): farm fails closed on a
@@ -88,7 +89,7 @@ class BossSpider(LeaseSpider):
         )
         referer = f"{self.base_url}/web/geek/job?" + urlencode({"query": job, "city": city_code}, quote_via=quote)
         return scrapy.Request(
-            f"{self.base_url}/wapi/zpgeek/search/joblist.json?{query}",
+            f"{self.base_url}{PATH}?{query}",
             headers={
                 "Referer": referer,
                 "Accept": "application/json, text/plain, */*",
@@ -152,7 +153,10 @@ class BossSpider(LeaseSpider):
             quote_via=quote,
         )
         return Wall(
-            "boss_security_check", f"{self.base_url}/web/common/security-check.html?{check}", ("__zp_stoken__",)
+            "boss_security_check",
+            f"{self.base_url}/web/common/security-check.html?{check}",
+            ("__zp_stoken__",),
+            data=(PATH,),
         )
 
 

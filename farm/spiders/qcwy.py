@@ -175,7 +175,7 @@ class QcwySpider(LeaseSpider):
         search = urlencode(
             {"keyword": asked.get("keyword", ""), "searchType": "2", "jobArea": asked.get("jobArea", "")}
         )
-        return Wall("qcwy_acw_sc__v2", f"{self.base_url}/pc/search?{search}", ("acw_sc__v2",))
+        return Wall("qcwy_acw_sc__v2", f"{self.base_url}/pc/search?{search}", ("acw_sc__v2",), data=(SEARCH_PATH,))
 
 
 # A city's name by its 51job code, the first name of a code in farm/cities.py (北京, 广东, …).

@@ -2,7 +2,7 @@
 
 import json
 import math
-from urllib.parse import quote, urljoin
+from urllib.parse import quote
 from weakref import WeakKeyDictionary
 
 import scrapy
@@ -93,24 +93,20 @@ class ZhilianSpider(LeaseSpider):
         return None
 
     def browser_wall(self, response):
-        """The verification the search redirects to (or serves): its script sets a cookie and returns to the
-        search. The browser opens the search page itself and follows the site."""
+        """The verification the search redirects to (or serves): its script sets a cookie, then returns to the
+        search. The browser opens the search as a visitor would and meets the verification there (its challenge
+        is the one the site gave that browser); the search it returns to is farm's to fetch, not the browser's."""
         location = response.headers.get(b"Location", b"").decode("latin-1")
-        redirected = response.status in (301, 302, 303, 307, 308) and VERIFY_PATH in location
-        served = response.status == 200 and VERIFY_PATH in response.url
-        if not (redirected or served):
-            return None
-        text = response_text(response) if served else ""
-        if any(marker in text for marker in SLIDER_MARKERS):
-            return None
         request = response.request
-        if request is None:
-            target = response.url
-        elif redirected:
-            target = request.url
-        else:  # the redirect was followed: the search it came from
-            target = (request.meta.get("redirect_urls") or [response.url])[0]
-        return Wall("zhilian_verification", urljoin(response.url, target), VERIFY_COOKIES)
+        if response.status in (301, 302, 303, 307, 308) and VERIFY_PATH in location:
+            url = request.url if request is not None else response.url
+        elif response.status == 200 and VERIFY_PATH in response.url:
+            url = (request.meta.get("redirect_urls") or [response.url])[0] if request is not None else response.url
+        else:
+            return None
+        if any(marker in response_text(response) for marker in SLIDER_MARKERS):
+            return None
+        return Wall("zhilian_verification", url, VERIFY_COOKIES, data=("/sou/",))
 
 
 # The block check and the parser both read a page's state: decoded once per response.

@@ -166,7 +166,7 @@ def test_a_page_request_goes_out_as_the_identity_and_a_passable_wall_earns_a_ses
     assert isinstance(again, Request) and again.meta["farm_session_fresh"] and again.meta["farm_session_sends"] == 1
     assert earner.calls == [("boss_security_check", "")]
     middleware.process_request(again)
-    assert again.headers[b"Cookie"] == b"__zp_stoken__=token1"
+    assert again.headers[b"Cookie"] == b"__zp_stoken__=token1" and again.meta["dont_merge_cookies"]
     assert boss_crawler.stats.get_value("farm/wall/met/boss_security_check") == 1
 
     # the site refuses the new session too: one more, then the wall is left to the blocks middleware

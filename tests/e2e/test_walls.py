@@ -1,0 +1,114 @@
+"""The sites' walls raised in the sandbox: crawls pass them in Debian's headless Chromium, as on the real sites.
+
+Every posting is stored once and every page fetched once (the sandbox counts a page only when it is served to a
+request that carries a valid session); a session that expires mid-keyword is earned again; a slider is not passed:
+its keyword goes partial with the wall's name, and a site that answers nothing but sliders ends the crawl.
+"""
+
+import csv
+import time
+from collections import Counter
+from importlib.resources import files
+
+import pytest
+
+from farm.sandbox.testing import SandboxProcess
+from farm.sandbox.walls import WallConfig
+from farm.sessions.browser import find_chromium
+from tests.e2e.harness import (
+    crawl_stat,
+    expected_crawl,
+    fetched_pages,
+    keywords,
+    prepare_db,
+    run_crawl,
+    stored_postings,
+)
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(find_chromium() is None, reason="no Chromium on the PATH (Debian: apt-get install chromium)"),
+]
+
+DEMO_ROWS = [
+    (row["source"], row["city"], row["job"])
+    for row in csv.DictReader(files("farm.demo").joinpath("keywords.csv").open(encoding="utf-8"))
+]
+MAX_PAGES = {"boss": 3, "qcwy": 4, "zhilian": 4}
+# the browser's memory (PSS of its processes) a crawl may reach with FARM_BROWSER_PAGES=2
+BROWSER_MEMORY_BOUND = 700 * 2**20
+
+
+@pytest.mark.parametrize("source", ["boss", "qcwy", "zhilian"])
+def test_the_demo_keywords_crawl_to_completion_through_the_walls_every_posting_once(source, sqlite_url):
+    rows = [row for row in DEMO_ROWS if row[0] == source]
+    prepare_db(sqlite_url, rows)
+    cap = {f"FARM_{source.upper()}_MAX_PAGES": MAX_PAGES[source]}
+    with SandboxProcess(seed=2026, postings=(20, 120), walls=True) as sandbox:
+        crawl = run_crawl(source, sqlite_url, sandbox.url, timeout=240, **cap)
+        walls = sandbox.walls()
+        pages, ids, _ = expected_crawl(sandbox, source, rows, MAX_PAGES[source])
+        fetched = fetched_pages(sandbox, source)
+    assert crawl.returncode == 0, crawl.output[-3000:]
+    assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
+    stored = stored_postings(sqlite_url, source)
+    assert Counter(stored) == Counter(ids)  # every posting the site holds within the cap, once
+    assert set(fetched) == pages and set(fetched.values()) == {1}  # every page once, each with a session
+    assert walls["sessions_issued"][source] >= 1 and walls["with_session"][source] >= len(pages)
+    assert crawl_stat(crawl.output, "farm/session/earned") == walls["sessions_issued"][source]
+    assert "passed in the browser" in crawl.output
+    assert 0 < crawl_stat(crawl.output, "farm/browser/rss_max") < BROWSER_MEMORY_BOUND
+
+
+def test_a_session_that_expires_mid_keyword_is_earned_again_and_no_page_is_lost_or_fetched_twice(sqlite_url):
+    rows = [("qcwy", "上海", "python"), ("qcwy", "北京", "java")]
+    prepare_db(sqlite_url, rows)
+    walls = WallConfig(sites=("qcwy",), session_requests=4)
+    with SandboxProcess(seed=9, postings=(150, 150), walls=walls) as sandbox:
+        crawl = run_crawl("qcwy", sqlite_url, sandbox.url, timeout=240, FARM_QCWY_MAX_PAGES=8)
+        seen = sandbox.walls()
+        pages, ids, _ = expected_crawl(sandbox, "qcwy", rows, 8)
+        fetched = fetched_pages(sandbox, "qcwy")
+    assert crawl.returncode == 0, crawl.output[-3000:]
+    assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
+    assert seen["expired"]["qcwy"] >= 2 and seen["sessions_issued"]["qcwy"] >= 4  # 16 pages, 4 requests a session
+    assert crawl_stat(crawl.output, "farm/session/earned") == seen["sessions_issued"]["qcwy"]
+    assert Counter(stored_postings(sqlite_url, "qcwy")) == Counter(ids)
+    assert set(fetched) == pages and set(fetched.values()) == {1}
+
+
+def test_a_slider_is_not_passed_its_keyword_goes_partial_named_and_the_others_complete(sqlite_url):
+    rows = [("zhilian", "北京", "python"), ("zhilian", "上海", "java")]
+    prepare_db(sqlite_url, rows)
+    walls = WallConfig(sites=("zhilian",), slider_keywords=("zhilian:java",))
+    # the sandbox shows the slider to one keyword; a real site shows it to the client, which farm's cooldown
+    # (FARM_BROWSER_COOLDOWN: no browser for the site meanwhile) answers: off here, so the other keyword
+    # earns its own session on its next attempt
+    with SandboxProcess(seed=4, postings=(30, 30), walls=walls) as sandbox:
+        crawl = run_crawl(
+            "zhilian", sqlite_url, sandbox.url, timeout=240, FARM_BLOCK_RETRIES=3, FARM_BROWSER_COOLDOWN=0
+        )
+    assert crawl.returncode == 0, crawl.output[-3000:]
+    status = {row["job"]: row for row in keywords(sqlite_url)}
+    assert status["python"]["crawl_status"] == "completed"
+    assert status["java"]["crawl_status"] == "partial"
+    assert "slider" in status["java"]["error_message"]
+    assert crawl_stat(crawl.output, "farm/wall/not_passed/slider") >= 1
+    assert "the browser cannot pass it" in crawl.output
+
+
+def test_a_site_that_answers_nothing_but_sliders_ends_the_crawl_with_that_reason(sqlite_url):
+    rows = [("boss", city, job) for city in ("北京", "上海") for job in ("python", "java", "前端", "测试")]
+    prepare_db(sqlite_url, rows)
+    walls = WallConfig(sites=("boss",), slider_rate=1.0)
+    started = time.monotonic()
+    with SandboxProcess(seed=4, postings=(30, 30), walls=walls) as sandbox:
+        crawl = run_crawl(
+            "boss", sqlite_url, sandbox.url, timeout=240, FARM_SITE_REFUSED_AFTER=4, FARM_BLOCK_BASE_DELAY=0.5
+        )
+    assert crawl.returncode == 0, crawl.output[-3000:]
+    assert "'finish_reason': 'farm_site_refused'" in crawl.output
+    assert "it refuses this crawl" in crawl.output
+    assert time.monotonic() - started < 60
+    assert {row["crawl_status"] for row in keywords(sqlite_url)} <= {"partial", "idle", "pending"}
+    assert not any(row["crawl_status"] in ("completed", "failed") for row in keywords(sqlite_url))
