@@ -9,7 +9,7 @@ from sqlalchemy.exc import DBAPIError
 import farm.cli.repeat as repeat
 from farm.cli.context import Farm, SourceChoice, database_command, date_option, reason
 from farm.cli.tables import render_table
-from farm.state import tallies
+from farm.state import caps, tallies
 from farm.state.clock import today
 from farm.state.models import SOURCES
 from farm.state.store import KeywordStore
@@ -88,6 +88,14 @@ def stats(
     eta_seconds to each source's {"date", "source", "total", "used", "unused",
     "crawl_status", "jobs_found"}, and salary {seen, unread}: the postings
     seen that day and those whose salary text no rule reads.
+
+    \b
+    page caps    per source, the completed keywords whose FARM_<SITE>_MAX_PAGES
+                 stopped them while the site said it holds more (its own count),
+                 what the site holds, what farm took and the difference; --json
+                 adds them as caps {setting, cap, keywords, site_total, took,
+                 left_behind, capped: [{city, job, site_total, took,
+                 left_behind}]}
     """
     store = farm_ctx.store(read_only=True)
     limits = tallies.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
@@ -103,7 +111,7 @@ def stats(
         unread = tallies.salary_unread(store.reader, date.fromisoformat(rows[0]["date"]), store.tz) if rows else {}
         for row in rows:
             row["salary"] = unread.get(row["source"], {"seen": 0, "unread": 0})
-        return now, rows
+        return now, _with_caps(farm_ctx, store, rows)
 
     if watch:
         if as_json:
@@ -177,7 +185,21 @@ def _stats_text(
     lines.append(f"postings seen on {shown} and their salary texts no rule reads")
     body = [[r["source"], r["salary"]["seen"], r["salary"]["unread"], _share(r["salary"])] for r in rows]
     lines.append(render_table(["source", "seen", "salary unread", "share"], body, right={"seen", "salary unread"}))
+    lines += _caps_text(rows, shown)
     return "\n".join(lines)
+
+
+def _with_caps(farm_ctx: Farm, store: KeywordStore, rows: list[dict]) -> list[dict]:
+    """The rows with what each source's page cap left behind that day (farm.state.caps)."""
+    with store.reader.connect() as conn:
+        return caps.attach(conn, rows, caps.site_caps(farm_ctx.settings, [row["source"] for row in rows]))
+
+
+def _caps_text(rows: list[dict], shown: str) -> list[str]:
+    lines = caps.summary_lines(rows)
+    if not lines:
+        return []
+    return ["", f"page caps on {shown}: what the sites said they hold beyond what the caps let farm take", *lines]
 
 
 def _share(salary: dict) -> str:
