@@ -1,8 +1,13 @@
-"""`farm openings explain`: which opening a posting belongs to, and why it joined it."""
+"""`farm openings explain`: which opening a posting belongs to, and why it joined it; `farm openings days`:
+the openings and postings new and gone on each day."""
+
+import json
+from datetime import date, timedelta
 
 import click
 
-from farm.cli.context import Farm, database_command
+from farm.cli.context import Farm, database_command, date_option
+from farm.state.clock import today, utcnow
 
 
 @click.group("openings")
@@ -44,3 +49,45 @@ def explain(farm_ctx: Farm, source: str, job_id: str, pairs: str | None, thresho
     for member_source, member_id in opening.postings:
         if (member_source, member_id) != (source, job_id):
             click.echo(f"  with {member_source} {member_id}: {clusters.why[(member_source, member_id)].text()}")
+
+
+@openings.command("days")
+@date_option("The last day to count. [default: today in FARM_TIMEZONE]")
+@click.option("--days", "count", type=click.IntRange(1), default=7, show_default=True, help="Days to count, to --date.")
+@click.option(
+    "--gone-after",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Days a posting is not found on crawls that completed its keyword before it is gone.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the days as one JSON document.")
+@database_command
+def days(farm_ctx: Farm, day: date | None, count: int, gone_after: int, as_json: bool):
+    """Postings and openings new and gone on each day (a partial crawl of a keyword proves nothing gone)."""
+    from farm.openings.cluster import Clusterer
+    from farm.openings.life import day_counts, opening_lives, posting_lives
+    from farm.openings.names import CompanyNames
+    from farm.openings.postings import read_postings
+
+    store = farm_ctx.store(read_only=True)
+    last = day or today(utcnow(), store.tz)
+    names = CompanyNames()
+    clusters = Clusterer(names)
+    clusters.add_all(read_postings(store.engine, names))
+    postings = posting_lives(store.engine, store.tz, gone_after, last)
+    openings_lives = opening_lives(clusters, postings)
+    counted = [
+        day_counts(last - timedelta(days=back), list(postings.values()), openings_lives) for back in range(count)
+    ]
+    counted.reverse()
+    if as_json:
+        rows = [{**vars(c), "day": c.day.isoformat()} for c in counted]
+        click.echo(json.dumps({"gone_after": gone_after, "days": rows}))
+        return
+    click.echo(f"{'day':<10}  {'openings new':>12}  {'gone':>6}  {'postings new':>12}  {'gone':>6}")
+    for c in counted:
+        click.echo(
+            f"{c.day.isoformat():<10}  {c.new_openings:>12}  {c.gone_openings:>6}  {c.new_postings:>12}  "
+            f"{c.gone_postings:>6}"
+        )

@@ -140,6 +140,8 @@ class KeywordList:
         "slots",
         "_rng",
         "_cross",
+        "_gone",
+        "_drawn",
         "_at",
         "_seen",
         "_pool",
@@ -150,7 +152,11 @@ class KeywordList:
 
     def __init__(self, world, site, city, keyword):
         self.world, self.site, self.city, self.keyword = world, site, city, keyword
-        n = self.total = world.total(site, city, keyword)
+        n = world.total(site, city, keyword)
+        # the market's day: the first positions gone, new ones after the last (market.py)
+        self._gone = min(world.market.retire.get(keyword, 0), n)
+        self._drawn = n + world.market.hire.get(keyword, 0)
+        self.total = self._drawn - self._gone
         rng = self._rng = rng_for(world.seed, "slots", site, city.name, keyword)
         self._cross = rng_for(world.seed, "cross", city.name, keyword)  # one stream for every site
         n_shared = 0 if n < 2 else min(n // 15 + 1, SHARED_POOL)
@@ -170,7 +176,7 @@ class KeywordList:
     def upto(self, end):
         """The slots [0, end) (fewer if the keyword has fewer), drawing what was not drawn yet."""
         slots = self.slots
-        end = min(end, self.total)
+        end = min(end + self._gone, self._drawn)
         if len(slots) < end:
             at, pool, seen, site = self._at, self._pool, self._seen, self.site
             getrandbits, make_id = self._rng.getrandbits, self.world.make_id
@@ -195,7 +201,7 @@ class KeywordList:
                         break
                 seen.add(pid)
                 slots.append((pid, getrandbits(128), company, -1))
-        return slots
+        return slots[self._gone :] if self._gone else slots
 
 
 class World:

@@ -11,6 +11,7 @@ from farm.openings.titles import title_key
 from farm.sandbox import crossposts
 from farm.sandbox.cities import city_named
 from farm.sandbox.data import World
+from farm.sandbox.market import Market
 
 SITES = ("boss", "qcwy", "zhilian")
 
@@ -70,3 +71,14 @@ def test_openings_on_the_sandboxs_cross_posts_reach_the_aims():
     result = score(clusters, postings, truth)
     assert result["true pairs"] > 100
     assert result["precision"] >= 0.97 and result["recall"] >= 0.90, result
+
+
+def test_the_markets_day_retires_a_keywords_first_positions_and_adds_new_ones_after_its_last():
+    plain, changed = World(seed=3, postings=(50, 50)), World(seed=3, postings=(50, 50))
+    changed.market = Market(retire={"python": 4}, hire={"python": 3})
+    for site in SITES:
+        before = plain.slots(site, city_named("北京"), "python")
+        after = changed.slots(site, city_named("北京"), "python")
+        assert after[:46] == before[4:] and len(after) == 49
+        assert not {slot[0] for slot in after[46:]} & {slot[0] for slot in before}
+        assert changed.slots(site, city_named("北京"), "java") == plain.slots(site, city_named("北京"), "java")
