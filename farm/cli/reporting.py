@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from farm.cli.context import Farm, database_command, date_option
+from farm.state.caps import site_caps
 from farm.state.clock import load_timezone, today
 from farm.state.migrate import current_revision, require_current
 
@@ -88,7 +89,15 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
         else:
             require_current(engine)
             figures = write_report(
-                engine, path, day, tz, days, gone_after, database=farm_ctx.masked_url, conversion=_conversion(farm_ctx)
+                engine,
+                path,
+                day,
+                tz,
+                days,
+                gone_after,
+                database=farm_ctx.masked_url,
+                conversion=_conversion(farm_ctx),
+                caps=site_caps(farm_ctx.settings, farm_ctx.sources()),
             )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None

@@ -21,9 +21,11 @@ def write_report(
     gone_after: int = 7,
     database: str = "",
     conversion: Conversion | None = None,
+    caps: dict[str, int] | None = None,
 ) -> DayFigures:
     """Read the figures of ``day`` and write the page to ``out``; the figures. Salaries of monthly
-    pay alone, or of every pay period through ``conversion``."""
-    figures = gather(engine, day, tz, days, gone_after, conversion)
+    pay alone, or of every pay period through ``conversion``; what the page caps (``caps``: source ->
+    pages) left behind."""
+    figures = gather(engine, day, tz, days, gone_after, conversion, caps)
     out.write_text(render(figures, utcnow().astimezone(tz), database), encoding="utf-8")
     return figures

@@ -9,7 +9,10 @@ from sqlalchemy.engine import Engine
 from farm.report import queries
 from farm.report.days import last_days
 from farm.salary.monthly import Conversion
+from farm.state.caps import capped_keywords, left_behind
 from farm.state.engine import reader
+
+CAPPED = 30  # keywords held back by their page cap, shown by name (the most left behind first)
 
 
 @dataclass
@@ -30,6 +33,9 @@ class DayFigures:
     salary_conversion: str = ""
     salary_unread: list = field(default_factory=list)  # per site: postings seen, salary texts no rule reads
     companies: list = field(default_factory=list)
+    # per site, what its page cap left behind (farm.state.caps); the keywords it held back the most
+    caps: list = field(default_factory=list)
+    capped: list = field(default_factory=list)
 
     @property
     def crawled(self) -> bool:
@@ -64,7 +70,9 @@ def gather(
     days: int = 30,
     gone_after: int = 7,
     conversion: Conversion | None = None,
+    caps: dict[str, int] | None = None,
 ) -> DayFigures:
+    """The figures of ``day``; ``caps`` (source -> FARM_<SITE>_MAX_PAGES) for what the caps left behind."""
     figures = DayFigures(day, tz.key, days, gone_after, salary_conversion=conversion.describe() if conversion else "")
     with reader(engine).connect() as conn:
         if conn.dialect.name in ("mysql", "mariadb", "postgresql"):
@@ -72,7 +80,15 @@ def gather(
             conn = conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin():
             _read(conn, figures, day, tz, days, gone_after, conversion)
+            if caps and figures.keywords_stored:
+                _read_caps(conn, figures, day, caps)
     return figures
+
+
+def _read_caps(conn, figures: DayFigures, day: date, caps: dict[str, int]) -> None:
+    capped = capped_keywords(conn, day, caps)
+    figures.caps = [{"source": source, **site} for source, site in left_behind(capped).items()]
+    figures.capped = [{"source": k.source, **k.to_json()} for k in capped[:CAPPED]]
 
 
 def _read(

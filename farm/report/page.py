@@ -34,7 +34,16 @@ def render(figures: DayFigures, generated: datetime, database: str) -> str:
     if not (figures.keywords_stored or figures.postings_stored):
         body = "<p class=empty>The database holds no keywords and no postings yet: nothing to report.</p>"
     else:
-        body = "".join((_crawl(figures, tz), _postings(figures), _new(figures), _salary(figures), _companies(figures)))
+        body = "".join(
+            (
+                _crawl(figures, tz),
+                _caps(figures),
+                _postings(figures),
+                _new(figures),
+                _salary(figures),
+                _companies(figures),
+            )
+        )
     data = _script_json(figures.to_json())
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
@@ -187,6 +196,43 @@ def _new(figures: DayFigures) -> str:
             ["site", *(day.strftime("%m-%d") for day in figures.chart_days[-7:]), f"{figures.days} days"],
             [[site, *values[-7:], sum(values)] for site, values in figures.new_per_day.items()],
             set(range(1, 9)),
+        )
+    )
+    return "".join(out)
+
+
+def _caps(figures: DayFigures) -> str:
+    """Per site and keyword, what the site said it holds against what its page cap let farm take."""
+    if not figures.crawled:
+        return ""
+    out = [
+        "<h2 id=caps>What the page caps left behind</h2>"
+        "<p class=note>The keywords of the day that their site's page cap (FARM_&lt;SITE&gt;_MAX_PAGES) stopped "
+        "while the site said it holds more. A site may serve fewer than it holds (Boss serves 10 pages at most): "
+        "docs/sites.md gives each site's own cap.</p>"
+    ]
+    if not figures.caps:
+        out.append("<p class=empty>No keyword was held back by its page cap.</p>")
+        return "".join(out)
+    out.append(
+        _table(
+            ["site", "setting", "cap (pages)", "keywords held back", "the sites hold", "farm took", "left behind"],
+            [
+                [s["source"], s["setting"], s["cap"], s["keywords"], s["site_total"], s["took"], s["left_behind"]]
+                for s in figures.caps
+            ],
+            {2, 3, 4, 5, 6},
+        )
+    )
+    held = sum(s["keywords"] for s in figures.caps)
+    out.append("<h3>Keywords held back</h3>")
+    if held > len(figures.capped):
+        out.append(f"<p class=note>The {len(figures.capped)} that left the most behind, of {held:,}.</p>")
+    out.append(
+        _table(
+            ["site", "city", "keyword", "the site holds", "farm took", "left behind"],
+            [[k["source"], k["city"], k["job"], k["site_total"], k["took"], k["left_behind"]] for k in figures.capped],
+            {3, 4, 5},
         )
     )
     return "".join(out)

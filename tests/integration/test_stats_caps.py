@@ -1,5 +1,5 @@
 """What the page caps left behind, on SQLite and MariaDB: the keyword table's site_total against what
-each cap let farm take, in `farm stats` (text and --json) and in farm.state.caps's query."""
+each cap let farm take, in `farm stats` (text and --json), in the report and in farm.state.caps's query."""
 
 import json
 from datetime import UTC, datetime, timedelta
@@ -9,6 +9,7 @@ import pytest
 from farm.state import caps
 from farm.state.db import make_engine
 from tests.integration.test_cli import DEMO_KEYWORDS, key, run, set_rows, upgraded
+from tests.integration.test_report import report
 from tests.integration.test_stats_report import today
 
 DEFAULT_CAPS = {"boss": 3, "qcwy": 50, "zhilian": 15}
@@ -96,3 +97,37 @@ def test_stats_json_gives_each_sites_caps_and_keywords(db_url, day):
         "left_behind": 0,
         "capped": [],
     }
+
+
+def test_the_report_shows_each_sites_cap_and_the_keywords_it_held_back(db_url, day, tmp_path):
+    page, figures = report(db_url, tmp_path, "--date", day.isoformat())
+    assert figures["caps"] == [
+        {
+            "source": "boss",
+            "setting": "FARM_BOSS_MAX_PAGES",
+            "cap": 3,
+            "keywords": 1,
+            "site_total": 385,
+            "took": 45,
+            "left_behind": 340,
+        },
+        {
+            "source": "qcwy",
+            "setting": "FARM_QCWY_MAX_PAGES",
+            "cap": 50,
+            "keywords": 1,
+            "site_total": 1234,
+            "took": 1000,
+            "left_behind": 234,
+        },
+    ]
+    assert [(k["source"], k["city"], k["job"], k["left_behind"]) for k in figures["capped"]] == [
+        ("boss", "北京", "python", 340),
+        ("qcwy", "北京", "python", 234),
+    ]
+    section = page[page.index("<h2 id=caps>") : page.index("<h2", page.index("<h2 id=caps>") + 1)]
+    assert "<td>boss</td><td>FARM_BOSS_MAX_PAGES</td><td class=n>3</td><td class=n>1</td>" in section
+    assert (
+        "<td>boss</td><td>北京</td><td>python</td><td class=n>385</td><td class=n>45</td><td class=n>340</td>"
+        in section
+    )
