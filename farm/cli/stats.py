@@ -9,7 +9,7 @@ from sqlalchemy.exc import DBAPIError
 import farm.cli.repeat as repeat
 from farm.cli.context import Farm, SourceChoice, database_command, date_option, reason
 from farm.cli.tables import render_table
-from farm.state import caps, tallies
+from farm.state import caps, doors, tallies
 from farm.state.clock import today
 from farm.state.models import SOURCES
 from farm.state.store import KeywordStore
@@ -111,7 +111,7 @@ def stats(
         unread = tallies.salary_unread(store.reader, date.fromisoformat(rows[0]["date"]), store.tz) if rows else {}
         for row in rows:
             row["salary"] = unread.get(row["source"], {"seen": 0, "unread": 0})
-        return now, _with_caps(farm_ctx, store, rows)
+        return now, _with_doors(store, _with_caps(farm_ctx, store, rows))
 
     if watch:
         if as_json:
@@ -157,6 +157,9 @@ def _stats_text(
 ) -> str:
     shown = rows[0]["date"] if rows else today(now, store.tz).isoformat()
     lines = [f"keywords on {shown} ({farm_ctx.settings.get('FARM_TIMEZONE')})"]
+    door_lines = [line for r in rows for line in r["door"]["lines"]]
+    if door_lines:  # a wall that holds keywords first: it is what a user must act on
+        lines = ["the sites' doors", *door_lines, "", *lines]
     all_rows = rows + ([tallies.total(rows, now, store.tz)] if len(rows) > 1 else [])
     body = [[r["source"], *_stat_values(r)] for r in all_rows]
     lines.append(render_table(["source", *STAT_COLUMNS], body, right=set(STAT_COLUMNS)))
@@ -193,6 +196,19 @@ def _with_caps(farm_ctx: Farm, store: KeywordStore, rows: list[dict]) -> list[di
     """The rows with what each source's page cap left behind that day (farm.state.caps)."""
     with store.reader.connect() as conn:
         return caps.attach(conn, rows, caps.site_caps(farm_ctx.settings, [row["source"] for row in rows]))
+
+
+def _with_doors(store: KeywordStore, rows: list[dict]) -> list[dict]:
+    """The rows with how each source's door stood that day (farm.state.doors): walls, sessions, refusals."""
+    if not rows:
+        return rows
+    shown = date.fromisoformat(rows[0]["date"])
+    with store.reader.connect() as conn:
+        found = doors.doors(conn, [row["source"] for row in rows], shown, store.tz)
+    for row in rows:
+        door = found[row["source"]]
+        row["door"] = {**door.to_json(), "lines": door.lines(row["remaining"], store.tz)}
+    return rows
 
 
 def _caps_text(rows: list[dict], shown: str) -> list[str]:

@@ -6,6 +6,9 @@ its keyword goes partial with the wall's name, and a site that answers nothing b
 """
 
 import csv
+import re
+import subprocess
+import sys
 import time
 from collections import Counter
 from importlib.resources import files
@@ -95,6 +98,17 @@ def test_a_slider_is_not_passed_its_keyword_goes_partial_named_and_the_others_co
     assert "slider" in status["java"]["error_message"]
     assert crawl_stat(crawl.output, "farm/wall/not_passed/slider") >= 1
     assert "the browser cannot pass it" in crawl.output
+    shown = subprocess.run(
+        [sys.executable, "-m", "farm", "--db-url", sqlite_url, "stats"], capture_output=True, text=True, timeout=60
+    )
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "the sites' doors", shown.stdout + shown.stderr
+    assert re.fullmatch(
+        r"zhilian: blocked by slider since \d\d:\d\d \(zhilian_verification_slider: 1 keyword partial\), "
+        r"1 keyword waiting",
+        lines[1],
+    )
+    assert re.fullmatch(r"zhilian: zhilian_verification passed in the browser: \d+ sessions? earned, .*", lines[2])
 
 
 def test_a_site_that_answers_nothing_but_sliders_ends_the_crawl_with_that_reason(sqlite_url):
