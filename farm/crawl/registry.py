@@ -1,9 +1,8 @@
 """The keywords this crawl holds: the one place a keyword's run is added, changed and ended.
 
-Every ``KeywordRun`` (farm.crawl.keywordrun) enters here (``add``, ``hold``,
-``take_back``) and leaves here. Ending has one verb, ``end(lease, outcome)``,
-and one signal, ``farm.signals.keyword_ended``, sent once per keyword when its
-end is settled; the ``Outcome`` says how it ended:
+Every ``KeywordRun`` (farm.crawl.keywordrun) enters here (``add``, ``hold``, ``take_back``) and leaves
+here. Ending has one verb, ``end(lease, outcome)``, and one signal, ``farm.signals.keyword_ended``, sent once
+per keyword when its end is settled; the ``Outcome`` says how it ended:
 
 - an end decided by the crawl (failed, blocked, released, completed with nothing
   left to fetch) is decided once (the first wins) and goes to the outbox only
@@ -13,11 +12,10 @@ end is settled; the ``Outcome`` says how it ended:
   completed it, or the store fenced the lease) or that another worker wrote and
   shared (``elsewhere``) is settled at once.
 
-A settled keyword leaves the page window, the checkpoint and the runs; shared
-through Redis, its queued requests are dropped and its owner told. A keyword
-given up for a block or an outage is not claimed again by this crawl
-(``not_again``). Take-back from a JOBDIR checkpoint and the release of what is
-held when the crawl closes are here too. Readers get ``runs``, a read-only view.
+A settled keyword leaves the page window, the checkpoint and the runs; shared through Redis, its queued
+requests are dropped and its owner told. A keyword given up for a block or an outage is not claimed again by
+this crawl (``not_again``). Take-back from a JOBDIR checkpoint and the release of what is held when the crawl
+closes are here too. Readers get ``runs``, a read-only view.
 """
 
 import logging

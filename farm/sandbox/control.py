@@ -33,7 +33,7 @@ from .faults import FaultConfig
 from .outage import Outage
 from .results import Query, int_param, page_of
 from .sites import SITE_MODULES
-from .walls import Tally, WallConfig
+from .walls import WallTally, WallConfig
 
 
 def add_routes(app, sandbox):
@@ -73,7 +73,7 @@ def add_routes(app, sandbox):
         elif request.method == "DELETE" and sandbox.walls is not None:
             sandbox.walls.reset_counts()
         if sandbox.walls is None:
-            return web.json_response({**Tally().to_json(), "config": None})
+            return web.json_response({**WallTally().to_json(), "config": None})
         return web.json_response(sandbox.walls.status(), dumps=_dumps)
 
     async def requests_view(request):

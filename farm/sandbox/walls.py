@@ -126,7 +126,7 @@ class Session:
 
 
 @dataclass
-class Tally:
+class WallTally:
     """The counts GET /_sandbox/walls shows."""
 
     sessions_issued: Counter = field(default_factory=Counter)
@@ -149,7 +149,7 @@ class Walls:
     def __init__(self, config: WallConfig | None = None, clock=time.time):
         self.config = config or WallConfig()
         self.clock = clock
-        self.tally = Tally()
+        self.tally = WallTally()
         self._challenges = {site: OrderedDict() for site in SITES}
         self._sessions = {site: OrderedDict() for site in SITES}
         self._made = Counter()  # challenges made per site: each gets a fresh seed
@@ -160,7 +160,7 @@ class Walls:
         self.config = config
 
     def reset_counts(self) -> None:
-        self.tally = Tally()
+        self.tally = WallTally()
 
     def guard(self, site: str, request: web.Request, keyword: str) -> web.Response | None:
         """The wall's answer to a guarded request, or None to let it through."""
