@@ -4,13 +4,11 @@ Every ``KeywordRun`` (farm.crawl.keywordrun) enters here (``add``, ``hold``, ``t
 here. Ending has one verb, ``end(lease, outcome)``, and one signal, ``farm.signals.keyword_ended``, sent once
 per keyword when its end is settled; the ``Outcome`` says how it ended:
 
-- an end decided by the crawl (failed, blocked, released, completed with nothing
-  left to fetch) is decided once (the first wins) and goes to the outbox only
-  when no page the keyword took from the queue is still on its way there, so it
-  is committed after their progress;
-- an end the keyword table holds already (``written``: its last page's write
-  completed it, or the store fenced the lease) or that another worker wrote and
-  shared (``elsewhere``) is settled at once.
+- an end decided by the crawl (failed, blocked, released, completed with nothing left to fetch) is
+  decided once (the first wins) and goes to the outbox only when no page the keyword took from the queue
+  is still on its way there, so it is committed after their progress;
+- an end the keyword table holds already (``written``: its last page's write completed it, or the store
+  fenced the lease) or that another worker wrote and shared (``elsewhere``) is settled at once.
 
 A settled keyword leaves the page window, the checkpoint and the runs; shared through Redis, its queued
 requests are dropped and its owner told. A keyword given up for a block or an outage is not claimed again by
