@@ -29,7 +29,7 @@ from farm.state.validation import validate_keyword
 def probe(farm_ctx: Farm, sites: tuple[str, ...], city: str | None, job: str, timeout: float, as_json: bool, log_dir):
     """One real search per site, through the same stack as a crawl, and what it met.
 
-    Each SITE (default: every site, farm's three and the project's own) is searched once, for page 1 of
+    Each SITE (default: every site the project crawls, farm's three and its own) is searched once, for page 1 of
     one keyword, by a real crawl of its spider with this machine's settings (FARM_<SITE>_BASE_URL, the
     proxies, the browser), into a throwaway database: farm's database and Redis are not touched. One line
     a site says what it met, and the setting that changes it. Exit status 0 when every site is ok, else 1.
@@ -39,7 +39,7 @@ def probe(farm_ctx: Farm, sites: tuple[str, ...], city: str | None, job: str, ti
         if site not in known:
             raise click.BadParameter(f"unknown site {site!r} (expected one of: {', '.join(known)})", param_hint="SITE")
     probes = []
-    for site in dict.fromkeys(sites or known):
+    for site in dict.fromkeys(sites or crawlable(farm_ctx.settings, known)):
         try:
             _, place, keyword = validate_keyword(site, city if city is not None else default_city(site), job)
         except KeywordError as exc:
@@ -59,3 +59,12 @@ def probe(farm_ctx: Farm, sites: tuple[str, ...], city: str | None, job: str, ti
             click.echo(verdict.line(width))
     if not all(v.ok for v in verdicts):
         raise click.exceptions.Exit(1)
+
+
+def crawlable(settings, sources: tuple[str, ...]) -> list[str]:
+    """The sources the project has a spider for, as `scrapy crawl` finds them (a project that turns farm on
+    with its add-on may crawl its own sites alone)."""
+    from scrapy.spiderloader import get_spider_loader
+
+    spiders = set(get_spider_loader(settings).list())
+    return [source for source in sources if source in spiders]

@@ -82,7 +82,7 @@ def run(probe: Probe, folder: Path) -> dict:
     report["proxies"] = len(config.proxies)
     report["browser_timeout"] = config.browser_timeout
     report["crawl_seconds"] = probe.crawl_seconds
-    _one_keyword(db_url, probe)
+    _one_keyword(settings, db_url, probe)
 
     watch = LogWatch()
     logging.getLogger().addHandler(watch)
@@ -117,11 +117,13 @@ def _impersonation(settings, site: str, default: str) -> str:
     return ClientIdentity.of(impersonation(settings, site, default)).impersonate
 
 
-def _one_keyword(db_url: str, probe: Probe) -> None:
+def _one_keyword(settings, db_url: str, probe: Probe) -> None:
+    from farm.sites import load_sources
     from farm.state.db import make_engine
     from farm.state.migrate import upgrade
     from farm.state.store import KeywordStore
 
+    load_sources(settings)  # a site of the project's own is then a keyword's source, as in `farm keywords add`
     upgrade(db_url)
     engine = make_engine(db_url)
     try:

@@ -2,13 +2,16 @@
 listening, each the real command (its crawls in child processes), the user's database (FARM_DB_URL) never
 created; and the runner's deadline, over a child that will not stop."""
 
+import importlib.util
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -21,6 +24,7 @@ from farm.spiders.qcwy import QcwySpider
 from farm.spiders.zhilian import ZhilianSpider
 from tests.e2e.harness import REPO, wait_until
 
+EXAMPLE = REPO / "docs/examples/tinyjobs"
 SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (Debian's chromium package)")
@@ -45,6 +49,13 @@ def probe(tmp_path, base_url, *args, timeout=120):
     )
     assert not (tmp_path / "users.db").exists(), "the probe touched the user's database"
     return done.returncode, done.stdout, time.monotonic() - started
+
+
+def closed_port():
+    """A port nothing listens on: bound, then closed."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def page_one(sandbox, site, city="北京", job="python"):
@@ -86,9 +97,7 @@ def test_probe_of_a_site_that_answers_every_search_with_a_slider_cannot_pass(tmp
 
 
 def test_probe_with_nothing_listening_says_no_network_within_its_time(tmp_path):
-    with socket.socket() as sock:  # a port nothing listens on: bound, then closed
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()
     code, out, took = probe(tmp_path, f"http://127.0.0.1:{port}", "--timeout", "20", timeout=60)
     lines = dict(line.split(None, 1) for line in out.splitlines())
     assert code == 1
@@ -123,3 +132,41 @@ def _alive(pid):
     except FileNotFoundError:
         return False
     return state != "Z"  # a zombie has ended; its new parent reaps it
+
+
+def test_probe_of_a_projects_own_site_searches_its_first_city(tmp_path):
+    """In a project that crawls a site of its own (a copy of docs/examples/tinyjobs, its site's address set to
+    the site served here), `farm probe` probes that site by default, and leaves the project's database alone."""
+    spec = importlib.util.spec_from_file_location("tinyjobs_site", EXAMPLE / "site.py")
+    site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(site)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), site.Search)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    project = shutil.copytree(EXAMPLE, tmp_path / "tinyjobs", ignore=shutil.ignore_patterns("*.db", "__pycache__"))
+    settings = project / "tinyjobs" / "settings.py"
+    address = f"http://127.0.0.1:{server.server_port}"
+    settings.write_text(settings.read_text().replace("http://127.0.0.1:8765", address))
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("FARM_", "SCRAPY_"))}
+    env["PYTHONPATH"] = str(REPO)
+    for name in SPIDERS:  # were farm's three probed as well, never the real sites from a test
+        env[f"FARM_{name.upper()}_BASE_URL"] = f"http://127.0.0.1:{closed_port()}"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "farm", "probe", "--json"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    verdicts = {v["site"]: v for v in json.loads(done.stdout)}
+    assert list(verdicts) == ["tinyjobs"]  # the one site the project crawls (farm's three are not its spiders)
+    tinyjobs = verdicts["tinyjobs"]
+    assert (tinyjobs["status"], tinyjobs["city"], tinyjobs["job"]) == ("ok", "Springfield", "python"), done.stdout
+    assert tinyjobs["postings"] == min(site.PAGE_SIZE, site.postings("spr", "python"))
+    assert not (project / "tinyjobs.db").exists()
