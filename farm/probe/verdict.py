@@ -145,7 +145,7 @@ def _ok(seen: ProbeReport) -> Verdict | None:
         what += f"; wall {wall} passed by the browser in {seconds:.1f} s"
         return seen.verdict("ok", what, postings=postings, wall=wall, seconds=seconds)
     target = seen.report.get("impersonate")
-    door = f"a browser's fingerprint, {target}" if target else f"Scrapy's own client ({seen.prefix}_IMPERSONATE)"
+    door = f"a browser's fingerprint, {target}" if target else "Scrapy's own client: impersonation off"
     return seen.verdict("ok", f"{what} (plain, with {door})", postings=postings)
 
 

@@ -19,10 +19,14 @@ def report(stats=None, keyword=None, **more):
     }
 
 
-def test_a_completed_page_is_ok_with_its_postings_and_the_fingerprint_it_went_out_with():
-    done = report(keyword={"crawl_status": "completed", "last_completed_page": 1}, postings=15, impersonate="chrome146")
+@pytest.mark.parametrize(
+    ("target", "door"),
+    [("chrome146", "a browser's fingerprint, chrome146"), ("", "Scrapy's own client: impersonation off")],
+)
+def test_a_completed_page_is_ok_with_its_postings_and_the_client_it_went_out_as(target, door):
+    done = report(keyword={"crawl_status": "completed", "last_completed_page": 1}, postings=15, impersonate=target)
     verdict = judge("boss", done, Ended(0), 90)
-    assert verdict.line() == "boss     ok: 15 postings on page 1 (plain, with a browser's fingerprint, chrome146)"
+    assert verdict.line() == f"boss     ok: 15 postings on page 1 (plain, with {door})"
     assert (verdict.ok, verdict.postings, verdict.wall) == (True, 15, None)
 
 
