@@ -1,5 +1,6 @@
 """Boss直聘: the web search XHR, ``/wapi/zpgeek/search/joblist.json`` (docs/sites.md §1)."""
 
+import time
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import scrapy
@@ -59,35 +60,38 @@ class BossSpider(LeaseSpider):
     code_pattern = CODE_PATTERNS["boss"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["boss"]
 
+    clock = staticmethod(time.time)  # the client's ``_`` cache-buster: tests pin it
+
     def search_request(self, city_code, job, page):
+        # the parameters and their order as the site's current client (/web/geek/jobs) sends them (§1.1)
         query = urlencode(
             {
-                "scene": "1",
-                "query": job,
+                "page": page,
+                "pageSize": self.page_size,
                 "city": city_code,
+                "expectInfo": "",
+                "query": job,
                 **dict.fromkeys(
                     [
+                        "multiSubway",
+                        "multiBusinessDistrict",
+                        "position",
+                        "jobType",
+                        "salary",
                         "experience",
-                        "payType",
-                        "partTime",
                         "degree",
                         "industry",
                         "scale",
                         "stage",
-                        "position",
-                        "jobType",
-                        "salary",
-                        "multiBusinessDistrict",
-                        "multiSubway",
                     ],
                     "",
                 ),
-                "page": page,
-                "pageSize": self.page_size,
+                "scene": "1",
+                "_": int(self.clock() * 1000),
             },
             quote_via=quote,
         )
-        referer = f"{self.base_url}/web/geek/job?" + urlencode({"query": job, "city": city_code}, quote_via=quote)
+        referer = f"{self.base_url}/web/geek/jobs?" + urlencode({"query": job, "city": city_code}, quote_via=quote)
         return scrapy.Request(
             f"{self.base_url}{PATH}?{query}",
             headers={

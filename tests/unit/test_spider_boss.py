@@ -21,19 +21,20 @@ from tests.unit.spider_helpers import (
     response_for,
 )
 
+CLOCK = 1750000000
 SEARCH = (
-    "https://www.zhipin.com/wapi/zpgeek/search/joblist.json?scene=1&query=python&city=101010100&experience="
-    "&payType=&partTime=&degree=&industry=&scale=&stage=&position=&jobType=&salary=&multiBusinessDistrict="
-    "&multiSubway=&page={}&pageSize=15"
+    "https://www.zhipin.com/wapi/zpgeek/search/joblist.json?page={}&pageSize=15&city=101010100&expectInfo="
+    "&query=python&multiSubway=&multiBusinessDistrict=&position=&jobType=&salary=&experience=&degree=&industry="
+    "&scale=&stage=&scene=1&_=1750000000000"
 )
 
 
 def test_search_request_is_the_contracts_xhr():
-    spider, _ = make_spider(BossSpider)
+    spider, _ = make_spider(BossSpider, clock=CLOCK)
     request = spider.page_request(make_lease("boss"), 2)
     assert request.method == "GET"
     assert request.url == SEARCH.format(2)
-    assert request.headers["Referer"] == b"https://www.zhipin.com/web/geek/job?query=python&city=101010100"
+    assert request.headers["Referer"] == b"https://www.zhipin.com/web/geek/jobs?query=python&city=101010100"
     assert request.headers["Accept"] == b"application/json, text/plain, */*"
     assert request.headers["X-Requested-With"] == b"XMLHttpRequest"
     assert request.meta["farm_page"] == 2 and request.dont_filter
@@ -44,9 +45,9 @@ def test_search_request_follows_base_url_and_encodes_the_keyword():
     request = spider.page_request(make_lease("boss", city="深圳", job="C++ 前端/后端"), 1)
     parts = urlsplit(request.url)
     assert (parts.scheme, parts.netloc, parts.path) == ("http", "127.0.0.1:8911", "/wapi/zpgeek/search/joblist.json")
-    assert "query=C%2B%2B%20%E5%89%8D%E7%AB%AF%2F%E5%90%8E%E7%AB%AF&city=101280600&" in request.url
+    assert "&city=101280600&expectInfo=&query=C%2B%2B%20%E5%89%8D%E7%AB%AF%2F%E5%90%8E%E7%AB%AF&" in request.url
     assert dict(parse_qsl(parts.query, keep_blank_values=True))["query"] == "C++ 前端/后端"
-    assert request.headers["Referer"].decode().startswith("http://127.0.0.1:8911/web/geek/job?query=C%2B%2B")
+    assert request.headers["Referer"].decode().startswith("http://127.0.0.1:8911/web/geek/jobs?query=C%2B%2B")
 
 
 @pytest.mark.parametrize(
@@ -89,7 +90,7 @@ def test_max_page_stops_even_with_has_more():
 
 
 def test_resumed_lease_asks_one_page_at_a_time():
-    spider, _ = make_spider(BossSpider)
+    spider, _ = make_spider(BossSpider, clock=CLOCK)
     lease = make_lease("boss", start_page=2, total_pages=3)
     assert [r.url for r in spider.lease_requests(lease)] == [SEARCH.format(2)]
 
