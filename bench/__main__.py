@@ -26,6 +26,7 @@ from bench import (
     redis_bench,
     report_bench,
     sandbox_bench,
+    walls_bench,
 )
 
 SECTIONS = [
@@ -44,6 +45,7 @@ SECTIONS = [
     ("pause and resume (JOBDIR): checkpoint saves, crawl with JOBDIR vs without vs Scrapy's", checkpoint_bench.run),
     ("farm report on 1M postings over 30 days (SQLite, MariaDB, PostgreSQL); farm export (SQLite)", report_bench.run),
     ("openings: precision and recall on the sandbox's cross-posts; clustering 1M postings", openings_bench.run),
+    ("the sites' walls: pages/s through them (browser sessions) vs without; the browser's cost", walls_bench.run),
 ]
 
 
