@@ -44,6 +44,8 @@ COUNTERS = [
     ("farm_postings_scraped", "Postings through the item pipeline", "item_scraped_count"),
     ("farm_responses", "Responses received (every page, retries included)", "response_received_count"),
     ("farm_leases_reaped", "Stale leases this crawler's reaper made partial", "farm/lease/reaped"),
+    ("farm_sessions_earned", "Sessions earned in headless Chromium past a site's wall", "farm/session/earned"),
+    ("farm_browser_pages", "Browser pages opened to pass walls", "farm/browser/pages"),
 ]
 # (metric, help, label, {label value: stat})
 LABELLED_COUNTERS = [
@@ -74,6 +76,12 @@ LABELLED_COUNTERS = [
             "spider": "spider_exceptions/count",
             "download": "downloader/exception_count",
         },
+    ),
+    (
+        "farm_walls_not_passed",
+        "Walls the browser could not pass, by why: a slider (not solved), no cookie in time, no browser",
+        "kind",
+        {kind: f"farm/wall/not_passed/{kind}" for kind in ("slider", "timeout", "browser")},
     ),
     (
         "farm_retries",

@@ -73,6 +73,10 @@ def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler
         "farm/site/errors": 2,
         "farm/site/retry/count": 2,
         "farm/page/error": 1,
+        "farm/block/qcwy_empty_page": 2,
+        "farm/session/earned": 3,
+        "farm/browser/pages": 4,
+        "farm/wall/not_passed/slider": 2,
     }.items():
         crawler.stats.set_value(name, value)
     for keyword_id in (1, 2):
@@ -96,7 +100,9 @@ def test_values_come_from_the_stats_and_the_runtime_labelled_by_site_and_crawler
     assert value("farm_keywords_ended_total", outcome="blocked") == 1
     # blocks by reason: farm/block/<reason>, not the totals beside them
     blocks = {dict(labels)["reason"]: v for (name, labels), v in got.items() if name == "farm_blocks_total"}
-    assert blocks == {"http_403": 3, "waf": 1}
+    assert blocks == {"http_403": 3, "waf": 1, "qcwy_empty_page": 2}  # refusals by shape, as blocks
+    assert value("farm_sessions_earned_total") == 3 and value("farm_browser_pages_total") == 4
+    assert value("farm_walls_not_passed_total", kind="slider") == 2
     assert value("farm_retries_total", kind="block") == 3
     assert value("farm_retries_total", kind="site") == 2
     assert value("farm_errors_total", kind="site") == 2
