@@ -98,6 +98,9 @@ class LeaseSpider(scrapy.Spider):
     city_codes: dict[str, str]
     code_pattern: re.Pattern
     paging: str = "parallel"
+    # The most pages the site itself serves a search (None: not known): an empty page past them is the end,
+    # whatever the count says (51job's totalCount runs past its 50 pages)
+    site_pages: int | None = None
     site: str | None = None  # whose FARM_<SITE>_* settings apply, when not the spider's name
 
     @classmethod
@@ -197,6 +200,8 @@ class LeaseSpider(scrapy.Spider):
 
     def more_promised(self, page: Page, page_no: int) -> bool:
         """Whether an answer says more postings remain at or after ``page_no`` (of its own count)."""
+        if self.site_pages is not None and page_no > self.site_pages:
+            return False
         if page.total_pages is not None:
             return page_no <= page.total_pages
         if page.total_count is not None:

@@ -57,6 +57,7 @@ class BossSpider(LeaseSpider):
     # 10 pages per search (a 2024 blog: "boss最多请求10页数据", and a sample with totalCount
     # 300 / resCount 450). FARM_BOSS_MAX_PAGES defaults to 3; above 10 it gains nothing.
     paging = "sequential"
+    site_pages = 10  # docs/sites.md §4.2
     code_pattern = CODE_PATTERNS["boss"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["boss"]
 

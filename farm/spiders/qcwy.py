@@ -35,6 +35,7 @@ class QcwySpider(LeaseSpider):
     name = "qcwy"
     page_size = 20
     paging = "parallel"  # resultbody.job.totalCount on every page
+    site_pages = 50  # docs/sites.md §4.2
     code_pattern = CODE_PATTERNS["qcwy"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["qcwy"]
     clock = staticmethod(time.time)  # the sign covers the timestamp: tests pin it

@@ -37,6 +37,7 @@ class ZhilianSpider(LeaseSpider):
     name = "zhilian"
     page_size = 20
     paging = "parallel"  # __INITIAL_STATE__.pages on every page
+    site_pages = 50  # docs/sites.md §4.2
     code_pattern = CODE_PATTERNS["zhilian"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["zhilian"]
 

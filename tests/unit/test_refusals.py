@@ -41,6 +41,7 @@ def answer_to(spidercls, page, body, content_type="application/json"):
         (6, 100, None),  # past the count: the real end
         (1, 0, None),  # the count itself says none: the real end
         (7, 60, None),  # a stale count corrected on a later page: past it, the end
+        (51, 5000, None),  # past the 50 pages 51job serves, whatever its count says: the end
     ],
 )
 def test_an_empty_51job_page_is_the_end_only_past_its_count(page, total, expected):
