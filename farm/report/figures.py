@@ -10,7 +10,9 @@ from farm.report import queries
 from farm.report.days import last_days
 from farm.salary.monthly import Conversion
 from farm.state.caps import capped_keywords, left_behind
+from farm.state.doors import doors, waiting
 from farm.state.engine import reader
+from farm.state.models import SOURCES
 
 CAPPED = 30  # keywords held back by their page cap, shown by name (the most left behind first)
 
@@ -35,6 +37,8 @@ class DayFigures:
     companies: list = field(default_factory=list)
     # per site, what its page cap left behind (farm.state.caps); the keywords it held back the most
     caps: list = field(default_factory=list)
+    # per site, how its door stood (farm.state.doors): walls passed, keywords a wall holds, a refused crawl
+    doors: list = field(default_factory=list)
     capped: list = field(default_factory=list)
 
     @property
@@ -82,7 +86,18 @@ def gather(
             _read(conn, figures, day, tz, days, gone_after, conversion)
             if caps and figures.keywords_stored:
                 _read_caps(conn, figures, day, caps)
+            if figures.keywords_stored:
+                _read_doors(conn, figures, day, tz)
     return figures
+
+
+def _read_doors(conn, figures: DayFigures, day: date, tz: ZoneInfo) -> None:
+    sources = list(SOURCES)
+    left = waiting(conn, sources, day)
+    for source, door in doors(conn, sources, day, tz).items():
+        lines = door.lines(left[source], tz)
+        if lines:
+            figures.doors.append({"source": source, "lines": lines, **door.to_json()})
 
 
 def _read_caps(conn, figures: DayFigures, day: date, caps: dict[str, int]) -> None:

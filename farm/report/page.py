@@ -36,6 +36,7 @@ def render(figures: DayFigures, generated: datetime, database: str) -> str:
     else:
         body = "".join(
             (
+                _doors(figures),
                 _crawl(figures, tz),
                 _caps(figures),
                 _postings(figures),
@@ -199,6 +200,14 @@ def _new(figures: DayFigures) -> str:
         )
     )
     return "".join(out)
+
+
+def _doors(figures: DayFigures) -> str:
+    """How each site's door stood: first, as a wall that holds keywords is what a reader must act on."""
+    if not figures.doors:
+        return ""
+    items = "".join(f"<li>{_e(line)}</li>" for door in figures.doors for line in door["lines"])
+    return f"<h2 id=doors>The sites' doors</h2><ul class=doors>{items}</ul>"
 
 
 def _caps(figures: DayFigures) -> str:

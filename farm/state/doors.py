@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import and_, func, not_, select
 from sqlalchemy.engine import Connection
 
 from farm.runs.history import day_bounds
@@ -107,3 +107,13 @@ def _json(text: str | None) -> dict:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def waiting(conn: Connection, sources: list[str], day: date) -> dict[str, int]:
+    """Keywords of each source not done on ``day`` (neither completed nor failed that day)."""
+    k = Keyword.__table__.c
+    done = and_(k.last_requested_date == day, k.crawl_status.in_(("completed", "failed")))
+    query = select(k.source, func.count()).where(k.source.in_(sources), not_(done)).group_by(k.source)
+    found = dict.fromkeys(sources, 0)
+    found.update({source: count for source, count in conn.execute(query)})
+    return found

@@ -80,7 +80,7 @@ def test_a_session_that_expires_mid_keyword_is_earned_again_and_no_page_is_lost_
     assert set(fetched) == pages and set(fetched.values()) == {1}
 
 
-def test_a_slider_is_not_passed_its_keyword_goes_partial_named_and_the_others_complete(sqlite_url):
+def test_a_slider_is_not_passed_its_keyword_goes_partial_named_and_the_others_complete(sqlite_url, tmp_path):
     rows = [("zhilian", "北京", "python"), ("zhilian", "上海", "java")]
     prepare_db(sqlite_url, rows)
     walls = WallConfig(sites=("zhilian",), slider_keywords=("zhilian:java",))
@@ -109,6 +109,17 @@ def test_a_slider_is_not_passed_its_keyword_goes_partial_named_and_the_others_co
         lines[1],
     )
     assert re.fullmatch(r"zhilian: zhilian_verification passed in the browser: \d+ sessions? earned, .*", lines[2])
+    report = tmp_path / "report.html"
+    made = subprocess.run(
+        [sys.executable, "-m", "farm", "--db-url", sqlite_url, "report", "--out", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    page = report.read_text(encoding="utf-8")
+    doors = page.split("<h2 id=doors>", 1)[1].split("</ul>", 1)[0]
+    assert f"<li>{lines[1]}</li>" in doors and f"<li>{lines[2]}</li>" in doors
 
 
 def test_a_site_that_answers_nothing_but_sliders_ends_the_crawl_with_that_reason(sqlite_url):
