@@ -1,4 +1,4 @@
-"""`farm probe` against the sandbox: without walls, with a slider on every search
+"""`farm probe` against the sandbox: without walls, with walls the browser passes, with a slider on every search
 of one site, and with nothing listening, each the real command (its crawls in child processes), the user's
 database (FARM_DB_URL) never created; a project's own site; and the runner's deadline, over a child that will
 not stop."""
@@ -79,6 +79,20 @@ def test_probe_without_walls_counts_each_sites_postings_on_page_one(tmp_path):
     assert all(v["wall"] is None and v["blocks"] == {} for v in verdicts.values())
     # one search a site: page 1 of the probe's keyword, once
     assert served == {(site, SPIDERS[site].city_codes["北京"], "python", 1): 1 for site in SPIDERS}
+
+
+@needs_chromium
+def test_probe_with_walls_passes_each_in_the_browser(tmp_path):
+    with SandboxProcess(seed=3, postings=(40, 40), walls=True) as sandbox:
+        code, out, _ = probe(tmp_path, sandbox.url)
+        expected = {site: page_one(sandbox, site) for site in SPIDERS}
+        issued = sandbox.walls()["sessions_issued"]
+    lines = dict(line.split(None, 1) for line in out.splitlines())
+    assert code == 0, out
+    walls = {"boss": "boss_security_check", "qcwy": "qcwy_acw_sc__v2", "zhilian": "zhilian_verification"}
+    for site, wall in walls.items():
+        assert lines[site].startswith(f"ok: {expected[site]} postings on page 1; wall {wall} passed by the browser in ")
+        assert issued[site] >= 1
 
 
 @needs_chromium
