@@ -39,6 +39,9 @@ import time
 from collections import deque
 from email.utils import parsedate_to_datetime
 
+from curl_cffi.requests.exceptions import ConnectionError as CurlConnectionError
+from curl_cffi.requests.exceptions import ProxyError as CurlProxyError
+from curl_cffi.requests.exceptions import SSLError as CurlSSLError
 from scrapy.downloadermiddlewares.retry import get_retry_request
 from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, NotConfigured
 from scrapy.utils.misc import load_object
@@ -51,9 +54,16 @@ from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, SiteUna
 logger = logging.getLogger(__name__)
 
 # Failures to connect at all: through a proxy, the connection is to the proxy (refused, its host name
-# unknown; Twisted's ConnectError for a TCP timeout or no route). Not DownloadTimeoutError: the download
-# timeout runs for the whole exchange, the site's answer included.
-PROXY_FAILURES = (DownloadConnectionRefusedError, CannotResolveHostError, ConnectError)
+# unknown; Twisted's ConnectError for a TCP timeout or no route; curl_cffi's connection and proxy errors
+# for requests sent with a browser's fingerprint, but its TLS errors, which may be the site's). Not
+# DownloadTimeoutError: the download timeout runs for the whole exchange, the site's answer included.
+PROXY_FAILURES = (
+    DownloadConnectionRefusedError,
+    CannotResolveHostError,
+    ConnectError,
+    CurlConnectionError,
+    CurlProxyError,
+)
 # Seconds over which server errors of several keywords make a site's trouble, and how many others.
 TROUBLE_WINDOW = 60.0
 TROUBLE_KEYWORDS = 2
@@ -123,7 +133,11 @@ class SiteBlockMiddleware:
         if "farm_lease" not in request.meta or not isinstance(exception, self.transport_errors):
             return None
         what = f"{type(exception).__name__}: {exception}"
-        if self.proxies is not None and isinstance(exception, PROXY_FAILURES):
+        if (
+            self.proxies is not None
+            and isinstance(exception, PROXY_FAILURES)
+            and not isinstance(exception, CurlSSLError)
+        ):
             if self.proxies.quarantine(request.meta.get("farm_proxy"), f"cannot be reached ({what})"):
                 return self._proxy_failed(request, what)
         return self._site_trouble(request, what)

@@ -124,6 +124,7 @@ class SessionMiddleware:
 
     def session_earned(self, session: SiteSession, seconds: float) -> None:
         self.stats.inc_value("farm/session/earned")
+        self.stats.set_value("farm/session/earn_seconds", round(seconds, 3))  # the latest pass's
         self.stats.set_value("farm/browser/pages", self.browser.pages_opened)
         self.stats.max_value("farm/browser/rss_max", self.browser.rss_max)
         logger.info(

@@ -135,8 +135,18 @@ def test_a_block_quarantines_the_proxy_it_came_through(sqlite_url):
         crawler.get_extension(CrawlParts).close()
 
 
-def test_a_proxy_that_refuses_connections_is_quarantined_without_slowing_the_site(sqlite_url):
+@pytest.mark.parametrize("kind", ["scrapy", "curl", "curl_proxy"])
+def test_a_proxy_that_refuses_connections_is_quarantined_without_slowing_the_site(sqlite_url, kind):
+    from curl_cffi.requests.exceptions import ConnectionError as CurlConnectionError
+    from curl_cffi.requests.exceptions import ProxyError
     from scrapy.exceptions import DownloadConnectionRefusedError
+
+    # Scrapy's handler's, and curl_cffi's for requests sent with a browser's fingerprint
+    refused = {
+        "scrapy": DownloadConnectionRefusedError("Connection was refused"),
+        "curl": CurlConnectionError("curl: (7) Failed to connect to 10.0.0.1 port 3128"),
+        "curl_proxy": ProxyError("curl: (97) proxy handshake failed"),
+    }[kind]
 
     crawler = make_crawler(
         sqlite_url,
@@ -151,10 +161,26 @@ def test_a_proxy_that_refuses_connections_is_quarantined_without_slowing_the_sit
         runtime = crawler.get_extension(CrawlParts)
         [request] = page_requests(crawler)
         runtime.proxies.assign(request)
-        retry = middleware.process_exception(request, DownloadConnectionRefusedError("Connection was refused"))
+        retry = middleware.process_exception(request, refused)
         assert retry.meta["retry_times"] == 1
         assert set(runtime.proxies.until) == {request.meta["farm_proxy"]}
         assert runtime.pace.penalty == 0.0 and not crawler.stats.get_value("farm/site/errors")
         assert crawler.stats.get_value("farm/proxy/unreachable") == 1
+    finally:
+        crawler.get_extension(CrawlParts).close()
+
+
+def test_a_tls_error_through_a_proxy_is_the_sites_trouble_not_the_proxys(sqlite_url):
+    from curl_cffi.requests.exceptions import SSLError
+
+    crawler = make_crawler(sqlite_url, ROWS, FARM_BLOCK_RETRIES=2, FARM_PROXIES="http://10.0.0.1:3128")
+    try:
+        middleware = SiteBlockMiddleware.from_crawler(crawler)
+        runtime = crawler.get_extension(CrawlParts)
+        [request] = page_requests(crawler)
+        runtime.proxies.assign(request)
+        retry = middleware.process_exception(request, SSLError("curl: (35) TLS connect error"))
+        assert retry.meta["retry_times"] == 1 and not runtime.proxies.until
+        assert crawler.stats.get_value("farm/site/errors") == 1
     finally:
         crawler.get_extension(CrawlParts).close()
