@@ -74,6 +74,7 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
     companies by new postings. An empty database gives a page that says so.
     """
     _require("matplotlib", "farm report")
+    from farm.checks.thresholds import thresholds_from
     from farm.report.build import write_report
     from farm.report.figures import DayFigures
     from farm.report.page import render
@@ -98,6 +99,7 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
                 database=farm_ctx.masked_url,
                 conversion=_conversion(farm_ctx),
                 caps=site_caps(farm_ctx.settings, farm_ctx.sources()),
+                limits=thresholds_from(farm_ctx.settings),
             )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None

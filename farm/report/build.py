@@ -6,7 +6,10 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.engine import Engine
 
+from farm.checks.thresholds import Thresholds
+from farm.report.checked import read_checks
 from farm.report.figures import DayFigures, gather
+from farm.report.openings import read_openings
 from farm.report.page import render
 from farm.salary.monthly import Conversion
 from farm.state.clock import utcnow
@@ -22,10 +25,14 @@ def write_report(
     database: str = "",
     conversion: Conversion | None = None,
     caps: dict[str, int] | None = None,
+    limits: Thresholds | None = None,
 ) -> DayFigures:
     """Read the figures of ``day`` and write the page to ``out``; the figures. Salaries of monthly
     pay alone, or of every pay period through ``conversion``; what the page caps (``caps``: source ->
-    pages) left behind."""
+    pages) left behind; the day's checks by ``limits`` (FARM_CHECK_*)."""
     figures = gather(engine, day, tz, days, gone_after, conversion, caps)
+    if figures.keywords_stored or figures.postings_stored:
+        figures.checks = read_checks(engine, day, tz, limits or Thresholds(), utcnow())
+        figures.openings = read_openings(engine, day, tz, gone_after)
     out.write_text(render(figures, utcnow().astimezone(tz), database), encoding="utf-8")
     return figures

@@ -40,6 +40,8 @@ class DayFigures:
     # per site, how its door stood (farm.state.doors): walls passed, keywords a wall holds, a refused crawl
     doors: list = field(default_factory=list)
     capped: list = field(default_factory=list)
+    checks: list = field(default_factory=list)  # the day's checks, the failed first (farm.report.checked)
+    openings: dict = field(default_factory=dict)  # new, gone and days open (farm.report.openings)
 
     @property
     def crawled(self) -> bool:

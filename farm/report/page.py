@@ -7,7 +7,9 @@ import json
 from datetime import datetime
 
 from farm.report import charts
+from farm.report.checked import checks_section
 from farm.report.figures import DayFigures
+from farm.report.openings import openings_section
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 CSS = """
@@ -36,11 +38,13 @@ def render(figures: DayFigures, generated: datetime, database: str) -> str:
     else:
         body = "".join(
             (
+                checks_section(figures.checks, figures.day),
                 _doors(figures),
                 _crawl(figures, tz),
                 _caps(figures),
                 _postings(figures),
                 _new(figures),
+                openings_section(figures.openings, figures.day),
                 _salary(figures),
                 _companies(figures),
             )

@@ -1,0 +1,71 @@
+"""The report's openings (farm.openings): new and gone each day, how long they stay open per city and
+keyword. An opening is one job across the sites (docs/openings.md)."""
+
+from dataclasses import asdict
+from datetime import date
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.engine import Engine
+
+from farm.openings.life import day_counts
+from farm.openings.picture import picture
+from farm.openings.summary import open_by_keyword
+from farm.report.days import last_days
+from farm.report.markup import escape, table
+
+DAYS_SHOWN = 7  # days in the new-and-gone table, ending with the report's day
+
+
+def read_openings(engine: Engine, day: date, tz: ZoneInfo, gone_after: int) -> dict:
+    """The openings' figures of ``day`` (JSON values but for the days)."""
+    seen = picture(engine, tz, gone_after, day)
+    postings = list(seen.postings.values())
+    lives = [opening.life for opening in seen.openings]
+    per_day = [asdict(day_counts(one, postings, lives)) for one in last_days(day, DAYS_SHOWN)]
+    return {
+        "gone_after": gone_after,
+        "openings": sum(life.first_seen <= day for life in lives),
+        "postings": sum(life.first_seen <= day for life in postings),
+        "per_day": per_day,
+        "by_keyword": open_by_keyword(seen.openings, day),
+    }
+
+
+def openings_section(openings: dict, day: date) -> str:
+    after = openings.get("gone_after", 0)
+    out = [
+        "<h2 id=openings>Openings</h2>"
+        "<p class=note>An opening is one job, however many sites post it (docs/openings.md). Gone: its keyword's "
+        f"crawl completed on {after} {'day' if after == 1 else 'days'} after it was last seen without finding "
+        "it; a keyword that ended partial or failed proves nothing gone.</p>"
+    ]
+    if not openings.get("openings"):
+        out.append(f"<p class=empty>No posting was seen by {day}: no opening yet.</p>")
+        return "".join(out)
+    out.append(
+        f"<p>{openings['openings']:,} openings from {openings['postings']:,} postings, first seen by {day}.</p>"
+        "<h3 id=openings-days>New and gone each day</h3>"
+    )
+    out.append(
+        table(
+            ["day", "openings new", "openings gone", "postings new", "postings gone"],
+            [
+                [row["day"], row["new_openings"], row["gone_openings"], row["new_postings"], row["gone_postings"]]
+                for row in openings["per_day"]
+            ],
+            {1, 2, 3, 4},
+        )
+    )
+    out.append(
+        "<h3 id=openings-open>Days open, per city and keyword</h3><p class=note>Days open: from the day an opening "
+        "was first seen to the day it was last seen, both counted, over the openings gone by "
+        f"{escape(day)}; those still open are counted apart.</p>"
+    )
+    out.append(
+        table(
+            ["city", "keyword", "gone", "median days open", "still open"],
+            [[r["city"], r["job"] or "–", r["gone"], r["median_days_open"], r["open"]] for r in openings["by_keyword"]],
+            {2, 3, 4},
+        )
+    )
+    return "".join(out)
