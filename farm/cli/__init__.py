@@ -7,7 +7,7 @@ One module per command group; this one builds the group and adds them:
     farm stats                                farm.cli.stats
     farm report, farm export                  farm.cli.reporting
     farm check                                farm.cli.checking
-    farm openings explain                     farm.cli.openings
+    farm openings update|explain|days         farm.cli.openings
     farm probe                                farm.cli.probe
     farm demo                                 farm.cli.demo
     farm api                                  farm.api.server

@@ -1,5 +1,6 @@
-"""`farm openings explain`: which opening a posting belongs to, and why it joined it; `farm openings days`:
-the openings and postings new and gone on each day."""
+"""`farm openings update`: the postings not in an opening yet put into one, stored; `farm openings explain`:
+which opening a posting belongs to, and why it joined it; `farm openings days`: the openings and postings
+new and gone on each day."""
 
 import json
 from datetime import date, timedelta
@@ -15,40 +16,70 @@ def openings():
     """Openings: the postings of one job across the sites (docs/openings.md)."""
 
 
-@openings.command("explain")
-@click.argument("source")
-@click.argument("job_id")
+@openings.command("update")
 @click.option(
     "--pairs",
     type=click.Path(exists=True, dir_okay=False),
     help="A file of 'brand,legal name' lines: pairs of company names that are one company.",
 )
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.85, show_default=True, help="Title likeness.")
+@click.option("--rebuild", is_flag=True, help="Forget the openings stored and cluster every posting again.")
 @database_command
-def explain(farm_ctx: Farm, source: str, job_id: str, pairs: str | None, threshold: float):
-    """Cluster the postings of the posting's city and say why it is in its opening."""
-    from farm.openings.cluster import Clusterer
+def update(farm_ctx: Farm, pairs: str | None, threshold: float, rebuild: bool):
+    """Put the postings in no opening yet into one, against the openings stored, and store them."""
+    from sqlalchemy.exc import IntegrityError
+
     from farm.openings.names import CompanyNames
-    from farm.openings.postings import read_postings
+    from farm.openings.stored import update_openings
 
     try:
         names = CompanyNames.from_file(pairs) if pairs else CompanyNames()
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    store = farm_ctx.store()
+    try:
+        done = update_openings(store.engine, names, threshold, rebuild)
+    except IntegrityError:
+        raise click.ClickException("another update stored openings at the same time: run this one again") from None
+    click.echo(f"{done.postings:,} postings put in openings, {done.openings:,} openings opened; {done.stored:,} stored")
+
+
+@openings.command("explain")
+@click.argument("source")
+@click.argument("job_id")
+@database_command
+def explain(farm_ctx: Farm, source: str, job_id: str):
+    """Say which stored opening the posting is in, why it joined it, and why each other posting of it did."""
+    from farm.openings.stored import stored_why
+
     store = farm_ctx.store(read_only=True)
-    everyone = read_postings(store.engine, names)
-    found = next((p for p in everyone if (p.source, p.job_id) == (source, job_id)), None)
+    found = _posting(store.engine, source, job_id)
     if found is None:
         raise click.ClickException(f"no posting {source} {job_id!r} in job_posting")
-    clusters = Clusterer(names, threshold)
-    clusters.add_all(p for p in everyone if p.city == found.city)
-    why = clusters.why[(source, job_id)]
-    opening = clusters.openings[why.opening - 1]
-    click.echo(f"{source} {job_id}: {found.title} · {found.company} · {found.city}")
+    whys = stored_why(store.engine, source, job_id)
+    if whys is None:
+        raise click.ClickException(f"posting {source} {job_id!r} is in no opening yet: run `farm openings update`")
+    why, others = whys
+    title, company, city = found
+    click.echo(f"{source} {job_id}: {title} · {company} · {city}")
     click.echo(why.text())
-    for member_source, member_id in opening.postings:
-        if (member_source, member_id) != (source, job_id):
-            click.echo(f"  with {member_source} {member_id}: {clusters.why[(member_source, member_id)].text()}")
+    for other_source, other_id, other in others:
+        click.echo(f"  with {other_source} {other_id}: {other.text()}")
+
+
+def _posting(engine, source: str, job_id: str) -> tuple[str, str, str] | None:
+    from sqlalchemy import select
+
+    from farm.openings.postings import city_of
+    from farm.state.models import JobPostingRow
+
+    table = JobPostingRow.__table__
+    query = select(table.c.title, table.c.company, table.c.city).where(
+        table.c.source == source, table.c.job_id == job_id
+    )
+    with engine.connect() as connection:
+        row = connection.execute(query).first()
+    return None if row is None else (row.title, row.company, city_of(row.city))
 
 
 @openings.command("days")
@@ -64,26 +95,22 @@ def explain(farm_ctx: Farm, source: str, job_id: str, pairs: str | None, thresho
 @click.option("--json", "as_json", is_flag=True, help="Print the days as one JSON document.")
 @database_command
 def days(farm_ctx: Farm, day: date | None, count: int, gone_after: int, as_json: bool):
-    """Postings and openings new and gone on each day (a partial crawl of a keyword proves nothing gone)."""
-    from farm.openings.cluster import Clusterer
-    from farm.openings.life import day_counts, opening_lives, posting_lives
-    from farm.openings.names import CompanyNames
-    from farm.openings.postings import read_postings
+    """Postings and openings new and gone on each day (a partial crawl of a keyword proves nothing gone),
+    from the openings stored."""
+    from farm.openings.life import day_counts
+    from farm.openings.picture import picture
 
     store = farm_ctx.store(read_only=True)
     last = day or today(utcnow(), store.tz)
-    names = CompanyNames()
-    clusters = Clusterer(names)
-    clusters.add_all(read_postings(store.engine, names))
-    postings = posting_lives(store.engine, store.tz, gone_after, last)
-    openings_lives = opening_lives(clusters, postings)
-    counted = [
-        day_counts(last - timedelta(days=back), list(postings.values()), openings_lives) for back in range(count)
-    ]
+    seen = picture(store.engine, store.tz, gone_after, last)
+    postings, lives = list(seen.postings.values()), [opening.life for opening in seen.openings]
+    counted = [day_counts(last - timedelta(days=back), postings, lives) for back in range(count)]
     counted.reverse()
+    if seen.waiting:
+        click.echo(f"{seen.waiting:,} postings are in no opening yet: run `farm openings update`", err=True)
     if as_json:
         rows = [{**vars(c), "day": c.day.isoformat()} for c in counted]
-        click.echo(json.dumps({"gone_after": gone_after, "days": rows}))
+        click.echo(json.dumps({"gone_after": gone_after, "waiting": seen.waiting, "days": rows}))
         return
     click.echo(f"{'day':<10}  {'openings new':>12}  {'gone':>6}  {'postings new':>12}  {'gone':>6}")
     for c in counted:

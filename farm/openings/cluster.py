@@ -16,8 +16,9 @@ same postings give the same openings. Where a (city, company) holds many titles,
 MinHash LSH over the titles' bigrams (datasketch), not from reading them all; a title's MinHash is made once.
 """
 
+import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from datasketch import MinHash, MinHashLSH
@@ -71,6 +72,14 @@ class Why:
     title_similarity: float
     salary: tuple  # (posting's min, max, opening's min, max)
     district: str = ""  # the district both name, or ""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Why":
+        fields = json.loads(text)
+        return cls(**{name: tuple(value) if isinstance(value, list) else value for name, value in fields.items()})
 
     def text(self) -> str:
         if not self.joined:
@@ -164,16 +173,29 @@ class Clusterer:
         why = self.why.get((source, job_id))
         return None if why is None else why.opening
 
+    def restore(self, opening: Opening, whys: dict[tuple[str, str], Why]) -> None:
+        """Take back an opening as stored, with its postings' explanations (farm.openings.stored): the
+        openings are restored in the order of their ids, 1 first, before any posting is added."""
+        if opening.id != len(self.openings) + 1:
+            raise ValueError(f"opening {opening.id} restored after {len(self.openings)} openings")
+        self._register(opening)
+        self.why.update(whys)
+
     def _open(self, city: str, company: str, title: str, details: tuple[str, str], posting: PostingSeen) -> Opening:
         opening = Opening(
             len(self.openings) + 1, city, company, title, posting.salary_min, posting.salary_max, *details
         )
+        self._register(opening)
+        return opening
+
+    def _register(self, opening: Opening) -> None:
         self.openings.append(opening)
+        city, company, title = opening.city, opening.company_key, opening.title_key
         block = self._blocks[(city, company)]
         same_title = block.get(title)
         if same_title is not None:
             same_title.append(opening.id)
-            return opening
+            return
         block[title] = [opening.id]
         if company:
             self._keys_by_start[(city, company[:2])].add(company)
@@ -184,7 +206,6 @@ class Clusterer:
                 lsh.insert(earlier, _minhash(earlier))
         elif lsh is not None:
             lsh.insert(title, _minhash(title))
-        return opening
 
     def _candidates(self, city: str, company: str, title: str, same: str):
         """(opening, how the company matched, how alike its title is) for the openings of a title alike enough:

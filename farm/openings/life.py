@@ -10,6 +10,7 @@ Days are judged in FARM_TIMEZONE; keyword_day (farm.runs) says which keywords co
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
@@ -17,7 +18,6 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from farm.openings.cluster import Clusterer
 from farm.state.models import JobPostingRow, KeywordDay
 
 
@@ -58,11 +58,11 @@ def posting_lives(engine: Engine, tz: ZoneInfo, gone_after: int, until: date) ->
     return lives
 
 
-def opening_lives(clusters: Clusterer, lives: dict[tuple[str, str], Life]) -> list[Life]:
-    """Each opening's life from its postings' (in the order of clusters.openings)."""
+def opening_lives(openings: Iterable[list[tuple[str, str]]], lives: dict[tuple[str, str], Life]) -> list[Life]:
+    """Each opening's life from its postings' (``openings``: each opening's (source, job_id) list)."""
     found = []
-    for opening in clusters.openings:
-        members = [lives[key] for key in opening.postings if key in lives]
+    for postings in openings:
+        members = [lives[key] for key in postings if key in lives]
         gone = [life.gone for life in members]
         found.append(
             Life(

@@ -1,4 +1,5 @@
-"""The openings and their lives as known at the end of a day: what `farm openings days` and the report read."""
+"""The openings and their lives as known at the end of a day, from the openings stored
+(farm.openings.stored): what `farm openings days` and the report read."""
 
 from dataclasses import dataclass
 from datetime import date
@@ -7,39 +8,41 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from farm.openings.cluster import Clusterer
 from farm.openings.life import Life, opening_lives, posting_lives
-from farm.openings.names import CompanyNames
-from farm.openings.postings import read_postings
+from farm.openings.stored import opening_of_postings, waiting
 from farm.openings.summary import OpeningLife
-from farm.state.models import JobPostingRow, Keyword
+from farm.state.models import JobPostingRow, Keyword, OpeningRow
 
 
 @dataclass(frozen=True)
 class Picture:
     postings: dict[tuple[str, str], Life]  # (source, job_id) -> its life
-    openings: list[OpeningLife]
+    openings: list[OpeningLife]  # by opening id
+    waiting: int  # postings in no stored opening yet: `farm openings update` puts them in one
 
 
 def picture(engine: Engine, tz: ZoneInfo, gone_after: int, until: date) -> Picture:
-    """Every posting's and opening's life at the end of ``until``."""
-    names = CompanyNames()
-    clusters = Clusterer(names)
-    clusters.add_all(read_postings(engine, names))
+    """Every posting's and stored opening's life at the end of ``until``."""
+    with engine.connect() as connection:
+        members: dict[int, list[tuple[str, str]]] = {}
+        for key, opening_id in opening_of_postings(connection).items():
+            members.setdefault(opening_id, []).append(key)
+        cities = dict(connection.execute(select(OpeningRow.id, OpeningRow.city)).all())
+        keywords = _keywords(connection)
+        left = waiting(connection)
     lives = posting_lives(engine, tz, gone_after, until)
-    keywords = _keywords(engine)
+    ids = sorted(members)
     openings = [
-        OpeningLife(opening.id, *keywords.get(opening.postings[0], (opening.city, "")), life)
-        for opening, life in zip(clusters.openings, opening_lives(clusters, lives), strict=True)
+        OpeningLife(opening_id, *keywords.get(members[opening_id][0], (cities.get(opening_id, ""), "")), life)
+        for opening_id, life in zip(ids, opening_lives((members[i] for i in ids), lives), strict=True)
     ]
-    return Picture(lives, openings)
+    return Picture(lives, openings, left)
 
 
-def _keywords(engine: Engine) -> dict[tuple[str, str], tuple[str, str]]:
+def _keywords(connection) -> dict[tuple[str, str], tuple[str, str]]:
     """(source, job_id) -> the (city, job) of the keyword that first found the posting."""
     posting, keyword = JobPostingRow.__table__, Keyword.__table__
     query = select(posting.c.source, posting.c.job_id, keyword.c.city, keyword.c.job).join(
         keyword, keyword.c.id == posting.c.keyword_id
     )
-    with engine.connect() as connection:
-        return {(row.source, row.job_id): (row.city, row.job) for row in connection.execute(query)}
+    return {(row.source, row.job_id): (row.city, row.job) for row in connection.execute(query)}

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.engine import Engine
 
 from farm.checks.thresholds import Thresholds
+from farm.openings.stored import update_openings
 from farm.report.checked import read_checks
 from farm.report.figures import DayFigures, gather
 from farm.report.openings import read_openings
@@ -29,9 +30,11 @@ def write_report(
 ) -> DayFigures:
     """Read the figures of ``day`` and write the page to ``out``; the figures. Salaries of monthly
     pay alone, or of every pay period through ``conversion``; what the page caps (``caps``: source ->
-    pages) left behind; the day's checks by ``limits`` (FARM_CHECK_*)."""
+    pages) left behind; the day's checks by ``limits`` (FARM_CHECK_*); the openings, once the postings
+    in none yet are put in one (farm.openings.stored)."""
     figures = gather(engine, day, tz, days, gone_after, conversion, caps)
     if figures.keywords_stored or figures.postings_stored:
+        update_openings(engine)  # the postings of the day's crawls into the openings stored
         figures.checks = read_checks(engine, day, tz, limits or Thresholds(), utcnow())
         figures.openings = read_openings(engine, day, tz, gone_after)
     out.write_text(render(figures, utcnow().astimezone(tz), database), encoding="utf-8")

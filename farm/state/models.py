@@ -206,3 +206,36 @@ class KeywordDay(Base):
     jobs_found: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     last_completed_page: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     total_pages: Mapped[int | None] = mapped_column(Integer)
+
+
+class OpeningRow(Base):
+    """An opening (farm.openings.cluster), as the clustering compares the postings that come after: the key
+    values of the posting that opened it. Written by farm.openings.stored; ids are the clustering's own,
+    1 upward, in the order the openings were opened."""
+
+    __tablename__ = "opening"
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    city: Mapped[str] = mapped_column(String(CITY_MAX))
+    company_key: Mapped[str] = mapped_column(String(255))
+    title_key: Mapped[str] = mapped_column(String(255))
+    salary_min: Mapped[int | None] = mapped_column(Integer)
+    salary_max: Mapped[int | None] = mapped_column(Integer)
+    district: Mapped[str] = mapped_column(String(128))
+    degree: Mapped[str] = mapped_column(String(16))
+
+
+class OpeningPosting(Base):
+    """Each posting's opening, and why it is there (farm.openings.cluster.Why as JSON). A posting's first
+    and last seen are job_posting's; an opening's are its postings' earliest and latest."""
+
+    __tablename__ = "opening_posting"
+    __table_args__ = (
+        Index("ix_opening_posting_opening", "opening_id"),
+        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
+    )
+
+    posting_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # job_posting.id
+    opening_id: Mapped[int] = mapped_column(BigInteger)
+    why: Mapped[str] = mapped_column(Text)

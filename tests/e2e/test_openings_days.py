@@ -34,10 +34,13 @@ def listed(monkeypatch, market, jobs=JOBS):
 
 
 def crawl_day(db_url, fail_keywords=None):
+    """The day's crawls, then the day's postings into the openings stored."""
     with SandboxProcess(seed=SEED, postings=POSTINGS, fail_keywords=fail_keywords) as sandbox:
         for site in SITES:
             proc = run_crawl(site, db_url, sandbox.url)
             assert proc.returncode == 0, proc.output[-3000:]
+    updated = CliRunner().invoke(farm, ["--db-url", db_url, "openings", "update"])
+    assert updated.exit_code == 0, updated.output
 
 
 def test_new_and_gone_openings_over_two_days_and_a_keyword_not_completed_proves_nothing(sqlite_url, monkeypatch):

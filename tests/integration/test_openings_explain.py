@@ -31,6 +31,10 @@ def test_explain_names_the_opening_and_why_each_posting_joined_it(sqlite_url):
     ]
     store.upsert_postings(rows, NOW + timedelta(hours=1))
     store.close()
+    waiting = CliRunner().invoke(farm, ["--db-url", sqlite_url, "openings", "explain", "qcwy", "q1"])
+    assert waiting.exit_code == 1 and "is in no opening yet: run `farm openings update`" in waiting.output
+    updated = CliRunner().invoke(farm, ["--db-url", sqlite_url, "openings", "update"])
+    assert updated.output == "3 postings put in openings, 2 openings opened; 2 stored\n"
     # boss's brand 抖音 meets the legal name only through the pair qcwy's item carries
     result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "openings", "explain", "qcwy", "q1"])
     assert result.exit_code == 0, result.output

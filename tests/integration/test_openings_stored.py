@@ -1,0 +1,86 @@
+"""Openings stored (farm.openings.stored): `farm openings update` puts each day's new postings into the
+openings stored, giving what a rebuild from every posting gives; `explain` reads the stored openings."""
+
+from datetime import UTC, datetime, timedelta
+
+from click.testing import CliRunner
+from sqlalchemy import select, update
+
+from farm.cli import farm
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+from farm.state.models import JobPostingRow, OpeningPosting, OpeningRow
+from farm.state.store import KeywordStore
+from tests.integration.test_openings_explain import posting
+
+DAY_1 = datetime(2026, 5, 8, 2, tzinfo=UTC)
+PAIR = {"companyName": "抖音", "fullCompanyName": "北京字节跳动科技有限公司"}
+FIRST = [
+    posting("boss", "b1", "Python开发工程师", "抖音", "20-30K"),
+    posting("qcwy", "q1", "【急招】Python开发工程师", "北京字节跳动科技有限公司", "2.5-3.5万", PAIR),
+    posting("boss", "b2", "Java工程师", "美团", "15-25K"),
+]
+SECOND = [
+    posting("zhilian", "z1", "Python开发工程师（双休）", "北京字节跳动科技有限公司", "25000-35000元"),
+    posting("zhilian", "z2", "Java工程师", "北京三快在线科技有限公司", "15000-20000元"),
+    posting("qcwy", "q2", "数据分析师", "百度在线网络技术（北京）有限公司", "2-3万"),
+]
+
+
+def run(db_url, *args):
+    result = CliRunner().invoke(farm, ["--db-url", db_url, "openings", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def stored(engine):
+    with engine.connect() as connection:
+        openings = connection.execute(select(OpeningRow.__table__).order_by(OpeningRow.id)).all()
+        members = connection.execute(
+            select(JobPostingRow.source, JobPostingRow.job_id, OpeningPosting.opening_id, OpeningPosting.why)
+            .join(JobPostingRow, JobPostingRow.id == OpeningPosting.posting_id)
+            .order_by(JobPostingRow.source, JobPostingRow.job_id)
+        ).all()
+    return [tuple(row) for row in openings], [tuple(row) for row in members]
+
+
+def test_each_days_postings_join_the_stored_openings_as_a_rebuild_would(db_url):
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    store = KeywordStore(engine)
+    store.upsert_postings(FIRST, DAY_1)
+    assert run(db_url, "update") == "3 postings put in openings, 2 openings opened; 2 stored\n"
+    store.upsert_postings(SECOND, DAY_1 + timedelta(days=1))
+    # only the day's three are clustered: two join the stored openings (美团 is 三快在线 to no rule: its own)
+    assert run(db_url, "update") == "3 postings put in openings, 2 openings opened; 4 stored\n"
+    assert run(db_url, "update") == "0 postings put in openings, 0 openings opened; 4 stored\n"
+    kept = stored(engine)
+    assert [(source, job_id, opening) for source, job_id, opening, _ in kept[1]] == [
+        ("boss", "b1", 1),
+        ("boss", "b2", 2),
+        ("qcwy", "q1", 1),
+        ("qcwy", "q2", 3),
+        ("zhilian", "z1", 1),
+        ("zhilian", "z2", 4),
+    ]
+    assert run(db_url, "update", "--rebuild") == "6 postings put in openings, 4 openings opened; 4 stored\n"
+    assert stored(engine) == kept
+    store.close()
+
+
+def test_explain_reads_the_stored_opening_until_a_rebuild(sqlite_url):
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    store = KeywordStore(engine)
+    store.upsert_postings(FIRST, DAY_1)
+    run(sqlite_url, "update")
+    joined = "joined opening 1: company equal ('字节跳动' ~ '字节跳动'), title 1.00 alike"
+    assert joined in run(sqlite_url, "explain", "qcwy", "q1")
+    with engine.begin() as connection:  # the title a clustering now would not join
+        connection.execute(
+            update(JobPostingRow).where(JobPostingRow.job_id == "q1").values(title="Python开发工程师实习生")
+        )
+    assert joined in run(sqlite_url, "explain", "qcwy", "q1")
+    run(sqlite_url, "update", "--rebuild")
+    assert run(sqlite_url, "explain", "qcwy", "q1").splitlines()[1].startswith("opened opening 3: no opening")
+    store.close()
