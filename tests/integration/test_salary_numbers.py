@@ -239,7 +239,7 @@ def test_farm_stats_shows_each_sites_share_of_salary_texts_no_rule_reads(seen_da
     assert rows["boss"] == {"seen": 0, "unread": 0}
     result = CliRunner().invoke(farm, args)
     assert result.exit_code == 0, result.output
-    table = result.output.split("salary texts no rule reads", 1)[1]
+    table = result.output.split("salary texts no rule reads", 1)[1].split("\n\n", 1)[0]  # the table alone
     assert [line.split() for line in table.splitlines() if line.startswith("qcwy")] == [
         ["qcwy", str(len(SEEN)), "1", "14.3%"]
     ]
