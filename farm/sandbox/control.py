@@ -33,7 +33,7 @@ from .faults import FaultConfig
 from .outage import Outage
 from .results import Query, int_param, page_of
 from .sites import SITE_MODULES
-from .walls import WallTally, WallConfig
+from .walls import WallConfig, WallTally
 
 
 def add_routes(app, sandbox):
