@@ -1,13 +1,13 @@
-"""A small known database of three days: openings posted on one site or two, gone, new, still open, and a
-keyword partial on the last day; written straight into the tables. The figures it must give are worked
-out by hand in the tests that read it."""
+"""A small known database of three days: openings posted on one site or two, gone, new, still open, one
+gone and back, and a keyword partial on the last day; written straight into the tables. The figures it
+must give are worked out by hand in the tests that read it."""
 
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import insert
 
-from farm.state.models import JobPostingRow, Keyword, KeywordDay
+from farm.state.models import JobPostingRow, Keyword, KeywordDay, PostingDay
 from farm.state.posting_fields import POSTING_FIELDS
 
 TZ = ZoneInfo("Asia/Shanghai")
@@ -31,7 +31,9 @@ POSTINGS = [
     ("zhilian", "z2", 3, "数据分析师", "百度", (18000, 28000), (DAY_3, DAY_3)),
     ("qcwy", "q3", 4, "Java开发", "携程", (15000, 20000), (DAY_1, DAY_1)),
     ("qcwy", "q4", 4, "Java架构师", "拼多多", (40000, 60000), (DAY_1, DAY_2)),
+    ("boss", "b3", 1, "Go工程师", "阿里巴巴", (30000, 40000), (DAY_1, DAY_3)),
 ]
+NOT_SEEN = {("boss", "b3"): DAY_2}  # gone on day 2 (its keyword completed without it), back on day 3
 CITY = {1: "北京", 2: "北京", 3: "北京", 4: "上海"}
 
 
@@ -62,13 +64,17 @@ def fill(engine) -> None:
                 dict(keyword_id=keyword_id, day=day, source=source, city=city, job=job, crawl_status=status,
                      jobs_found=found)
             )  # fmt: skip
-    postings = []
-    for source, job_id, keyword_id, title, company, (low, high), (first, last) in POSTINGS:
+    postings, sightings = [], []
+    for posting_id, (source, job_id, keyword_id, title, company, (low, high), (first, last)) in enumerate(POSTINGS, 1):
         row = dict.fromkeys(POSTING_FIELDS)
         row.update(source=source, job_id=job_id, keyword_id=keyword_id, title=title, company=company, tags=[])
         row.update(city=CITY[keyword_id], salary_min=low, salary_max=high, salary_unit="month", raw={})
-        postings.append({**row, "first_seen_at": at(first, 9), "last_seen_at": at(last, 10)})
+        postings.append({**row, "id": posting_id, "first_seen_at": at(first, 9), "last_seen_at": at(last, 10)})
+        for day in (DAY_1, DAY_2, DAY_3):
+            if first <= day <= last and NOT_SEEN.get((source, job_id)) != day:
+                sightings.append({"posting_id": posting_id, "day": day, "source": source})
     with engine.begin() as connection:
         connection.execute(insert(Keyword), keywords)
         connection.execute(insert(KeywordDay), days)
         connection.execute(insert(JobPostingRow.__table__), postings)
+        connection.execute(insert(PostingDay), sightings)

@@ -1,6 +1,6 @@
 """`farm openings update`: the postings not in an opening yet put into one, stored; `farm openings explain`:
 which opening a posting belongs to, and why it joined it; `farm openings days`: the openings and postings
-new and gone on each day."""
+new, gone and back on each day."""
 
 import json
 from datetime import date, timedelta
@@ -95,8 +95,8 @@ def _posting(engine, source: str, job_id: str) -> tuple[str, str, str] | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the days as one JSON document.")
 @database_command
 def days(farm_ctx: Farm, day: date | None, count: int, gone_after: int, as_json: bool):
-    """Postings and openings new and gone on each day (a partial crawl of a keyword proves nothing gone),
-    from the openings stored."""
+    """Postings and openings new, gone, and back (reposted: seen again after they went) on each day, from
+    the openings stored; a partial crawl of a keyword proves nothing gone."""
     from farm.openings.life import day_counts
     from farm.openings.picture import picture
 
@@ -112,9 +112,11 @@ def days(farm_ctx: Farm, day: date | None, count: int, gone_after: int, as_json:
         rows = [{**vars(c), "day": c.day.isoformat()} for c in counted]
         click.echo(json.dumps({"gone_after": gone_after, "waiting": seen.waiting, "days": rows}))
         return
-    click.echo(f"{'day':<10}  {'openings new':>12}  {'gone':>6}  {'postings new':>12}  {'gone':>6}")
+    click.echo(
+        f"{'day':<10}  {'openings new':>12}  {'gone':>6}  {'back':>6}  {'postings new':>12}  {'gone':>6}  {'back':>6}"
+    )
     for c in counted:
         click.echo(
-            f"{c.day.isoformat():<10}  {c.new_openings:>12}  {c.gone_openings:>6}  {c.new_postings:>12}  "
-            f"{c.gone_postings:>6}"
+            f"{c.day.isoformat():<10}  {c.new_openings:>12}  {c.gone_openings:>6}  {c.back_openings:>6}  "
+            f"{c.new_postings:>12}  {c.gone_postings:>6}  {c.back_postings:>6}"
         )

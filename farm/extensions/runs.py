@@ -73,7 +73,7 @@ class RunLog(BesideParts):
     def _close(self, reason, numbers):
         store = self.parts.store
         close_run(store.engine, self.run_id, reason, numbers, utcnow())
-        keep_day(store.engine, self.parts.site, store.today())
+        keep_day(store.engine, self.parts.site, store.today(), store.tz)
 
     def _failed(self, failure):
         self.stats.inc_value("farm/runs/error")

@@ -25,14 +25,16 @@ def days_open(life: Life) -> int:
 
 
 def open_by_keyword(openings: list[OpeningLife], day: date) -> list[dict]:
-    """Per (city, job): the openings gone by ``day`` with the median of their days open, and those still open
-    (an open one's days so far are not how long it stays open, so they are counted apart)."""
-    gone, still = defaultdict(list), defaultdict(int)
+    """Per (city, job): the openings gone by ``day`` with the median of their days open, those still open
+    (an open one's days so far are not how long it stays open, so they are counted apart), and those
+    that came back after they went (reposted)."""
+    gone, still, back = defaultdict(list), defaultdict(int), defaultdict(int)
     for opening in openings:
         life = opening.life
         if life.first_seen > day:
             continue
         key = (opening.city, opening.job)
+        back[key] += any(when <= day for when in life.back)
         if life.gone is not None and life.gone <= day:
             gone[key].append(days_open(life))
         else:
@@ -44,6 +46,7 @@ def open_by_keyword(openings: list[OpeningLife], day: date) -> list[dict]:
             "gone": len(gone[(city, job)]),
             "median_days_open": median(gone[(city, job)]) if gone[(city, job)] else None,
             "open": still[(city, job)],
+            "reposted": back[(city, job)],
         }
         for city, job in sorted(gone.keys() | still.keys())
     ]

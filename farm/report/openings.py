@@ -1,5 +1,5 @@
-"""The report's openings (farm.openings): new and gone each day, how long they stay open per city and
-keyword. An opening is one job across the sites (docs/openings.md)."""
+"""The report's openings (farm.openings): new, gone and back each day, how long they stay open per city
+and keyword, how many were reposted. An opening is one job across the sites (docs/openings.md)."""
 
 from dataclasses import asdict
 from datetime import date
@@ -27,6 +27,7 @@ def read_openings(engine: Engine, day: date, tz: ZoneInfo, gone_after: int) -> d
         "openings": sum(life.first_seen <= day for life in lives),
         "postings": sum(life.first_seen <= day for life in postings),
         "per_day": per_day,
+        "reposted": sum(any(when <= day for when in life.back) for life in lives),
         "by_keyword": open_by_keyword(seen.openings, day),
     }
 
@@ -37,23 +38,33 @@ def openings_section(openings: dict, day: date) -> str:
         "<h2 id=openings>Openings</h2>"
         "<p class=note>An opening is one job, however many sites post it (docs/openings.md). Gone: its keyword's "
         f"crawl completed on {after} {'day' if after == 1 else 'days'} after it was last seen without finding "
-        "it; a keyword that ended partial or failed proves nothing gone.</p>"
+        "it; a keyword that ended partial or failed proves nothing gone. Back (reposted): seen again after it "
+        "went.</p>"
     ]
     if not openings.get("openings"):
         out.append(f"<p class=empty>No posting was seen by {day}: no opening yet.</p>")
         return "".join(out)
     out.append(
-        f"<p>{openings['openings']:,} openings from {openings['postings']:,} postings, first seen by {day}.</p>"
-        "<h3 id=openings-days>New and gone each day</h3>"
+        f"<p>{openings['openings']:,} openings from {openings['postings']:,} postings, first seen by {day}; "
+        f"{openings['reposted']:,} came back after they went.</p>"
+        "<h3 id=openings-days>New, gone and back each day</h3>"
     )
     out.append(
         table(
-            ["day", "openings new", "openings gone", "postings new", "postings gone"],
+            ["day", "openings new", "gone", "back", "postings new", "gone", "back"],
             [
-                [row["day"], row["new_openings"], row["gone_openings"], row["new_postings"], row["gone_postings"]]
+                [
+                    row["day"],
+                    row["new_openings"],
+                    row["gone_openings"],
+                    row["back_openings"],
+                    row["new_postings"],
+                    row["gone_postings"],
+                    row["back_postings"],
+                ]
                 for row in openings["per_day"]
             ],
-            {1, 2, 3, 4},
+            {1, 2, 3, 4, 5, 6},
         )
     )
     out.append(
@@ -63,9 +74,12 @@ def openings_section(openings: dict, day: date) -> str:
     )
     out.append(
         table(
-            ["city", "keyword", "gone", "median days open", "still open"],
-            [[r["city"], r["job"] or "–", r["gone"], r["median_days_open"], r["open"]] for r in openings["by_keyword"]],
-            {2, 3, 4},
+            ["city", "keyword", "gone", "median days open", "still open", "reposted"],
+            [
+                [r["city"], r["job"] or "–", r["gone"], r["median_days_open"], r["open"], r["reposted"]]
+                for r in openings["by_keyword"]
+            ],
+            {2, 3, 4, 5},
         )
     )
     return "".join(out)

@@ -1,4 +1,4 @@
-"""The run table's writes: a run opened, a run closed with its numbers, the day's keywords kept.
+"""The run table's writes: a run opened, a run closed with its numbers, the day's keywords and postings kept.
 
 Each is one short transaction on the engine it is given; the crawl calls them on its DB thread.
 """
@@ -6,11 +6,15 @@ Each is one short transaction on the engine it is given; the crawl calls them on
 import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from zoneinfo import ZoneInfo
 
-from sqlalchemy import delete, insert, literal, select, update
+from sqlalchemy import and_, delete, insert, literal, or_, select, update
 from sqlalchemy.engine import Engine
 
-from farm.state.models import CrawlRun, Keyword, KeywordDay
+from farm.runs.history import day_bounds
+from farm.state.models import CrawlRun, JobPostingRow, Keyword, KeywordDay, PostingDay
+
+POSTINGS = JobPostingRow.__table__
 
 
 @dataclass
@@ -63,9 +67,11 @@ def close_run(engine: Engine, run_id: int, status: str, numbers: RunNumbers, now
         )
 
 
-def keep_day(engine: Engine, source: str, day: date) -> None:
-    """Copy the source's keywords of ``day`` into keyword_day, replacing what an earlier crawl of the
-    day copied: the last crawl to end leaves the day's picture."""
+def keep_day(engine: Engine, source: str, day: date, tz: ZoneInfo) -> None:
+    """Copy the source's keywords of ``day`` into keyword_day, and its postings seen that day (first or
+    last seen in the day, in ``tz``) into posting_day, replacing what an earlier crawl of the day copied:
+    the last crawl to end leaves the day's picture. A posting's last sighting of a day is still within
+    the day when that crawl ends, so the last copy holds every posting seen that day."""
     columns = ("keyword_id", "day", "source", "city", "job", "crawl_status", "jobs_found", "last_completed_page")
     picked = select(
         Keyword.id,
@@ -78,6 +84,16 @@ def keep_day(engine: Engine, source: str, day: date) -> None:
         Keyword.last_completed_page,
         Keyword.total_pages,
     ).where(Keyword.source == source, Keyword.last_requested_date == day)
+    start, end = day_bounds(day, tz)
+    seen = select(POSTINGS.c.id, literal(day), POSTINGS.c.source).where(
+        POSTINGS.c.source == source,
+        or_(
+            and_(POSTINGS.c.last_seen_at >= start, POSTINGS.c.last_seen_at < end),
+            and_(POSTINGS.c.first_seen_at >= start, POSTINGS.c.first_seen_at < end),
+        ),
+    )
     with engine.begin() as connection:
         connection.execute(delete(KeywordDay).where(KeywordDay.source == source, KeywordDay.day == day))
         connection.execute(insert(KeywordDay).from_select([*columns, "total_pages"], picked))
+        connection.execute(delete(PostingDay).where(PostingDay.source == source, PostingDay.day == day))
+        connection.execute(insert(PostingDay).from_select(["posting_id", "day", "source"], seen))

@@ -239,3 +239,18 @@ class OpeningPosting(Base):
     posting_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # job_posting.id
     opening_id: Mapped[int] = mapped_column(BigInteger)
     why: Mapped[str] = mapped_column(Text)
+
+
+class PostingDay(Base):
+    """A posting seen on a day (FARM_TIMEZONE): what farm.runs.record.keep_day copies at the end of each crawl
+    of its site, beside keyword_day, so that a posting gone and back again is told from one seen throughout."""
+
+    __tablename__ = "posting_day"
+    __table_args__ = (
+        Index("ix_posting_day_day_source", "day", "source"),
+        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
+    )
+
+    posting_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # job_posting.id
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    source: Mapped[str] = mapped_column(String(16))

@@ -2,10 +2,10 @@
 
 from datetime import timedelta
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 
 from farm.state.db import make_engine
-from farm.state.models import CrawlRun, JobPostingRow, Keyword, KeywordDay
+from farm.state.models import CrawlRun, JobPostingRow, Keyword, KeywordDay, PostingDay
 
 DAY = timedelta(days=1)
 MOVED = {
@@ -33,4 +33,9 @@ def move_a_day_back(db_url: str) -> None:
             if moved:
                 statement = update(table).where(table.c.id == bindparam("row"))
                 connection.execute(statement.values({name: bindparam(name) for name in names}), moved)
+        # posting_day's key holds its day: its rows written again a day earlier
+        sightings = [{**row._asdict(), "day": row.day - DAY} for row in connection.execute(select(PostingDay))]
+        connection.execute(delete(PostingDay))
+        if sightings:
+            connection.execute(insert(PostingDay), sightings)
     engine.dispose()

@@ -1,16 +1,19 @@
 """The run table's writes on every database (farm.runs.record)."""
 
 import json
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select, update
 
 from farm.runs.record import RunNumbers, close_run, keep_day, open_run
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from farm.state.models import CrawlRun, Keyword, KeywordDay
+from farm.state.models import CrawlRun, JobPostingRow, Keyword, KeywordDay, PostingDay
+from farm.state.posting_fields import POSTING_FIELDS
 from farm.state.store import KeywordStore
 
+TZ = ZoneInfo("Asia/Shanghai")
 START = datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
 END = datetime(2026, 5, 1, 2, 30, tzinfo=UTC)
 
@@ -41,13 +44,38 @@ def test_keep_day_copies_the_sources_keywords_of_the_day_and_replaces_an_earlier
             update(Keyword).values(last_requested_date=day, crawl_status="partial", jobs_found=10, total_pages=4)
         )
         connection.execute(update(Keyword).where(Keyword.job == "java").values(last_requested_date=date(2026, 4, 30)))
-    keep_day(store.engine, "qcwy", day)
+    keep_day(store.engine, "qcwy", day, TZ)
     with store.engine.begin() as connection:
         connection.execute(update(Keyword).values(crawl_status="completed", jobs_found=25))
-    keep_day(store.engine, "qcwy", day)  # the last crawl's picture replaces the first
+    keep_day(store.engine, "qcwy", day, TZ)  # the last crawl's picture replaces the first
     with store.engine.connect() as connection:
         kept = connection.execute(select(KeywordDay)).all()
     store.close()
     assert [(k.day, k.source, k.city, k.job, k.crawl_status, k.jobs_found, k.total_pages) for k in kept] == [
         (day, "qcwy", "北京", "python", "completed", 25, 4)
     ]
+
+
+def _posting(source, job_id):
+    return {**dict.fromkeys(POSTING_FIELDS), "source": source, "job_id": job_id, "tags": [], "raw": {}}
+
+
+def test_keep_day_copies_the_postings_seen_that_day_of_the_source_only(every_db_url):
+    upgrade(every_db_url)
+    store = KeywordStore(make_engine(every_db_url))
+    day = date(2026, 5, 1)
+    start = datetime(2026, 5, 1, tzinfo=TZ)  # 2026-04-30 16:00 UTC: the day is Shanghai's
+    store.upsert_postings([_posting("qcwy", "before"), _posting("qcwy", "again")], start - timedelta(minutes=1))
+    store.upsert_postings([_posting("qcwy", "first"), _posting("boss", "other")], start)
+    store.upsert_postings([_posting("qcwy", "again")], start + timedelta(hours=23, minutes=59))
+    store.upsert_postings([_posting("qcwy", "after")], start + timedelta(days=1))
+    keep_day(store.engine, "qcwy", day, TZ)
+    keep_day(store.engine, "qcwy", day, TZ)  # a second crawl's copy replaces the first, no row twice
+    with store.engine.connect() as connection:
+        kept = connection.execute(
+            select(JobPostingRow.job_id, PostingDay.day, PostingDay.source)
+            .join(JobPostingRow, JobPostingRow.id == PostingDay.posting_id)
+            .order_by(JobPostingRow.job_id)
+        ).all()
+    store.close()
+    assert [tuple(row) for row in kept] == [("again", day, "qcwy"), ("first", day, "qcwy")]
