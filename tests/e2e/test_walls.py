@@ -137,3 +137,24 @@ def test_a_site_that_answers_nothing_but_sliders_ends_the_crawl_with_that_reason
     assert time.monotonic() - started < 60
     assert {row["crawl_status"] for row in keywords(sqlite_url)} <= {"partial", "idle", "pending"}
     assert not any(row["crawl_status"] in ("completed", "failed") for row in keywords(sqlite_url))
+
+
+def test_a_pace_slower_than_a_session_lives_still_gets_through(sqlite_url):
+    # sessions live 3 s from their challenge; the site's pace is a request every 5 s (2.5 to 7.5 s): a request
+    # sent again with a fresh session at the pace's turn would mostly carry an expired one, and earn session
+    # after session (a dozen and more, over minutes) until a short gap let one through
+    rows = [("boss", "北京", "python")]
+    prepare_db(sqlite_url, rows)
+    walls = WallConfig(sites=("boss",), session_seconds=3.0)
+    with SandboxProcess(seed=6, postings=(30, 30), walls=walls) as sandbox:
+        crawl = run_crawl("boss", sqlite_url, sandbox.url, timeout=240, FARM_BOSS_RATE=0.2, FARM_BOSS_MAX_PAGES=2)
+        seen = sandbox.walls()
+        pages, ids, _ = expected_crawl(sandbox, "boss", rows, 2)
+        fetched = fetched_pages(sandbox, "boss")
+    assert crawl.returncode == 0, crawl.output[-3000:]
+    assert [row["crawl_status"] for row in keywords(sqlite_url)] == ["completed"]
+    assert Counter(stored_postings(sqlite_url, "boss")) == Counter(ids)
+    assert set(fetched) == pages and set(fetched.values()) == {1}
+    earned = crawl_stat(crawl.output, "farm/session/earned")
+    assert earned == seen["sessions_issued"]["boss"]
+    assert 1 <= earned <= 2 * len(pages) and crawl_stat(crawl.output, "scheduler/dequeued/farm_fresh_session") >= 1
