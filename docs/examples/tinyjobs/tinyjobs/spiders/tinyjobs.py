@@ -6,8 +6,7 @@ from urllib.parse import urlencode
 
 import scrapy
 
-from farm.items import JobPosting
-from farm.spiders.base import LeaseSpider, Page, ParseError
+from farm import JobPosting, LeaseSpider, Page, ParseError
 
 
 class TinyJobsSpider(LeaseSpider):
