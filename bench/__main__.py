@@ -23,6 +23,7 @@ from bench import (
     longday_bench,
     mariadb_bench,
     openings_bench,
+    openings_stored_bench,
     redis_bench,
     report_bench,
     sandbox_bench,
@@ -45,6 +46,7 @@ SECTIONS = [
     ("pause and resume (JOBDIR): checkpoint saves, crawl with JOBDIR vs without vs Scrapy's", checkpoint_bench.run),
     ("farm report on 1M postings over 30 days (SQLite, MariaDB, PostgreSQL); farm export (SQLite)", report_bench.run),
     ("openings: precision and recall on the sandbox's cross-posts; clustering 1M postings", openings_bench.run),
+    ("openings stored: a day's update against the stored openings vs a rebuild (SQLite)", openings_stored_bench.run),
     ("the sites' walls: pages/s through them (browser sessions) vs without; the browser's cost", walls_bench.run),
 ]
 

@@ -173,13 +173,12 @@ class Clusterer:
         why = self.why.get((source, job_id))
         return None if why is None else why.opening
 
-    def restore(self, opening: Opening, whys: dict[tuple[str, str], Why]) -> None:
-        """Take back an opening as stored, with its postings' explanations (farm.openings.stored): the
-        openings are restored in the order of their ids, 1 first, before any posting is added."""
+    def restore(self, opening: Opening) -> None:
+        """Take back an opening as stored (farm.openings.stored), in the order of their ids, 1 first, before
+        any posting is added; its postings' explanations stay stored (``why`` holds the added ones')."""
         if opening.id != len(self.openings) + 1:
             raise ValueError(f"opening {opening.id} restored after {len(self.openings)} openings")
         self._register(opening)
-        self.why.update(whys)
 
     def _open(self, city: str, company: str, title: str, details: tuple[str, str], posting: PostingSeen) -> Opening:
         opening = Opening(

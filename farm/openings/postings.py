@@ -2,9 +2,10 @@
 
 import json
 import re
+from contextlib import nullcontext
 
 from sqlalchemy import select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from farm.openings.cluster import PostingSeen
 from farm.openings.names import CompanyNames
@@ -20,8 +21,11 @@ def city_of(text: str | None) -> str:
     return CITY_PART.split(text.strip(), maxsplit=1)[0].removesuffix("市")
 
 
-def read_postings(engine: Engine, names: CompanyNames, city: str | None = None) -> list[PostingSeen]:
-    """Every posting (of ``city``), by first seen, site and id; qcwy's brand ↔ legal-name pairs learnt."""
+def read_postings(
+    bind: Engine | Connection, names: CompanyNames, city: str | None = None, where=None
+) -> list[PostingSeen]:
+    """Every posting (of ``city``; that ``where`` holds of), by first seen, site and id; qcwy's brand ↔
+    legal-name pairs learnt."""
     table = JobPostingRow.__table__
     query = select(
         table.c.source,
@@ -35,8 +39,10 @@ def read_postings(engine: Engine, names: CompanyNames, city: str | None = None) 
         table.c.degree,
         table.c.raw,
     ).order_by(table.c.first_seen_at, table.c.source, table.c.job_id)
+    if where is not None:
+        query = query.where(where)
     postings = []
-    with engine.connect() as connection:
+    with bind.connect() if isinstance(bind, Engine) else nullcontext(bind) as connection:
         for row in connection.execute(query):
             where = city_of(row.city)
             if city is not None and where != city:
@@ -56,6 +62,14 @@ def read_postings(engine: Engine, names: CompanyNames, city: str | None = None) 
                 )
             )
     return postings
+
+
+def learn_pairs(engine: Engine, names: CompanyNames) -> None:
+    """The pairs every qcwy posting carries (what the clustering of a few postings knows of all)."""
+    table = JobPostingRow.__table__
+    with engine.connect() as connection:
+        for (raw,) in connection.execute(select(table.c.raw).where(table.c.source == "qcwy").order_by(table.c.id)):
+            learn_pair(names, "qcwy", raw)
 
 
 def learn_pair(names: CompanyNames, source: str, raw) -> None:

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from farm.openings.cluster import Clusterer, Opening, Why
 from farm.openings.names import CompanyNames
-from farm.openings.postings import read_postings
+from farm.openings.postings import learn_pairs, read_postings
 from farm.state.models import JobPostingRow, OpeningPosting, OpeningRow
 
 POSTINGS, OPENINGS = JobPostingRow.__table__, OpeningRow.__table__
@@ -35,15 +35,16 @@ def update_openings(
 ) -> Updated:
     """Put every posting not in a stored opening into one; ``rebuild``: forget the stored ones first."""
     names = names or CompanyNames()
-    everyone = read_postings(engine, names)  # every posting: qcwy's pairs are learnt from all of them
+    learn_pairs(engine, names)  # from every posting, as a rebuild learns them
     with engine.begin() as connection:
         if rebuild:
             connection.execute(delete(OpeningPosting))
             connection.execute(delete(OpeningRow))
         clusters = restore(connection, names, threshold)
         known = len(clusters.openings)
-        ids = _posting_ids(connection)
-        new = [posting for posting in everyone if (posting.source, posting.job_id) not in clusters.why]
+        unstored = POSTINGS.c.id.not_in(select(OpeningPosting.posting_id))
+        ids = _posting_ids(connection, unstored)
+        new = read_postings(connection, names, where=unstored)
         clusters.add_all(new)
         _insert(connection, OpeningRow, [_opening_row(opening) for opening in clusters.openings[known:]])
         members = [
@@ -62,21 +63,15 @@ def restore(connection: Connection, names: CompanyNames, threshold: float) -> Cl
     """The stored openings in a Clusterer, each with its postings in the clustering's order."""
     clusters = Clusterer(names, threshold)
     members: dict[int, list] = {}
-    query = (
-        select(OpeningPosting.opening_id, OpeningPosting.why, POSTINGS.c.source, POSTINGS.c.job_id)
-        .join(POSTINGS, POSTINGS.c.id == OpeningPosting.posting_id)
-        .order_by(POSTINGS.c.first_seen_at, POSTINGS.c.source, POSTINGS.c.job_id)
-    )
-    for opening_id, why, source, job_id in connection.execute(query):
-        members.setdefault(opening_id, []).append(((source, job_id), Why.from_json(why)))
+    for key, opening_id in opening_of_postings(connection).items():
+        members.setdefault(opening_id, []).append(key)
     for row in connection.execute(select(OPENINGS).order_by(OPENINGS.c.id)):
-        mine = members.get(row.id, [])
         opening = Opening(
             row.id, row.city, row.company_key, row.title_key, row.salary_min, row.salary_max, row.district, row.degree
         )
-        opening.postings = [key for key, _ in mine]
+        opening.postings = members.get(row.id, [])
         opening.sources = {source for source, _ in opening.postings}
-        clusters.restore(opening, dict(mine))
+        clusters.restore(opening)
     return clusters
 
 
@@ -118,8 +113,8 @@ def waiting(connection: Connection) -> int:
     return connection.execute(select(func.count()).where(POSTINGS.c.id.not_in(stored))).scalar_one()
 
 
-def _posting_ids(connection: Connection) -> dict[tuple[str, str], int]:
-    rows = connection.execute(select(POSTINGS.c.source, POSTINGS.c.job_id, POSTINGS.c.id))
+def _posting_ids(connection: Connection, where) -> dict[tuple[str, str], int]:
+    rows = connection.execute(select(POSTINGS.c.source, POSTINGS.c.job_id, POSTINGS.c.id).where(where))
     return {(source, job_id): posting_id for source, job_id, posting_id in rows}
 
 
