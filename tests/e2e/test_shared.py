@@ -203,7 +203,9 @@ def test_redis_losing_everything_mid_crawl_is_rebuilt_from_the_keyword_table(mar
             wait_until(lambda: served(sandbox) >= 60, 60, "a third of the pages")
             client.flushdb()
             finish(workers, tmp_path, timeout=180)
-            check_everything_once(mariadb_url, sandbox, rows)
+            pages = check_everything_once(mariadb_url, sandbox, rows)
+            # none twice: the pages the workers held as Redis lost them are written back before the rebuild
+            assert fetched_pages(sandbox, "qcwy") == {page: 1 for page in pages}
         output = logs(tmp_path)
         assert "rebuilt from the keyword table" in output
     finally:

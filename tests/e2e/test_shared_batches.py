@@ -125,6 +125,8 @@ def test_redis_flushed_between_pops_and_their_batched_acks_loses_no_page_and_sto
         finish(workers, tmp_path, timeout=180)
         pages = check_everything_once(mariadb_url, sandbox, rows)  # every posting stored, once
         fetches = fetched_pages(sandbox, "qcwy")
-    assert set(fetches) == pages and max(fetches.values()) <= 2
+    # none twice: what a worker held as Redis lost it (taken, fetched, recorded and not acknowledged) is
+    # written back, or known done in the keyword table, before the rebuild
+    assert fetches == {page: 1 for page in pages}
     assert "rebuilt from the keyword table" in logs(tmp_path)
     assert_nothing_left(client)

@@ -210,6 +210,7 @@ class RedisBackend(WorkBackend):
             self.registry.add(lease, shared=True, owned=False)
             self.registry.taken(lease.key, page)
             self.work.taken[(lease.key, page)] = item.id
+            self.work.held[(lease.key, page)] = (item.lease, request.priority, item.payload)
             self._buffer.append(request)
         if taken:
             self._idle_poll = 0

@@ -63,11 +63,16 @@ class SharedWork(Sends, Adoption, Rebuild):
         self._keep_listed = False  # it closes with keywords it could not release (keep_listed)
         self.epoch = None
         self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue
+        # (lease key, page) -> (lease, priority, payload) of each taken: written back should Redis lose its state
+        self.held: dict[tuple[tuple[int, int], int], tuple[str, int, bytes]] = {}
+        self._written_back = False  # what it holds is written back since Redis lost its state (.rebuild)
+        self._live_before: set[str] = set()  # the live workers at the last heartbeat under this epoch
         self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
         self._flush_call = None
         self._sending = None  # the send on its way to Redis, if any
         self.on_queued = on_queued  # requests of this worker's are in the shared queue (the backend's pump)
         self._beat = LoopingCall(self._heartbeat)
+        self.beat_interval = max(0.2, worker_timeout / 6)
         self._beating = None
         self._ticks = 0
         self._rebuilding = False
@@ -125,7 +130,7 @@ class SharedWork(Sends, Adoption, Rebuild):
     def _started(self, result):
         epoch, self.others, inherited = result
         self.epoch = epoch
-        self._beat.start(max(0.2, self.worker_timeout / 6), now=True)
+        self._beat.start(self.beat_interval, now=True)
         if self.resuming is None:  # without its checkpoint, it adopts its keywords as a survivor would
             self.take_over(self.queue.worker)
         for stopped in inherited:
@@ -155,14 +160,15 @@ class SharedWork(Sends, Adoption, Rebuild):
         inbox = self.queue.inbox(call=calls[0])
         requeued, adopted, look_up = self.queue.requeue_dead(self.worker_timeout, calls[1]) if maintain else (0, [], [])
         busy = self.queue.busy()
-        return epoch, inbox, requeued, adopted, look_up, busy
+        return epoch, inbox, requeued, adopted, look_up, busy, self.queue.live_seen
 
     def _beaten(self, result):
-        epoch, inbox, requeued, adopted, look_up, busy = result
+        epoch, inbox, requeued, adopted, look_up, busy, live = result
         self.busy = busy
         if epoch != self.epoch:
             self._lost_everything(epoch)
             return
+        self._live_before = live
         for lease_name, outcome in inbox:
             run = self._run_named(lease_name)
             if run is not None and run.owned and not run.over:

@@ -31,7 +31,10 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
     pace         hash  next_at, interval, penalty (ms): the site's shared pace; every pop carries the
                        interval and this worker's back-off, and writes them back when they are gone
     epoch        str   set once; missing means Redis lost everything (farm rebuilds); made by a worker
-                       that joins, it is fresh (FRESH_EPOCH): one that held work under another rebuilds
+                       that joins, it is fresh (FRESH_EPOCH): one that held work under another rebuilds.
+                       A push under another epoch than its worker's queues nothing (scripts/push.lua)
+    written      set   workers that wrote back what they hold since Redis lost its state (the rebuild
+                       waits for them: scripts/write_back.lua)
     server       str   the run_id of the Redis server the state is written on: found on another (Redis
                        restarted from an older snapshot, a replica promoted), the state is of some moment
                        past, and is dropped as a flush would drop it (scripts/went_back.lua)
@@ -71,9 +74,17 @@ SCRIPTS = (
     "inbox",
     "rebuild_lock",
     "new_epoch",
+    "write_back",
 )
-ONCE = ("push", "ack", "requeue_dead", "pace", "inbox")  # wrapped in scripts/once.lua (pop does it itself)
-OPEN_COUNT = ("push", "pop", "ack")  # headed by scripts/open.lua: they keep the keywords' open counts
+ONCE = (
+    "push",
+    "ack",
+    "requeue_dead",
+    "pace",
+    "inbox",
+    "write_back",
+)  # wrapped in scripts/once.lua (pop does it itself)
+OPEN_COUNT = ("push", "pop", "ack", "write_back")  # headed by scripts/open.lua: they keep the keywords' open counts
 CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
 CALLS_FORGOTTEN = 16  # the old calls are forgotten this many at a time (one HDEL), the last 240 always kept
 CALLS_KEPT_MS = 3600 * 1000  # and for how long after its last call (well past FARM_OUTAGE_GRACE)
@@ -85,6 +96,7 @@ class Taken:
     id: str
     request: object  # a Request, or the BadPayload that refused it
     lease: str  # "id:token", or "" for a request without a keyword
+    payload: bytes = b""  # the request as queued (written back as it was should Redis lose its state)
 
 
 class SharedQueue:
@@ -107,6 +119,7 @@ class SharedQueue:
         self._forgotten = None  # the last call id forgotten (None: none yet, the calls' lifetime not set)
         self._callback_names = {}  # farm.crawl.backends.redis.codec.request_dict
         self._went_back = (source / "went_back.lua").read_text()  # sent as text: run first on a new server
+        self.live_seen: set[str] = set()  # the live workers at the last look (busy): a rebuild waits for them
 
     def _encode_request(self, request) -> bytes:
         return encode(request, self.spider, self._callback_names)
@@ -135,8 +148,9 @@ class SharedQueue:
 
     # --- requests -----------------------------------------------------------
 
-    def push_many(self, requests, call: int | None = None) -> list[bool]:
-        """Queue the requests whose page was not queued today; True for each queued.
+    def push_many(self, requests, call: int | None = None, epoch: str = "") -> list[bool] | None:
+        """Queue the requests whose page was not queued today; True for each queued. With ``epoch``,
+        None when Redis holds another (it lost its state since): nothing is queued.
 
         Every page request goes through the day's fingerprints (its own dont_filter only keeps
         it from a local dupefilter). A page asked for anew carries ``farm_again`` in its meta:
@@ -145,7 +159,7 @@ class SharedQueue:
         """
         if not requests:
             return []
-        args = [self.dupefilter.ttl(), LEASE_SECONDS, self.dupefilter.lease_key("")]
+        args = [self.dupefilter.ttl(), LEASE_SECONDS, self.dupefilter.lease_key(""), epoch]
         for request in requests:
             lease = request.meta.get("farm_lease")
             filtered = lease is not None or not request.dont_filter
@@ -166,8 +180,10 @@ class SharedQueue:
             self.dupefilter.key,
             self.k("open"),
             self.k("ends"),
+            self.k("epoch"),
         ]
-        return [bool(ok) for ok in self._once("push", keys, args, call)]
+        out = self._once("push", keys, args, call)
+        return [bool(ok) for ok in out] if out else None
 
     def pop_many(
         self, n: int, interval: float | None = None, penalty: float = 0.0, call: int | None = None
@@ -199,8 +215,27 @@ class SharedQueue:
                 lease = request.meta["farm_lease"].name  # every farm request has one (the codec)
             except BadPayload as exc:
                 request = exc
-            taken.append(Taken(rid, request, lease))
+            taken.append(Taken(rid, request, lease, payload))
         return 0.0, taken
+
+    def write_back(self, held: list[tuple[str, str, int, int, bytes]], call: int | None = None) -> list[str]:
+        """Redis lost its state: the requests this worker holds, (id, lease, page, priority, payload)
+        each, written back into its in-flight set; their ids in the state now, in order (a new one for
+        each not taken since the loss)."""
+        keys = [self.k("taken:" + self.worker), self.k("req"), self.k("seq"), self.k("open"), self.k("written")]
+        args = [self.dupefilter.lease_key(""), LEASE_SECONDS, self.worker]
+        for rid, lease, page, priority, payload in held:
+            args += [rid, lease, str(page), priority, payload]  # a page's fingerprint is its number (.dupefilter)
+        return [
+            rid.decode() if isinstance(rid, bytes) else str(rid) for rid in self._once("write_back", keys, args, call)
+        ]
+
+    def not_written_back(self, workers: set[str]) -> set[str]:
+        """Of these workers and the live ones, those other than this one that did not write back what they
+        hold since Redis lost its state."""
+        live = {w.decode() for w in self.server.zrange(self.k("live"), 0, -1)}
+        written = {w.decode() for w in self.server.smembers(self.k("written"))}
+        return (set(workers) | live) - written - {self.worker}
 
     def ack(self, ids, call: int | None = None) -> list[tuple[str, int]]:
         """These requests' pages are settled; (lease, its requests still open) for each."""
@@ -219,9 +254,10 @@ class SharedQueue:
     def busy(self) -> bool:
         """Whether the queue or any live worker's in-flight set holds requests, or another live worker
         is taking keywords on (claiming, or adopting a stopped worker's)."""
+        self.live_seen = {w.decode() for w in self.server.zrange(self.k("live"), 0, -1)}
         if self.server.zcard(self.k("queue")):
             return True
-        for worker in (w.decode() for w in self.server.zrange(self.k("live"), 0, -1)):
+        for worker in self.live_seen:
             if self.server.zcard(self.k("taken:" + worker)):
                 return True
             if worker != self.worker and self.server.scard(self.k("taking:" + worker)):
@@ -263,7 +299,8 @@ class SharedQueue:
         for holder, leases in holders.items():
             for lease in leases:
                 args += [holder, lease]
-        self.scripts["new_epoch"](keys=[self.k("epoch"), self.k("rebuild"), self.k("owner")], args=args)
+        keys = [self.k("epoch"), self.k("rebuild"), self.k("owner"), self.k("written")]
+        self.scripts["new_epoch"](keys=keys, args=args)
         return epoch
 
     def requeue_dead(self, timeout: float, call: int | None = None) -> tuple[int, list[str], list[str]]:

@@ -14,9 +14,11 @@ A part of farm.crawl.backends.redis.membership.SharedWork, which holds the state
 """
 
 import logging
+import time
 import uuid
 
 from twisted.internet import reactor
+from twisted.internet.task import deferLater
 
 from farm.crawl.backends.redis.queue import FRESH_EPOCH
 
@@ -41,9 +43,14 @@ class Rebuild:
         reactor.callFromThread(self.stats.inc_value, "farm/shared/went_back")
 
     def _lost_everything(self, epoch):
-        if self._rebuilding or self._closing:
+        if self._closing:
             # closing, it leaves the rebuild to the others: its link closes with the crawl, and a
             # rebuild cut short there would hold the lock, every other worker waiting on it
+            return
+        if not self._written_back:
+            self._written_back = True
+            self._write_back()
+        if self._rebuilding:
             return
         self._rebuilding = True
         self.stats.inc_value("farm/shared/epoch_lost")
@@ -51,7 +58,7 @@ class Rebuild:
             "farm: the shared state in Redis is gone (flushed or restarted): rebuilding the queue "
             "from the keyword table"
         )
-        d = self.link.run(self.queue.take_rebuild_lock, REBUILD_LOCK_SECONDS)
+        d = self.link.run(self.queue.take_rebuild_lock, REBUILD_LOCK_SECONDS + self.worker_timeout)
         d.addCallback(self._rebuild)
         d.addErrback(self._failed, "rebuilding the shared queue")
         # until it is rebuilt, an empty Redis says nothing of the work left: the crawl does not close
@@ -63,9 +70,45 @@ class Rebuild:
             d = self.link.run(self.queue.server.get, self.queue.k("epoch"))
             d.addCallback(self._rebuilt_elsewhere)
             return d
-        d = self.run_db(self.store.held_leases, self.crawler.spider.name)
+        d = self._all_written_back(time.monotonic())
+        d.addCallback(lambda _: self.run_db(self.store.held_leases, self.crawler.spider.name))
         d.addCallback(self._requeue_held)
         return d
+
+    # --- what the workers hold -------------------------------------------------------------
+
+    def _write_back(self):
+        """Before the rebuild: the requests this worker holds (taken, being fetched, fetched and not yet
+        recorded) written back into its in-flight set, so that none is queued again while it lives."""
+        keys = [key for key in self.taken if key in self.held]
+        held = [(self.taken[key], *self.held[key], key[1]) for key in keys]
+        rows = [(rid, lease, page, priority, payload) for rid, lease, priority, payload, page in held]
+        d = self.link.run(self.queue.write_back, rows, self.queue.new_call())
+        d.addCallback(self._written, keys, [row[0] for row in rows])
+        d.addErrback(self._failed, "writing back the requests this worker holds")
+        self._track(d)  # the crawl does not close before they are in
+
+    def _written(self, ids, keys, before):
+        self.stats.inc_value("farm/shared/written_back", len(keys))
+        for key, old, new in zip(keys, before, ids):
+            if self.taken.get(key) == old:
+                self.taken[key] = new
+            elif new != old:  # settled while it was written back: under its old id, which Redis lost
+                self.ack(new)
+
+    def _all_written_back(self, since: float):
+        """A Deferred that fires once every worker live before Redis lost its state, or since, wrote back
+        what it holds, after two heartbeats at least (a worker that joined just before has beaten by then);
+        or after FARM_WORKER_TIMEOUT: a worker silent that long is taken as stopped, as anywhere else."""
+        d = self.link.run(self.queue.not_written_back, self._live_before)
+        d.addCallback(self._written_back_yet, since)
+        return d
+
+    def _written_back_yet(self, missing, since):
+        waited = time.monotonic() - since
+        if waited >= self.worker_timeout or (not missing and waited >= 2 * self.beat_interval):
+            return None
+        return deferLater(reactor, self.beat_interval, self._all_written_back, since)
 
     def _rebuilt_elsewhere(self, epoch):
         self._rebuilding = False
@@ -73,7 +116,7 @@ class Rebuild:
         if epoch and not epoch.startswith(
             FRESH_EPOCH
         ):  # else: the rebuilder is at work; the next heartbeat looks again
-            self.epoch = epoch
+            self._new_epoch(epoch)
             self.hold([run.lease for run in self.runs.values() if run.owned and not run.over])
 
     def _requeue_held(self, held):
@@ -82,9 +125,9 @@ class Rebuild:
         for lease, holder, progress in held:
             by_holder.setdefault(holder, []).append(lease.name)
             for page in progress.missing():
-                request = spider.page_request(lease, page)
-                request.meta["farm_again"] = True  # whatever fingerprints survived
-                self.push(request)
+                # through the fingerprints: a page a worker wrote back, or queued under the new state, is
+                # not queued twice
+                self._ops.append(("requeue", spider.page_request(lease, page)))
         self.stats.inc_value("farm/shared/rebuilt_keywords", len(held))
         done = self.flush()
         epoch = uuid.uuid4().hex  # chosen here: written again after a lost reply, it is the same epoch
@@ -94,5 +137,9 @@ class Rebuild:
 
     def _rebuilt(self, epoch):
         self._rebuilding = False
-        self.epoch = epoch
+        self._new_epoch(epoch)
         logger.info("farm: shared queue rebuilt from the keyword table")
+
+    def _new_epoch(self, epoch):
+        self.epoch = epoch
+        self._written_back = False

@@ -26,6 +26,7 @@ class Sends:
 
     def settled(self, lease_key, page) -> None:
         """The page taken from the shared queue is recorded, or given up: acknowledge it."""
+        self.held.pop((lease_key, page), None)
         request_id = self.taken.pop((lease_key, page), None)
         if request_id is not None:
             self.ack(request_id)
@@ -75,9 +76,15 @@ class Sends:
 
     def _send(self, batches, calls):
         queued, empty = 0, []  # how many requests went in the queue; leases with no request open anywhere
+        refused = 0  # requests pushed under an epoch Redis no longer holds
         for (kind, batch), call in zip(batches, calls):
-            if kind == "push":
-                pushed = self.queue.push_many(batch, call)
+            if kind in ("push", "requeue"):
+                # a rebuild's pushes ("requeue") go in before the new epoch is set; the others only under
+                # this worker's epoch: until the rebuild, a page another worker holds may not be written back
+                pushed = self.queue.push_many(batch, call, (self.epoch or "") if kind == "push" else "")
+                if pushed is None:
+                    refused += len(batch)
+                    continue
                 queued += sum(pushed)
                 self.stats.inc_value("farm/shared/queued", sum(pushed))
                 self.stats.inc_value("farm/shared/seen", len(pushed) - sum(pushed))
@@ -85,10 +92,15 @@ class Sends:
                 empty += [lease for lease, left in self.queue.ack(batch, call) if left <= 0]
             else:  # "look": after everything this worker queued before it
                 empty += [lease for lease in batch if self.queue.open_requests(lease) <= 0]
-        return queued, empty
+        return queued, empty, refused
 
     def _sent(self, result):
-        queued, empty = result
+        queued, empty, refused = result
+        if refused:
+            # not pushed again: its page may be done by now (a push whose reply was lost, made again on the
+            # new state), which the new fingerprints do not know. The rebuild, after it the stall look,
+            # read the keyword table
+            self.stats.inc_value("farm/shared/refused", refused)
         if queued:
             self.on_queued()
         for lease in dict.fromkeys(empty):
