@@ -16,9 +16,11 @@ CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 60em; padding: 0 1em; color: #212529; }
 h1 { font-size: 1.6em; margin-bottom: 0.1em; } h2 { margin-top: 2em; border-bottom: 1px solid #dee2e6; }
 .meta, .note { color: #6c757d; } .empty { font-size: 1.2em; padding: 2em; background: #f8f9fa; }
-table { border-collapse: collapse; margin: 0.8em 0; max-width: 100%; }
-/* a long name without spaces wraps rather than widen the page */
-body, td, th { overflow-wrap: anywhere; } td.n { overflow-wrap: normal; white-space: nowrap; }
+/* a table wider than the page scrolls in its own box; a long name without spaces wraps, a header or a
+   number never breaks inside a word */
+table { border-collapse: collapse; margin: 0.8em 0; max-width: 100%; display: block; overflow-x: auto; }
+body, td { overflow-wrap: anywhere; } th, td.n { overflow-wrap: normal; white-space: nowrap; }
+td:first-child { overflow-wrap: normal; }
 td, th { padding: 0.2em 0.8em; border-bottom: 1px solid #e9ecef; }
 th { text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 0.8em 0; } figure svg { max-width: 100%; height: auto; }
