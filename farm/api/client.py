@@ -288,7 +288,7 @@ def _give_back(client: KeywordClient, claim: Claim, exc: BaseException) -> None:
         client.end(claim, "partial", reason, retries=0)
     except ClaimLost:  # ended, or taken back, already
         return
-    except Exception as lost:  # noqa: BLE001 - the error being raised is the one to report
+    except Exception as lost:
         logger.warning(
             "farm api: keyword %d (%s) could not be given back (%s); it is reaped after FARM_LEASE_TIMEOUT",
             claim.id,

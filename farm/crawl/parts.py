@@ -262,7 +262,7 @@ class CrawlParts(SpiderParts):
         self._stop_sending()
         try:
             await maybe_deferred_to_future(defer.maybeDeferred(self.backend.leave))
-        except Exception as exc:  # noqa: BLE001 - Redis gone: what it held is put back by survivors
+        except Exception as exc:
             logger.warning("farm: leaving the shared work failed: %s", exc)
         # stopping the pool joins its thread, which may still be in a database call: not on the reactor
         await maybe_deferred_to_future(threads.deferToThread(self._close_database))

@@ -70,7 +70,7 @@ class JobCheckpoint(BesideParts):
     def save(self):
         try:
             changes = self.checkpoint.flush()
-        except Exception as exc:  # noqa: BLE001 - a full disk: the crawl goes on, the changes wait
+        except Exception as exc:
             self.stats.inc_value("farm/checkpoint/save_error")
             logger.error(
                 "farm: saving the checkpoint in JOBDIR=%s failed (kept for the next try): %s", self.jobdir, exc

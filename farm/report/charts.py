@@ -17,8 +17,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display: files only
 
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 STYLE = {
     "svg.fonttype": "none",

@@ -43,7 +43,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from farm.crawl.keywordrun import KeywordRun, Outcome
-from farm.errors import ParseError, UnknownCity  # noqa: F401 - ParseError: a spider's, beside LeaseSpider and Page
+from farm.errors import ParseError, UnknownCity
 from farm.items import JobPosting
 from farm.sessions.wall import Wall
 from farm.state.lease import Lease

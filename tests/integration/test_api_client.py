@@ -211,7 +211,7 @@ class RetryAfterServer:
         self.asked = 0
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(handler):  # noqa: N805 - the handler's own self
+            def do_GET(handler):
                 self.asked += 1
                 body = b'{"detail": "unavailable"}' if values else b"[]"
                 handler.send_response(503 if values else 200)
@@ -222,7 +222,7 @@ class RetryAfterServer:
                 handler.end_headers()
                 handler.wfile.write(body)
 
-            def log_message(handler, *args):  # noqa: N805
+            def log_message(handler, *args):
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

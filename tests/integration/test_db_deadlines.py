@@ -31,7 +31,7 @@ def in_thread(call):
     def run():
         try:
             outcome["result"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
+        except BaseException as exc:
             outcome["error"] = exc
         finished.set()
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.redis
 
 
 @pytest.fixture
-def flushed_worker(sqlite_url, private_redis):  # noqa: F811 (the fixture imported above)
+def flushed_worker(sqlite_url, private_redis):
     """(crawler, runtime, scheduler, a client of the private Redis) of a worker that joined the shared work."""
     url, _ = private_redis
     crawler = crawler_sharing_work(sqlite_url, [("qcwy", "北京", "python")], url, "farm")

@@ -8,9 +8,9 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 pytest.importorskip("fastapi")
 
-from farm.api.dbthreads import DbThreads  # noqa: E402
-from farm.state.db import make_engine  # noqa: E402
-from tests.unit.loop_helpers import run_loop  # noqa: E402
+from farm.api.dbthreads import DbThreads
+from farm.state.db import make_engine
+from tests.unit.loop_helpers import run_loop
 
 
 class Clock:

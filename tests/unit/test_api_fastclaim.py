@@ -7,17 +7,17 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-import httpx  # noqa: E402
+import httpx
 
-from farm.api.app import create_app  # noqa: E402
-from farm.api.dbthreads import DbThreads  # noqa: E402
-from farm.api.fastclaim import PATH, ClaimFastPath  # noqa: E402
-from farm.api.schemas import AvailableOut  # noqa: E402
-from farm.api.tally import Tally  # noqa: E402
-from farm.state import KeywordStore  # noqa: E402
-from farm.state.db import make_engine  # noqa: E402
-from farm.state.migrate import upgrade  # noqa: E402
-from tests.unit.loop_helpers import run_loop  # noqa: E402
+from farm.api.app import create_app
+from farm.api.dbthreads import DbThreads
+from farm.api.fastclaim import PATH, ClaimFastPath
+from farm.api.schemas import AvailableOut
+from farm.api.tally import Tally
+from farm.state import KeywordStore
+from farm.state.db import make_engine
+from farm.state.migrate import upgrade
+from tests.unit.loop_helpers import run_loop
 
 
 def make_store(path) -> KeywordStore:
@@ -189,7 +189,7 @@ def test_the_answer_is_the_routes(tmp_path):
     ):
         store = make_store(tmp_path / f"{how}.db")
         try:
-            answers[how] = run_loop(lambda: claim(store, **request))  # noqa: B023 - run at once
+            answers[how] = run_loop(lambda: claim(store, **request))
         finally:
             store.close()
     for by_body, by_query in zip(answers["body"], answers["query"], strict=True):

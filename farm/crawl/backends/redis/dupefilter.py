@@ -32,7 +32,7 @@ class DayDupeFilter(RFPDupeFilter):
         self.clock = clock
 
     @property
-    def key(self) -> str:  # noqa: D401 - scrapy-redis reads self.key
+    def key(self) -> str:
         return f"{self.base_key}:{today(self.clock(), self.tz).isoformat()}"
 
     @key.setter
