@@ -78,7 +78,9 @@ class SessionMiddleware:
         for name, value in self.headers:
             headers[name] = value
         session = self.pool.current((self.site, meta.get("proxy") or ""))
-        meta["farm_session"] = session
+        # the session's serial, not the session: a request's meta may be written out (a queue in Redis,
+        # a checkpoint), and a session's cookies belong to this process alone
+        meta["farm_session"] = session.serial if session is not None else None
         if meta.pop("farm_wall_redirect", False):  # the attempt before met a wall's redirect: this one may follow
             meta.pop("dont_redirect", None)
         if session is not None:
@@ -95,10 +97,11 @@ class SessionMiddleware:
         meta = request.meta
         if "farm_lease" not in meta:
             return response
-        session: SiteSession | None = meta.get("farm_session")
+        key = (self.site, meta.get("proxy") or "")
+        session = self.pool.sent(key, meta.get("farm_session"))  # None once retired or replaced
         wall = self.crawler.spider.browser_wall(response)
         if wall is None:
-            if session is not None and session.retired is None:
+            if session is not None:
                 _take_cookies(session, response)  # not a wall's: those belong to the challenge, not the session
             return response
         if 300 <= response.status < 400:
@@ -111,7 +114,7 @@ class SessionMiddleware:
         if self.browser is None or sends >= FRESH_SENDS:
             return response  # a block (farm.middlewares.blocks)
         try:
-            await self.pool.renew((self.site, meta.get("proxy") or ""), wall, self.identity, session)
+            await self.pool.renew(key, wall, self.identity, session)
         except WallNotPassed as exc:
             self.stats.inc_value(f"farm/wall/not_passed/{exc.kind}")
             meta["farm_wall_refused"] = f"{exc.wall}_{exc.kind}"

@@ -75,6 +75,11 @@ class SessionPool:
         session.uses += 1
         return session
 
+    def sent(self, key: SessionKey, serial: int | None) -> SiteSession | None:
+        """The session a request was sent with (its ``serial``), while it is still the current one of ``key``."""
+        session = self._current.get(key)
+        return session if session is not None and session.serial == serial else None
+
     def retire(self, session: SiteSession, why: str) -> None:
         if self._current.get(session.key) is session:
             del self._current[session.key]

@@ -3,10 +3,12 @@
 import asyncio
 import json
 
+import orjson
 import pytest
 from scrapy import Request
 from scrapy.http import TextResponse
 
+from farm.crawl.backends.redis.codec import encode
 from farm.crawl.parts import CrawlParts
 from farm.crawl.scheduler import FarmScheduler
 from farm.errors import SettingError, WallNotPassed
@@ -167,6 +169,10 @@ def test_a_page_request_goes_out_as_the_identity_and_a_passable_wall_earns_a_ses
     assert earner.calls == [("boss_security_check", "")]
     middleware.process_request(again)
     assert again.headers[b"Cookie"] == b"__zp_stoken__=token1" and again.meta["dont_merge_cookies"]
+    # the meta names the session by its serial: a request written out (Redis, a checkpoint) holds no session
+    assert again.meta["farm_session"] == 1
+    meta = orjson.loads(encode(again, boss_crawler.spider))["meta"]
+    assert meta["farm_session"] == 1 and "token1" not in orjson.dumps(meta).decode()
     assert boss_crawler.stats.get_value("farm/wall/met/boss_security_check") == 1
 
     # the site refuses the new session too: one more, then the wall is left to the blocks middleware
