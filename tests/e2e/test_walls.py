@@ -25,6 +25,7 @@ from tests.e2e.harness import (
     keywords,
     prepare_db,
     run_crawl,
+    start_crawl,
     stored_postings,
 )
 
@@ -158,3 +159,28 @@ def test_a_pace_slower_than_a_session_lives_still_gets_through(sqlite_url):
     earned = crawl_stat(crawl.output, "farm/session/earned")
     assert earned == seen["sessions_issued"]["boss"]
     assert 1 <= earned <= 2 * len(pages) and crawl_stat(crawl.output, "scheduler/dequeued/farm_fresh_session") >= 1
+
+
+def test_workers_sharing_work_through_redis_each_earn_their_session_and_fetch_every_page_once(
+    mariadb_url, shared, tmp_path
+):
+    rows = [("qcwy", city, job) for city in ("北京", "上海") for job in ("python", "java", "数据")]
+    prepare_db(mariadb_url, rows)
+    with SandboxProcess(seed=3, postings=(60, 120), walls=WallConfig(sites=("qcwy",))) as sandbox:
+        workers = [
+            start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / f"w{n}.log", redis=shared, FARM_QCWY_MAX_PAGES=6)
+            for n in range(2)
+        ]
+        for worker in workers:
+            worker.wait(timeout=240)
+        pages, ids, _ = expected_crawl(sandbox, "qcwy", rows, 6)
+        fetched = fetched_pages(sandbox, "qcwy")
+        issued = sandbox.walls()["sessions_issued"]["qcwy"]
+    logs = [(tmp_path / f"w{n}.log").read_text(encoding="utf-8") for n in range(2)]
+    assert [worker.returncode for worker in workers] == [0, 0], logs[0][-2000:] + logs[1][-2000:]
+    assert {row["crawl_status"] for row in keywords(mariadb_url)} == {"completed"}
+    assert Counter(stored_postings(mariadb_url, "qcwy")) == Counter(ids)
+    assert set(fetched) == pages and set(fetched.values()) == {1}
+    # each worker is its own client: it earns its own session in its own browser
+    assert issued == sum(crawl_stat(log, "farm/session/earned") for log in logs) >= 2
+    assert all("passed in the browser" in log for log in logs)
