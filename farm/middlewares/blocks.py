@@ -197,7 +197,7 @@ class SiteBlockMiddleware:
             # its keyword ended meanwhile: nothing to retry it for
             self.parts.registry.give_up(lease, request.meta["farm_page"])
             raise LeaseLost(f"keyword {lease.id} ended while its page was retried")
-        retry = get_retry_request(
+        return get_retry_request(
             request,
             spider=self.crawler.spider,
             reason=reason,
@@ -205,10 +205,6 @@ class SiteBlockMiddleware:
             stats_base_key=stats_key,
             give_up_log_level="WARNING",
         )
-        if retry is not None:
-            # each retry may be sent again with a fresh session as often as the first attempt (farm.sessions)
-            retry.meta.pop("farm_session_sends", None)
-        return retry
 
 
 def retry_after(response, now: float | None = None) -> float | None:

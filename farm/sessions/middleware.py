@@ -1,14 +1,15 @@
 """SessionMiddleware: page requests go out as the crawl's client identity, with the site's current session.
 
-On the way out, a page request takes the site's identity (curl_cffi's browser fingerprint through
-scrapy-impersonate's download handler, that browser's headers) and the cookies of the current session of its
-site and proxy (farm.sessions.pool). On the way back, Set-Cookie answers update that session, and an answer
-that is a wall the spider can pass (``LeaseSpider.browser_wall``) retires the session that met it, has a new
-one earned in headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall)
-and sends the request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry
-lane), so a back-off longer than a session's life cannot starve it. A request is sent again with a fresh
-session at most twice; after that, or when the browser cannot pass the wall (a slider), the answer goes on to
-farm.middlewares.blocks as a block, named after the wall.
+A page request takes the site's identity as it goes out (curl_cffi's browser fingerprint through
+scrapy-impersonate's download handler, that browser's headers) and the cookies its site and proxy were
+granted (farm.sessions.pool). In the answers, Set-Cookie updates those cookies, and an answer that is a wall
+the spider can pass (``LeaseSpider.browser_wall``) retires the session that met it, has a new one earned in
+headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall) and sends the
+request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry lane), so a
+back-off longer than a session's life cannot starve it. Each attempt of a request (each retry of
+farm.middlewares.blocks) is sent again with a fresh session at most twice; after that, or when the browser
+cannot pass the wall (a slider), the answer goes on to farm.middlewares.blocks as a block, named after the
+wall.
 
 It sits at 650: after Scrapy's RedirectMiddleware (600) on the way back, so it sees a wall's redirect before
 the redirect is followed. A request that carries a session is marked ``dont_merge_cookies`` for
@@ -110,7 +111,10 @@ class SessionMiddleware:
             meta["dont_redirect"] = meta["farm_wall_redirect"] = True
         self.stats.inc_value("farm/wall/met")
         self.stats.inc_value(f"farm/wall/met/{wall.name}")
-        sends = meta.get("farm_session_sends", 0)
+        # sends with a fresh session, counted per attempt: a retry after a block may send as often again
+        attempt, sends = meta.get("farm_session_sends", (0, 0))
+        if attempt != meta.get("retry_times", 0):
+            attempt, sends = meta.get("retry_times", 0), 0
         if self.browser is None or sends >= FRESH_SENDS:
             return response  # a block (farm.middlewares.blocks)
         try:
@@ -122,7 +126,7 @@ class SessionMiddleware:
             return response
         again = request.replace(dont_filter=True)
         again.meta["farm_session_fresh"] = True
-        again.meta["farm_session_sends"] = sends + 1
+        again.meta["farm_session_sends"] = (attempt, sends + 1)
         return again
 
     def session_earned(self, session: SiteSession, seconds: float) -> None:
