@@ -9,6 +9,7 @@ from farm.cli.context import Farm, database_command, date_option
 from farm.state.caps import site_caps
 from farm.state.clock import load_timezone, today
 from farm.state.migrate import current_revision, require_current
+from farm.state.tallies import Limits
 
 
 def _require(module: str, command: str) -> None:
@@ -100,6 +101,7 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
                 conversion=_conversion(farm_ctx),
                 caps=site_caps(farm_ctx.settings, farm_ctx.sources()),
                 limits=thresholds_from(farm_ctx.settings),
+                claim_limits=Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims),
             )
     except OSError as exc:
         raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None

@@ -14,6 +14,7 @@ from farm.report.openings import read_openings
 from farm.report.page import render
 from farm.salary.monthly import Conversion
 from farm.state.clock import utcnow
+from farm.state.tallies import Limits
 
 
 def write_report(
@@ -27,12 +28,14 @@ def write_report(
     conversion: Conversion | None = None,
     caps: dict[str, int] | None = None,
     limits: Thresholds | None = None,
+    claim_limits: Limits | None = None,
 ) -> DayFigures:
     """Read the figures of ``day`` and write the page to ``out``; the figures. Salaries of monthly
     pay alone, or of every pay period through ``conversion``; what the page caps (``caps``: source ->
-    pages) left behind; the day's checks by ``limits`` (FARM_CHECK_*); the openings, once the postings
+    pages) left behind; the day's checks by ``limits`` (FARM_CHECK_*); the keywords left to crawl by
+    ``claim_limits`` (FARM_MAX_RETRIES, FARM_MAX_BLOCKED_CLAIMS); the openings, once the postings
     in none yet are put in one (farm.openings.stored)."""
-    figures = gather(engine, day, tz, days, gone_after, conversion, caps)
+    figures = gather(engine, day, tz, days, gone_after, conversion, caps, claim_limits)
     if figures.keywords_stored or figures.postings_stored:
         update_openings(engine)  # the postings of the day's crawls into the openings stored
         figures.checks = read_checks(engine, day, tz, limits or Thresholds(), utcnow())

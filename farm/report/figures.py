@@ -13,6 +13,7 @@ from farm.state.caps import capped_keywords, left_behind
 from farm.state.doors import doors, waiting
 from farm.state.engine import reader
 from farm.state.models import SOURCES
+from farm.state.tallies import Limits
 
 CAPPED = 30  # keywords held back by their page cap, shown by name (the most left behind first)
 
@@ -77,6 +78,7 @@ def gather(
     gone_after: int = 7,
     conversion: Conversion | None = None,
     caps: dict[str, int] | None = None,
+    claim_limits: Limits | None = None,
 ) -> DayFigures:
     """The figures of ``day``; ``caps`` (source -> FARM_<SITE>_MAX_PAGES) for what the caps left behind."""
     figures = DayFigures(day, tz.key, days, gone_after, salary_conversion=conversion.describe() if conversion else "")
@@ -89,13 +91,13 @@ def gather(
             if caps and figures.keywords_stored:
                 _read_caps(conn, figures, day, caps)
             if figures.keywords_stored:
-                _read_doors(conn, figures, day, tz)
+                _read_doors(conn, figures, day, tz, claim_limits or Limits())
     return figures
 
 
-def _read_doors(conn, figures: DayFigures, day: date, tz: ZoneInfo) -> None:
+def _read_doors(conn, figures: DayFigures, day: date, tz: ZoneInfo, limits: Limits) -> None:
     sources = list(SOURCES)
-    left = waiting(conn, sources, day)
+    left = waiting(conn, sources, day, limits)
     for source, door in doors(conn, sources, day, tz).items():
         lines = door.lines(left[source], tz)
         if lines:

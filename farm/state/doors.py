@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 
 from farm.runs.history import day_bounds
 from farm.state.models import CrawlRun, Keyword
+from farm.state.tallies import Limits
 
 BLOCKED = "blocked: "
 
@@ -109,10 +110,10 @@ def _json(text: str | None) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def waiting(conn: Connection, sources: list[str], day: date) -> dict[str, int]:
-    """Keywords of each source not done on ``day`` (neither completed nor failed that day)."""
+def waiting(conn: Connection, sources: list[str], day: date, limits: Limits) -> dict[str, int]:
+    """Keywords of each source not done on ``day``, done as `farm stats` counts it (farm.state.tallies)."""
     k = Keyword.__table__.c
-    done = and_(k.last_requested_date == day, k.crawl_status.in_(("completed", "failed")))
+    done = and_(k.last_requested_date == day, limits.done())
     query = select(k.source, func.count()).where(k.source.in_(sources), not_(done)).group_by(k.source)
     found = dict.fromkeys(sources, 0)
     found.update({source: count for source, count in conn.execute(query)})

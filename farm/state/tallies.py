@@ -47,6 +47,10 @@ class Limits:
             or_(c.retry_count >= self.max_retries, c.blocked_claims >= self.max_blocked_claims),
         )
 
+    def done(self):
+        """A row done for the day (of a row requested that day): completed, or failed with no claim left."""
+        return or_(c.crawl_status == "completed", self.exhausted())
+
 
 def progress(
     engine: Engine,
@@ -71,7 +75,7 @@ def progress(
     ended = c.crawl_status.in_(("completed", "failed"))
     # every status named: the day's rows are found through ix_keyword_status, not scanned for
     of_day = and_(c.source.in_(sources), c.crawl_status.in_(STATUSES), c.last_requested_date == day)
-    done = or_(c.crawl_status == "completed", limits.exhausted())
+    done = limits.done()
     day_q = (
         select(
             c.source,

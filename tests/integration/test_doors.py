@@ -8,10 +8,11 @@ import pytest
 from sqlalchemy import insert, update
 
 from farm.state.db import make_engine
-from farm.state.doors import doors
+from farm.state.doors import doors, waiting
 from farm.state.migrate import upgrade
 from farm.state.models import CrawlRun, Keyword
 from farm.state.store import KeywordStore
+from farm.state.tallies import Limits
 
 TZ = ZoneInfo("Asia/Shanghai")
 DAY = date(2026, 12, 4)
@@ -67,8 +68,16 @@ def test_a_wall_that_holds_keywords_sessions_earned_and_a_refused_crawl_are_told
                     stats=json.dumps(stats),
                 )
             )
+        # failed with no claim left today: done, as farm stats counts it; failed with one left: waiting
+        conn.execute(
+            update(Keyword).where(k.job == "c").values(crawl_status="failed", retry_count=3, last_requested_date=DAY)
+        )
+        conn.execute(
+            update(Keyword).where(k.job == "d").values(crawl_status="failed", retry_count=1, last_requested_date=DAY)
+        )
     with engine.connect() as conn:
         found = doors(conn, ["boss", "qcwy", "zhilian"], DAY, TZ)
+        left = waiting(conn, ["boss", "qcwy", "zhilian"], DAY, Limits(max_retries=3, max_blocked_claims=5))
     engine.dispose()
     assert found["boss"].lines(waiting=14, tz=TZ) == [
         "boss: blocked by slider since 09:12 (boss_security_check_slider: 2 keywords partial), 14 keywords waiting",
@@ -79,4 +88,5 @@ def test_a_wall_that_holds_keywords_sessions_earned_and_a_refused_crawl_are_told
         "qcwy: qcwy_acw_sc__v2 passed in the browser: 3 sessions earned, pages fetched plain with them"
     ]
     assert found["qcwy"].walls == {"qcwy_acw_sc__v2": 5}
-    assert found["zhilian"].lines(waiting=3, tz=TZ) == []  # no run, no wall: nothing to say
+    assert found["zhilian"].lines(waiting=3, tz=TZ) == []
+    assert left == {"boss": 2, "qcwy": 1, "zhilian": 0}  # no run, no wall: nothing to say
