@@ -12,8 +12,7 @@ The protocol is docs/sites.md §4.6. Choices where it is silent, after what the 
 - A session's life starts when its challenge was served (code 37, the WAF page, the 安全验证 page), as a
   real token carries the time of its seed; it ends `session_seconds` later, or once it has answered
   `session_requests` requests (every request let through counts, whatever the app answers). The request
-  after that meets the wall again, with a fresh seed. An expired token stays refused: it never earns a
-  second session.
+  after that meets the wall again, with a fresh seed. An expired token stays refused for good.
 - One challenge may be solved by several User-Agents; each gets its own session. A live session's token
   sent with another User-Agent is refused (`other_agent`), and so is any token that does not match its
   challenge for the request's User-Agent (`invalid`).

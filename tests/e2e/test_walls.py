@@ -26,6 +26,7 @@ from tests.e2e.harness import (
     prepare_db,
     run_crawl,
     start_crawl,
+    stop,
     stored_postings,
 )
 
@@ -171,8 +172,13 @@ def test_workers_sharing_work_through_redis_each_earn_their_session_and_fetch_ev
             start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / f"w{n}.log", redis=shared, FARM_QCWY_MAX_PAGES=6)
             for n in range(2)
         ]
-        for worker in workers:
-            worker.wait(timeout=240)
+        try:
+            for worker in workers:
+                stop(worker, 240)  # one that does not end by itself fails the test
+        finally:
+            for worker in workers:
+                worker.kill()
+                worker.wait()
         pages, ids, _ = expected_crawl(sandbox, "qcwy", rows, 6)
         fetched = fetched_pages(sandbox, "qcwy")
         issued = sandbox.walls()["sessions_issued"]["qcwy"]
