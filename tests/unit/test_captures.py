@@ -4,11 +4,12 @@ Each ``tests/fixtures/<site>/captures/<name>.(json|html)`` was copied from a pub
 or trimmed (its structure and values kept, long lists cut), and that folder's SOURCE.md names the
 repository, path and commit of each. Beside it, ``<name>.expected.json`` holds either the postings it
 must yield (every column but ``raw``, which must be the site's entry at the same place in
-``entries``) and the page's paging facts, or, for a refusal, ``refusal``: the start of the reason
-block_reason must give it.
+``entries``, a path into the JSON answer or into an HTML page's ``__INITIAL_STATE__``) and the page's
+paging facts, or, for a refusal, ``refusal``: the start of the reason LeaseSpider.refusal must give it.
 """
 
 import json
+import re
 from functools import reduce
 from pathlib import Path
 
@@ -35,6 +36,17 @@ def capture_of(expected: Path) -> Path:
     return path
 
 
+def capture_data(path: Path):
+    """The capture as data: a JSON answer decoded, or the object an HTML page assigns to ``__INITIAL_STATE__``
+    (read here on its own, not by the spider's parser, so that a parser defect cannot hide in both)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".html":
+        return json.loads(text)
+    assignment = re.search(r"__INITIAL_STATE__\s*=\s*", text)
+    state, _ = json.JSONDecoder().raw_decode(text, assignment.end())
+    return state
+
+
 def answer(spidercls, path: Path, page: int):
     """The spider and its response to ``page`` of a keyword, carrying the capture."""
     spider, _ = make_spider(spidercls, clock=1750000000)
@@ -49,13 +61,13 @@ def test_capture_reads_as_its_expected_file_says(spidercls, expected_path):
     spider, response = answer(spidercls, path, expected.get("page", 1))
 
     if "refusal" in expected:
-        reason = spider.block_reason(response)
+        reason = spider.refusal(response)
         assert reason is not None and reason.startswith(expected["refusal"]), reason
         return
 
-    assert spider.block_reason(response) is None
+    assert spider.refusal(response) is None
     page = spider.parse_page(response)
-    entries = reduce(lambda value, key: value[key], expected["entries"].split("."), json.loads(path.read_bytes()))
+    entries = reduce(lambda value, key: value[key], expected["entries"].split("."), capture_data(path))
     postings = [dict(posting) for posting in page.postings]
     assert [posting.pop("raw") for posting in postings] == entries
     for posting in postings:
