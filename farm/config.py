@@ -195,7 +195,6 @@ class FarmConfig:
     metrics_host: str = setting(text("an address to listen on, e.g. 127.0.0.1 or 0.0.0.0", empty=False))
     metrics_linger: float = setting(number(0, takes="a number of seconds from 0, e.g. 30"))
     checkpoint_interval: float = setting(number(0, above=True, takes="a number of seconds above 0, e.g. 1"))
-    checkpoint_crash_at_save: int = setting(whole(0, 10**9, "a whole number from 0"))
     sql_batch_size: int = setting(whole(1, 100_000, "a whole number from 1 to 100000, e.g. 200"))
     sql_flush_interval: float = setting(number(0, takes="a number of seconds from 0, e.g. 0.5"))
     api_token: str = setting(text("nothing (loopback only), or the bearer token clients send"))

@@ -118,8 +118,6 @@ FARM_METRICS_LINGER = _env("FARM_METRICS_LINGER", 0)
 # With JOBDIR set (pause and resume): the longest, in seconds, a change (a keyword claimed,
 # a page asked for or recorded) may wait before the checkpoint in JOBDIR holds it.
 FARM_CHECKPOINT_INTERVAL = _env("FARM_CHECKPOINT_INTERVAL", 1.0)
-# Tests only: the n-th checkpoint save kills the crawl (SIGKILL) inside its transaction; 0: never.
-FARM_CHECKPOINT_CRASH_AT_SAVE = 0
 # Postings are upserted in batches of this many, or after this many seconds.
 FARM_SQL_BATCH_SIZE = _env("FARM_SQL_BATCH_SIZE", 200)
 FARM_SQL_FLUSH_INTERVAL = _env("FARM_SQL_FLUSH_INTERVAL", 0.5)

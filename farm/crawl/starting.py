@@ -77,9 +77,8 @@ def open_jobdir(crawler, store, crawler_id):
         raise start_failed(str(exc)) from None
     except OSError as exc:
         raise start_failed(f"JOBDIR={jobdir}: the checkpoint cannot be kept there: {exc}") from None
-    crash = crawler.settings.getint("FARM_CHECKPOINT_CRASH_AT_SAVE")
     try:
-        checkpoint = open_checkpoint(jobdir, crawler.spidercls.name, store.today().isoformat(), crawler_id, crash)
+        checkpoint = open_checkpoint(jobdir, crawler.spidercls.name, store.today().isoformat(), crawler_id)
         lock.note(checkpoint.crawler_id)
         return lock, checkpoint, None
     except OtherSpider as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
+from farm.crawl.backends.checkpoint import CRASH_AT_SAVE_ENV
 from farm.sandbox.testing import SandboxProcess
 from farm.state.clock import utcnow
 from farm.state.db import make_engine
@@ -199,23 +200,16 @@ def test_a_second_sigint_stops_at_once_and_the_checkpoint_still_resumes(sqlite_u
     assert refetched <= PAGES_IN_FLIGHT
 
 
-def test_a_kill_in_the_middle_of_a_save_leaves_the_previous_checkpoint(sqlite_url, tmp_path):
+def test_a_kill_in_the_middle_of_a_save_leaves_the_previous_checkpoint(sqlite_url, tmp_path, monkeypatch):
     rows = qcwy_rows()
     prepare_db(sqlite_url, rows)
     jobdir = tmp_path / "job"
     log = tmp_path / "first.log"
     with SandboxProcess(seed=7, postings=(200, 200)) as sandbox:
         # the 4th save kills the crawl after writing its rows, before its COMMIT
-        crawler = start_crawl(
-            "qcwy",
-            sqlite_url,
-            sandbox.url,
-            log,
-            JOBDIR=jobdir,
-            DOWNLOAD_DELAY=0.05,
-            FARM_CHECKPOINT_CRASH_AT_SAVE=4,
-            **SETTINGS,
-        )
+        with monkeypatch.context() as crash:
+            crash.setenv(CRASH_AT_SAVE_ENV, "4")
+            crawler = start_crawl("qcwy", sqlite_url, sandbox.url, log, JOBDIR=jobdir, DOWNLOAD_DELAY=0.05, **SETTINGS)
         try:
             assert crawler.wait(60) == -signal.SIGKILL
             writer = state_writer_of(crawler.pid)

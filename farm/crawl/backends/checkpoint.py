@@ -42,6 +42,9 @@ logger = logging.getLogger(__name__)
 
 FILE_NAME = "farm-checkpoint.sqlite"
 FORMAT_VERSION = 1
+# Tests only, not a setting: a crawl started with this variable set to n is killed (SIGKILL)
+# inside its n-th checkpoint save, between the rows written and their COMMIT.
+CRASH_AT_SAVE_ENV = "FARM_TEST_CRASH_AT_SAVE"
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
@@ -150,9 +153,7 @@ class CheckpointFile:
                 [k for k, on in pages.items() if not on],
             )
             if self.crash_at_save and self.saves == self.crash_at_save:
-                logger.warning(
-                    "farm: FARM_CHECKPOINT_CRASH_AT_SAVE=%d: killing the crawl inside a save", self.crash_at_save
-                )
+                logger.warning("farm: %s=%d: killing the crawl inside a save", CRASH_AT_SAVE_ENV, self.crash_at_save)
                 os.kill(os.getpid(), signal.SIGKILL)
             conn.execute("COMMIT")
         except BaseException:
@@ -231,7 +232,7 @@ class Checkpoint:
         return len(leases) + len(pages)
 
 
-def open_checkpoint(jobdir, spider: str, day: str, crawler_id: str, crash_at_save: int = 0) -> Checkpoint:
+def open_checkpoint(jobdir, spider: str, day: str, crawler_id: str) -> Checkpoint:
     """The crawl's checkpoint in ``jobdir``: the one saved there to resume (same spider, same day),
     or a new one.
 
@@ -240,7 +241,7 @@ def open_checkpoint(jobdir, spider: str, day: str, crawler_id: str, crash_at_sav
     nothing (today's claim rules decide). Another spider's is left alone: OtherSpider.
     """
     Path(jobdir).mkdir(parents=True, exist_ok=True)
-    file = CheckpointFile(Path(jobdir) / FILE_NAME, crash_at_save)
+    file = CheckpointFile(Path(jobdir) / FILE_NAME, int(os.environ.get(CRASH_AT_SAVE_ENV) or 0))
     try:
         saved = file.read()
     except CheckpointError as exc:
