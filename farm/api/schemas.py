@@ -28,9 +28,8 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
 from farm.cities import known_sources
-from farm.spiders.base import max_pages_that_fit
 from farm.state.lease import TOKEN_MAX
-from farm.state.models import JobPostingRow, Keyword
+from farm.state.models import JobPostingRow, Keyword, max_pages_that_fit
 
 
 def _known_source(value: str) -> str:

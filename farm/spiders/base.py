@@ -31,6 +31,7 @@ It finds the registry and the progress itself, through Scrapy
 (``crawler.get_extension(SpiderParts)``), the first time it uses them.
 """
 
+import logging
 import math
 import re
 from dataclasses import dataclass, field
@@ -39,19 +40,21 @@ from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 import scrapy
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 
+from farm.config import FarmConfig
 from farm.crawl.keywordrun import KeywordRun, Outcome
-from farm.errors import ParseError, UnknownCity
+from farm.errors import ParseError, SettingError, UnknownCity
 from farm.items import JobPosting
 from farm.sessions.wall import Wall
 from farm.state.lease import Lease
-from farm.state.models import max_pages_that_fit
 
 if TYPE_CHECKING:
     from farm.crawl.progress import PageProgress
     from farm.crawl.registry import KeywordRegistry
+
+logger = logging.getLogger(__name__)
 
 BLOCK_STATUSES = {403: "http_403", 429: "http_429", 503: "http_503"}
 
@@ -106,21 +109,20 @@ class LeaseSpider(scrapy.Spider):
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
         spider = super().from_crawler(crawler, *args, **kwargs)
-        prefix = f"FARM_{(cls.site or cls.name).upper()}"
-        base_url = crawler.settings.get(f"{prefix}_BASE_URL")
-        if not base_url:
-            raise NotConfigured(f"{prefix}_BASE_URL is empty: set it to the site or the sandbox")
-        spider.base_url = base_url.rstrip("/")
-        spider.max_pages = crawler.settings.getint(f"{prefix}_MAX_PAGES")
+        try:
+            site = FarmConfig.of(crawler).site(cls.site or cls.name)  # FARM_<SITE>_*, checked
+            if not site.base_url:
+                raise SettingError(
+                    f"{site.key('base_url')} is not set: set it to the site's address (or the sandbox's)"
+                )
+        except SettingError as exc:
+            logger.error("farm: %s", exc)  # its one line: `scrapy crawl` takes the error quietly
+            raise
+        spider.base_url = site.base_url.rstrip("/")
+        spider.max_pages = site.max_pages
         # One bound method for every page request: Scrapy caches its per-callback
         # source inspection weakly, and a fresh bound method each time re-parses it.
         spider._page_callback, spider._page_errback = spider.parse_search, spider.page_error
-        most = max_pages_that_fit()
-        if not 1 <= spider.max_pages <= most:
-            raise ValueError(
-                f"{prefix}_MAX_PAGES must be between 1 and {most} (the pages a keyword may have done "
-                f"out of order must fit keyword.pages_ahead), got {spider.max_pages}"
-            )
         return spider
 
     @cached_property

@@ -89,9 +89,9 @@ def test_the_spidermon_monitors_fail_a_run_that_did_not_finish_its_keywords():
 
 def test_thresholds_come_from_the_settings_and_a_bad_one_is_named():
     assert thresholds_from({"FARM_CHECK_POSTINGS_DROP": "0.3"}).postings_drop == 0.3
-    with pytest.raises(BadSetting, match="FARM_CHECK_HISTORY_DAYS='x' is not a number"):
+    with pytest.raises(BadSetting, match="^FARM_CHECK_HISTORY_DAYS='x' cannot be used: it takes a whole number"):
         thresholds_from({"FARM_CHECK_HISTORY_DAYS": "x"})
-    with pytest.raises(BadSetting, match="FARM_CHECK_MIN_COVERAGE=2 is out of range"):
+    with pytest.raises(BadSetting, match="^FARM_CHECK_MIN_COVERAGE='2' cannot be used: it takes a share from 0 to 1"):
         thresholds_from({"FARM_CHECK_MIN_COVERAGE": 2})
 
 

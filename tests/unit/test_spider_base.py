@@ -2,10 +2,10 @@
 
 import pytest
 
-from farm.spiders.base import max_pages_that_fit
+from farm.errors import SettingError
 from farm.spiders.qcwy import QcwySpider
 from farm.spiders.zhilian import ZhilianSpider
-from farm.state.models import PAGES_AHEAD_MAX
+from farm.state.models import PAGES_AHEAD_MAX, max_pages_that_fit
 from tests.unit.spider_helpers import make_lease, make_spider, request_for, response_for
 
 
@@ -17,7 +17,7 @@ def test_the_largest_page_cap_is_the_one_whose_pages_ahead_fit_the_column():
 
 @pytest.mark.parametrize("pages", [0, max_pages_that_fit() + 1, 10_000])
 def test_a_page_cap_the_keyword_table_cannot_hold_is_refused_at_start_by_name(pages):
-    with pytest.raises(ValueError, match=rf"FARM_QCWY_MAX_PAGES must be between 1 and {max_pages_that_fit()}"):
+    with pytest.raises(SettingError, match=rf"^FARM_QCWY_MAX_PAGES='{pages}'.* from 1 to {max_pages_that_fit()}\b"):
         make_spider(QcwySpider, FARM_QCWY_MAX_PAGES=pages)
 
 
