@@ -66,19 +66,15 @@ def run(probe: Probe, folder: Path) -> dict:
         return report
     site = getattr(spidercls, "site", None) or spidercls.name
     db_url = f"sqlite:///{folder / 'probe.db'}"
-    settings.setdict(overrides(probe, f"FARM_{site.upper()}", settings, db_url, str(folder / LOG)), priority="cmdline")
     try:
+        settings.setdict(overrides(probe, site, settings, db_url, str(folder / LOG)), priority="cmdline")
         config = FarmConfig.from_settings(settings)
     except SettingError as exc:
         report["error"] = str(exc)
         return report
     process = crawler_process(settings)  # first: it installs the reactor farm's crawl modules expect
-    try:
-        report["impersonate"] = _impersonation(settings, site, config.impersonate)
-    except SettingError as exc:
-        report["error"] = str(exc)
-        return report
-    report["base_url"] = settings.get(f"FARM_{site.upper()}_BASE_URL")
+    report["impersonate"] = _impersonation(config.site(site).impersonate)
+    report["base_url"] = config.site(site).base_url
     report["proxies"] = len(config.proxies)
     report["browser_timeout"] = config.browser_timeout
     report["crawl_seconds"] = probe.crawl_seconds
@@ -110,11 +106,10 @@ def crawler_process(settings):
     return CrawlerProcess(settings)
 
 
-def _impersonation(settings, site: str, default: str) -> str:
+def _impersonation(target: str) -> str:
     from farm.sessions.identity import ClientIdentity
-    from farm.sessions.middleware import impersonation
 
-    return ClientIdentity.of(impersonation(settings, site, default)).impersonate
+    return ClientIdentity.of(target).impersonate
 
 
 def _one_keyword(settings, db_url: str, probe: Probe) -> None:

@@ -10,6 +10,7 @@ browser page, the back-off) fits in that time with the retries it may take.
 from dataclasses import dataclass
 
 from farm.cities import CITY_CODES, city_code
+from farm.config import read, site_key
 
 PROBE_JOB = "python"
 PROBE_CITY = "北京"
@@ -46,25 +47,26 @@ def default_city(site: str) -> str:
     return next(iter(CITY_CODES[site]))
 
 
-def overrides(probe: Probe, prefix: str, settings, db_url: str, log_file: str) -> dict:
-    """The settings a probe crawl runs with on top of the user's ``settings``; ``prefix`` is the spider's
-    FARM_<SITE> (its ``site`` or ``name``)."""
+def overrides(probe: Probe, site: str, settings, db_url: str, log_file: str) -> dict:
+    """The settings a probe crawl runs with on top of the user's ``settings``; ``site`` is the spider's
+    (its ``site`` or ``name``). The user's values it shortens are read as farm.config reads them (a bad
+    one is a SettingError naming it); those it replaces (the database URL) are never read."""
     crawl = probe.crawl_seconds
     attempts = RETRIES + 1
     # every attempt's download, and the browser's page, fit in the crawl's time
     download = min(settings.getfloat("DOWNLOAD_TIMEOUT"), max(1.0, crawl / (attempts + 1)))
-    browser = min(settings.getfloat("FARM_BROWSER_TIMEOUT"), max(1.0, crawl / 3))
+    browser = min(read(settings, "browser_timeout"), max(1.0, crawl / 3))
     return {
         "FARM_DB_URL": db_url,
         "FARM_REDIS_URL": "",
         "JOBDIR": "",
         "FARM_METRICS_PORT": 0,
         "FARM_CRAWLER_ID": f"farm-probe:{probe.site}",
-        f"{prefix}_MAX_PAGES": 1,
+        site_key(site, "max_pages"): 1,
         "FARM_LEASES_IN_FLIGHT": 1,
         "FARM_BLOCK_RETRIES": RETRIES,
-        "FARM_BLOCK_BASE_DELAY": min(settings.getfloat("FARM_BLOCK_BASE_DELAY"), BASE_DELAY),
-        "FARM_BLOCK_MAX_DELAY": min(settings.getfloat("FARM_BLOCK_MAX_DELAY"), MAX_DELAY),
+        "FARM_BLOCK_BASE_DELAY": min(read(settings, "block_base_delay"), BASE_DELAY),
+        "FARM_BLOCK_MAX_DELAY": min(read(settings, "block_max_delay"), MAX_DELAY),
         "FARM_SITE_REFUSED_AFTER": REFUSED_AFTER,
         # the keyword is claimed once: a block or a failure ends the probe, not a second claim
         "FARM_MAX_BLOCKED_CLAIMS": 1,

@@ -25,9 +25,9 @@ from scrapy.exceptions import NotConfigured
 
 from farm.config import FarmConfig
 from farm.crawl.parts import CrawlParts
-from farm.errors import SettingError, WallNotPassed
+from farm.errors import WallNotPassed
 from farm.sessions.browser import Browser
-from farm.sessions.identity import ClientIdentity, check_target
+from farm.sessions.identity import ClientIdentity
 from farm.sessions.pool import SessionPool, SiteSession
 
 logger = logging.getLogger(__name__)
@@ -54,7 +54,8 @@ class SessionMiddleware:
             raise NotConfigured(f"{spidercls.__name__} is not a LeaseSpider")
         config = FarmConfig.of(crawler)
         site = getattr(spidercls, "site", None) or spidercls.name
-        identity = ClientIdentity.of(impersonation(crawler.settings, site, config.impersonate))
+        # FARM_<SITE>_IMPERSONATE, else FARM_IMPERSONATE: a Chrome target, or "" for Scrapy's own client
+        identity = ClientIdentity.of(config.site(site).impersonate)
         browser = Browser(config.browser_executable, config.browser_pages, config.browser_timeout)
         if not config.browser_pages:
             browser = None
@@ -148,21 +149,6 @@ class SessionMiddleware:
         if self.browser is not None:
             self.stats.max_value("farm/browser/rss_max", self.browser.rss_max)
             await self.browser.close()
-
-
-def impersonation(settings, site: str, default: str) -> str:
-    """FARM_<SITE>_IMPERSONATE, else FARM_IMPERSONATE: a Chrome target, or "" for Scrapy's own client."""
-    key = f"FARM_{site.upper()}_IMPERSONATE"
-    raw = settings.get(key)
-    if raw is None:
-        return default
-    try:
-        return check_target(raw)
-    except ValueError:
-        raise SettingError(
-            f"{key}={raw!r} cannot be used: it takes chrome, a curl_cffi Chrome target such as "
-            "chrome146, or nothing for Scrapy's own client"
-        ) from None
 
 
 async def _no_browser(wall, identity, proxy):

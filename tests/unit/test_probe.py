@@ -148,7 +148,7 @@ def test_a_probe_keeps_off_the_users_state_and_fits_its_waits_in_its_time():
     settings = Settings()
     settings.setmodule(farm_settings)
     probe = Probe("qcwy", "北京", "python", 90)
-    changed = overrides(probe, "FARM_QCWY", settings, "sqlite:////tmp/x/probe.db", "/tmp/x/crawl.log")
+    changed = overrides(probe, "qcwy", settings, "sqlite:////tmp/x/probe.db", "/tmp/x/crawl.log")
     assert (changed["FARM_DB_URL"], changed["FARM_REDIS_URL"], changed["JOBDIR"]) == (
         "sqlite:////tmp/x/probe.db",
         "",
