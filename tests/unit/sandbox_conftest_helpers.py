@@ -1,24 +1,72 @@
-"""Helpers for the sandbox tests: URLs in each site's real form, a stdlib HTTP getter, a raw-socket getter
-(to see dropped and truncated responses as they are on the wire), and page walkers."""
+"""Helpers for the sandbox tests: the sandbox served in the test's process, URLs in each site's real form,
+a stdlib HTTP getter, a raw-socket getter (to see dropped and truncated responses as they are on the wire),
+and page walkers."""
 
 import http.client
 import json
 import re
 import socket
 import urllib.parse
+from types import SimpleNamespace
 
 import pytest
+from click.testing import CliRunner, Result
 
-from farm.sandbox.testing import SandboxProcess
+from farm.sandbox import cli
+from farm.sandbox.server import Sandbox
+from farm.sandbox.testing import SandboxProcess, SandboxThread
 
 INITIAL_STATE = re.compile(r"__INITIAL_STATE__=(\{.*?\})</script>")
 CITIES = {"boss": "101010100", "qcwy": "010000", "zhilian": "530"}
+# keywords the tests look up in a sandbox of the default spread, to find ones of a size
+CANDIDATES = [
+    "python",
+    "java",
+    "golang",
+    "会计",
+    "销售",
+    "前端",
+    "数据分析",
+    "c++",
+    "产品经理",
+    "测试",
+    "运维",
+    "hr",
+    "ux",
+    "rust",
+    "php",
+    "设计",
+    "客服",
+    "文员",
+    "司机",
+    "财务",
+    *(f"岗位{i}" for i in range(40)),
+]
+
+
+def command(*args: str) -> tuple[Result, list[Sandbox]]:
+    """`farm sandbox ARGS` run by its own command in this process: its result, and the Sandbox it would
+    have served (none if the flags were refused), built but not served."""
+    built: list[Sandbox] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cli, "_serve", lambda box, host, port: box)
+        patch.setattr(cli, "asyncio", SimpleNamespace(run=built.append))
+        result = CliRunner().invoke(cli.sandbox, list(args))
+    return result, built
+
+
+def sandbox_thread(**options) -> SandboxThread:
+    """The sandbox SandboxProcess(**options) starts as a child, built by `farm sandbox` from the same
+    flags and served on a thread of this process (unit tests start no process)."""
+    result, built = command(*SandboxProcess(**options).args[3:])  # the flags after `python -m farm.sandbox`
+    assert result.exit_code == 0 and built, result.output
+    return SandboxThread(built[0])
 
 
 @pytest.fixture(scope="module")
 def sandbox():
     """One sandbox for a test module: seed 7, the default spread of keyword sizes, no faults."""
-    with SandboxProcess(seed=7) as sb:
+    with sandbox_thread(seed=7) as sb:
         yield sb
 
 

@@ -1,11 +1,9 @@
-"""The JOBDIR checkpoint's file (farm.crawl.backends.checkpoint): what it keeps, a kill inside a save, bad files."""
+"""The JOBDIR checkpoint's file (farm.crawl.backends.checkpoint): what it keeps and bad files (a kill inside a
+save: tests/integration/test_checkpoint_kill.py)."""
 
 import logging
 import os
 import sqlite3
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
@@ -66,30 +64,6 @@ def test_a_lease_that_ends_takes_its_pages_with_it(tmp_path):
     checkpoint.release((1, 1))
     checkpoint.flush()
     assert rows(tmp_path, "lease") == {(2, 5)} and rows(tmp_path, "page") == {(2, 5, 1)}
-
-
-def test_a_kill_inside_a_save_leaves_the_previous_commit(tmp_path):
-    script = textwrap.dedent(f"""
-        from farm.crawl.backends.checkpoint import open_checkpoint
-        checkpoint = open_checkpoint({str(tmp_path)!r}, "qcwy", {TODAY!r}, "host:1")
-        checkpoint.file.crash_at_save = 2
-        checkpoint.hold((1, 1))
-        checkpoint.queued((1, 1), 1)
-        checkpoint.flush()
-        checkpoint.hold((2, 2))
-        checkpoint.queued((1, 1), 2)
-        checkpoint.settled((1, 1), 1)
-        checkpoint.flush()  # killed after its writes, before its COMMIT
-        raise SystemExit("not killed")
-    """)
-    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert child.returncode == -9, child.stderr
-    assert (tmp_path / (FILE_NAME + "-wal")).exists()
-
-    resumed = opened(tmp_path)
-    assert resumed.saved.leases == {(1, 1)} and resumed.saved.pages == {(1, 1): {1}}
-    with sqlite3.connect(tmp_path / FILE_NAME) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 def _saved_checkpoint(tmp_path, spider="qcwy", day=TODAY):

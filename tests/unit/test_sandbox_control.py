@@ -1,21 +1,18 @@
-"""The /_sandbox/ control endpoints and the SandboxProcess client tests and benchmarks rely on."""
+"""The /_sandbox/ control endpoints the sandbox's client (farm.sandbox.testing) speaks for tests and benchmarks."""
 
 import json
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 
 import pytest
 
-from farm.sandbox.testing import SandboxProcess
-from tests.unit.sandbox_conftest_helpers import boss_path, get, get_json, qcwy_path, zhilian_path
+from tests.unit.sandbox_conftest_helpers import boss_path, get, get_json, qcwy_path, sandbox_thread, zhilian_path
 
 
 @pytest.fixture(scope="module")
 def sb():
-    with SandboxProcess(seed=5, postings=(50, 50)) as sandbox:
+    with sandbox_thread(seed=5, postings=(50, 50)) as sandbox:
         yield sandbox
 
 
@@ -123,46 +120,6 @@ def test_faults_endpoint_shows_what_was_set(sb):
         ["http429", "boss37"],
         {"java": "drop"},
     )
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def test_stop_leaves_no_process_even_when_the_block_fails():
-    with pytest.raises(ZeroDivisionError):
-        with SandboxProcess() as sandbox:
-            pid = sandbox.proc.pid
-            assert _alive(pid)
-            1 / 0  # noqa: B018 - the block fails
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid) and sandbox.proc.returncode is not None
-
-
-def test_a_failed_start_raises_and_leaves_nothing():
-    sandbox = SandboxProcess(postings=(5, 1))
-    with pytest.raises(RuntimeError, match="postings"):
-        sandbox.start()
-    assert sandbox.proc.poll() is not None
-
-
-def test_cli_prints_its_url_once_ready():
-    proc = subprocess.Popen([sys.executable, "-m", "farm.sandbox", "--port", "0"], stdout=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("farm sandbox listening on http://127.0.0.1:")
-        url = line.split()[-1]
-        assert json.loads(urllib.request.urlopen(url + "/_sandbox/health", timeout=10).read())["status"] == "ok"
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
-        proc.stdout.close()
 
 
 def test_the_timeline_counts_search_requests_by_the_second_they_arrived(sb):

@@ -10,7 +10,6 @@ import urllib.request
 import pytest
 from parsel import Selector
 
-from farm.sandbox.testing import SandboxProcess
 from tests.unit.sandbox_conftest_helpers import (
     INITIAL_STATE,
     boss_path,
@@ -19,6 +18,7 @@ from tests.unit.sandbox_conftest_helpers import (
     initial_state,
     qcwy_path,
     raw_get,
+    sandbox_thread,
     site_path,
     zhilian_path,
 )
@@ -26,7 +26,7 @@ from tests.unit.sandbox_conftest_helpers import (
 
 @pytest.fixture(scope="module")
 def sb():
-    with SandboxProcess(seed=3, postings=(60, 60)) as sandbox:
+    with sandbox_thread(seed=3, postings=(60, 60)) as sandbox:
         yield sandbox
 
 
@@ -164,7 +164,7 @@ def test_a_retried_page_gets_a_fresh_draw(sb):
 
 
 def test_fail_keyword_flag_always_fails_that_keyword():
-    with SandboxProcess(seed=3, postings=(30, 30), fail_keywords={"python": "http503"}) as sandbox:
+    with sandbox_thread(seed=3, postings=(30, 30), fail_keywords={"python": "http503"}) as sandbox:
         assert [get(sandbox.url, qcwy_path("python"))[0] for _ in range(5)] == [503] * 5
         assert get(sandbox.url, qcwy_path("java"))[0] == 200
         assert sandbox.faults()["keywords"] == {"python": "http503"}
@@ -172,7 +172,7 @@ def test_fail_keyword_flag_always_fails_that_keyword():
 
 
 def test_fault_rate_flags():
-    with SandboxProcess(seed=3, postings=(30, 30), fault_rate=1.0, fault_kinds=["http502"], fault_seed=4) as sandbox:
+    with sandbox_thread(seed=3, postings=(30, 30), fault_rate=1.0, fault_kinds=["http502"], fault_seed=4) as sandbox:
         assert [get(sandbox.url, qcwy_path(k))[0] for k in ("a", "b", "c")] == [502] * 3
         assert sandbox.faults() | {"keywords": None} == {
             "rate": 1.0,

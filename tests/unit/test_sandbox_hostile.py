@@ -7,7 +7,6 @@ import unicodedata
 
 import pytest
 
-from farm.sandbox.testing import SandboxProcess
 from tests.unit.sandbox_conftest_helpers import (
     CITIES,
     INITIAL_STATE,
@@ -15,6 +14,7 @@ from tests.unit.sandbox_conftest_helpers import (
     get,
     initial_state,
     qcwy_path,
+    sandbox_thread,
     zhilian_path,
 )
 
@@ -75,7 +75,7 @@ SITES = {
 
 @pytest.fixture(scope="module")
 def sb():
-    with SandboxProcess(seed=4, postings=(100, 100), hostile_rate=0.25, fault_seed=1) as sandbox:
+    with sandbox_thread(seed=4, postings=(100, 100), hostile_rate=0.25, fault_seed=1) as sandbox:
         yield sandbox
 
 
@@ -194,6 +194,6 @@ def test_hostile_is_per_posting_id_and_off_by_default(sb):
 
 
 def test_no_hostile_postings_without_the_flag():
-    with SandboxProcess(seed=4, postings=(100, 100)) as sandbox:
+    with sandbox_thread(seed=4, postings=(100, 100)) as sandbox:
         assert sandbox.faults()["hostile_rate"] == 0.0
         assert all(sandbox.truth(site, city, "python")["hostile"] == [] for site, city in CITIES.items())

@@ -3,8 +3,6 @@ endpoints keep answering and nothing dropped is counted."""
 
 import http.client
 import json
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -12,15 +10,14 @@ import urllib.request
 
 import pytest
 
-from farm.sandbox.testing import SandboxProcess
-from tests.unit.sandbox_conftest_helpers import CITIES, get, qcwy_path, raw_get, site_path
+from tests.unit.sandbox_conftest_helpers import CITIES, command, get, qcwy_path, raw_get, sandbox_thread, site_path
 
 DEADLINE = 15.0  # seconds any outage here must be over by
 
 
 @pytest.fixture(scope="module")
 def sb():
-    with SandboxProcess(seed=3, postings=(60, 60)) as sandbox:
+    with sandbox_thread(seed=3, postings=(60, 60)) as sandbox:
         yield sandbox
 
 
@@ -100,7 +97,7 @@ def serve_pages(sandbox, n, start=1):
 
 
 def test_after_pages_flags_start_one_outage_once_n_pages_are_served():
-    with SandboxProcess(seed=3, postings=(60, 60), outage_after_pages=3, outage_seconds=1.0) as sandbox:
+    with sandbox_thread(seed=3, postings=(60, 60), outage_after_pages=3, outage_seconds=1.0) as sandbox:
         assert sandbox.outage() | {"until": None} == {
             "active": False,
             "until": None,
@@ -155,9 +152,7 @@ def test_bad_outage_requests_are_refused(sb, body, message):
     [["--outage-seconds", "5"], ["--outage-after-pages", "5"], ["--outage-after-pages", "0", "--outage-seconds", "5"]],
 )
 def test_outage_flags_are_checked(args):
-    run = subprocess.run(
-        [sys.executable, "-m", "farm.sandbox", "--port", "0", *args], capture_output=True, text=True, timeout=30
-    )
-    assert run.returncode == 2
+    run, built = command("--port", "0", *args)
+    assert run.exit_code == 2 and not built
     errors = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and "outage" in errors[0]

@@ -1,24 +1,24 @@
 """The sandbox speaks each site's contract: paths, envelopes, item fields, page sizes, caps, ids."""
 
 import re
-import subprocess
-import sys
 
 import pytest
 from parsel import Selector
 
 from farm.sandbox.qcwy import sign
-from farm.sandbox.testing import SandboxProcess
 from farm.sandbox.vocab import SHARED_TITLES
 from tests.unit.sandbox_conftest_helpers import (  # noqa: F401  (sandbox is a fixture)
+    CANDIDATES,
     CITIES,
     boss_path,
+    command,
     get,
     get_json,
     initial_state,
     page_ids,
     qcwy_path,
     sandbox,
+    sandbox_thread,
     walk,
     zhilian_path,
 )
@@ -98,36 +98,13 @@ ZHILIAN_FIELDS = {
 }
 CAPS = {"boss": 10, "qcwy": 50, "zhilian": 15}
 PAGE_SIZES = {"boss": 30, "qcwy": 20, "zhilian": 20}
-CANDIDATES = [
-    "python",
-    "java",
-    "golang",
-    "会计",
-    "销售",
-    "前端",
-    "数据分析",
-    "c++",
-    "产品经理",
-    "测试",
-    "运维",
-    "hr",
-    "ux",
-    "rust",
-    "php",
-    "设计",
-    "客服",
-    "文员",
-    "司机",
-    "财务",
-    *(f"岗位{i}" for i in range(40)),
-]
 DATETIME = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
 
 
 @pytest.fixture(scope="module")
 def big():
     """Every keyword has 45 postings: two boss pages, three qcwy and zhilian pages."""
-    with SandboxProcess(seed=7, postings=(45, 45)) as sb:
+    with sandbox_thread(seed=7, postings=(45, 45)) as sb:
         yield sb
 
 
@@ -154,7 +131,7 @@ def test_boss_envelope_and_items(big):
 
 def test_boss_honours_page_size_up_to_a_maximum(big):
     assert len(get_json(big.url, boss_path("python", page_size=15))["zpData"]["jobList"]) == 15
-    with SandboxProcess(seed=7, postings=(500, 500)) as sb:
+    with sandbox_thread(seed=7, postings=(500, 500)) as sb:
         z = get_json(sb.url, boss_path("python", page_size=1000))["zpData"]
         assert len(z["jobList"]) == 100
         # ten pages of 100 reach 500 postings; of 30, only 300
@@ -264,17 +241,6 @@ def test_walking_all_pages_matches_truth(sandbox, site):
             assert z["totalCount"] == truth["reachable"] and z["hasMore"] == (truth["pages"] > 1)
 
 
-def test_ids_are_stable_across_processes_with_one_seed(sandbox):
-    with SandboxProcess(seed=7) as again, SandboxProcess(seed=8) as other:
-        for site, city in CITIES.items():
-            keyword = next(k for k in CANDIDATES if sandbox.truth(site, city, k)["total"] > 40)
-            first = page_ids(site, sandbox.url, keyword, city, 2)[0]
-            assert first and page_ids(site, again.url, keyword, city, 2)[0] == first
-            assert page_ids(site, sandbox.url, keyword, city, 2)[0] == first
-            assert sandbox.truth(site, city, keyword)["ids"] == again.truth(site, city, keyword)["ids"]
-            assert not set(other.truth(site, city, keyword)["ids"]) & set(first)
-
-
 @pytest.mark.parametrize("site", ["boss", "qcwy", "zhilian"])
 def test_a_posting_is_shared_by_two_keywords_of_one_site_and_city(big, site):
     city = CITIES[site]
@@ -329,18 +295,14 @@ def test_default_spread_has_empty_and_past_cap_keywords(sandbox):
     ],
 )
 def test_bad_flags_fail_with_one_clear_line(args, message):
-    run = subprocess.run(
-        [sys.executable, "-m", "farm.sandbox", "--port", "0", *args], capture_output=True, text=True, timeout=30
-    )
-    assert run.returncode == 2
+    run, built = command("--port", "0", *args)
+    assert run.exit_code == 2 and not built
     errors = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and message in errors[0]
 
 
 def test_help_lists_the_fault_kinds():
-    out = subprocess.run(
-        [sys.executable, "-m", "farm.sandbox", "--help"], capture_output=True, text=True, timeout=30
-    ).stdout
+    out = command("--help")[0].stdout
     for kind in (
         "boss37",
         "qcwy_waf",

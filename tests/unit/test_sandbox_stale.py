@@ -3,7 +3,6 @@ what the pages list never changes, and /_sandbox/truth names the variant."""
 
 import pytest
 
-from farm.sandbox.testing import SandboxProcess
 from tests.unit.sandbox_conftest_helpers import (
     CITIES,
     boss_path,
@@ -11,6 +10,7 @@ from tests.unit.sandbox_conftest_helpers import (
     get_json,
     initial_state,
     qcwy_path,
+    sandbox_thread,
     walk,
     zhilian_path,
 )
@@ -21,7 +21,7 @@ KEYWORDS = [f"岗位{i}" for i in range(60)]
 @pytest.fixture(scope="module")
 def sb():
     """60 postings a keyword: qcwy and zhilian 3 pages of 20, boss 2 pages of 30; every keyword stale."""
-    with SandboxProcess(seed=3, postings=(60, 60), stale_totals=1.0, fault_seed=2) as sandbox:
+    with sandbox_thread(seed=3, postings=(60, 60), stale_totals=1.0, fault_seed=2) as sandbox:
         yield sandbox
 
 
@@ -151,10 +151,10 @@ def assert_a_third_stale_with_every_variant(sandbox):
 
 
 def test_the_stale_totals_flag_makes_a_third_stale_with_every_variant():
-    with SandboxProcess(seed=3, postings=(60, 60), stale_totals=0.33, fault_seed=9) as sandbox:
+    with sandbox_thread(seed=3, postings=(60, 60), stale_totals=0.33, fault_seed=9) as sandbox:
         assert sandbox.faults()["stale_totals"] == 0.33
         assert_a_third_stale_with_every_variant(sandbox)
-    with SandboxProcess(seed=3, postings=(60, 60)) as sandbox:
+    with sandbox_thread(seed=3, postings=(60, 60)) as sandbox:
         assert sandbox.faults()["stale_totals"] == 0.0 and stale_share(sandbox, "boss") == (0, set())
 
 
@@ -169,7 +169,7 @@ def test_the_fault_endpoint_sets_the_share_and_the_seed_picks_the_keywords(sb):
 
 
 def test_keywords_of_fewer_than_two_postings_are_never_stale():
-    with SandboxProcess(seed=3, postings=(0, 3), stale_totals=1.0) as sandbox:
+    with sandbox_thread(seed=3, postings=(0, 3), stale_totals=1.0) as sandbox:
         truths = [sandbox.truth("zhilian", "530", k) for k in KEYWORDS[:30]]
         assert {t["total"] for t in truths} == {0, 1, 2, 3}
         assert all((t["stale"] is None) == (t["total"] < 2) for t in truths)
