@@ -96,13 +96,12 @@ def api(farm_ctx, host: str, port: int, workers: int, db_connections: int, acces
     to this machine's programs and never to a web page.
     The OpenAPI document is at /openapi.json, an explorer at /docs.
     """
-    settings = farm_ctx.settings
-    token = settings.get("FARM_API_TOKEN") or None
+    config = farm_ctx.config  # every setting checked: a bad one is its one line
+    token = config.api_token or None
     try:
         check_bind(host, token)
     except TokenRequired as exc:
         raise click.ClickException(str(exc)) from None
-    config = farm_ctx.config  # every setting checked: a bad one is its one line
     farm_ctx.sources()  # the project's own sites are sources the API takes (farm.sites)
     max_body, retry_after, read_timeout = config.api_max_body, config.api_retry_after, config.api_read_timeout
     try:
@@ -115,7 +114,7 @@ def api(farm_ctx, host: str, port: int, workers: int, db_connections: int, acces
         raise click.ClickException(f"farm api needs FastAPI and uvicorn ({exc}): pip install 'farm[api]'") from None
 
     logging.basicConfig(
-        level=settings.get("LOG_LEVEL") or "INFO",
+        level=config.log_level,
         stream=sys.stderr,
         format="%(asctime)s [%(name)s] %(levelname)s: %(message)s",
     )
@@ -136,7 +135,7 @@ def api(farm_ctx, host: str, port: int, workers: int, db_connections: int, acces
         sys.stdout.flush()
 
     # as a crawl's reaper: well inside the lease timeout; 0 turns it off (another process reaps)
-    reap_interval = min(settings.getfloat("FARM_REAP_INTERVAL"), store.lease_timeout / 3)
+    reap_interval = min(config.reap_interval, store.lease_timeout / 3)
     if reap_interval <= 0:
         logger.info("not reaping stale leases: FARM_REAP_INTERVAL is 0")
     protocol = type("FarmHttp", (DeadlineProtocol,), {"read_timeout": read_timeout})

@@ -28,6 +28,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.job import job_dir
 from twisted.internet.task import LoopingCall
 
+from farm.config import FarmConfig
 from farm.crawl.parts import BesideParts, CrawlParts
 
 logger = logging.getLogger(__name__)
@@ -47,11 +48,8 @@ class JobCheckpoint(BesideParts):
         jobdir = job_dir(crawler.settings)
         if not jobdir:
             raise NotConfigured("JOBDIR is not set")
-        interval = crawler.settings.getfloat("FARM_CHECKPOINT_INTERVAL")
-        if interval <= 0:
-            raise ValueError(f"FARM_CHECKPOINT_INTERVAL must be a positive number of seconds, got {interval}")
         cls.require_farm_spider(crawler)
-        ext = cls(crawler, jobdir, interval)
+        ext = cls(crawler, jobdir, FarmConfig.of(crawler).checkpoint_interval)  # above 0, checked
         crawler.signals.connect(ext.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=scrapy_signals.spider_closed)
         crawler.signals.connect(ext.engine_stopped, signal=scrapy_signals.engine_stopped)

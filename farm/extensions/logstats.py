@@ -15,6 +15,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
+from farm.config import FarmConfig
 from farm.crawl.parts import BesideParts
 from farm.state.clock import utcnow
 
@@ -35,7 +36,7 @@ class FarmLogStats(BesideParts):
     @classmethod
     def from_crawler(cls, crawler):
         cls.require_farm_spider(crawler)
-        interval = crawler.settings.getfloat("FARM_LOGSTATS_INTERVAL")
+        interval = FarmConfig.of(crawler).logstats_interval
         if interval <= 0:
             raise NotConfigured("FARM_LOGSTATS_INTERVAL is 0")
         ext = cls(crawler, interval)

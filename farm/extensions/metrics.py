@@ -28,6 +28,7 @@ from twisted.internet.error import CannotListenError
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
+from farm.config import FarmConfig
 from farm.crawl.parts import BesideParts
 from farm.errors import MetricsPortError
 
@@ -115,15 +116,11 @@ class FarmMetrics(BesideParts):
 
     @classmethod
     def from_crawler(cls, crawler):
-        settings = crawler.settings
-        port = settings.getint("FARM_METRICS_PORT")
-        if port <= 0:
-            raise NotConfigured("FARM_METRICS_PORT is not set")
-        linger = settings.getfloat("FARM_METRICS_LINGER")
-        if linger < 0:
-            raise ValueError(f"FARM_METRICS_LINGER must be >= 0 seconds, got {linger}")
         cls.require_farm_spider(crawler)
-        ext = cls(crawler, settings.get("FARM_METRICS_HOST") or "127.0.0.1", port, linger)
+        config = FarmConfig.of(crawler)
+        if not config.metrics_port:
+            raise NotConfigured("FARM_METRICS_PORT is not set")
+        ext = cls(crawler, config.metrics_host, config.metrics_port, config.metrics_linger)
         ext.listen()  # before the crawl's parts start its state writer: a port in use fails the crawl first
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)

@@ -12,6 +12,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
+from farm.config import FarmConfig
 from farm.crawl.parts import BesideParts
 
 logger = logging.getLogger(__name__)
@@ -28,15 +29,11 @@ class LeaseReaper(BesideParts):
     @classmethod
     def from_crawler(cls, crawler):
         cls.require_farm_spider(crawler)
-        settings = crawler.settings
-        interval = settings.getfloat("FARM_REAP_INTERVAL")
-        timeout = settings.getfloat("FARM_LEASE_TIMEOUT")
-        if interval <= 0:
+        config = FarmConfig.of(crawler)
+        if config.reap_interval <= 0:
             raise NotConfigured("FARM_REAP_INTERVAL is 0: no heartbeats and no reaping")
-        if timeout <= 0:
-            raise ValueError(f"FARM_LEASE_TIMEOUT must be positive, got {timeout}")
         # heartbeats must come well inside the timeout, or live leases would be reaped
-        ext = cls(crawler, min(interval, timeout / 3))
+        ext = cls(crawler, min(config.reap_interval, config.lease_timeout / 3))
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext

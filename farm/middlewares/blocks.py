@@ -47,6 +47,7 @@ from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedE
 from scrapy.utils.misc import load_object
 from twisted.internet.error import ConnectError
 
+from farm.config import FarmConfig
 from farm.crawl.parts import CrawlParts
 from farm.middlewares.refusals import RefusalWatch
 from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, SiteUnavailable
@@ -89,17 +90,12 @@ class SiteBlockMiddleware:
         if parts is None:
             raise NotConfigured("not a farm crawl: no keyword leases")
         settings = crawler.settings
-        retries = settings.getint("FARM_BLOCK_RETRIES")
-        base_delay = settings.getfloat("FARM_BLOCK_BASE_DELAY")
-        max_delay = settings.getfloat("FARM_BLOCK_MAX_DELAY")
-        if retries < 0 or base_delay < 0 or max_delay < base_delay:
-            raise ValueError("FARM_BLOCK_RETRIES must be >= 0 and 0 <= FARM_BLOCK_BASE_DELAY <= FARM_BLOCK_MAX_DELAY")
+        config = FarmConfig.of(crawler)  # FARM_BLOCK_BASE_DELAY <= FARM_BLOCK_MAX_DELAY, checked there
         server_errors = {int(code) for code in settings.getlist("RETRY_HTTP_CODES")} - set(BLOCK_STATUSES)
         transport_errors = tuple(
             error if isinstance(error, type) else load_object(error) for error in settings.getlist("RETRY_EXCEPTIONS")
         )
-        refused_after = settings.getfloat("FARM_SITE_REFUSED_AFTER")
-        return cls(crawler, parts, retries, server_errors, transport_errors, refused_after)
+        return cls(crawler, parts, config.block_retries, server_errors, transport_errors, config.site_refused_after)
 
     def process_response(self, request, response):
         if "farm_lease" not in request.meta:
