@@ -9,12 +9,15 @@ difference. A site may serve fewer than it says it holds (Boss stops at 10 pages
 Nothing here writes; the query reads the ``keyword`` table alone.
 """
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.engine import Connection
 
+from farm.config import SiteConfig, site_key
 from farm.state.models import Keyword
 
 c = Keyword.__table__.c
@@ -54,7 +57,7 @@ class Capped:
 
 
 def cap_setting(source: str) -> str:
-    return f"FARM_{source.upper()}_MAX_PAGES"
+    return site_key(source, "max_pages")
 
 
 def capped_keywords(conn: Connection, day: date, caps: dict[str, int]) -> list[Capped]:
@@ -102,14 +105,10 @@ def left_behind(capped: list[Capped]) -> dict[str, dict]:
     return sites
 
 
-def site_caps(settings, sources) -> dict[str, int]:
-    """Each source's page cap, ``FARM_<SOURCE>_MAX_PAGES`` (a source without one is left out)."""
-    caps = {}
-    for source in sources:
-        cap = settings.getint(cap_setting(source), 0)
-        if cap > 0:
-            caps[source] = cap
-    return caps
+def site_caps(settings: Mapping[str, Any], sources: Iterable[str]) -> dict[str, int]:
+    """Each source's page cap, ``FARM_<SOURCE>_MAX_PAGES`` as a crawl reads it (farm.config: a site
+    without one has the polite cap)."""
+    return {source: SiteConfig.from_settings(settings, source).max_pages for source in sources}
 
 
 def summary_lines(rows: list[dict], shown: int = 5) -> list[str]:
