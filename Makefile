@@ -14,10 +14,12 @@ $(BIN)/farm: requirements.txt pyproject.toml
 
 install: $(BIN)/farm
 
-# The code's format and lint (ruff, configured in pyproject.toml); `ruff format farm tests bench` fixes the format.
+# The code's format and lint (ruff) and its types (mypy: every module of farm, farm.state strictly), both
+# configured in pyproject.toml; `ruff format farm tests bench` fixes the format.
 lint: install
 	$(BIN)/ruff format --check farm tests bench
 	$(BIN)/ruff check farm tests bench
+	$(BIN)/mypy
 
 # Every test: unit (no services), integration (real MariaDB, PostgreSQL and Redis), e2e (real crawls), in
 # TEST_WORKERS processes (pytest-xdist; 1 runs them in this one, in order). A worker that runs out
@@ -57,4 +59,4 @@ bench-variants: install
 	$(BIN)/python -m bench.variants $(VARIANTS)
 
 clean:
-	rm -rf $(VENV) demo-run .pytest_cache
+	rm -rf $(VENV) demo-run .pytest_cache .mypy_cache

@@ -9,14 +9,38 @@ PostgreSQL, one ``BEGIN IMMEDIATE`` write transaction on SQLite), each under a n
 fences every later write about the keyword (see farm.state.lease.new_lease_token).
 """
 
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from __future__ import annotations
 
-from sqlalchemy import Integer, and_, bindparam, case, func, literal, or_, select, union_all, update
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    CompoundSelect,
+    Integer,
+    Select,
+    Update,
+    and_,
+    bindparam,
+    case,
+    func,
+    literal,
+    or_,
+    select,
+    union_all,
+    update,
+)
+from sqlalchemy.engine import Connection, Row
 
 from farm.state.clock import today
 from farm.state.lease import Lease, new_lease_token, parse_pages
 from farm.state.models import Keyword
+
+if TYPE_CHECKING:
+    from farm.state.store import KeywordStore
 
 K = Keyword.__table__
 c = K.c
@@ -37,6 +61,13 @@ LEASE_COLUMNS = (
     c.pages_ahead,
     c.retry_count,
 )
+# rows and statements of any columns: a row is read by its columns' names (LEASE_COLUMNS', a pick's ``kind``)
+AnyRow: TypeAlias = Row[*tuple[Any, ...]]
+AnySelect: TypeAlias = Select[*tuple[Any, ...]]
+# what picks() makes: a SELECT per kind, or on MySQL/MariaDB their UNION ALL
+Pick: TypeAlias = AnySelect | CompoundSelect[*tuple[Any, ...]]
+# (id, lease_token) of a lease
+LeaseKey: TypeAlias = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -52,10 +83,11 @@ def aware(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=UTC)
 
 
-def claimable(kind: str):
+def claimable(kind: str) -> ColumnElement[bool]:
     """Which rows of one kind a claim may take now (bound: source, day, now, cutoff, max_retries,
     max_blocked, skip_partial)."""
-    source, day = bindparam("source"), bindparam("day")
+    source: BindParameter[str] = bindparam("source")
+    day: BindParameter[date] = bindparam("day")
     if kind == "partial":  # ix_keyword_status: (source, 'partial', day) in id order
         return and_(
             c.source == source,
@@ -81,7 +113,7 @@ def claimable(kind: str):
     )
 
 
-def candidates(kind: str, limit, dialect: str, lock: bool = True):
+def candidates(kind: str, limit: int | BindParameter[int], dialect: str, lock: bool = True) -> AnySelect:
     """The rows of one kind a claim may take, in claim order (locked with SKIP LOCKED on MySQL/MariaDB
     and PostgreSQL when ``lock``)."""
     stmt = select(literal(KINDS.index(kind)).label("kind"), *LEASE_COLUMNS).where(claimable(kind))
@@ -99,7 +131,7 @@ def candidates(kind: str, limit, dialect: str, lock: bool = True):
     return stmt
 
 
-def picks(dialect: str, lock: bool = True) -> list:
+def picks(dialect: str, lock: bool = True) -> Sequence[Pick]:
     """The statements that pick up to ``n`` rows of each kind, run in turn until ``n`` are found."""
     n = bindparam("n", type_=Integer)
     if dialect in MYSQL:
@@ -115,10 +147,10 @@ def picks(dialect: str, lock: bool = True) -> list:
     return statements
 
 
-def takes() -> dict:
+def takes() -> dict[str, Update]:
     """Per kind, the UPDATE that takes picked rows (bound: ids, day, now, crawler_id; the new
     tokens are set per claim)."""
-    common = dict(
+    common: dict[str, Any] = dict(
         crawl_status="crawling",
         last_requested_date=bindparam("day"),
         last_requested_at=bindparam("now"),
@@ -142,11 +174,11 @@ def takes() -> dict:
             blocked_claims=0,
         ),
     }
-    ids = bindparam("ids", expanding=True)
+    ids: BindParameter[list[int]] = bindparam("ids", expanding=True)
     return {kind: update(K).where(c.id.in_(ids)).values(v) for kind, v in values.items()}
 
 
-def params(store, source: str, now: datetime, skip_partial=()) -> dict:
+def params(store: KeywordStore, source: str, now: datetime, skip_partial: Iterable[int] = ()) -> dict[str, Any]:
     """The claim rules' bound values for ``store``'s settings at ``now``."""
     return {
         "source": source,
@@ -159,20 +191,27 @@ def params(store, source: str, now: datetime, skip_partial=()) -> dict:
     }
 
 
-def pick(conn, statements, bound: dict, n: int) -> list:
+def pick(conn: Connection, statements: Sequence[Pick], bound: dict[str, Any], n: int) -> list[AnyRow]:
     """Up to ``n`` claimable rows in claim order: kind, then (for fresh rows) never requested
     first, the oldest request, id."""
-    picked = []
+    picked: list[AnyRow] = []
     for stmt in statements:
         picked.extend(conn.execute(stmt, {**bound, "n": n}).all())
         if len(picked) >= n:
             break
-    day = bound["day"]
+    day: date = bound["day"]
     picked.sort(key=lambda r: (r.kind, r.last_requested_date is not None, r.last_requested_date or day, r.id))
     return picked[:n]
 
 
-def claim(store, source: str, crawler_id: str, n: int = 1, skip_partial=(), held=None) -> list[Lease]:
+def claim(
+    store: KeywordStore,
+    source: str,
+    crawler_id: str,
+    n: int = 1,
+    skip_partial: Iterable[int] = (),
+    held: Collection[LeaseKey] | None = None,
+) -> list[Lease]:
     """Up to ``n`` keywords of ``source``, now held by ``crawler_id``, in one transaction.
 
     Partial rows of today first, then failed rows of today with retries left,
@@ -190,7 +229,7 @@ def claim(store, source: str, crawler_id: str, n: int = 1, skip_partial=(), held
         return []
     failed_before = False
 
-    def attempt():
+    def attempt() -> list[Lease]:
         nonlocal failed_before
         if failed_before and held is not None:
             unknown = held_beyond(store, source, crawler_id, held)
@@ -202,7 +241,7 @@ def claim(store, source: str, crawler_id: str, n: int = 1, skip_partial=(), held
     return store._retrying(attempt)
 
 
-def take(store, source: str, crawler_id: str, n: int, skip_partial) -> list[Lease]:
+def take(store: KeywordStore, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]:
     """One claim's transaction: pick, then take each picked row under a new token."""
     now = store.clock()
     bound = params(store, source, now, skip_partial)
@@ -217,7 +256,7 @@ def take(store, source: str, crawler_id: str, n: int, skip_partial) -> list[Leas
     return [_claimed(source, r, tokens[r.id]) for r in picked]
 
 
-def _claimed(source: str, r, token: int) -> Lease:
+def _claimed(source: str, r: AnyRow, token: int) -> Lease:
     kind = KINDS[r.kind]
     if kind == "fresh":
         return Lease(r.id, source, r.city, r.job, token, start_page=1, from_status=kind)
@@ -235,7 +274,7 @@ def _claimed(source: str, r, token: int) -> Lease:
     )
 
 
-def listing(store, source: str, limit: int, skip_partial=()) -> list:
+def listing(store: KeywordStore, source: str, limit: int, skip_partial: Iterable[int] = ()) -> list[AnyRow]:
     """Up to ``limit`` rows a claim of ``source`` would take now, in the order it would take
     them, without taking them (each row's ``kind`` indexes KINDS)."""
     bound = params(store, source, store.clock(), skip_partial)
@@ -243,7 +282,7 @@ def listing(store, source: str, limit: int, skip_partial=()) -> list:
         return pick(conn, store._peeks, bound, limit)
 
 
-def outlook(store, source: str, skip_partial=()) -> Outlook:
+def outlook(store: KeywordStore, source: str, skip_partial: Iterable[int] = ()) -> Outlook:
     """What a claim could hand out now, and when the next failed row comes due for a retry.
 
     SKIP LOCKED hides rows other claimers hold locked for a moment: an empty claim
@@ -260,7 +299,7 @@ def outlook(store, source: str, skip_partial=()) -> Outlook:
         c.retry_at > bindparam("now"),
     )
 
-    def read():
+    def read() -> tuple[int, datetime | None]:
         with store.reader.connect() as conn:
             return int(conn.execute(count, bound).scalar_one()), conn.execute(waiting, bound).scalar_one()
 
@@ -268,19 +307,19 @@ def outlook(store, source: str, skip_partial=()) -> Outlook:
     return Outlook(rows, aware(retry_at))
 
 
-def held_by(source: str, crawler_id: str):
+def held_by(source: str, crawler_id: str) -> ColumnElement[bool]:
     """The rows of ``source`` being crawled under ``crawler_id``."""
     return and_(c.source == source, c.crawler_id == crawler_id, c.crawl_status == "crawling")
 
 
-def held_beyond(store, source: str, crawler_id: str, held) -> list[Lease]:
+def held_beyond(store: KeywordStore, source: str, crawler_id: str, held: Collection[LeaseKey]) -> list[Lease]:
     stmt = select(*LEASE_COLUMNS).where(held_by(source, crawler_id)).order_by(c.id)
     with store.engine.connect() as conn:
         rows = conn.execute(stmt).all()
     return [lease_of(source, r, "recovered") for r in rows if (r.id, r.lease_token) not in held]
 
 
-def lease_of(source: str, r, from_status: str = "adopted") -> Lease:
+def lease_of(source: str, r: AnyRow, from_status: str = "adopted") -> Lease:
     """The lease a row of LEASE_COLUMNS stands for, under its token, resuming after its watermark."""
     return Lease(
         id=r.id,
@@ -296,7 +335,13 @@ def lease_of(source: str, r, from_status: str = "adopted") -> Lease:
     )
 
 
-def take_back(store, source: str, crawler_id: str, held=(), others=()) -> list[Lease]:
+def take_back(
+    store: KeywordStore,
+    source: str,
+    crawler_id: str,
+    held: Iterable[LeaseKey] = (),
+    others: Iterable[LeaseKey] = (),
+) -> list[Lease]:
     """The keywords a crawl that stopped held, claimed again by it at once under new tokens
     (JOBDIR checkpoint; no waiting for lease_timeout).
 
@@ -308,11 +353,13 @@ def take_back(store, source: str, crawler_id: str, held=(), others=()) -> list[L
     ``others``: (id, token) another worker adopted (shared through Redis, a survivor adopts a
     stopped worker's keywords without a new claim): left to it.
     """
-    held, others = set(held), set(others)
-    return store._retrying(lambda: _take_back(store, source, crawler_id, held, others))
+    held_set, others_set = set(held), set(others)
+    return store._retrying(lambda: _take_back(store, source, crawler_id, held_set, others_set))
 
 
-def _take_back(store, source: str, crawler_id: str, held: set, others: set) -> list[Lease]:
+def _take_back(
+    store: KeywordStore, source: str, crawler_id: str, held: set[LeaseKey], others: set[LeaseKey]
+) -> list[Lease]:
     now = store.clock()
     day = today(now, store.tz)
     stmt = (
@@ -327,7 +374,7 @@ def _take_back(store, source: str, crawler_id: str, held: set, others: set) -> l
     )
     if store._row_locks:
         stmt = stmt.with_for_update(skip_locked=True)
-    leases = []
+    leases: list[Lease] = []
     with store.engine.begin() as conn:
         for r in conn.execute(stmt).all():
             if r.crawl_status == "partial" and (r.id, r.lease_token) not in held:
@@ -356,12 +403,12 @@ def _take_back(store, source: str, crawler_id: str, held: set, others: set) -> l
     return leases
 
 
-def adopt_held(store, source: str, stopped: str, crawler_id: str) -> list[Lease]:
+def adopt_held(store: KeywordStore, source: str, stopped: str, crawler_id: str) -> list[Lease]:
     """The keywords of ``source`` that ``stopped`` holds, ``crawling``, now held by ``crawler_id``
     under the same tokens (shared through Redis: a survivor takes over a stopped worker's
     keywords, those it claimed and had not yet listed in Redis too)."""
 
-    def write():
+    def write() -> list[Lease]:
         with store.engine.begin() as conn:
             held = held_by(source, stopped)
             ids = conn.execute(select(c.id).where(held)).scalars().all()

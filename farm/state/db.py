@@ -1,6 +1,8 @@
 """``make_engine``: an engine for the state database, its deadlines FARM_DB_TIMEOUT and
 FARM_DB_POOL_TIMEOUT unless given (farm.state.engine makes it; farm.config checks the settings)."""
 
+from typing import cast
+
 from sqlalchemy.engine import Engine
 
 from farm.config import read
@@ -37,5 +39,5 @@ def make_engine(
     )
 
 
-def _seconds(name: str, value) -> float:
-    return value if value is not None else read(None, name)
+def _seconds(name: str, value: float | None) -> float:
+    return value if value is not None else cast(float, read(None, name))

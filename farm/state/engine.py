@@ -4,11 +4,13 @@ made for its deadlines (farm.state.db.make_engine reads them from the settings).
 import inspect
 import math
 import time
+from typing import Any, TypedDict, cast
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine, ExceptionContext, make_url
+from sqlalchemy.engine.default import DefaultDialect
 from sqlalchemy.exc import ArgumentError, DisconnectionError
-from sqlalchemy.pool import QueuePool
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, PoolResetState, QueuePool
 
 from farm.display import mask_url
 from farm.errors import DatabaseUrlError
@@ -44,7 +46,7 @@ _CHECKED_IN = "farm_checked_in"  # the connection record's info key: when it wen
 _ENDED = "farm_transaction_ended"
 
 
-def parse_url(url: str, setting: str = "FARM_DB_URL"):
+def parse_url(url: str, setting: str = "FARM_DB_URL") -> URL:
     """The SQLAlchemy URL of ``url``, or a DatabaseUrlError naming ``setting``."""
     try:
         parsed = make_url(url)
@@ -57,7 +59,7 @@ def parse_url(url: str, setting: str = "FARM_DB_URL"):
     return parsed
 
 
-def check_stored(url: str, setting: str = "FARM_DB_URL"):
+def check_stored(url: str, setting: str = "FARM_DB_URL") -> URL:
     """``parse_url``, refusing a database that lives in memory only: what a command wrote
     there would be gone when it ends."""
     parsed = parse_url(url, setting)
@@ -122,7 +124,7 @@ def _driver_options_problem(engine: Engine) -> str | None:
         return f"has a driver option of the wrong type ({exc})"
     connect = getattr(engine.dialect.loaded_dbapi, "connect", None)
     try:
-        accepted = inspect.signature(connect).parameters
+        accepted = inspect.signature(connect).parameters if connect is not None else None
     except (TypeError, ValueError):  # a C function: the driver checks its own options
         accepted = None
     if accepted and not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
@@ -138,10 +140,17 @@ def _driver_options_problem(engine: Engine) -> str | None:
     return None
 
 
-def deadlines(engine: Engine) -> dict:
+class Deadlines(TypedDict):
+    """engine_for's deadlines, in seconds."""
+
+    timeout: float
+    pool_timeout: float
+
+
+def deadlines(engine: Engine) -> Deadlines:
     """The ``timeout`` and ``pool_timeout`` ``engine`` was made with: engine_for(url, **deadlines(engine))
     makes another process's engine keep the same ones."""
-    return dict(engine.get_execution_options().get(DEADLINES_OPTION, {}))
+    return cast(Deadlines, dict(engine.get_execution_options().get(DEADLINES_OPTION, {})))
 
 
 def without_read_deadline(engine: Engine) -> tuple[Engine, bool]:
@@ -168,18 +177,21 @@ def reader(engine: Engine) -> Engine:
     return engine.execution_options(**{READ_OPTION: True})
 
 
-def _url_error(url, setting: str, problem: str) -> DatabaseUrlError:
+def _url_error(url: str, setting: str, problem: str) -> DatabaseUrlError:
     return DatabaseUrlError(f"{setting}={mask_url(url)!r} {problem} ({URL_EXAMPLES})", problem)
 
 
-def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool, connections: int | None) -> Engine:
+def _engine(parsed: URL, timeout: float, pool_timeout: float, read_deadline: bool, connections: int | None) -> Engine:
     backend = parsed.get_backend_name()
     # kept for deadlines(): the state writer's engine is made from them in its own process
-    options = {"execution_options": {DEADLINES_OPTION: {"timeout": timeout, "pool_timeout": pool_timeout}}}
+    options: dict[str, Any] = {
+        "execution_options": {DEADLINES_OPTION: {"timeout": timeout, "pool_timeout": pool_timeout}}
+    }
     pooled = {"pool_size": connections} if connections else {}
     if backend == "sqlite":
         # a local file: its calls wait only for the write lock, up to the 30 s busy timeout
-        if issubclass(parsed.get_dialect().get_pool_class(parsed), QueuePool):  # not in memory: one connection
+        dialect = cast(type[DefaultDialect], parsed.get_dialect())  # pysqlite's
+        if issubclass(dialect.get_pool_class(parsed), QueuePool):  # not in memory: one connection
             options.update(pool_timeout=pool_timeout, **pooled)
         engine = create_engine(parsed, connect_args={"timeout": 30}, **options)
         event.listen(engine, "connect", _sqlite_pragmas)
@@ -225,11 +237,11 @@ def _engine(parsed, timeout: float, pool_timeout: float, read_deadline: bool, co
     return create_engine(parsed, pool_pre_ping=True, pool_timeout=pool_timeout, **options, **pooled)
 
 
-def _postgresql_deadlines(query: dict, timeout: float, read_deadline: bool) -> dict:
+def _postgresql_deadlines(query: dict[str, Any], timeout: float, read_deadline: bool) -> dict[str, int | str]:
     """libpq's options for ``timeout``: to connect (whole seconds), and unless ``read_deadline`` is
     off, for each statement and for sent data the server does not acknowledge. An option the URL
     names keeps its value."""
-    args = {}
+    args: dict[str, int | str] = {}
     if "connect_timeout" not in query:
         args["connect_timeout"] = max(2, math.ceil(timeout))  # libpq's least
     if not read_deadline:
@@ -243,13 +255,14 @@ def _postgresql_deadlines(query: dict, timeout: float, read_deadline: bool) -> d
     return args
 
 
-def postgresql_state(exc) -> str | None:
+def postgresql_state(exc: BaseException) -> str | None:
     """The SQLSTATE of a PostgreSQL error wrapped by SQLAlchemy; None for psycopg's own (a
     connection refused, lost or timed out) and for a pool timeout."""
-    return getattr(getattr(exc, "orig", None), "sqlstate", None)
+    state: str | None = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    return state
 
 
-def postgresql_unreachable(exc) -> bool:
+def postgresql_unreachable(exc: BaseException) -> bool:
     """Whether a PostgreSQL OperationalError means the server is unreachable: refused, gone, lost
     mid-query, or silent past FARM_DB_TIMEOUT."""
     state = postgresql_state(exc)
@@ -258,11 +271,11 @@ def postgresql_unreachable(exc) -> bool:
     return state.startswith("08") or state in UNREACHABLE_POSTGRESQL
 
 
-def _mark_checkin(dbapi_connection, connection_record) -> None:
+def _mark_checkin(dbapi_connection: Any, connection_record: ConnectionPoolEntry) -> None:
     connection_record.info[_CHECKED_IN] = time.monotonic()
 
 
-def _ping_if_idle(engine: Engine, dbapi_connection, connection_record) -> None:
+def _ping_if_idle(engine: Engine, dbapi_connection: Any, connection_record: ConnectionPoolEntry) -> None:
     """Ping a connection idle past PING_IDLE_AFTER (a server restarted meanwhile dropped it): the
     pool then takes a new one. A claim every few milliseconds saves the round trip."""
     checked_in = connection_record.info.get(_CHECKED_IN)
@@ -274,30 +287,30 @@ def _ping_if_idle(engine: Engine, dbapi_connection, connection_record) -> None:
         raise DisconnectionError(f"the idle connection no longer answers: {exc}") from exc
 
 
-def _mark(conn, ended: bool) -> None:
+def _mark(conn: Connection | None, ended: bool) -> None:
     # the pooled connection as is: Connection.connection would reconnect an invalidated one
     fairy = conn._dbapi_connection if conn is not None else None
     if fairy is not None and fairy.is_valid:
         fairy.info[_ENDED] = ended
 
 
-def _ended(conn) -> None:
+def _ended(conn: Connection) -> None:
     _mark(conn, True)
 
 
-def _open(conn) -> None:
+def _open(conn: Connection) -> None:
     _mark(conn, False)
 
 
-def _failed(context) -> None:
+def _failed(context: ExceptionContext) -> None:
     _mark(context.connection, False)
 
 
-def _checked_out(dbapi_connection, connection_record, proxy) -> None:
+def _checked_out(dbapi_connection: Any, connection_record: ConnectionPoolEntry, proxy: PoolProxiedConnection) -> None:
     connection_record.info[_ENDED] = False
 
 
-def _mysql_reset(dbapi_connection, connection_record, reset_state) -> None:
+def _mysql_reset(dbapi_connection: Any, connection_record: ConnectionPoolEntry, reset_state: PoolResetState) -> None:
     """Roll back a connection going back to the pool unless its last transaction ended by a
     commit or a rollback through SQLAlchemy, with nothing run since: a committed claim costs no
     extra ROLLBACK; anything else (an error, a raw DBAPI cursor) is rolled back."""
@@ -307,13 +320,13 @@ def _mysql_reset(dbapi_connection, connection_record, reset_state) -> None:
         dbapi_connection.rollback()
 
 
-def _sqlite_begin(conn):
+def _sqlite_begin(conn: Connection) -> None:
     # pysqlite's own BEGIN handling defers the write lock; take it at BEGIN instead,
     # except in a reader's transaction (see reader)
     conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_OPTION) else "BEGIN IMMEDIATE")
 
 
-def _sqlite_pragmas(dbapi_connection, connection_record):
+def _sqlite_pragmas(dbapi_connection: Any, connection_record: ConnectionPoolEntry) -> None:
     # let SQLAlchemy's "begin" event issue BEGIN IMMEDIATE itself
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()

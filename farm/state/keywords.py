@@ -1,18 +1,25 @@
 """Keywords added to the table: each validated, all in one transaction, those present skipped."""
 
-from collections.abc import Iterable
+from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Insert
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from farm.state.models import Keyword
 from farm.state.validation import validate_keyword
+
+if TYPE_CHECKING:
+    from farm.state.store import KeywordStore
 
 K = Keyword.__table__
 
 INSERT_CHUNK = 5000  # keyword rows per executemany
 
 
-def add_keywords(store, rows: Iterable[tuple[str, str, str]]) -> int:
+def add_keywords(store: KeywordStore, rows: Iterable[tuple[str, str, str]]) -> int:
     """Insert the keywords not yet in the table, all in one transaction.
 
     Every row is validated first (KeywordError names the first bad one, and
@@ -20,7 +27,7 @@ def add_keywords(store, rows: Iterable[tuple[str, str, str]]) -> int:
     were inserted.
     """
     seen: set[tuple[str, str, str]] = set()
-    params: list[dict] = []
+    params: list[dict[str, Any]] = []
     now = store.clock()
     for row in rows:
         key = validate_keyword(*row)
@@ -30,6 +37,7 @@ def add_keywords(store, rows: Iterable[tuple[str, str, str]]) -> int:
         params.append({"source": key[0], "city": key[1], "job": key[2], "created_at": now, "updated_at": now})
     if not params:
         return 0
+    stmt: Insert
     if store._mysql:
         stmt = mysql.insert(K).prefix_with("IGNORE")
     elif store.engine.dialect.name == "sqlite":

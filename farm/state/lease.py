@@ -1,7 +1,14 @@
 """What a claim hands out, and what the store's fenced writes answer."""
 
+from __future__ import annotations
+
 import secrets
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from farm.state.claims import Outlook
 
 # keyword.lease_token is a BIGINT; tokens keep to the integers every JSON reader holds exactly (a
 # double's 53 bits: JavaScript's, and the API's keyword ids), and 2**53 of them leave nothing to guess
@@ -43,12 +50,12 @@ class Lease:
     def key(self) -> tuple[int, int]:
         return (self.id, self.lease_token)
 
-    def wire(self) -> list:
+    def wire(self) -> list[int | None]:
         """What a page write needs of the lease, as JSON for the state writer process."""
         return [self.id, self.lease_token, self.start_page, self.total_pages]
 
     @classmethod
-    def from_wire(cls, wire: list) -> "Lease":
+    def from_wire(cls, wire: Sequence[Any]) -> Lease:
         keyword_id, lease_token, start_page, total_pages = wire
         return cls(
             id=keyword_id,
@@ -61,7 +68,7 @@ class Lease:
             total_pages=total_pages,
         )
 
-    def to_json(self) -> list:
+    def to_json(self) -> list[Any]:
         """The whole lease as plain JSON data (for a request shared through Redis)."""
         return [
             self.id,
@@ -77,7 +84,7 @@ class Lease:
         ]
 
     @classmethod
-    def from_json(cls, data) -> "Lease":
+    def from_json(cls, data: Any) -> Lease:
         """``to_json``'s inverse; ValueError for anything else."""
         try:
             keyword_id, source, city, job, token, start, status, total, ahead, retries = data
@@ -112,12 +119,12 @@ def parse_pages(text: str | None) -> frozenset[int]:
     return frozenset(int(p) for p in (text or "").split(",") if p.strip())
 
 
-def format_pages(pages) -> str:
+def format_pages(pages: Iterable[int]) -> str:
     """Pages as keyword.pages_ahead stores them ("4,7")."""
     return ",".join(str(p) for p in sorted(pages))
 
 
-def _integer(value) -> int:
+def _integer(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{value!r} is not an integer")
     return value
@@ -142,16 +149,23 @@ ENDS = (
     "released",  # given back unfinished (a stop, the site unreachable): partial
 )
 
+# A page done, as a holder reports it: (lease, page, jobs, total_pages), and the postings the site
+# says the keyword holds when it told (pagewrites.write_batch)
+DonePage: TypeAlias = tuple[Lease, int, int, int | None] | tuple[Lease, int, int, int | None, int | None]
+# A keyword's end, as a holder asks for it: (lease, kind (one of ENDS), message or None)
+EndAsked: TypeAlias = tuple[Lease, str, object]
+
 
 @dataclass(frozen=True)
 class BatchResult:
     """The answer to ``write_batch``, in the order things were asked."""
 
     postings: int  # postings written
-    pages: list  # a PageWrite per page
-    ends: list  # per end: the status written ("completed", "failed", "partial"), or None when fenced
-    rejected: list = field(default_factory=list)  # (source, job_id, reason) of postings the database refused
+    pages: list[PageWrite]  # a PageWrite per page
+    ends: list[str | None]  # per end: the status written ("completed", "failed", "partial"), or None when fenced
+    # (source, job_id, reason) of postings the database refused
+    rejected: list[tuple[str, str, str]] = field(default_factory=list)
     # fields changed to fit their columns (farm.state.normalise): name -> postings changed
-    normalised: dict = field(default_factory=dict)
+    normalised: dict[str, int] = field(default_factory=dict)
     # per claim asked (after the writes): (leases claimed, and when none, the store's Outlook)
-    claims: list = field(default_factory=list)
+    claims: list[tuple[list[Lease], Outlook | None]] = field(default_factory=list)

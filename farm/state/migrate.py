@@ -11,6 +11,7 @@ disk, so ``farm db upgrade`` runs from an installed farm.
 """
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
@@ -19,11 +20,14 @@ from farm.errors import MigrationsNotOnDisk, SchemaNotCurrent
 from farm.state.db import make_engine
 from farm.state.engine import reader, without_read_deadline
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 MIGRATIONS = Path(__file__).with_name("migrations")
 HEAD = "0012"  # the newest migration's revision (a test holds it to the scripts)
 
 
-def _config(url: str | None = None):
+def _config(url: str | None = None) -> "Config":
     from alembic.config import Config
 
     if not MIGRATIONS.is_dir():
@@ -39,13 +43,13 @@ def _config(url: str | None = None):
     return cfg
 
 
-def _engine(url_or_engine) -> tuple[Engine, bool]:
+def _engine(url_or_engine: str | Engine) -> tuple[Engine, bool]:
     if isinstance(url_or_engine, Engine):
         return url_or_engine, False
     return make_engine(str(url_or_engine)), True
 
 
-def upgrade(url_or_engine, revision: str = "head") -> None:
+def upgrade(url_or_engine: str | Engine, revision: str = "head") -> None:
     """Bring the database at ``url_or_engine`` (a URL or an Engine) to ``revision``."""
     from alembic import command
 
@@ -64,27 +68,28 @@ def upgrade(url_or_engine, revision: str = "head") -> None:
             engine.dispose()
 
 
-def head_revision() -> str:
-    """The newest revision among the migration scripts."""
+def head_revision() -> str | None:
+    """The newest revision among the migration scripts (None when there are none)."""
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
-def current_revision(engine) -> str | None:
+def current_revision(engine: str | Engine) -> str | None:
     """The revision the database is at, or None when it has never been migrated."""
     engine, owned = _engine(engine)
     try:
         with reader(engine).connect() as connection:  # a read: not behind a crawl's writers
             if not inspect(connection).has_table("alembic_version"):
                 return None
-            return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            revision: str | None = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            return revision
     finally:
         if owned:
             engine.dispose()
 
 
-def require_current(engine) -> None:
+def require_current(engine: str | Engine) -> None:
     """Raise SchemaNotCurrent unless the database is at the head revision."""
     engine, owned = _engine(engine)
     try:

@@ -10,6 +10,7 @@ On MySQL/MariaDB the tables are ``utf8mb4_bin``, but the columns that identify a
 """
 
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlalchemy import (
     BigInteger,
@@ -23,6 +24,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -61,27 +63,30 @@ def max_pages_that_fit(limit: int = PAGES_AHEAD_MAX) -> int:
 Id = BigInteger().with_variant(Integer(), "sqlite")
 
 
-class UtcDateTime(TypeDecorator):
+class UtcDateTime(TypeDecorator[datetime]):
     """Aware datetimes in, aware UTC datetimes out; stored as naive UTC everywhere."""
 
     impl = DateTime
     cache_ok = True
 
-    def process_bind_param(self, value, dialect):
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
             raise ValueError(f"naive datetime {value!r}: farm stores aware times only")
         return value.astimezone(UTC).replace(tzinfo=None)
 
-    def process_result_value(self, value, dialect):
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         return value.replace(tzinfo=UTC)
 
 
 class Base(DeclarativeBase):
-    pass
+    if TYPE_CHECKING:
+        # every model maps one Table (DeclarativeBase types it as any FromClause): insert() and
+        # update() take it
+        __table__: ClassVar[Table]
 
 
 class Keyword(Base):

@@ -30,7 +30,9 @@ The rules (the limits are farm.state.posting_fields'):
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime
+from typing import Any
 
 import orjson
 
@@ -47,10 +49,22 @@ from farm.state.posting_fields import (
     TIME,
     TIME_MAX,
     TIME_MIN,
+    Field,
 )
 
-_KEY_LIMITS = tuple((field.name, field.length) for field in KEYS)
-_TEXT_LIMITS = tuple((field.name, field.length) for field in TEXTS)
+
+def _limits(fields: Iterable[Field]) -> tuple[tuple[str, int], ...]:
+    """(name, length) of fields that have a length (KEY and TEXT fields all have one)."""
+    limits = []
+    for field in fields:
+        if field.length is None:
+            raise TypeError(f"posting field {field.name} has no length")
+        limits.append((field.name, field.length))
+    return tuple(limits)
+
+
+_KEY_LIMITS = _limits(KEYS)
+_TEXT_LIMITS = _limits(TEXTS)
 _JSON_NAMES = tuple(field.name for field in JSONS)
 _SURROGATES = re.compile("[\ud800-\udfff]")
 # the integers orjson encodes
@@ -58,7 +72,7 @@ _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 _SHOWN = 80  # characters of an odd key shown in a reason
 
 
-def key_problem(row) -> str | None:
+def key_problem(row: Mapping[str, Any]) -> str | None:
     """Why a posting cannot be stored under its (source, job_id), or None."""
     missing = []
     for name, length in _KEY_LIMITS:
@@ -78,7 +92,7 @@ def key_problem(row) -> str | None:
 # --- the crawl's side: what orjson refused ---------------------------------------
 
 
-def encodable(row) -> dict:
+def encodable(row: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``row`` that orjson encodes, for a posting whose orjson.dumps failed."""
     fitted = {}
     for name, value in row.items():
@@ -90,7 +104,7 @@ def encodable(row) -> dict:
     return fitted
 
 
-def _jsonable(value, room: int):
+def _jsonable(value: Any, room: int) -> Any:
     kind = type(value)
     if kind is str:
         return _SURROGATES.sub("\ufffd", value)
@@ -115,14 +129,16 @@ def _jsonable(value, room: int):
     return _SURROGATES.sub("\ufffd", str(value))
 
 
-def _key(key) -> str:
+def _key(key: object) -> str:
     return _SURROGATES.sub("\ufffd", key if type(key) is str else str(key))
 
 
 # --- the writer's side: rows fitted to their columns ----------------------------
 
 
-def fit_rows(rows: list[dict], nul: bool = True) -> tuple[list[dict], list[tuple], Counter]:
+def fit_rows(
+    rows: list[dict[str, Any]], nul: bool = True
+) -> tuple[list[dict[str, Any]], list[tuple[Any, Any, str]], Counter[str]]:
     """Fit decoded rows to their columns, in place: (the rows to store, (source, job_id,
     reason) of those that cannot be, how many rows had each field changed, and under
     farm.salary.UNPARSED_STAT how many salary texts no rule knows).
@@ -130,7 +146,9 @@ def fit_rows(rows: list[dict], nul: bool = True) -> tuple[list[dict], list[tuple
     ``nul``: the rows may hold NUL characters (the writer knows from the frame's
     bytes whether any did, and skips the search when none did).
     """
-    kept, rejected, changed = [], [], Counter()
+    kept: list[dict[str, Any]] = []
+    rejected: list[tuple[Any, Any, str]] = []
+    changed: Counter[str] = Counter()
     for row in rows:
         problem = key_problem(row)
         if problem is not None:
@@ -143,17 +161,18 @@ def fit_rows(rows: list[dict], nul: bool = True) -> tuple[list[dict], list[tuple
     return kept, rejected, changed
 
 
-def _shown(key):
+def _shown(key: Any) -> Any:
     # what a log line shows of a key: a hostile one may be any length
     return key[:_SHOWN] if type(key) is str else key
 
 
-def fit_row(row: dict, nul: bool = True) -> list[str]:
+def fit_row(row: dict[str, Any], nul: bool = True) -> list[str]:
     """Fit one row with valid keys to its columns, in place; the names of the fields changed."""
     changed = []
     job_id = row["job_id"]
     if type(job_id) is not str:
         row["job_id"] = str(job_id)
+    value: Any  # a decoded frame's: any JSON value
     for name, length in _TEXT_LIMITS:
         value = row.get(name)
         if value is None:
@@ -189,7 +208,7 @@ def fit_row(row: dict, nul: bool = True) -> list[str]:
     return changed
 
 
-def to_time(value) -> datetime | None:
+def to_time(value: object) -> datetime | None:
     """An aware datetime (or its ISO text) from TIME_MIN to before TIME_MAX, else None."""
     if type(value) is str:
         try:
@@ -204,12 +223,12 @@ def to_time(value) -> datetime | None:
     return value if TIME_MIN <= value < TIME_MAX else None
 
 
-def _json_text(value) -> str:
+def _json_text(value: object) -> str:
     # a decoded frame holds JSON values only
     return orjson.dumps(value).decode()
 
 
-def _unfit(value, room: int, nul: bool) -> bool:
+def _unfit(value: Any, room: int, nul: bool) -> bool:
     """Whether the (dict or list) value nests deeper than ``room`` levels, or holds NUL when ``nul``."""
     if room == 0:
         return True
@@ -227,7 +246,7 @@ def _unfit(value, room: int, nul: bool) -> bool:
     return False
 
 
-def _fit_json(value, room: int, nul: bool):
+def _fit_json(value: Any, room: int, nul: bool) -> Any:
     kind = type(value)
     if kind is str:
         return value.replace("\x00", "") if nul else value

@@ -14,14 +14,22 @@ records (none done yet: a fresh claim, a new day): they replace the count of an 
 or not, so a row's count is always one of its own pages'. Claims leave the column alone.
 """
 
-from datetime import datetime
+from __future__ import annotations
 
-from sqlalchemy import Integer, and_, bindparam, select, update
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import ColumnElement, Integer, and_, bindparam, select, update
+from sqlalchemy.engine import Connection
 
 from farm.display import escape
-from farm.state.lease import ENDS, BatchResult, Lease, PageWrite, format_pages, parse_pages
+from farm.state.lease import ENDS, BatchResult, DonePage, EndAsked, Lease, PageWrite, format_pages, parse_pages
 from farm.state.models import Keyword, site_count
 from farm.state.postings import upsert_postings
+
+if TYPE_CHECKING:
+    from farm.state.store import KeywordStore
 
 K = Keyword.__table__
 c = K.c
@@ -33,23 +41,32 @@ ERROR_MAX = 2000  # characters of an error message kept in the row
 # between two of its rare collections (farm.heap).
 JOBS_ADDED = "jobs_added"
 ADD_JOBS = c.jobs_found + bindparam(JOBS_ADDED, type_=Integer)
+# one page of a lease, as _lease_pages_done applies it: (its place in the batch, page, jobs,
+# total_pages, the site's count of postings)
+_Page = tuple[int, int, int, int | None, int | None]
 
 
-def fence(lease: Lease):
+def fence(lease: Lease) -> ColumnElement[bool]:
     """The row ``lease`` may write: its keyword, under its token, still being crawled."""
     return and_(c.id == lease.id, c.lease_token == lease.lease_token, c.crawl_status == "crawling")
 
 
-def truncate(message, limit: int = ERROR_MAX) -> str | None:
+def truncate(message: object, limit: int = ERROR_MAX) -> str | None:
     """An error message as stored: control characters escaped (a client's or a site's text moves
     no cursor of whoever reads it later), cut to ``limit``."""
     if message is None:
         return None
-    message = escape(str(message))
-    return message if len(message) <= limit else message[: limit - 1] + "…"
+    text = escape(str(message))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def write_batch(store, postings: list[dict], pages, now: datetime, ends=()) -> BatchResult:
+def write_batch(
+    store: KeywordStore,
+    postings: list[dict[str, Any]],
+    pages: Sequence[DonePage],
+    now: datetime,
+    ends: Iterable[EndAsked] = (),
+) -> BatchResult:
     """Postings upserted, then pages recorded done, then keywords ended, in ONE transaction.
 
     A crawl sends a page's progress with its postings or after them, and a keyword's
@@ -62,7 +79,7 @@ def write_batch(store, postings: list[dict], pages, now: datetime, ends=()) -> B
     same write completes the row.
     """
 
-    def write():
+    def write() -> BatchResult:
         with store.engine.begin() as conn:
             written, rejected = upsert_postings(conn, postings, now) if postings else (0, [])
             page_writes = _pages_done(store, conn, now, pages)
@@ -72,20 +89,22 @@ def write_batch(store, postings: list[dict], pages, now: datetime, ends=()) -> B
     return store._retrying(write)
 
 
-def _pages_done(store, conn, now, pages) -> list[PageWrite]:
-    by_lease: dict[tuple[int, int], list[tuple[int, int, int, int | None, int | None]]] = {}
-    leases = {}
+def _pages_done(store: KeywordStore, conn: Connection, now: datetime, pages: Sequence[DonePage]) -> list[PageWrite]:
+    by_lease: dict[tuple[int, int], list[_Page]] = {}
+    leases: dict[tuple[int, int], Lease] = {}
     for at, (lease, page, jobs, total, *told) in enumerate(pages):
         leases[lease.key] = lease
         by_lease.setdefault(lease.key, []).append((at, int(page), int(jobs), total, told[0] if told else None))
-    results: list[PageWrite | None] = [None] * len(pages)
+    results: dict[int, PageWrite] = {}
     for key, lease_pages in by_lease.items():
         for at, result in _lease_pages_done(store, conn, now, leases[key], lease_pages):
             results[at] = result
-    return results
+    return [results[at] for at in range(len(pages))]
 
 
-def _lease_pages_done(store, conn, now, lease: Lease, pages):
+def _lease_pages_done(
+    store: KeywordStore, conn: Connection, now: datetime, lease: Lease, pages: list[_Page]
+) -> list[tuple[int, PageWrite]]:
     """Apply one lease's pages, in order: one read, at most one fenced write."""
     stmt = select(
         c.lease_token,
@@ -104,8 +123,9 @@ def _lease_pages_done(store, conn, now, lease: Lease, pages):
     mark, total = row.last_completed_page, row.total_pages
     ahead = set(parse_pages(row.pages_ahead))
     first = mark == 0 and not ahead  # no page done yet: its count is an earlier day's
-    jobs_found, completed, total_told, site_total = 0, False, False, None
-    results = []
+    jobs_found, completed, total_told = 0, False, False
+    site_total: int | None = None
+    results: list[tuple[int, PageWrite]] = []
     for at, page, jobs, total_pages, told in pages:
         if completed:  # a page after the one that completed the keyword: as if fenced
             results.append((at, PageWrite(False, False, mark, total, False)))
@@ -123,7 +143,7 @@ def _lease_pages_done(store, conn, now, lease: Lease, pages):
             site_total = site_count(told)
         completed = total is not None and mark >= total
         results.append((at, PageWrite(True, counted, mark, total, completed)))
-    values = dict(
+    values: dict[str, Any] = dict(
         last_completed_page=mark,
         pages_ahead=format_pages(ahead),
         heartbeat_at=now,
@@ -141,18 +161,18 @@ def _lease_pages_done(store, conn, now, lease: Lease, pages):
     return results
 
 
-def fenced_update(store, lease: Lease, **values) -> bool:
+def fenced_update(store: KeywordStore, lease: Lease, **values: Any) -> bool:
     """``values`` written to the lease's row in their own transaction; False when fenced."""
     values["updated_at"] = store.clock()
 
-    def write():
+    def write() -> bool:
         with store.engine.begin() as conn:
             return conn.execute(update(K).where(fence(lease)).values(values)).rowcount == 1
 
     return store._retrying(write)
 
 
-def _end(store, conn, now, lease: Lease, kind: str, message) -> str | None:
+def _end(store: KeywordStore, conn: Connection, now: datetime, lease: Lease, kind: str, message: object) -> str | None:
     """End the lease's keyword; the status written, or None when the lease is no longer current."""
     if kind not in ENDS:
         raise ValueError(f"unknown end {kind!r} (one of {', '.join(ENDS)})")
@@ -165,7 +185,7 @@ def _end(store, conn, now, lease: Lease, kind: str, message) -> str | None:
     if row.crawl_status != "crawling":
         # the lease's last page already completed it
         return "completed" if kind == "completed" and row.crawl_status == "completed" else None
-    values: dict = {"updated_at": now}
+    values: dict[str, Any] = {"updated_at": now}
     if kind == "completed":
         values.update(crawl_status="completed", heartbeat_at=now)
     elif kind == "failed":
@@ -183,4 +203,5 @@ def _end(store, conn, now, lease: Lease, kind: str, message) -> str | None:
     else:  # released
         values.update(crawl_status="partial", error_message=truncate(message))
     conn.execute(update(K).where(fence(lease)).values(values))
-    return values["crawl_status"]
+    status: str = values["crawl_status"]
+    return status

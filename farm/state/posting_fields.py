@@ -8,10 +8,13 @@ the column (0002 would create the new size on an empty database; the alteration
 makes the older ones alike).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.types import TypeEngine
 
 KEY = "key"  # text that identifies the posting: never cut (two postings would merge)
 TEXT = "text"  # text of at most `length` characters (utf8mb4 VARCHAR counts characters)
@@ -73,7 +76,7 @@ REF_MIN, REF_MAX = -(2**63), 2**63 - 1
 
 # The salary as numbers (farm.salary), read by the store from the posting's ``salary`` text
 # as it writes the posting; added by migration 0006, after the table's other columns.
-SALARY_COLUMNS = (
+SALARY_COLUMNS: tuple[tuple[str, Callable[[], TypeEngine[Any]]], ...] = (
     ("salary_min", sa.Integer),  # CNY a month, the low end; None for "below N" or no figure
     ("salary_max", sa.Integer),  # CNY a month, the high end; None for "N and above" or no figure
     ("salary_months", sa.SmallInteger),  # months paid a year, where the text says (·13薪)
@@ -81,11 +84,11 @@ SALARY_COLUMNS = (
 )
 
 
-def salary_columns() -> list[sa.Column]:
+def salary_columns() -> list[sa.Column[Any]]:
     return [sa.Column(name, kind(), nullable=True) for name, kind in SALARY_COLUMNS]
 
 
-def posting_columns(time_type) -> list[sa.Column]:
+def posting_columns(time_type: Callable[[], TypeEngine[datetime]]) -> list[sa.Column[Any]]:
     """The table's columns but its ``id``, times of ``time_type`` (the model's UtcDateTime,
     the migration's DateTime)."""
     return [
@@ -94,7 +97,7 @@ def posting_columns(time_type) -> list[sa.Column]:
     ]
 
 
-def _type(field: Field, time_type):
+def _type(field: Field, time_type: Callable[[], TypeEngine[datetime]]) -> TypeEngine[Any]:
     if field.kind in (KEY, TEXT):
         return sa.String(field.length)
     if field.kind == JSON:

@@ -12,8 +12,10 @@ a missing table) is raised: the transaction is lost whole, and the store retries
 it or the crawl closes.
 """
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cache
+from typing import Any
 
 import orjson
 from sqlalchemy.dialects import postgresql
@@ -59,27 +61,27 @@ def _sql(dialect_name: str) -> str | None:
     return None
 
 
-def _json(value):
+def _json(value: object) -> str | None:
     # compact UTF-8, like json.dumps(ensure_ascii=False)
     return None if value is None else orjson.dumps(value).decode()
 
 
-def _naive_utc(value):
+def _naive_utc(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(UTC).replace(tzinfo=None)
 
 
-def _sqlite_time(value):
+def _sqlite_time(value: datetime | None) -> str | None:
     # SQLAlchemy's SQLite DATETIME format ("%Y-%m-%d %H:%M:%S.%f"), so that the models read it back
-    return None if value is None else _naive_utc(value).isoformat(" ", "microseconds")
+    return None if value is None else value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
-def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
+def _params(rows: list[dict[str, Any]], now: datetime, dialect_name: str) -> list[tuple[Any, ...]]:
     """The driver's parameters, in COLUMNS order: one tuple a row, JSON as text, times as naive UTC."""
-    to_time = _sqlite_time if dialect_name == "sqlite" else _naive_utc
+    to_time: Callable[[datetime | None], object] = _sqlite_time if dialect_name == "sqlite" else _naive_utc
     seen = to_time(now)
     params = []
     for row in rows:
-        values = [*map(row.get, FIELDS), seen, seen, *salary_columns(row["source"], row.get("salary"))]
+        values: list[Any] = [*map(row.get, FIELDS), seen, seen, *salary_columns(row["source"], row.get("salary"))]
         for at in _JSON_AT:
             values[at] = _json(values[at])
         for at in _TIME_AT:
@@ -88,14 +90,16 @@ def _params(rows: list[dict], now: datetime, dialect_name: str) -> list[tuple]:
     return params
 
 
-def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[int, list]:
+def upsert_postings(
+    conn: Connection, rows: list[dict[str, Any]], now: datetime
+) -> tuple[int, list[tuple[str, str, str]]]:
     """Insert or update ``rows`` in the connection's transaction; returns (rows written,
     rejected), rejected as (source, job_id, reason) of the rows the database refused.
 
     A batch holding one (source, job_id) twice keeps the later row. Rows are written
     in key order so that two concurrent batches lock in the same order.
     """
-    latest: dict[tuple[str, str], dict] = {}
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows:
         job_id = row["job_id"]
         if not isinstance(job_id, str):
@@ -106,7 +110,8 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[
     ordered = [latest[key] for key in sorted(latest)]
     if _refusal(conn, ordered, now) is None:
         return len(ordered), []
-    written, rejected = 0, []
+    written = 0
+    rejected: list[tuple[str, str, str]] = []
     for row in ordered:
         reason = _refusal(conn, [row], now)
         if reason is None:
@@ -116,7 +121,7 @@ def upsert_postings(conn: Connection, rows: list[dict], now: datetime) -> tuple[
     return written, rejected
 
 
-def _refusal(conn: Connection, rows: list[dict], now: datetime) -> str | None:
+def _refusal(conn: Connection, rows: list[dict[str, Any]], now: datetime) -> str | None:
     """Write ``rows`` in a SAVEPOINT: None once written, or the database's reason when it
     refused them for a row's data (the savepoint rolled back, the transaction goes on)."""
     savepoint = conn.begin_nested()
@@ -133,7 +138,7 @@ def _refusal(conn: Connection, rows: list[dict], now: datetime) -> str | None:
     return None
 
 
-def _execute(conn: Connection, rows: list[dict], now: datetime) -> None:
+def _execute(conn: Connection, rows: list[dict[str, Any]], now: datetime) -> None:
     dialect_name = conn.dialect.name
     sql = _sql(dialect_name)
     if sql is None:  # another dialect: SQLAlchemy's own ON CONFLICT
@@ -171,10 +176,11 @@ def _about_row_data(dialect_name: str, exc: DBAPIError) -> bool:
 
 def _reason(exc: DBAPIError) -> str:
     orig = exc.orig
-    args = getattr(orig, "args", ())
+    args: tuple[Any, ...] = getattr(orig, "args", ())
     diag = getattr(orig, "diag", None)  # psycopg's: its SQLSTATE as MySQL's code, "22001 value too long…"
-    if diag is not None and orig.sqlstate:
-        text = f"{orig.sqlstate} {diag.message_primary}"
+    sqlstate = getattr(orig, "sqlstate", None)
+    if diag is not None and sqlstate:
+        text = f"{sqlstate} {diag.message_primary}"
     else:
         text = f"{args[0]} {args[1]}" if len(args) == 2 else str(orig)
     return text if len(text) <= REASON_MAX else text[: REASON_MAX - 1] + "…"

@@ -1,13 +1,21 @@
 """Reads of the keyword table: the day's stats, listings, and where a lease stands."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
 from farm.state.claims import LEASE_COLUMNS, lease_of
 from farm.state.lease import Lease, parse_pages
 from farm.state.models import SOURCES, STATUSES, Keyword
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Row
+
+    from farm.state.store import KeywordStore
 
 K = Keyword.__table__
 c = K.c
@@ -28,7 +36,7 @@ class LeaseProgress:
         return [page for page in range(self.watermark + 1, last + 1) if page not in self.pages_ahead]
 
 
-def stats(store, source: str | None = None, day: date | str | None = None) -> list[dict]:
+def stats(store: KeywordStore, source: str | None = None, day: date | str | None = None) -> list[dict[str, Any]]:
     """Per source: total, used (requested on ``day``), unused, statuses and jobs of the used."""
     if day is None:
         day = store.today()
@@ -43,9 +51,9 @@ def stats(store, source: str | None = None, day: date | str | None = None) -> li
         .group_by(c.source, c.crawl_status)
     )
     with store.reader.connect() as conn:
-        totals = dict(conn.execute(totals_q).all())
+        totals: dict[str, int] = dict(conn.execute(totals_q).all())
         used_rows = conn.execute(used_q).all()
-    out = {
+    out: dict[str, dict[str, Any]] = {
         s: {
             "date": day.isoformat(),
             "source": s,
@@ -68,7 +76,9 @@ def stats(store, source: str | None = None, day: date | str | None = None) -> li
     return [out[s] for s in sources]
 
 
-def list_keywords(store, source: str | None = None, status: str | None = None, limit: int | None = None) -> list[dict]:
+def list_keywords(
+    store: KeywordStore, source: str | None = None, status: str | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
     stmt = select(K).order_by(c.id)
     if source is not None:
         stmt = stmt.where(c.source == source)
@@ -80,14 +90,14 @@ def list_keywords(store, source: str | None = None, status: str | None = None, l
         return [dict(r._mapping) for r in conn.execute(stmt)]
 
 
-def lease_progress(store, lease: Lease) -> LeaseProgress | None:
+def lease_progress(store: KeywordStore, lease: Lease) -> LeaseProgress | None:
     """Where the lease's keyword stands (its status too: it may have ended), or None when the
     keyword was claimed again since (another token)."""
     stmt = select(c.crawl_status, c.last_completed_page, c.total_pages, c.pages_ahead).where(
         c.id == lease.id, c.lease_token == lease.lease_token
     )
 
-    def read():
+    def read() -> Row[str, int, int | None, str] | None:
         with store.reader.connect() as conn:
             return conn.execute(stmt).first()
 
@@ -97,7 +107,7 @@ def lease_progress(store, lease: Lease) -> LeaseProgress | None:
     return LeaseProgress(row.last_completed_page, row.total_pages, parse_pages(row.pages_ahead), row.crawl_status)
 
 
-def held_leases(store, source: str) -> list[tuple[Lease, str, LeaseProgress]]:
+def held_leases(store: KeywordStore, source: str) -> list[tuple[Lease, str, LeaseProgress]]:
     """Every keyword of ``source`` being crawled: (its lease, its holder, where it stands)."""
     stmt = select(*LEASE_COLUMNS, c.crawler_id).where(c.source == source, c.crawl_status == "crawling")
     with store.reader.connect() as conn:
@@ -112,7 +122,7 @@ def held_leases(store, source: str) -> list[tuple[Lease, str, LeaseProgress]]:
     ]
 
 
-def lease(store, source: str, keyword_id: int, lease_token: int) -> Lease | None:
+def lease(store: KeywordStore, source: str, keyword_id: int, lease_token: int) -> Lease | None:
     """The lease (id, token) while it is current: for a worker that takes over a dead one's keywords."""
     stmt = select(*LEASE_COLUMNS).where(c.id == keyword_id, c.lease_token == lease_token, c.crawl_status == "crawling")
     with store.reader.connect() as conn:

@@ -7,8 +7,9 @@ heartbeats and the reap (farm.state.upkeep), reads (farm.state.reads), keyword i
 (farm.state.retry). Transactions are short and never span a callback.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import date, datetime, timedelta
+from typing import Any, TypeVar
 
 from sqlalchemy.engine import Engine
 
@@ -18,16 +19,18 @@ import farm.state.pagewrites as pagewrites
 import farm.state.reads as reads
 import farm.state.upkeep as upkeep
 from farm.config import FarmConfig
-from farm.state.claims import Outlook
+from farm.state.claims import LeaseKey, Outlook
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine
 from farm.state.engine import reader
-from farm.state.lease import BatchResult, Lease, PageWrite
+from farm.state.lease import BatchResult, DonePage, EndAsked, Lease, PageWrite
 from farm.state.reads import LeaseProgress
 from farm.state.retry import retrying
 
 # what a store is made with, beside its engine and clock: FarmConfig's fields of these names
 OPTIONS = ("timezone", "lease_timeout", "max_retries", "retry_delay", "max_blocked_claims", "outage_grace")
+
+T = TypeVar("T")
 
 
 class KeywordStore:
@@ -42,7 +45,7 @@ class KeywordStore:
         max_blocked_claims: int = 5,
         outage_grace: float = 0,
         clock: Callable[[], datetime] = utcnow,
-    ):
+    ) -> None:
         self.engine = engine
         # reads that must not wait behind writers (SQLite's write lock); never for claims or writes
         self.reader = reader(engine)
@@ -63,7 +66,7 @@ class KeywordStore:
         self._takes = claims.takes()
 
     @classmethod
-    def from_config(cls, config: FarmConfig, engine: Engine | None = None, **overrides) -> "KeywordStore":
+    def from_config(cls, config: FarmConfig, engine: Engine | None = None, **overrides: Any) -> "KeywordStore":
         """The store farm's settings describe, as the CLI, the API, the crawl and the state writer
         make it: on ``engine``, or on an engine made for FARM_DB_URL with its deadlines;
         ``overrides`` (an option of OPTIONS, ``clock``) replace the settings' values."""
@@ -71,7 +74,7 @@ class KeywordStore:
             engine = make_engine(config.db_url, timeout=config.db_timeout, pool_timeout=config.db_pool_timeout)
         return cls(engine, **{**{name: getattr(config, name) for name in OPTIONS}, **overrides})
 
-    def options(self) -> dict:
+    def options(self) -> dict[str, Any]:
         """What this store was made with, but the engine and the clock, by FarmConfig's field names."""
         return {name: getattr(self, name) for name in OPTIONS} | {"retry_delay": self.retry_delay.total_seconds()}
 
@@ -82,25 +85,39 @@ class KeywordStore:
         """The day the crawl is in: the clock's now, in FARM_TIMEZONE."""
         return today(self.clock(), self.tz)
 
-    def _retrying(self, fn):
+    def _retrying(self, fn: Callable[[], T]) -> T:
         """``fn``, one short transaction, under the retry policy (farm.state.retry)."""
         return retrying(fn, dialect=self.engine.dialect.name, outage_grace=self.outage_grace)
 
     # --- claims (farm.state.claims) ---------------------------------------------
 
-    def claim(self, source: str, crawler_id: str, n: int = 1, skip_partial=(), held=None) -> list[Lease]:
+    def claim(
+        self,
+        source: str,
+        crawler_id: str,
+        n: int = 1,
+        skip_partial: Iterable[int] = (),
+        held: Collection[LeaseKey] | None = None,
+    ) -> list[Lease]:
         """Up to ``n`` keywords of ``source``, now held by ``crawler_id``; see claims.claim."""
         return claims.claim(self, source, crawler_id, n, skip_partial, held)
 
-    def _claim(self, source: str, crawler_id: str, n: int, skip_partial) -> list[Lease]:
+    def _claim(self, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]:
         return claims.take(self, source, crawler_id, n, skip_partial)
 
-    def claim_or_outlook(self, source: str, crawler_id: str, n: int, skip_partial=(), held=None):
+    def claim_or_outlook(
+        self,
+        source: str,
+        crawler_id: str,
+        n: int,
+        skip_partial: Iterable[int] = (),
+        held: Collection[LeaseKey] | None = None,
+    ) -> tuple[list[Lease], Outlook | None]:
         """``claim``, and when it takes nothing, the ``outlook``: (leases, None) or ([], Outlook)."""
         leases = self.claim(source, crawler_id, n, skip_partial=skip_partial, held=held)
         return leases, (None if leases else self.outlook(source, skip_partial=skip_partial))
 
-    def outlook(self, source: str, skip_partial=()) -> Outlook:
+    def outlook(self, source: str, skip_partial: Iterable[int] = ()) -> Outlook:
         """What a claim could hand out now, and when the next failed row comes due; see claims.outlook."""
         return claims.outlook(self, source, skip_partial)
 
@@ -108,7 +125,9 @@ class KeywordStore:
         """How many rows a claim could still hand out today."""
         return self.outlook(source).claimable
 
-    def take_back(self, source: str, crawler_id: str, held=(), others=()) -> list[Lease]:
+    def take_back(
+        self, source: str, crawler_id: str, held: Iterable[LeaseKey] = (), others: Iterable[LeaseKey] = ()
+    ) -> list[Lease]:
         """A stopped crawl's keywords, claimed again by it under new tokens; see claims.take_back."""
         return claims.take_back(self, source, crawler_id, held, others)
 
@@ -124,19 +143,25 @@ class KeywordStore:
         """Record page ``page`` of the lease as done with ``jobs`` postings; see pagewrites.write_batch."""
         return self.pages_done([(lease, page, jobs, total_pages, site_total)])[0]
 
-    def pages_done(self, pages) -> list[PageWrite]:
+    def pages_done(self, pages: Sequence[DonePage]) -> list[PageWrite]:
         """``page_done`` for many (lease, page, jobs, total_pages[, site_total]) in one transaction."""
         return self.write_batch([], pages, self.clock()).pages
 
-    def write_batch(self, postings: list[dict], pages, now: datetime, ends=()) -> BatchResult:
+    def write_batch(
+        self,
+        postings: list[dict[str, Any]],
+        pages: Sequence[DonePage],
+        now: datetime,
+        ends: Iterable[EndAsked] = (),
+    ) -> BatchResult:
         """Postings upserted, then pages recorded done, then keywords ended, in ONE transaction."""
         return pagewrites.write_batch(self, postings, pages, now, ends)
 
-    def upsert_postings(self, rows: list[dict], now: datetime) -> int:
+    def upsert_postings(self, rows: list[dict[str, Any]], now: datetime) -> int:
         """Insert new postings, update known ones; see farm.state.postings."""
         return self.write_batch(rows, [], now).postings
 
-    def end(self, lease: Lease, kind: str, message=None) -> str | None:
+    def end(self, lease: Lease, kind: str, message: object = None) -> str | None:
         """End the keyword (one of ENDS) in its own transaction: the status written, or None when fenced."""
         return self.write_batch([], [], self.clock(), [(lease, kind, message)]).ends[0]
 
@@ -144,11 +169,11 @@ class KeywordStore:
         """The keyword is done for today. True also when the lease's last page_done already completed it."""
         return self.end(lease, "completed") == "completed"
 
-    def fail(self, lease: Lease, message) -> bool:
+    def fail(self, lease: Lease, message: object) -> bool:
         """The keyword failed; it may be claimed again after FARM_RETRY_DELAY while retries are left."""
         return self.end(lease, "failed", message) is not None
 
-    def release(self, lease: Lease, reason, blocked: bool = False) -> bool:
+    def release(self, lease: Lease, reason: object, blocked: bool = False) -> bool:
         """Give the keyword back unfinished (a stop, a block): the next claim resumes it."""
         return self.end(lease, "blocked" if blocked else "released", reason) is not None
 
@@ -164,13 +189,13 @@ class KeywordStore:
 
     # --- reads (farm.state.reads) -----------------------------------------------
 
-    def stats(self, source: str | None = None, day: date | str | None = None) -> list[dict]:
+    def stats(self, source: str | None = None, day: date | str | None = None) -> list[dict[str, Any]]:
         """Per source: total, used (requested on ``day``), unused, statuses and jobs of the used."""
         return reads.stats(self, source, day)
 
     def list_keywords(
         self, source: str | None = None, status: str | None = None, limit: int | None = None
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         return reads.list_keywords(self, source, status, limit)
 
     def lease_progress(self, lease: Lease) -> LeaseProgress | None:

@@ -1,7 +1,10 @@
 """Upkeep of leases: a holder's heartbeat, and the reap of leases whose holder went silent."""
 
+from __future__ import annotations
+
 import logging
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, or_, select, update
 
@@ -9,18 +12,21 @@ from farm.state.lease import Lease
 from farm.state.models import Keyword
 from farm.state.pagewrites import fenced_update
 
+if TYPE_CHECKING:
+    from farm.state.store import KeywordStore
+
 logger = logging.getLogger(__name__)
 
 K = Keyword.__table__
 c = K.c
 
 
-def heartbeat(store, lease: Lease) -> bool:
+def heartbeat(store: KeywordStore, lease: Lease) -> bool:
     """The holder is alive; keeps the reaper away."""
     return fenced_update(store, lease, heartbeat_at=store.clock())
 
 
-def reap(store) -> int:
+def reap(store: KeywordStore) -> int:
     """Crawling rows without a heartbeat for lease_timeout seconds become partial.
 
     On MySQL/MariaDB and PostgreSQL the stale rows are picked with SKIP LOCKED, like claims: a row
@@ -32,7 +38,7 @@ def reap(store) -> int:
     message = f"reaped at {now.isoformat(timespec='seconds')}: no heartbeat for {store.lease_timeout}s"
     stale = and_(c.crawl_status == "crawling", or_(c.heartbeat_at.is_(None), c.heartbeat_at < cutoff))
 
-    def write():
+    def write() -> int:
         with store.engine.begin() as conn:
             if store._row_locks:
                 pick = select(c.id).where(stale).with_for_update(skip_locked=True)

@@ -6,6 +6,7 @@ hands a live connection over in ``config.attributes["connection"]``; running the
 """
 
 from alembic import context
+from sqlalchemy.engine import Connection
 
 from farm.state.db import make_engine
 from farm.state.models import Base
@@ -14,7 +15,7 @@ config = context.config
 target_metadata = Base.metadata
 
 
-def _configure(connection) -> None:
+def _configure(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
@@ -41,7 +42,10 @@ def run_migrations_online() -> None:
         with context.begin_transaction():
             context.run_migrations()
         return
-    engine = make_engine(config.get_main_option("sqlalchemy.url"), read_deadline=False)  # an ALTER may take long
+    url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise RuntimeError("no database to migrate: set sqlalchemy.url (farm db upgrade sets it from FARM_DB_URL)")
+    engine = make_engine(url, read_deadline=False)  # an ALTER may take long
     try:
         with engine.connect() as connection:
             _configure(connection)

@@ -14,6 +14,7 @@ Create Date: 2026-12-03
 """
 
 from alembic import op
+from sqlalchemy.engine import Connection
 
 revision = "0005"
 down_revision = "0004"
@@ -44,7 +45,7 @@ def _alter(collation: str) -> None:
         op.execute(f"ALTER TABLE `{table}` {changes}")
 
 
-def no_pad_collation(bind) -> str:
+def no_pad_collation(bind: Connection) -> str:
     """The server's binary utf8mb4 collation without padding; one clear error when it has none."""
     have = {row[0] for row in bind.exec_driver_sql("SHOW COLLATION LIKE 'utf8mb4%%bin'")}
     for name in NO_PAD:

@@ -6,6 +6,8 @@ Revises: 0006
 Create Date: 2026-12-10
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -15,10 +17,10 @@ branch_labels = None
 depends_on = None
 
 Id = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
-TABLE = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
+TABLE: dict[str, Any] = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
 
 
-def _count(name: str) -> sa.Column:
+def _count(name: str) -> sa.Column[int]:
     return sa.Column(name, sa.Integer(), nullable=False, server_default="0")
 
 

@@ -7,6 +7,8 @@ Revises: 0010
 Create Date: 2026-12-04
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -15,7 +17,7 @@ down_revision = "0010"
 branch_labels = None
 depends_on = None
 
-TABLE = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
+TABLE: dict[str, Any] = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
 
 
 def upgrade() -> None:
