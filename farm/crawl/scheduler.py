@@ -22,7 +22,8 @@ in this process and goes out before anything else, the window notwithstanding: i
 window only once it has gone through, and behind a request waiting for the window it would wait for
 ever. One sent again with a session just earned in the browser (farm.sessions) goes at once, ahead of
 the pace and through the proxy it earned the session through: a back-off longer than a session lives
-would otherwise let every session expire before it is used. Requests of other spiders, and other
+would otherwise let every session expire before it is used; so does the copy of a request the signing
+middleware signed as it went out (farm.middlewares.signing). Requests of other spiders, and other
 requests, pass as Scrapy's would.
 """
 
@@ -147,6 +148,8 @@ class RetryLane:
             if request.meta.pop("farm_session_fresh", False):
                 parts.stats.inc_value("scheduler/dequeued/farm_fresh_session")
                 return request
+            if "farm_signed" in request.meta:  # signed as it went out (farm.middlewares.signing): it goes now
+                return request
             wait = parts.pace.wait() or take_proxy(parts.proxies, request)
             if wait > 0:
                 self.requests.appendleft(request)
@@ -158,6 +161,6 @@ class RetryLane:
 
 
 def _repeated(request) -> bool:
-    """A retry or a redirect of a request already taken (Scrapy marks both in the meta)."""
+    """A retry, a redirect or a signed copy of a request already taken (marked in the meta)."""
     meta = request.meta
-    return "retry_times" in meta or "redirect_times" in meta or "farm_session_fresh" in meta
+    return "retry_times" in meta or "redirect_times" in meta or "farm_session_fresh" in meta or "farm_signed" in meta

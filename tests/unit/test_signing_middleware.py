@@ -2,6 +2,7 @@
 
 import hashlib
 import hmac
+from types import SimpleNamespace
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -11,11 +12,13 @@ from scrapy.settings.default_settings import DOWNLOADER_MIDDLEWARES_BASE
 from scrapy.utils.misc import build_from_crawler
 
 from farm import addon as farm_addon
-from farm.middlewares.signing import RequestSigningMiddleware
+from farm.crawl.scheduler import FarmScheduler
+from farm.middlewares.signing import SIGNED, RequestSigningMiddleware
 from farm.sandbox.qcwy import sign as sandbox_sign
 from farm.spiders.boss import BossSpider
 from farm.spiders.qcwy import QcwySpider
 from tests.unit.spider_helpers import make_lease, make_spider
+from tests.unit.test_scheduler import MemoryBackend, Parts
 
 KEY = b"abfc8f9dcf8c3f3d8aa294ac5f2cf2cc7767e5592590f39c3f503271dd68562b"  # docs/sites.md §2.1
 
@@ -49,11 +52,21 @@ def assert_signed(request):
     assert sent == sandbox_sign(target)
 
 
+def sent(middleware, request):
+    """The attempt that goes out: the signed copy the middleware returns, through it once more as
+    the scheduler sends it back (the first attempt of ``request`` when nothing was signed)."""
+    signed = middleware.process_request(request)
+    if signed is None:
+        return request
+    assert signed.meta[SIGNED] and middleware.process_request(signed) is None  # it passes as it is
+    assert SIGNED not in signed.meta  # taken: a retry copied from it is signed anew
+    return signed
+
+
 def test_a_retry_minutes_later_carries_a_new_timestamp_and_a_valid_sign():
     clock = Clock(1750000000.4)
     spider, middleware = signing(QcwySpider, clock)
-    request = spider.page_request(make_lease("qcwy", city="上海", job="C++ 开发/测试"), 2)
-    assert middleware.process_request(request) is None
+    request = sent(middleware, spider.page_request(make_lease("qcwy", city="上海", job="C++ 开发/测试"), 2))
     assert timestamp_of(request) == "1750000000"
     assert_signed(request)
     first_url, first_sign = request.url, request.headers["sign"]
@@ -62,26 +75,37 @@ def test_a_retry_minutes_later_carries_a_new_timestamp_and_a_valid_sign():
     retry = get_retry_request(request, spider=spider, reason="farm_block/qcwy_throttled", max_retry_times=5)
     assert retry.meta["retry_times"] == 1
     assert timestamp_of(retry) == "1750000000"  # the copy Scrapy made is stale...
-    assert middleware.process_request(retry) is None
+    retry = sent(middleware, retry)
     assert timestamp_of(retry) == "1750000600"  # ...until it goes out
     assert_signed(retry)
     assert retry.headers["sign"] != first_sign
     # only the timestamp changed; the rest of the query and what the request carries are the same
     assert retry.url == first_url.replace("timestamp=1750000000", "timestamp=1750000600")
     assert retry.meta["farm_page"] == 2 and retry.callback == spider.parse_search and retry.dont_filter
-    assert retry.headers["From-Domain"] == b"51job_web"
+    assert retry.meta["retry_times"] == 1 and retry.headers["From-Domain"] == b"51job_web"
     assert spider.crawler.stats.get_value("farm/sign/signed") == 2
 
 
-def test_the_attempt_in_hand_is_signed_not_a_new_request_scheduled():
-    # a Request returned by process_request would be rescheduled, to wait in the queue again
+def test_the_signed_copy_goes_out_at_once_past_the_pace_and_the_queue():
+    # Scrapy hands a Request returned by process_request back to the scheduler: the copy must not
+    # wait in the queue (or go to another worker through Redis), nor take a second turn of the pace
     clock = Clock(1750000000)
     spider, middleware = signing(QcwySpider, clock)
-    request = spider.page_request(make_lease("qcwy"), 1)
+    parts = Parts(window=1, rate=0.5)
+    backend = MemoryBackend()
+    scheduler = FarmScheduler(backend, parts)
+    lease = SimpleNamespace(key=(1, 1))
+    first = spider.page_request(make_lease("qcwy"), 1).replace(meta={"farm_lease": lease, "farm_page": 1})
+    scheduler.enqueue_request(first)
+    scheduler.enqueue_request(first.replace(meta={"farm_lease": lease, "farm_page": 2}))
+    assert scheduler.next_request() is first  # its turn of the pace taken, in the window
     clock.now = 1750000042
-    assert middleware.process_request(request) is None
-    assert timestamp_of(request) == "1750000042"
-    assert_signed(request)
+    signed = middleware.process_request(first)
+    assert scheduler.enqueue_request(signed) and len(backend) == 1  # page 2 alone is queued
+    assert scheduler.next_request() is signed  # at once: the pace (one every 2 s) and the full window aside
+    assert middleware.process_request(signed) is None
+    assert timestamp_of(signed) == "1750000042"
+    assert_signed(signed)
 
 
 def test_requests_the_hook_does_not_sign_pass_unchanged():
@@ -112,7 +136,7 @@ def test_in_a_crawl_that_signs_at_send_a_request_is_made_unsigned_and_signed_onc
     request = spider.page_request(make_lease("qcwy"), 1)
     assert timestamp_of(request) == "" and "sign" not in request.headers  # no sign made only to be made again
     middleware = build_from_crawler(RequestSigningMiddleware, spider.crawler)
-    assert middleware.process_request(request) is None
+    request = sent(middleware, request)
     assert timestamp_of(request) == "1750000000"
     assert_signed(request)
     assert request.meta["verbatim_url"]  # sent exactly as signed: Scrapy escapes it no further
