@@ -1,27 +1,41 @@
 """farm as a Scrapy add-on: ``ADDONS = {"farm.addon.FarmAddon": 0}`` turns farm on in a Scrapy project.
 
 The add-on sets, at Scrapy's "addon" priority, everything a farm crawl is made of:
-the scheduler, the downloader middlewares, the extensions, the postings pipeline,
-farm's tuning of a few Scrapy settings and every ``FARM_*`` setting's default
-(farm.settings). A project's own settings, at "project" priority or above, win:
-a setting the project gives keeps the project's value, and a component the project
-lists keeps the project's order (``None`` turns one of farm's off). The project's
-own middlewares, extensions and pipelines stay in place beside farm's.
+the scheduler, the downloader middlewares its spider uses, the extensions, the postings
+pipeline, farm's tuning of a few Scrapy settings and every ``FARM_*`` setting's default
+(farm.settings). A project's own settings, at "project" priority or above, win: a
+setting the project gives keeps the project's value (a tuned one it sets in its settings
+module or its spider is named in a warning), and a component the project lists keeps the
+project's order (``None`` turns one of farm's off). The project's own middlewares,
+extensions and pipelines stay in place beside farm's: each of farm's entries is added at
+add-on priority, and Scrapy keeps a priority per entry of a component dict.
+
+Before Scrapy builds a crawler, the add-on has farm's start-up errors printed as their
+one line alone (farm.startlog), in any project. It changes nothing else in the process:
+``farm.extensions.lean.LeanProcess`` runs only where a project lists it (farm's own does).
 
 ``FARM_REDIS_URL`` picks the Redis backend, as in farm's own project (the scheduler
 reads it). farm's own settings module (farm.settings) turns farm on the same way.
 """
 
+import logging
+
 from scrapy.settings import BaseSettings, get_settings_priority
 
 from farm import settings as defaults
+from farm.middlewares.signing import signs
+from farm.startlog import quiet_start_errors
+
+logger = logging.getLogger(__name__)
 
 SCHEDULER = "farm.crawl.scheduler.FarmScheduler"
+SIGNING = "farm.middlewares.signing.RequestSigningMiddleware"
 
 DOWNLOADER_MIDDLEWARES = {
     "farm.crawl.leases.KeywordLeaseMiddleware": 50,
-    # after the lease middleware, before RetryMiddleware (550): every attempt, retries too, is signed anew
-    "farm.middlewares.signing.RequestSigningMiddleware": 540,
+    # after the lease middleware, before RetryMiddleware (550): every attempt, retries too, is signed
+    # anew; only for a spider that signs its requests (qcwy)
+    SIGNING: 540,
     "farm.middlewares.blocks.SiteBlockMiddleware": 560,
     # after RedirectMiddleware (600) on the way back: a wall's redirect is seen before it is followed
     "farm.sessions.middleware.SessionMiddleware": 650,
@@ -46,7 +60,6 @@ EXTENSIONS = {
     "farm.crawl.parts.CrawlParts": -10,
     "farm.extensions.reaper.LeaseReaper": 110,
     "farm.extensions.logstats.FarmLogStats": 120,
-    "farm.extensions.lean.LeanProcess": 130,
     # NotConfigured unless JOBDIR is set: pause and resume
     "farm.extensions.checkpoint.JobCheckpoint": 140,
     # the run table: a row a crawl (farm.runs), what `farm check` reads
@@ -59,17 +72,17 @@ COMPONENTS = {
     "DOWNLOAD_HANDLERS": DOWNLOAD_HANDLERS,
 }
 
-# Scrapy's settings as farm tunes them; farm.settings holds their values (some from FARM_*
-# environment variables, checked by farm.config).
-TUNED = (
-    "CONCURRENT_REQUESTS",
-    "CONCURRENT_REQUESTS_PER_DOMAIN",
-    "CONCURRENT_ITEMS",
-    "DOWNLOAD_DELAY",
-    "DOWNLOAD_TIMEOUT",
-    "RETRY_TIMES",
-    "RETRY_HTTP_CODES",
-)
+# Scrapy's settings as farm tunes them, each with how Scrapy reads it; farm.settings holds their
+# values (some from FARM_* environment variables, checked by farm.config).
+TUNED = {
+    "CONCURRENT_REQUESTS": "getint",
+    "CONCURRENT_REQUESTS_PER_DOMAIN": "getint",
+    "CONCURRENT_ITEMS": "getint",
+    "DOWNLOAD_DELAY": "getfloat",
+    "DOWNLOAD_TIMEOUT": "getfloat",
+    "RETRY_TIMES": "getint",
+    "RETRY_HTTP_CODES": "getlist",
+}
 
 PRIORITY = "addon"
 
@@ -82,21 +95,68 @@ def farm_defaults() -> dict:
 class FarmAddon:
     """farm's scheduler, middlewares, extensions, pipeline and settings, under a project's own."""
 
+    def __init__(self, spidercls: type | None = None):
+        self.spidercls = spidercls  # the crawl's spider; None: every middleware of farm's
+
+    @classmethod
+    def from_crawler(cls, crawler) -> "FarmAddon":
+        return cls(crawler.spidercls)
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        """Before any crawler exists (Scrapy calls it as it makes its crawler process): farm's
+        start-up errors are their one line from here on (farm.startlog)."""
+        quiet_start_errors()
+
     def update_settings(self, settings: BaseSettings) -> None:
         settings.update(farm_defaults(), priority=PRIORITY)
-        settings.update({name: getattr(defaults, name) for name in TUNED}, priority=PRIORITY)
+        tune(settings)
         settings.set("SCHEDULER", SCHEDULER, priority=PRIORITY)
-        for name, components in COMPONENTS.items():
-            merge_components(settings, name, components)
+        # each entry at add-on priority, under the project's own (Scrapy keeps a priority per entry of
+        # a component dict); named by path, not loaded: loading farm's components would install
+        # Twisted's default reactor before Scrapy installs the one the settings name
+        for name, components in self.components().items():
+            per_entry(settings, name).update(components, priority=PRIORITY)
+
+    def components(self) -> dict[str, dict]:
+        """farm's components for this crawl: the signing middleware only for a spider that signs."""
+        middlewares = dict(DOWNLOADER_MIDDLEWARES)
+        if self.spidercls is not None and not signs(self.spidercls):
+            del middlewares[SIGNING]
+        return {**COMPONENTS, "DOWNLOADER_MIDDLEWARES": middlewares}
 
 
-def merge_components(settings: BaseSettings, name: str, components: dict) -> None:
-    """farm's ``components`` added to the component dict ``name`` at add-on priority: the
-    project's own entries stay, and one of farm's that the project lists keeps the project's order."""
-    current = settings[name]
-    if isinstance(current, BaseSettings):  # Scrapy keeps a component dict with a priority per entry
-        current.update(components, priority=PRIORITY)
-        return
-    # a plain dict (settings built by hand): its entries are the project's
-    merged = {**components, **(current or {})}
-    settings.set(name, merged, priority=max(settings.getpriority(name) or 0, get_settings_priority(PRIORITY)))
+def per_entry(settings: BaseSettings, name: str) -> BaseSettings:
+    """The dict setting ``name`` as Scrapy's Settings keep one: a BaseSettings, a priority per entry."""
+    value = settings[name]
+    if not isinstance(value, BaseSettings):  # a plain BaseSettings (built by hand) keeps plain dicts
+        priority = settings.getpriority(name) or 0
+        value = BaseSettings(value or {}, priority)
+        settings.set(name, value, priority)
+    return value
+
+
+def tune(settings: BaseSettings) -> None:
+    """farm's tuning at add-on priority; one warning line for each the project's settings module or
+    spider sets otherwise (a value given with ``-s`` is taken as meant)."""
+    addon, cmdline = get_settings_priority(PRIORITY), get_settings_priority("cmdline")
+    farms = BaseSettings({name: getattr(defaults, name) for name in TUNED}, priority=PRIORITY)
+    for name, read in TUNED.items():
+        settings.set(name, farms[name], priority=PRIORITY)
+        projects = addon < (settings.getpriority(name) or 0) < cmdline
+        if projects and _read(settings, name, read) != _read(farms, name, read):
+            logger.warning(
+                "farm: %s=%r of the project's settings is used, not farm's tuning %r (docs/addon.md)",
+                name,
+                settings[name],
+                farms[name],
+            )
+
+
+def _read(settings: BaseSettings, name: str, read: str):
+    """The setting as Scrapy reads it (None where it cannot be read: Scrapy will say so)."""
+    try:
+        value = getattr(settings, read)(name)
+        return sorted(int(code) for code in value) if read == "getlist" else value
+    except (TypeError, ValueError):
+        return None

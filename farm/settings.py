@@ -26,6 +26,7 @@ NEWSPIDER_MODULE = "farm.spiders"
 COMMANDS_MODULE = "farm.commands"
 # farm's scheduler, middlewares, extensions and pipeline (farm.addon), as any Scrapy project turns farm on
 ADDONS = {"farm.addon.FarmAddon": 0}
+EXTENSIONS = {"farm.extensions.lean.LeanProcess": 130}  # farm's own crawls run lean (farm.extensions.lean)
 
 # --- farm -------------------------------------------------------------------
 

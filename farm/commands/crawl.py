@@ -2,24 +2,26 @@
 
 A bad setting, or a JOBDIR that cannot be created, is one line on stderr and exit status 2,
 before Scrapy logs a thing (farm.config, farm.crawl.starting.make_jobdir). A crawl that
-cannot start (farm.crawl.parts.FarmStartError: the database or Redis unreachable, a JOBDIR
-that cannot be kept) has logged its one line already;
-Scrapy re-raises the error in a task nobody waits for, and asyncio would print it again
-with its traceback ("Task exception was never retrieved"): the command takes it.
+cannot start once running (farm.errors.FarmStartError: the database or Redis unreachable,
+a JOBDIR that cannot be kept) logs its one line, and the add-on keeps asyncio from printing
+it again with its traceback, in this project as in any other (farm.startlog). Under
+Twisted's CrawlerProcess (FORCE_CRAWLER_PROCESS), which prints an unhandled error past
+Python's logging, this command takes the error.
 
 A crawl that ended on an outage exits 1, so that cron, scrapyd and systemd see a failed run:
 it closed on the database or Redis lost past FARM_OUTAGE_GRACE, or its close could not give
 its keywords back (see docs/operations.md).
 """
 
-import asyncio
 import sys
 
 from scrapy.commands.crawl import Command as ScrapyCrawl
+from twisted.internet.defer import Deferred
 
 from farm.config import FarmConfig
 from farm.crawl.starting import make_jobdir
-from farm.errors import FarmStartError, SettingError
+from farm.errors import SettingError
+from farm.startlog import is_start_error
 
 # the exit status of a command refused for a bad setting, as for a bad option
 SETTING_EXIT = 2
@@ -43,10 +45,8 @@ class Command(ScrapyCrawl):
         assert self.crawler_process
         crawler = self._create_crawler(args[0])
         started = self.crawler_process.crawl(crawler, **opts.spargs)
-        if isinstance(started, asyncio.Future):
-            started.add_done_callback(_take_start_error)
-        else:  # a Deferred (Twisted's CrawlerProcess)
-            started.addErrback(lambda failure: None if failure.check(FarmStartError, SettingError) else failure)
+        if isinstance(started, Deferred):  # Twisted's CrawlerProcess prints an unhandled error itself
+            started.addErrback(lambda failure: None if is_start_error(failure.value) else failure)
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed or ended_on_outage(crawler.stats):
             self.exitcode = 1
@@ -56,15 +56,3 @@ def ended_on_outage(stats) -> bool:
     """Whether the crawl ended on a database or Redis error: it closed on one, or its close could not
     give its keywords back (they stay held until their lease expires or a worker adopts them)."""
     return stats.get_value("finish_reason") in OUTAGE_REASONS or bool(stats.get_value("farm/lease/release_lost"))
-
-
-def _take_start_error(task: asyncio.Future) -> None:
-    """Take a start-up error the crawl has logged in one line, so that asyncio does not print it
-    again; any other error stays the task's, and asyncio prints it with its traceback."""
-    if task.cancelled():
-        return
-    error = task.exception()  # taken: asyncio no longer reports it
-    if error is not None and not isinstance(error, (FarmStartError, SettingError)):
-        task.get_loop().call_exception_handler(
-            {"message": "Task exception was never retrieved", "exception": error, "future": task}
-        )

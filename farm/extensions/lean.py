@@ -8,7 +8,9 @@
   LogRecord only to drop it. Each such logger is raised to the lowest level
   any handler it reaches takes, so nothing that would have been written is lost.
 
-Disable with ``EXTENSIONS = {"farm.extensions.lean.LeanProcess": None}``.
+Both change the whole process, not only the crawl, so the extension runs only where a
+project lists it: ``EXTENSIONS = {"farm.extensions.lean.LeanProcess": 130}`` (farm's own
+settings do; the add-on, farm.addon, does not).
 """
 
 import logging
