@@ -1,17 +1,17 @@
 """`farm doctor`: is this machine set up to crawl? One line per check: ok, warn or fail, and what to do.
 
 Checks: the settings (each one's value), the database URL (reachable), the schema revision, Redis (when
-FARM_REDIS_URL is set), each site's base URL (reachable or not: a warning, as a
-crawl may run elsewhere), FARM_TIMEZONE (and what "today" is there), stale
-leases, and keywords that failed for the day. Only a failure makes the command
-exit non-zero. Nothing is written anywhere: a missing SQLite file is reported,
+FARM_REDIS_URL is set), each site's base URL (reachable or not: a warning, as a crawl may run
+elsewhere; a site the keyword table names that no spider here crawls: a warning), FARM_TIMEZONE
+(and what "today" is there), stale leases, and keywords that failed for the day. Only a failure
+makes the command exit non-zero. Nothing is written anywhere: a missing SQLite file is reported,
 not created. No line shows a secret (farm.display.without_secrets) or a control
 character a client stored (farm.display.escape).
 """
 
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,6 +55,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
     yield settings_check
     tz_check, tz = check_timezone(settings.get("FARM_TIMEZONE"))
     engine, db_check = connect(db_url, url_origin, timeout)
+    stored: list[str] = []  # the sites the keyword table holds
     try:
         if engine is None:
             db_check = Check(
@@ -66,6 +67,9 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
         if engine is not None:
             schema = check_schema(engine)
             yield schema
+            if schema.status == OK:
+                with engine.connect() as conn:
+                    stored = tallies.sources(conn)
             if schema.status == OK and config is None:
                 yield Check(WARN, "stale leases", "not checked: fix the settings first")
             elif schema.status == OK:
@@ -78,7 +82,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
             engine.dispose()
     yield tz_check
     yield check_redis(settings.get("FARM_REDIS_URL"), timeout)
-    yield from check_sites(settings, timeout)
+    yield from check_sites(settings, timeout, stored)
 
 
 def check_settings(settings) -> tuple[FarmConfig | None, Check]:
@@ -282,9 +286,10 @@ def check_redis(url: str | None, timeout: float) -> Check:
     return Check(OK, "redis", f"{shown} answers")
 
 
-def check_sites(settings, timeout: float) -> list[Check]:
+def check_sites(settings, timeout: float, stored: Iterable[str] = ()) -> list[Check]:
     """Each site's base URL (farm's three and the project's own), all at once: reachable
-    (any HTTP answer) or a warning."""
+    (any HTTP answer) or a warning; and a warning for each site of ``stored`` (the keyword
+    table's) that no spider of this project crawls."""
     from farm.sites import load_sources  # not before: it imports the spiders
 
     try:
@@ -308,6 +313,16 @@ def check_sites(settings, timeout: float) -> list[Check]:
                     f"{url or '(empty)'} cannot be reached from here ({what}): "
                     f"crawls of {source} on this machine will fail; check the "
                     f"network or proxy, or {setting}",
+                )
+            )
+    for source in stored:
+        if source not in urls:
+            checks.append(
+                Check(
+                    WARN,
+                    f"site {source}",
+                    f"the keyword table holds keywords of {source}, but no spider of this project crawls it "
+                    "(SPIDER_MODULES): run farm doctor in the project of that site to check it",
                 )
             )
     return checks

@@ -11,7 +11,6 @@ from farm.cli.context import Farm, SourceChoice, database_command, date_option, 
 from farm.cli.tables import render_table
 from farm.state import caps, doors, tallies
 from farm.state.clock import today
-from farm.state.models import SOURCES
 from farm.state.store import KeywordStore
 
 # the longest --window (a year of minutes) and --interval (a day): beyond, dates overflow
@@ -99,14 +98,13 @@ def stats(
     """
     store = farm_ctx.store(read_only=True)
     limits = tallies.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
-    # without --source: farm's three sites, then the project's own (farm.sites)
-    own_sites = [] if source else [name for name in farm_ctx.sources() if name not in SOURCES]
+    if source is None:
+        farm_ctx.sources()  # the project's own sites registered (farm.sites), to be counted after the three
 
     def sample():
         now = store.clock()
         shown = day or today(now, store.tz)
-        rows = store.stats(source=source, day=shown)
-        rows += [row for name in own_sites for row in store.stats(source=name, day=shown)]
+        rows = [row for name in _sites(store, source) for row in store.stats(source=name, day=shown)]
         rows = tallies.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
         unread = tallies.salary_unread(store.reader, date.fromisoformat(rows[0]["date"]), store.tz) if rows else {}
         for row in rows:
@@ -123,6 +121,14 @@ def stats(
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     click.echo(_stats_text(farm_ctx, store, now, rows, window))
+
+
+def _sites(store: KeywordStore, source: str | None) -> list[str]:
+    """``source``, or every site: farm's three, the project's own, then any other the keyword table holds."""
+    if source is not None:
+        return [source]
+    with store.reader.connect() as conn:
+        return tallies.sources(conn)
 
 
 def _watch(farm_ctx: Farm, store: KeywordStore, sample, interval: float, window: float) -> None:

@@ -12,8 +12,7 @@ from farm.salary.monthly import Conversion
 from farm.state.caps import capped_keywords, left_behind
 from farm.state.doors import doors, waiting
 from farm.state.engine import reader
-from farm.state.models import SOURCES
-from farm.state.tallies import Limits
+from farm.state.tallies import Limits, sources
 
 CAPPED = 30  # keywords held back by their page cap, shown by name (the most left behind first)
 
@@ -96,9 +95,9 @@ def gather(
 
 
 def _read_doors(conn, figures: DayFigures, day: date, tz: ZoneInfo, limits: Limits) -> None:
-    sources = list(SOURCES)
-    left = waiting(conn, sources, day, limits)
-    for source, door in doors(conn, sources, day, tz).items():
+    sites = sources(conn)  # every site with keywords, a project's own included
+    left = waiting(conn, sites, day, limits)
+    for source, door in doors(conn, sites, day, tz).items():
         lines = door.lines(left[source], tz)
         if lines:
             figures.doors.append({"source": source, "lines": lines, **door.to_json()})

@@ -22,8 +22,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, case, func, or_, select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
+from farm.cities import known_sources
 from farm.state.models import STATUSES, JobPostingRow, Keyword
 
 K = Keyword.__table__
@@ -50,6 +51,15 @@ class Limits:
     def done(self):
         """A row done for the day (of a row requested that day): completed, or failed with no claim left."""
         return or_(c.crawl_status == "completed", self.exhausted())
+
+
+def sources(conn: Connection) -> list[str]:
+    """The sites a report counts: the registered ones (farm.cities: farm's three, then a project's own
+    that farm.sites loaded), then any other the keyword table holds (a site whose project is not the
+    one loaded here), by name."""
+    known = list(known_sources())
+    stored = conn.execute(select(c.source).distinct()).scalars()
+    return known + sorted(set(stored) - set(known))
 
 
 def progress(
