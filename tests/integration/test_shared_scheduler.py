@@ -197,7 +197,7 @@ async def test_a_push_and_an_acknowledgement_whose_replies_are_lost_queue_once_a
     work, queue = runtime.backend.work, runtime.backend.work.queue
     lease = make_lease("qcwy")
     runtime.registry.add(lease)
-    dropper.drop_reply_to(sha(queue, "push"))
+    dropper.drop_reply_to(sha(queue, "send"))
     for page in (1, 2):
         request = crawler.spider.page_request(lease, page)
         request.meta["farm_again"] = True  # asked for anew: no fingerprint would stop a second copy
@@ -211,7 +211,7 @@ async def test_a_push_and_an_acknowledgement_whose_replies_are_lost_queue_once_a
     # still looked at (else it stays crawling with nothing on its way)
     stalls = []
     monkeypatch.setattr(work, "check_stall", stalls.append)
-    dropper.drop_reply_to(sha(queue, "ack"))
+    dropper.drop_reply_to(sha(queue, "send"))
     for page in (1, 2):
         work.settled(lease.key, page)
     await until(lambda: stalls, 10, "the keyword with nothing open to be looked at")

@@ -100,7 +100,9 @@ class Adoption:
             logger.info("farm: %d keyword(s) held by %s in the keyword table, adopted", len(leases), stopped)
         for lease in leases:
             self._adopted(lease)
-        return self.link.run(self.queue.hold, [lease.name for lease in leases], stopped)
+        # its own keywords taken back at the join: its mark stays until a claim finds nothing (see hold)
+        self.list_held([lease.name for lease in leases], None if stopped == self.queue.worker else stopped)
+        return self.flush()
 
     def _track(self, d):
         self._adoptions.add(d)

@@ -95,7 +95,8 @@ class RedisBackend(WorkBackend):
 
     def fetch(self):
         if not self._buffer:
-            self._pump()
+            if self._pump_call is None or not self._pump_call.active():  # else the next look is set
+                self._pump()
             return None
         request = self._buffer.popleft()
         if len(self._buffer) <= self.prefetch // 2:
@@ -216,7 +217,10 @@ class RedisBackend(WorkBackend):
             self._idle_poll = 0
             self.wake()
             if len(self._buffer) <= self.prefetch // 2:  # else fetch pumps when it is
-                self._later(0)  # (topping up at once made pops of one or two requests, each a round trip)
+                # it took less than it asked for: the queue was empty, look again as when idle (topping
+                # up at once made pops of one or two requests, or none, each a round trip)
+                self._idle_poll = 1
+                self._later(IDLE_POLLS[0])
         elif wait > 0:
             self._later(wait)
         else:

@@ -11,7 +11,9 @@ FARM_OUTAGE_GRACE seconds; after that ``on_lost`` closes the crawl (its keywords
 are released ``partial`` in the keyword table; Redis is a cache of work the table
 can rebuild). A call retried may have run already, its reply lost (a stall past the
 socket timeout, a reset): a call that must not run twice carries a call id chosen
-before it is first made, and answers as it did (farm.crawl.backends.redis.queue).
+before it is first made, and answers as it did (farm.crawl.backends.redis.queue). The client itself
+retries nothing: every call made again is made here, so the queue knows a call made again from a
+first one (a first call skips the look for its earlier reply).
 
 Every new connection (the first, and each after an outage) runs the link's ``on_connect``
 callbacks before any call is made on it: a Redis restarted from an older snapshot is found
@@ -23,6 +25,8 @@ import time
 from collections.abc import Callable
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 
@@ -48,6 +52,7 @@ class RedisLink:
                 health_check_interval=30,
                 single_connection_client=True,
                 redis_connect_func=self._connected,
+                retry=Retry(NoBackoff(), 0),  # made again by ``run`` only (see the module docstring)
             )
             self.server.ping()
         except ValueError as exc:

@@ -1,13 +1,16 @@
 """One worker's part in work shared through Redis: it joins, beats, ends and leaves.
 
-- **Heartbeat.** Every few seconds: this worker is alive; keywords it owns that other
-  workers ended (its inbox); workers silent for FARM_WORKER_TIMEOUT have their
-  in-flight requests put back and their keywords adopted by this one.
+- **Heartbeat.** Every few seconds, one call (scripts/beat.lua): this worker is alive;
+  keywords it owns that other workers ended, or left with nothing open (its inbox);
+  workers silent for FARM_WORKER_TIMEOUT have their in-flight requests put back and
+  their keywords adopted by this one.
 - **Claims.** A claim commits in the keyword table before its leases are listed in
   Redis; a worker killed between the two would leave keywords no survivor knows of.
   So a worker marks itself as taking keywords on before it claims, and whoever
   finds it stopped takes over what the keyword table says it holds. While a worker
-  is taking keywords on, the others do not end.
+  is taking keywords on, the others do not end. The mark stays from one claim to the
+  next (a claim is one round trip to Redis: listing what it took) and goes when a claim
+  finds nothing: a worker still claiming keeps the others waiting, one done does not.
 
 Its other jobs each have a module: what it sends, in order (farm.crawl.backends.redis.sends);
 the stall look and adopting a stopped worker's keywords (.adoption); the rebuild after Redis
@@ -17,6 +20,7 @@ lost everything (.rebuild).
 import logging
 
 from sqlalchemy.exc import DBAPIError
+from twisted.internet.defer import succeed
 from twisted.internet.task import LoopingCall
 
 from farm.crawl.backends.redis.adoption import Adoption
@@ -28,6 +32,7 @@ from farm.errors import RedisUnreachable
 logger = logging.getLogger(__name__)
 
 OWNER_CHECK_TICKS = 5  # heartbeats between the owner's look at its keywords' open requests
+LOOK = "look"  # an inbox note: a keyword of this worker's was left with nothing open elsewhere (scripts/send.lua)
 
 
 class SharedWork(Sends, Adoption, Rebuild):
@@ -67,7 +72,8 @@ class SharedWork(Sends, Adoption, Rebuild):
         self.held: dict[tuple[tuple[int, int], int], tuple[str, int, bytes]] = {}
         self._written_back = False  # what it holds is written back since Redis lost its state (.rebuild)
         self._live_before: set[str] = set()  # the live workers at the last heartbeat under this epoch
-        self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id), in order
+        self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id) | ("end", ...) ..., in order
+        self._acked: dict[str, tuple[str, str]] = {}  # id -> (its lease, '1' when owned here): acks on their way
         self._flush_call = None
         self._sending = None  # the send on its way to Redis, if any
         self.on_queued = on_queued  # requests of this worker's are in the shared queue (the backend's pump)
@@ -76,6 +82,7 @@ class SharedWork(Sends, Adoption, Rebuild):
         self._beating = None
         self._ticks = 0
         self._rebuilding = False
+        self._marked = False  # Redis marks this worker as taking keywords on (claiming, and between claims)
         # JOBDIR: the leases (id, token) of the checkpoint this worker resumes from under the id it had
         # (set before start), else None; once started, the leases other workers own, which the lease
         # middleware must not take back
@@ -86,24 +93,39 @@ class SharedWork(Sends, Adoption, Rebuild):
     # --- ends ------------------------------------------------------------------------------
 
     def ended(self, lease, outcome: str) -> None:
-        """The lease's keyword ended here: drop its queued requests, tell its owner."""
-        d = self.link.run(self.queue.ended, lease.name, outcome)
-        d.addErrback(self._failed, "sharing a keyword's end")
+        """The lease's keyword ended here: drop its queued requests, tell its owner (sent in order, after
+        the acknowledgements of its pages)."""
+        self._ops.append(("end", (lease.name, outcome)))
+        self._soon()
 
     def claiming(self):
-        """Before a claim: a Deferred that fires once Redis says this worker is taking keywords on."""
+        """Before a claim: a Deferred that fires once Redis says this worker is taking keywords on (at once
+        when it says so already, since an earlier claim)."""
+        if self._marked:
+            return succeed(None)
+        self._marked = True
         return self.link.run(self.queue.claiming)
 
     def hold(self, leases, claimed: bool = False) -> None:
-        """List these leases as this worker's; ``claimed``: all its claim took (the claim is over)."""
-        taken_from = self.queue.worker if claimed else None
-        d = self.link.run(self.queue.hold, [lease.name for lease in leases], taken_from)
-        d.addErrback(self._failed, "sharing the keywords claimed")
+        """List these leases as this worker's; ``claimed``: all its claim took. A claim that took nothing
+        ends this worker's taking keywords on (a claim that took some is followed by another)."""
+        taken_from = None
+        if claimed and not leases:
+            taken_from, self._marked = self.queue.worker, False
+        self.list_held([lease.name for lease in leases], taken_from)
+
+    def list_held(self, names: list[str], taken_from: str | None = None) -> None:
+        """List these leases as this worker's, before the requests queued after (sent in order);
+        ``taken_from``: the worker this one is done taking on."""
+        if names or taken_from is not None:
+            self._ops.append(("hold", [taken_from or "", *names]))
+            self._soon()
 
     # --- heartbeat ---------------------------------------------------------------------------
 
     def start(self):
         self.epoch = None
+        self._marked = True  # the join marks it: it takes its own keywords back (see _join)
         d = self.link.run(self._join)
         d.addCallback(self._started)
         d.addErrback(self._failed, "joining the shared work")
@@ -137,16 +159,22 @@ class SharedWork(Sends, Adoption, Rebuild):
             self.take_over(stopped)
 
     def stop(self):
+        """Stop beating; what waits to be sent (ends among it) goes to Redis before the link closes."""
         if self._beat.running:
             self._beat.stop()
+        if self._ops:
+            self.flush()
 
     def _heartbeat(self):
         if self._beating is not None:
             return
         self._ticks += 1
         maintain = self._ticks % 3 == 1 and not self._closing
-        calls = (self.queue.new_call(), self.queue.new_call())  # the inbox read and the adoptions: once each
-        self._beating = self.link.run(self._beat_once, maintain, calls)
+        # one call (its id made here: made again after a lost reply, it reads the inbox and adopts once)
+        timeout = self.worker_timeout if maintain else None
+        # whether work is left matters only to a worker that holds no keyword (one that does, does not end)
+        look = not self.runs
+        self._beating = self.link.run(self._beat_once, timeout, look, self.queue.new_call())
         self._beating.addCallback(self._beaten)
         self._beating.addErrback(self._failed, "the heartbeat")
         self._beating.addBoth(self._beat_done)
@@ -155,31 +183,33 @@ class SharedWork(Sends, Adoption, Rebuild):
         self._beating = None
         return result
 
-    def _beat_once(self, maintain: bool, calls):
-        _, epoch = self.queue.heartbeat()
-        inbox = self.queue.inbox(call=calls[0])
-        requeued, adopted, look_up = self.queue.requeue_dead(self.worker_timeout, calls[1]) if maintain else (0, [], [])
-        busy = self.queue.busy()
-        return epoch, inbox, requeued, adopted, look_up, busy, self.queue.live_seen
+    def _beat_once(self, timeout, look, call):
+        beat = self.queue.beat(timeout, look, call=call)
+        return beat, self.queue.live_seen
 
     def _beaten(self, result):
-        epoch, inbox, requeued, adopted, look_up, busy, live = result
-        self.busy = busy
-        if epoch != self.epoch:
-            self._lost_everything(epoch)
+        beat, live = result
+        self.busy = beat.busy
+        if beat.epoch != self.epoch:
+            self._lost_everything(beat.epoch)
             return
         self._live_before = live
-        for lease_name, outcome in inbox:
+        for lease_name, outcome in beat.inbox:
             run = self._run_named(lease_name)
-            if run is not None and run.owned and not run.over:
+            if run is None or not run.owned or run.over:
+                continue
+            if outcome == LOOK:  # another worker left it with nothing open: is it done, or stalled?
+                self.look(lease_name)
+            else:
                 self.registry.end(run.lease, Outcome(outcome, elsewhere=True))
-        if requeued or adopted or look_up:  # look_up names every worker found stopped
-            self.stats.inc_value("farm/shared/requeued", requeued)
+        adopted, look_up = beat.adopted, beat.look_up
+        if beat.requeued or adopted or look_up:  # look_up names every worker found stopped
+            self.stats.inc_value("farm/shared/requeued", beat.requeued)
             logger.warning(
                 "farm: a worker stopped (%s): %d of its requests back in the queue, %d keyword(s) "
                 "adopted; the keyword table says what else it held",
                 ", ".join(look_up),
-                requeued,
+                beat.requeued,
                 len(adopted),
             )
         if self._closing:

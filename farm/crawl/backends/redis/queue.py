@@ -16,15 +16,17 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
                        (farm.crawl.backends.redis.codec); the JSON alone for a request without a keyword
     open         hash  lease -> its requests not yet settled (queued or in flight)
     ends         zset  lease -> until when (Redis' clock, ms) it is known to have ended: its queued
-                       requests are dropped at the pop; each end kept a day, trimmed as ends are written
+                       requests are dropped at the pop; each end kept a day, trimmed by the workers'
+                       maintenance (scripts/requeue_dead.lua)
     seen:<lease> set   the lease's page fingerprints, kept a day after its last page was queued
     seen:<day>   set   the day's fingerprints of requests without a keyword (farm.crawl.backends.redis.dupefilter)
     taken:<w>    zset  worker w's in-flight requests, id -> the score they had
-    leases:<w>   set   the leases worker w claimed (a survivor adopts them)
-    taking:<w>   set   workers whose keywords w is taking on, itself while it claims: the keyword
-                       table, not Redis, says which (a claim commits before its leases are listed)
-    owner        hash  lease -> the worker that claimed or adopted it
-    inbox:<w>    list  ends of w's leases, written by whichever worker ended them
+    taking:<w>   set   workers whose keywords w is taking on, itself from its first claim to one that
+                       finds nothing: the keyword table, not Redis, says which (a claim commits before
+                       its leases are listed)
+    owner        hash  lease -> the worker that claimed or adopted it (a survivor adopts a stopped one's)
+    inbox:<w>    list  ends of w's leases, written by whichever worker ended them ('<lease> <outcome>'), and
+                       notes of those another worker left with nothing open ('<lease> look')
     calls:<w>    hash  call id -> reply of worker w's last calls that must not run twice (the last
                        CALLS_KEPT at most; old ones are forgotten a run at a time)
     live         zset  worker -> last heartbeat (Redis' own clock, ms)
@@ -32,7 +34,7 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
                        interval and this worker's back-off, and writes them back when they are gone
     epoch        str   set once; missing means Redis lost everything (farm rebuilds); made by a worker
                        that joins, it is fresh (FRESH_EPOCH): one that held work under another rebuilds.
-                       A push under another epoch than its worker's queues nothing (scripts/push.lua)
+                       A push under another epoch than its worker's queues nothing (scripts/send.lua)
     written      set   workers that wrote back what they hold since Redis lost its state (the rebuild
                        waits for them: scripts/write_back.lua)
     server       str   the run_id of the Redis server the state is written on: found on another (Redis
@@ -40,12 +42,15 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
                        past, and is dropped as a flush would drop it (scripts/went_back.lua)
 
 Every move between keys is one Lua script (farm/crawl/backends/redis/scripts), and each command in a
-script takes the whole batch (one ZADD, HSET, HMGET, ZMSCORE... for many requests): commands a page, as
-INFO counts them (inside scripts too), stay a few, fewer than scrapy-redis's. A script that must not run twice
-(a pop, a push, an acknowledgement, an inbox read, an adoption, a back-off) takes a call id: when its
-reply is lost (Redis stalled past the socket timeout, a reset, a failover), the link makes the same
-call again, and the script answers what it answered the first time (scripts/once.lua). All methods
-block: call them off the reactor (the scheduler runs them on its Redis thread).
+script takes the whole batch (one ZADD, HSET, HMGET, ZMSCORE... for many requests). A worker makes few
+calls: a send (its pushes, acknowledgements, ends, listings and looks, in order: scripts/send.lua), a
+pop, a heartbeat (scripts/beat.lua); what they cost, as INFO counts it (inside scripts too), is measured
+by bench/redis_commands_bench.py (docs/benchmarks.md). A script that must not run twice (a send, a pop,
+a heartbeat, an adoption, a back-off) takes a call id: when its reply is lost (Redis stalled past the
+socket timeout, a reset, a failover), the link makes the same call again, and the script answers what
+it answered the first time (scripts/once.lua), keeping the replies it could not find again. A call made
+for the first time does not look for its reply. All methods block: call them off the reactor (the
+scheduler runs them on its Redis thread).
 """
 
 import itertools
@@ -63,30 +68,27 @@ from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS
 from farm.errors import BadPayload
 
 SCRIPTS = (
-    "push",
+    "send",
     "pop",
-    "ack",
     "heartbeat",
     "requeue_dead",
     "pace",
-    "end",
     "leave",
     "inbox",
     "rebuild_lock",
     "new_epoch",
     "write_back",
+    "busy",
 )
 ONCE = (
-    "push",
-    "ack",
     "requeue_dead",
     "pace",
     "inbox",
     "write_back",
-)  # wrapped in scripts/once.lua (pop does it itself)
-OPEN_COUNT = ("push", "pop", "ack", "write_back")  # headed by scripts/open.lua: they keep the keywords' open counts
+)  # wrapped in scripts/once.lua (pop and send do it themselves)
+OPEN_COUNT = ("pop", "write_back")  # headed by scripts/open.lua: they keep the keywords' open counts
 CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
-CALLS_FORGOTTEN = 16  # the old calls are forgotten this many at a time (one HDEL), the last 240 always kept
+CALLS_FORGOTTEN = 64  # the old calls are forgotten this many at a time (one HDEL), the last 192 always kept
 CALLS_KEPT_MS = 3600 * 1000  # and for how long after its last call (well past FARM_OUTAGE_GRACE)
 FRESH_EPOCH = "fresh:"  # an epoch made by a worker that joined, not by a rebuild
 
@@ -97,6 +99,18 @@ class Taken:
     request: object  # a Request, or the BadPayload that refused it
     lease: str  # "id:token", or "" for a request without a keyword
     payload: bytes = b""  # the request as queued (written back as it was should Redis lose its state)
+
+
+@dataclass
+class Beat:
+    """What a heartbeat learns (``SharedQueue.beat``)."""
+
+    epoch: str  # the shared epoch, '' when Redis lost everything
+    inbox: list[tuple[str, str]]  # (lease, outcome) of this worker's keywords ended elsewhere, or (lease, 'look')
+    requeued: int  # requests of stopped workers put back in the queue
+    adopted: list[str]  # their leases, this worker's now
+    look_up: list[str]  # workers whose keywords this one takes on from the keyword table
+    busy: bool  # whether any work is left (``busy``)
 
 
 class SharedQueue:
@@ -117,8 +131,13 @@ class SharedQueue:
             self.scripts[name] = server.register_script(once.replace("--SCRIPT--", text) if name in ONCE else text)
         self._calls = itertools.count(random.randrange(1 << 48))
         self._forgotten = None  # the last call id forgotten (None: none yet, the calls' lifetime not set)
+        self._made = -1  # the highest call id made so far: a call above it is made for the first time
         self._callback_names = {}  # farm.crawl.backends.redis.codec.request_dict
         self._went_back = (source / "went_back.lua").read_text()  # sent as text: run first on a new server
+        beat = (source / "beat.lua").read_text()
+        for part in ("requeue_dead", "busy"):  # a Redis script cannot call another: the beat holds them
+            beat = beat.replace(f"--{part.upper()}--", (source / f"{part}.lua").read_text())
+        self.scripts["beat"] = server.register_script(beat)
         self.live_seen: set[str] = set()  # the live workers at the last look (busy): a rebuild waits for them
 
     def _encode_request(self, request) -> bytes:
@@ -141,39 +160,53 @@ class SharedQueue:
         self._forgotten = last
         return [last - CALLS_KEPT + 1, last]
 
+    def _first(self, call: int) -> str:
+        """'1' when the call is made for the first time ('' when made again, or it may have been): no reply of
+        it can be kept, and the script does not look for one. Call ids are made in the order they are
+        used (an id made and used later only looks once more)."""
+        first = call > self._made
+        self._made = max(self._made, call)
+        return "1" if first else ""
+
     def _once(self, name, keys, args, call):
         call = self.new_call() if call is None else call
-        args = [call, CALLS_KEPT_MS, *self._forget(call), *args]
+        args = [call, CALLS_KEPT_MS, *self._forget(call), self._first(call), *args]
         return self.scripts[name](keys=[self.k("calls:" + self.worker), *keys], args=args)
 
     # --- requests -----------------------------------------------------------
 
-    def push_many(self, requests, call: int | None = None, epoch: str = "") -> list[bool] | None:
-        """Queue the requests whose page was not queued today; True for each queued. With ``epoch``,
-        None when Redis holds another (it lost its state since): nothing is queued.
+    def send(self, runs, call: int | None = None, epoch: str = "") -> list:
+        """A worker's sends in one call, in order: runs of (kind, values), a reply for each (scripts/send.lua).
 
-        Every page request goes through the day's fingerprints (its own dont_filter only keeps
-        it from a local dupefilter). A page asked for anew carries ``farm_again`` in its meta:
-        True passes unfiltered (a page lost inside a worker); a text is an occasion, and the
-        page is queued once per occasion (two workers finding the same stall queue it once).
+        - ``push`` and ``requeue``: requests; True for each queued. A push is queued only under ``epoch``
+          (any when '') and None when Redis holds another (it lost its state since); a rebuild's pushes
+          (requeue) under any. Every page request goes through its keyword's fingerprints (its own
+          dont_filter only keeps it from a local dupefilter). A page asked for anew carries ``farm_again``
+          in its meta: True passes unfiltered (a page lost inside a worker); a text is an occasion, and
+          the page is queued once per occasion (two workers finding the same stall queue it once).
+        - ``ack``: (id, lease, mine) of requests whose pages are settled (lease '' when not known; mine '1'
+          when this worker owns it);
+          (lease, its requests still open) for each. A keyword another worker owns, left with nothing
+          open, is noted in its owner's inbox (``inbox``: '<lease>', 'look').
+        - ``end``: (lease, outcome) of keywords ended: their queued requests are dropped, their owners told;
+          each one's owner ('' when none is known).
+        - ``look``: leases; the requests each has open.
+        - ``hold``: the worker this one is done taking on ('' none), then leases this one claimed or adopted
+          (``hold``).
         """
-        if not requests:
-            return []
-        args = [self.dupefilter.ttl(), LEASE_SECONDS, self.dupefilter.lease_key(""), epoch]
-        for request in requests:
-            lease = request.meta.get("farm_lease")
-            filtered = lease is not None or not request.dont_filter
-            again = request.meta.get("farm_again")
-            fingerprint = self.dupefilter.request_fingerprint(request) if filtered and again is not True else ""
-            if fingerprint and again:
-                fingerprint += f":{again}"  # asked for anew: once per occasion
-            args += [
-                fingerprint,
-                lease.name if lease is not None else "",
-                request.priority,
-                self._encode_request(request),
-            ]
+        args = [epoch, self.dupefilter.ttl(), LEASE_SECONDS, self.dupefilter.lease_key(""), self.worker, self.key]
+        for kind, values in runs:
+            args += [kind, len(values)]
+            if kind in ("push", "requeue"):
+                for request in values:
+                    args += self._pushed(request)
+            elif kind in ("look", "hold"):
+                args += values
+            else:
+                args += [value for pair in values for value in pair]
+        call = self.new_call() if call is None else call
         keys = [
+            self.k("calls:" + self.worker),
             self.k("queue"),
             self.k("req"),
             self.k("seq"),
@@ -181,9 +214,40 @@ class SharedQueue:
             self.k("open"),
             self.k("ends"),
             self.k("epoch"),
+            self.k("taken:" + self.worker),
+            self.k("owner"),
         ]
-        out = self._once("push", keys, args, call)
-        return [bool(ok) for ok in out] if out else None
+        args = [call, CALLS_KEPT_MS, *self._forget(call), self._first(call), *args]
+        replies = self.scripts["send"](keys=keys, args=args)
+        out = []
+        for (kind, _), reply in zip(runs, replies):
+            if kind in ("push", "requeue"):
+                out.append([bool(ok) for ok in reply] if reply else None)
+            elif kind == "ack":
+                out.append([(reply[i].decode(), int(reply[i + 1])) for i in range(0, len(reply), 2)])
+            elif kind == "end":
+                out.append([owner.decode() if isinstance(owner, bytes) else owner for owner in reply])
+            elif kind == "look":
+                out.append([int(n) for n in reply])
+            else:
+                out.append(None)
+        return out
+
+    def _pushed(self, request) -> list:
+        """A request as a push carries it: its fingerprint, its lease, its priority, its payload."""
+        lease = request.meta.get("farm_lease")
+        filtered = lease is not None or not request.dont_filter
+        again = request.meta.get("farm_again")
+        fingerprint = self.dupefilter.request_fingerprint(request) if filtered and again is not True else ""
+        if fingerprint and again:
+            fingerprint += f":{again}"  # asked for anew: once per occasion
+        return [fingerprint, lease.name if lease is not None else "", request.priority, self._encode_request(request)]
+
+    def push_many(self, requests, call: int | None = None, epoch: str = "") -> list[bool] | None:
+        """Queue the requests whose page was not queued; True for each queued (``send``'s push)."""
+        if not requests:
+            return []
+        return self.send([("push", list(requests))], call, epoch)[0]
 
     def pop_many(
         self, n: int, interval: float | None = None, penalty: float = 0.0, call: int | None = None
@@ -203,7 +267,7 @@ class SharedQueue:
             self.k("calls:" + self.worker),
         ]
         pace = [int(interval * 1000) if interval is not None else "", int(penalty * 1000)]
-        args = [n, random.random(), *pace, call, CALLS_KEPT_MS, *self._forget(call)]
+        args = [n, random.random(), *pace, call, CALLS_KEPT_MS, *self._forget(call), self._first(call)]
         out = self.scripts["pop"](keys=keys, args=args)
         if out[0]:
             return out[0] / 1000, []
@@ -238,12 +302,10 @@ class SharedQueue:
         return (set(workers) | live) - written - {self.worker}
 
     def ack(self, ids, call: int | None = None) -> list[tuple[str, int]]:
-        """These requests' pages are settled; (lease, its requests still open) for each."""
+        """These requests' pages are settled; (lease, its requests still open) for each (``send``'s ack)."""
         if not ids:
             return []
-        keys = [self.k("taken:" + self.worker), self.k("req"), self.k("open")]
-        out = self._once("ack", keys, list(ids), call)
-        return [(out[i].decode(), int(out[i + 1])) for i in range(0, len(out), 2)]
+        return self.send([("ack", [(rid, "", "") for rid in ids])], call)[0]
 
     def open_requests(self, lease: str) -> int:
         return int(self.server.hget(self.k("open"), lease) or 0)
@@ -254,15 +316,31 @@ class SharedQueue:
     def busy(self) -> bool:
         """Whether the queue or any live worker's in-flight set holds requests, or another live worker
         is taking keywords on (claiming, or adopting a stopped worker's)."""
-        self.live_seen = {w.decode() for w in self.server.zrange(self.k("live"), 0, -1)}
-        if self.server.zcard(self.k("queue")):
-            return True
-        for worker in self.live_seen:
-            if self.server.zcard(self.k("taken:" + worker)):
-                return True
-            if worker != self.worker and self.server.scard(self.k("taking:" + worker)):
-                return True
-        return False
+        busy, live = self.scripts["busy"](keys=[self.k("live"), self.k("queue")], args=[self.worker, self.key])
+        self.live_seen = {w.decode() for w in live}
+        return bool(busy)
+
+    def beat(self, timeout: float | None, look: bool = True, most: int = 100, call: int | None = None) -> Beat:
+        """The heartbeat in one call: this worker is alive, and what it learns (``Beat``). With ``timeout``
+        (s), a maintenance beat: workers silent that long are ``requeue_dead``'s. ``look``: whether any
+        work is left is looked at (else ``busy`` says True)."""
+        call = self.new_call() if call is None else call
+        keys = [self.k("calls:" + self.worker), self.k("live"), self.k("epoch"), self.k("inbox:" + self.worker)]
+        maintain = "1" if timeout is not None else ""
+        args = [self.worker, maintain, int((timeout or 0) * 1000), self.key, most, "1" if look else ""]
+        args = [call, CALLS_KEPT_MS, *self._forget(call), self._first(call), *args]
+        _, epoch, inbox, requeued, adopted, look_up, busy, live = self.scripts["beat"](
+            keys=[*keys, self.k("queue")], args=args
+        )
+        self.live_seen = {w.decode() for w in live}
+        return Beat(
+            epoch.decode() if isinstance(epoch, bytes) else epoch,
+            [tuple(item.decode().split(" ", 1)) for item in inbox],
+            int(requeued),
+            [lease.decode() for lease in adopted],
+            [w.decode() for w in look_up],
+            bool(busy),
+        )
 
     # --- workers and keywords ------------------------------------------------
 
@@ -295,10 +373,10 @@ class SharedQueue:
 
     def new_epoch(self, epoch: str, holders: dict[str, list[str]]) -> str:
         """End a rebuild: each worker's leases (``holders``) listed again, ``epoch`` set, the lock released."""
-        args = [epoch, self.k("leases:")]
+        args = [epoch]
         for holder, leases in holders.items():
             for lease in leases:
-                args += [holder, lease]
+                args += [lease, holder]
         keys = [self.k("epoch"), self.k("rebuild"), self.k("owner"), self.k("written")]
         self.scripts["new_epoch"](keys=keys, args=args)
         return epoch
@@ -324,19 +402,12 @@ class SharedQueue:
     def hold(self, leases, taken_from: str | None = None) -> None:
         """This worker claimed (or adopted) these leases: a survivor adopts them if it dies. With
         ``taken_from``, they are all the keyword table listed for that worker (or for this one's claim)."""
-        pipe = self.server.pipeline()
-        if leases:
-            pipe.sadd(self.k("leases:" + self.worker), *leases)
-            pipe.hset(self.k("owner"), mapping={lease: self.worker for lease in leases})
-        if taken_from is not None:
-            pipe.srem(self.k("taking:" + self.worker), taken_from)
-        pipe.execute()
+        if leases or taken_from is not None:
+            self.send([("hold", [taken_from or "", *leases])])
 
     def ended(self, lease: str, outcome: str) -> str:
         """The lease's keyword ended: its queued requests are dropped, its owner told. Returns the owner."""
-        args = [lease, outcome, LEASE_SECONDS, self.worker, self.key]
-        owner = self.scripts["end"](keys=[self.k("ends"), self.k("owner")], args=args)
-        return owner.decode() if isinstance(owner, bytes) else owner
+        return self.send([("end", [(lease, outcome)])])[0][0]
 
     def adopted_by_others(self) -> set[tuple[int, int]]:
         """(keyword id, token) of the leases another worker owns (claimed, or adopted from a worker
@@ -350,7 +421,8 @@ class SharedQueue:
 
     def own_leases(self) -> set[str]:
         """The leases Redis lists as this worker's."""
-        return {name.decode() for name in self.server.smembers(self.k("leases:" + self.worker))}
+        owners = self.server.hgetall(self.k("owner")).items()
+        return {name.decode() for name, owner in owners if owner.decode() == self.worker}
 
     def inbox(self, most: int = 100, call: int | None = None) -> list[tuple[str, str]]:
         """(lease, outcome) of this worker's leases that other workers ended."""

@@ -143,3 +143,4 @@ class Rebuild:
     def _new_epoch(self, epoch):
         self.epoch = epoch
         self._written_back = False
+        self._marked = False  # Redis lost it: the next claim marks this worker again

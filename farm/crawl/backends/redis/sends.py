@@ -1,26 +1,32 @@
-"""Out, in order: the requests a worker queues and the acknowledgements of the pages it settled.
+"""Out, in order: the requests a worker queues, the acknowledgements of the pages it settled, the ends.
 
 They leave in the order the crawl made them (a page's follow-ups before its acknowledgement), in
 batches, on the Redis link's thread, one send at a time: what the crawl makes while one is on its
-way goes in the next. An acknowledgement that leaves a keyword with nothing open anywhere starts
-the stall look (farm.crawl.backends.redis.adoption).
+way goes in the next. A send is one call to Redis (scripts/send.lua), however many runs of pushes,
+acknowledgements, ends and looks it holds. An acknowledgement that leaves a keyword with nothing open
+anywhere starts the stall look (farm.crawl.backends.redis.adoption).
 
 A part of farm.crawl.backends.redis.membership.SharedWork, which holds the state it uses.
 """
 
-# Batches (runs of pushes or of acknowledgements) in one send at most: each is a call Redis keeps the
-# reply of, and a send made again after a lost reply needs all of its own (CALLS_KEPT, farm.crawl.backends.redis.queue)
+# Runs (of pushes, acknowledgements, ends or looks) in one send at most: a send is one script, and Redis
+# does nothing else while it runs; the rest goes in the next send.
 SEND_BATCHES = 64
 
 
 class Sends:
-    """Pushes, acknowledgements and looks, sent in order (on SharedWork: ``_ops``, ``_flush_call``, ``_sending``)."""
+    """Pushes, acknowledgements, ends and looks, sent in order (on SharedWork: ``_ops``, ``_flush_call``,
+    ``_sending``, ``_acked``)."""
 
     def push(self, request) -> None:
         self._ops.append(("push", request))
         self._soon()
 
-    def ack(self, request_id: str) -> None:
+    def ack(self, request_id: str, lease: str = "", mine: bool = False) -> None:
+        """Acknowledge a request taken; ``lease``: its lease's name, '' when not known (read from Redis);
+        ``mine``: this worker owns the lease (another's is told, should nothing be left open)."""
+        if lease:
+            self._acked[request_id] = (lease, "1" if mine else "")
         self._ops.append(("ack", request_id))
         self._soon()
 
@@ -29,7 +35,8 @@ class Sends:
         self.held.pop((lease_key, page), None)
         request_id = self.taken.pop((lease_key, page), None)
         if request_id is not None:
-            self.ack(request_id)
+            run = self.runs.get(lease_key)
+            self.ack(request_id, f"{lease_key[0]}:{lease_key[1]}", run is not None and run.owned)
 
     def _soon(self):
         # one send at a time: what comes meanwhile goes in the next (each send is a round trip on the
@@ -48,13 +55,15 @@ class Sends:
 
     def flush(self):
         """Send what is waiting; a Deferred that fires once it is in Redis."""
+        if self._flush_call is not None and self._flush_call.active():
+            self._flush_call.cancel()  # called before its turn (leaving): nothing is left for it
         self._flush_call = None
         ops, self._ops = self._ops, []
         if not ops:
             return self.link.run(lambda: None)
         batches, kind, batch = [], None, []
         for i, (op, value) in enumerate(ops):
-            if op != kind and batch:
+            if (op != kind or op == "hold") and batch:  # each listing its own run: it names whom it ends
                 batches.append((kind, batch))
                 batch = []
                 if len(batches) == SEND_BATCHES:  # the rest in the next send
@@ -65,36 +74,49 @@ class Sends:
         else:
             batches.append((kind, batch))
         self.stats.inc_value("farm/shared/sends")
-        # each push and acknowledgement has its call id before it leaves: made again after a lost
-        # reply, it answers as it did and queues or settles nothing twice
-        calls = [self.queue.new_call() for _ in batches]
-        done = self._sending = self.link.run(self._send, batches, calls)
-        done.addCallback(self._sent)
+        # the send has its call id before it leaves: made again after a lost reply, it answers as it
+        # did and queues or settles nothing twice
+        done = self._sending = self.link.run(self._send, batches, self.queue.new_call())
+        done.addCallback(self._sent, batches)
         done.addErrback(self._failed, "sending requests and acknowledgements")
         done.addBoth(self._send_done, done)
         return done
 
-    def _send(self, batches, calls):
-        queued, empty = 0, []  # how many requests went in the queue; leases with no request open anywhere
-        refused = 0  # requests pushed under an epoch Redis no longer holds
-        for (kind, batch), call in zip(batches, calls):
-            if kind in ("push", "requeue"):
+    def _send(self, batches, call):
+        runs = []
+        for kind, batch in batches:
+            if kind == "push":
                 # a rebuild's pushes ("requeue") go in before the new epoch is set; the others only under
                 # this worker's epoch: until the rebuild, a page another worker holds may not be written back
-                pushed = self.queue.push_many(batch, call, (self.epoch or "") if kind == "push" else "")
-                if pushed is None:
+                runs.append(("push", batch))
+            elif kind == "ack":  # with the lease of each, as the worker knows it
+                runs.append(("ack", [(rid, *self._acked.get(rid, ("", ""))) for rid in batch]))
+            elif kind == "hold":
+                runs.append(("hold", batch[0]))
+            else:
+                runs.append((kind, batch))
+        replies = self.queue.send(runs, call, self.epoch or "")
+        queued, empty = 0, []  # how many requests went in the queue; leases with no request open anywhere
+        refused = 0  # requests pushed under an epoch Redis no longer holds
+        for (kind, batch), reply in zip(batches, replies):
+            if kind in ("push", "requeue"):
+                if reply is None:
                     refused += len(batch)
                     continue
-                queued += sum(pushed)
-                self.stats.inc_value("farm/shared/queued", sum(pushed))
-                self.stats.inc_value("farm/shared/seen", len(pushed) - sum(pushed))
+                queued += sum(reply)
+                self.stats.inc_value("farm/shared/queued", sum(reply))
+                self.stats.inc_value("farm/shared/seen", len(reply) - sum(reply))
             elif kind == "ack":
-                empty += [lease for lease, left in self.queue.ack(batch, call) if left <= 0]
-            else:  # "look": after everything this worker queued before it
-                empty += [lease for lease in batch if self.queue.open_requests(lease) <= 0]
+                empty += [lease for lease, left in reply if left <= 0]
+            elif kind == "look":  # after everything this worker queued before it
+                empty += [lease for lease, left in zip(batch, reply) if left <= 0]
         return queued, empty, refused
 
-    def _sent(self, result):
+    def _sent(self, result, batches):
+        for kind, batch in batches:
+            if kind == "ack":
+                for request_id in batch:
+                    self._acked.pop(request_id, None)
         queued, empty, refused = result
         if refused:
             # not pushed again: its page may be done by now (a push whose reply was lost, made again on the
