@@ -70,8 +70,17 @@ class WriteLost(Exception):
     """A write the crawl handed to the state writer was not committed."""
 
 
-class RedisUnreachable(RuntimeError):
+class BackendUnreachable(RuntimeError):
+    """A work backend's service did not answer within the outage grace; the crawl closes with
+    ``close_reason``."""
+
+    close_reason = "farm_backend_error"
+
+
+class RedisUnreachable(BackendUnreachable):
     """Redis did not answer within the outage grace."""
+
+    close_reason = "farm_redis_error"
 
 
 class BadPayload(ValueError):

@@ -1,11 +1,11 @@
 """`farm doctor`: is this machine set up to crawl? One line per check: ok, warn or fail, and what to do.
 
-Checks: the settings (each one's value), the database URL (reachable), the schema revision, Redis (when
-FARM_REDIS_URL is set), each site's base URL (reachable or not: a warning, as a crawl may run
-elsewhere; a site the keyword table names that no spider here crawls: a warning), FARM_TIMEZONE
-(and what "today" is there), stale leases, and keywords that failed for the day. Only a failure
-makes the command exit non-zero. Nothing is written anywhere: a missing SQLite file is reported,
-not created. No line shows a secret (farm.display.without_secrets) or a control
+Checks: the settings (each one's value), the database URL (reachable), the schema revision, the work
+backend (FARM_WORK_BACKEND; Redis answering, with FARM_REDIS_URL), each site's base URL (reachable
+or not: a warning, as a crawl may run elsewhere; a site the keyword table names that no spider here
+crawls: a warning), FARM_TIMEZONE (and what "today" is there), stale leases, and keywords that
+failed for the day. Only a failure makes the command exit non-zero. Nothing is written anywhere: a
+missing SQLite file is reported, not created. No line shows a secret (farm.display.without_secrets) or a control
 character a client stored (farm.display.escape).
 """
 
@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from scrapy.utils.misc import load_object
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from farm.config import FarmConfig
 from farm.display import escape, mask_url, without_secrets
-from farm.errors import DatabaseUrlError, SettingError
+from farm.errors import DatabaseUrlError, FarmStartError, SettingError
 from farm.state import tallies
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine
@@ -30,6 +31,7 @@ from farm.state.engine import URL_EXAMPLES, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
 
 OK, WARN, FAIL = "ok", "warn", "fail"
+NAME_BACKEND = "work backend"
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
         if engine is not None:
             engine.dispose()
     yield tz_check
-    yield check_redis(settings.get("FARM_REDIS_URL"), timeout)
+    yield check_backend(config, timeout)
     yield from check_sites(settings, timeout, stored)
 
 
@@ -253,37 +255,20 @@ def check_timezone(name: str):
     ), tz
 
 
-def check_redis(url: str | None, timeout: float) -> Check:
-    if not url:
-        return Check(OK, "redis", "FARM_REDIS_URL is not set (crawlers share work through the keyword table)")
-    shown = _masked(url)
+def check_backend(config: FarmConfig | None, timeout: float) -> Check:
+    """The work backend FARM_WORK_BACKEND names (farm.crawl.backends): loaded, and what it needs beyond
+    this process (Redis, for the Redis one) answering."""
+    if config is None:
+        return Check(WARN, NAME_BACKEND, "not checked: fix the settings first")
+    path = config.work_backend
     try:
-        import redis
-    except ImportError:
-        return Check(
-            FAIL,
-            "redis",
-            "FARM_REDIS_URL is set but the redis package is not installed: "
-            "pip install 'farm[redis]', or unset FARM_REDIS_URL",
-        )
-    try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
-    except ValueError:  # its text may quote a piece of the password: not shown
-        return Check(
-            FAIL,
-            "redis",
-            f"FARM_REDIS_URL={shown!r} is not a Redis URL: e.g. redis://host:6379/0 "
-            "(write a / or @ in a password as %2F or %40)",
-        )
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        return Check(
-            FAIL, "redis", f"{shown} does not answer: {exc}: start Redis there, or fix or unset FARM_REDIS_URL"
-        )
-    finally:
-        client.close()
-    return Check(OK, "redis", f"{shown} answers")
+        backend = load_object(path)
+        line = backend.check(config, timeout)
+    except (ImportError, ValueError, NameError, AttributeError) as exc:
+        return Check(FAIL, NAME_BACKEND, f"FARM_WORK_BACKEND={path!r} cannot be loaded: {exc}")
+    except FarmStartError as exc:
+        return Check(FAIL, NAME_BACKEND, f"{path.rsplit('.', 1)[-1]}: {exc}")
+    return Check(OK, NAME_BACKEND, f"{path.rsplit('.', 1)[-1]}: {line}")
 
 
 def check_sites(settings, timeout: float, stored: Iterable[str] = ()) -> list[Check]:

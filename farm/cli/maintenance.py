@@ -52,7 +52,7 @@ def doctor(farm_ctx: Farm, timeout: float):
     failing keywords  failed for the day (retries or block claims used up), or
                       failed on their last day and not claimed since
     timezone          FARM_TIMEZONE is a known zone; what "today" is there
-    redis             FARM_REDIS_URL answers (when it is set)
+    work backend      FARM_WORK_BACKEND loads; with Redis, FARM_REDIS_URL answers
     site boss/qcwy/zhilian, and each LeaseSpider site of the project's own
                       its FARM_<SITE>_BASE_URL answers (a warning if not)
 

@@ -26,7 +26,7 @@ from farm.startlog import is_start_error
 # the exit status of a command refused for a bad setting, as for a bad option
 SETTING_EXIT = 2
 # the reasons a crawl closes on when the database or Redis failed it (farm.crawl.parts)
-OUTAGE_REASONS = ("farm_db_error", "farm_redis_error")
+OUTAGE_REASONS = ("farm_db_error", "farm_redis_error", "farm_backend_error")
 
 
 class Command(ScrapyCrawl):
@@ -53,6 +53,6 @@ class Command(ScrapyCrawl):
 
 
 def ended_on_outage(stats) -> bool:
-    """Whether the crawl ended on a database or Redis error: it closed on one, or its close could not
+    """Whether the crawl ended on a database or work backend (Redis) error: it closed on one, or its close could not
     give its keywords back (they stay held until their lease expires or a worker adopts them)."""
     return stats.get_value("finish_reason") in OUTAGE_REASONS or bool(stats.get_value("farm/lease/release_lost"))

@@ -22,33 +22,16 @@ pages go through these sets, and leave each when they settle:
 
 from dataclasses import dataclass, field
 
+from farm.crawl.backends.base import Outcome
 from farm.state.lease import Lease
 from farm.state.models import site_count
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a keyword ends, as ``KeywordRegistry.end`` is told and ``farm.signals.keyword_ended`` says.
-
-    ``kind`` is one of farm.state.lease.ENDS ("completed", "failed", "blocked", "released") or,
-    once settled, "lost" (the store fenced this crawl's lease). ``page`` is the page given up with
-    it, if any. ``written``: the keyword table holds it already (its last page's write completed
-    it, or the store fenced the lease): nothing to write. ``elsewhere``: another worker wrote it
-    and shared it through Redis: nothing to write, no one to tell.
-    """
-
-    kind: str
-    reason: str | None = None
-    page: int | None = None
-    written: bool = False
-    elsewhere: bool = False
 
 
 @dataclass(eq=False)
 class KeywordRun:
     lease: Lease
-    # shared through Redis (FARM_REDIS_URL): pages asked for go to the shared queue and any worker
-    # may take them; ``pending`` then holds the pages this worker took, not those it asked for
+    # the backend shares its queue (WorkBackend.shared): pages asked for may be taken by any worker;
+    # ``pending`` then holds the pages this worker took, not those it asked for
     shared: bool = False
     # this worker claimed (or adopted) the keyword: it keeps its lease alive and counts it as its own;
     # a shared keyword another worker claimed has a run here only while this worker handles its pages

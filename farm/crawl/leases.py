@@ -24,9 +24,9 @@ from twisted.internet import reactor
 from twisted.internet.defer import DeferredList
 
 from farm import signals
-from farm.crawl.backends.redis.link import RedisUnreachable
 from farm.crawl.claim_policy import Seen, decide
 from farm.crawl.parts import CrawlParts, engine_slot
+from farm.errors import BackendUnreachable
 from farm.spiders.base import LeaseLost
 from farm.state.claims import Outlook
 from farm.state.clock import utcnow
@@ -122,7 +122,7 @@ class KeywordLeaseMiddleware:
         spider = self.crawler.spider
         # what this crawl holds, as it stands now: one claim at a time, each registered before the next
         args = (spider.name, decision.count, self.registry.not_again, frozenset(self.runs))
-        self._claim = self.parts.backend.claiming()
+        self._claim = self.parts.backend.peers.claiming()
         self._claim.addCallback(lambda _: self.parts.claim(*args))
         self._claim.addCallback(self._claimed)
         self._claim.addErrback(self._claim_failed)
@@ -188,11 +188,11 @@ class KeywordLeaseMiddleware:
             # Scrapy's next idle check (up to 5 s away)
             self._crawl_done()
         elif decision.action == "ask_others":  # shared: once no other worker holds work
-            self.parts.backend.look_at_others(self._others_busy)
+            self.parts.backend.peers.look(self._others_busy)
 
     def _others(self) -> bool | None:
         """Whether other processes hold work; None: to be looked up (``ask_others``)."""
-        return self.parts.backend.others_busy()
+        return self.parts.backend.peers.busy()
 
     def _others_busy(self, busy):
         seen = self._seen(self._closing, outlook=Outlook(0, None), others_busy=busy)
@@ -211,7 +211,8 @@ class KeywordLeaseMiddleware:
         self._claim = None
         self.stats.inc_value("farm/lease/claim_error")
         logger.error("farm: claiming keywords failed: %s", failure.getErrorMessage())
-        self.parts.close_crawl("farm_redis_error" if failure.check(RedisUnreachable) else "farm_db_error")
+        unreachable = failure.check(BackendUnreachable)
+        self.parts.close_crawl(failure.value.close_reason if unreachable else "farm_db_error")
 
     async def spider_closed(self, spider, reason):
         self._closing = True
@@ -221,7 +222,7 @@ class KeywordLeaseMiddleware:
         if self._claim is not None:
             await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
         # keywords being taken on (adopted, with Redis) become runs first, released below
-        await maybe_deferred_to_future(self.parts.backend.closing())
+        await maybe_deferred_to_future(self.parts.backend.peers.closing())
         # the progress of every page fetched goes before the releases
         await maybe_deferred_to_future(self.parts.outbox.drain())
         await self.registry.release(reason)

@@ -61,27 +61,3 @@ class SitePace:
         """A good answer: halve the back-off."""
         if self.penalty:
             self.penalty = self.penalty / 2 if self.penalty / 2 >= self.base_delay / 2 else 0.0
-
-
-class SharedPace(SitePace):
-    """The pace of a site every worker shares (FARM_REDIS_URL): the shared queue hands out
-    requests at the site's rate (farm/crawl/backends/redis/scripts/pop.lua), and a block or an outage
-    any worker meets slows every worker. This worker keeps a copy for the requests that
-    stay with it (retries); its pops carry the interval and its back-off, so that Redis
-    losing the pace (a flush, a restart) does not lose the site's pace."""
-
-    def __init__(self, rate, base_delay, max_delay, link, queue, **kwargs):
-        super().__init__(rate, base_delay, max_delay, **kwargs)
-        self.link = link
-        self.queue = queue
-        self.link.run(queue.set_rate, rate)
-
-    def back_off(self, retry_after: float | None = None) -> None:
-        super().back_off(retry_after)
-        # a call id: made again after a lost reply, it backs off once
-        self.link.run(self.queue.back_off, self.base_delay, self.max_delay, retry_after, self.queue.new_call())
-
-    def eased(self) -> None:
-        if self.penalty:  # one Redis call per good answer only while backed off
-            super().eased()
-            self.link.run(self.queue.ease, self.base_delay, self.max_delay, self.queue.new_call())

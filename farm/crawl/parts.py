@@ -7,7 +7,7 @@ A page's path through a crawl, and who does each step:
    ``KeywordRun`` until its end; the spider (farm.spiders.base) makes the
    keyword's page requests.
 2. **Request.** The scheduler (farm.crawl.scheduler), over its work backend
-   (farm.crawl.backends: local, or Redis with FARM_REDIS_URL), lets a page out while
+   (farm.crawl.backends, FARM_WORK_BACKEND: local, or Redis), lets a page out while
    its keyword is live, the page ``window`` has room and the site's ``pace`` allows it.
 3. **Response.** ``SiteBlockMiddleware`` (farm.middlewares.blocks) tells blocks and
    site trouble from pages; the spider parses the page's postings and says how
@@ -21,8 +21,8 @@ A page's path through a crawl, and who does each step:
 
 Database work runs off the reactor in two places: the outbox's state writer
 process (the hot writes and the claims, on another core) and the DB thread
-(heartbeats, reaps, a checkpoint's take-back; first in, first out). The mode
-is the ``backend`` (farm.crawl.backends): with FARM_REDIS_URL, the Redis one.
+(heartbeats, reaps, a checkpoint's take-back; first in, first out). Whether the
+work is shared with other processes is the ``backend``'s to know (farm.crawl.backends.base).
 
 ``CrawlParts`` is a Scrapy extension (farm.addon's EXTENSIONS, before Scrapy's own): its
 ``from_crawler`` builds every part once, before the engine exists, and nothing is written into it
@@ -32,7 +32,7 @@ Scrapy: the middlewares, the pipeline and the scheduler, built after it, with
 and the spider, built before it (as ``SpiderParts``, farm.spiders.base), the same way on first use.
 
 The parts start in one place, ``start()``, which the scheduler's ``open`` calls: the engine opens the
-scheduler before anything needs the DB thread, the state writer or the Redis link's thread, and
+scheduler before anything needs the DB thread, the state writer or the backend's threads, and
 before ``spider_opened``; under another SCHEDULER a farm spider does not start (farm.crawl.starting).
 In a crawl that is starting (``Crawler.crawling``) the writer process is spawned as soon as the parts
 are built: it takes a third of a second to start, and spawned at ``open`` it held the first pages in a
@@ -51,13 +51,10 @@ from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThreadPool
 
 from farm.config import FarmConfig, SettingError
-from farm.crawl.backends.local import LocalBackend
 from farm.crawl.outbox import Outbox
-from farm.crawl.pace import SitePace
 from farm.crawl.progress import PageProgress
-from farm.crawl.proxies import proxy_pool_from
 from farm.crawl.registry import KeywordRegistry
-from farm.crawl.starting import open_jobdir, redis_backend, require_farm_scheduler, start_failed
+from farm.crawl.starting import build_backend, open_jobdir, require_farm_scheduler, start_failed
 from farm.crawl.window import PageWindow
 from farm.display import mask_url
 from farm.spiders.base import LeaseSpider, SpiderParts
@@ -78,29 +75,29 @@ class CrawlParts(SpiderParts):
     def __init__(
         self,
         crawler,
+        config: FarmConfig,
         store: KeywordStore,
         crawler_id: str,
-        pages_in_flight: int,
         rate: float,
-        block_delays: tuple[float, float],
-        redis_url: str | None = None,
         checkpoint=None,
         refused: str | None = None,
         jobdir_lock=None,
     ):
-        settings = crawler.settings
         self.crawler = crawler
         self.stats = crawler.stats
+        self.config = config
         self.store = store
         self.crawler_id = crawler_id
-        self.window = PageWindow(pages_in_flight, on_room=self.wake)
+        self.rate = rate  # the site's FARM_<SITE>_RATE
+        self.block_delays = (config.block_base_delay, config.block_max_delay)
+        self.window = PageWindow(config.pages_in_flight, on_room=self.wake)
         self._pool = single_thread_pool("farm-db")  # the DB thread; started by start()
         self.writer: StateWriter | None = None  # the state writer process; spawned by start()
         self.outbox = Outbox(
             None,  # the writer, once spawned
             crawler.stats,
-            settings.getint("FARM_SQL_BATCH_SIZE"),
-            settings.getfloat("FARM_SQL_FLUSH_INTERVAL"),
+            config.sql_batch_size,
+            config.sql_flush_interval,
             on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
         self.progress = PageProgress(crawler, self)
@@ -110,15 +107,11 @@ class CrawlParts(SpiderParts):
         self.checkpoint = checkpoint
         self.refused = refused
         self.jobdir_lock = jobdir_lock  # JOBDIR: this crawl's hold on it (farm.crawl.backends.joblock)
-        resuming = set(checkpoint.saved.leases) if checkpoint is not None and checkpoint.saved is not None else None
-        if redis_url:
-            self.backend, self.pace, make_pool = redis_backend(crawler, self, redis_url, rate, block_delays, resuming)
-        else:
-            jobdir_is_farms = checkpoint is not None or refused is not None
-            self.backend = LocalBackend.from_crawler(crawler, checkpoint, jobdir_is_farms)
-            self.pace, make_pool = SitePace(rate, *block_delays), None
-        # FARM_PROXIES: the pool page requests take their proxy from (farm.crawl.proxies), else None
-        self.proxies = proxy_pool_from(crawler, make_pool)
+        # FARM_WORK_BACKEND: where the pages wait (farm.crawl.backends), with the site's pace and the
+        # FARM_PROXIES pool page requests take their proxy from (None without), which it shares as it must
+        self.backend = build_backend(crawler, self)
+        self.pace = self.backend.pace
+        self.proxies = self.backend.proxies
         self._wake_call = None
         self._started = False
 
@@ -158,29 +151,18 @@ class CrawlParts(SpiderParts):
                 f"{str(exc.orig or exc).strip().splitlines()[0]}",
                 config.db_url,
             ) from None
-        pages_in_flight = settings.getint("FARM_PAGES_IN_FLIGHT")
-        if pages_in_flight < 1:
-            raise ValueError(f"FARM_PAGES_IN_FLIGHT must be at least 1, got {pages_in_flight}")
-        if settings.getint("FARM_SQL_BATCH_SIZE") < 1 or settings.getfloat("FARM_SQL_FLUSH_INTERVAL") < 0:
-            raise ValueError("FARM_SQL_BATCH_SIZE must be >= 1 and FARM_SQL_FLUSH_INTERVAL >= 0")
-        site = (crawler.spidercls.site or crawler.spidercls.name).upper()
-        rate = settings.getfloat(f"FARM_{site}_RATE")
-        if rate < 0:
-            raise ValueError(f"FARM_{site}_RATE must be >= 0 requests per second (0: no limit), got {rate}")
-        delays = (settings.getfloat("FARM_BLOCK_BASE_DELAY"), settings.getfloat("FARM_BLOCK_MAX_DELAY"))
-        crawler_id = settings.get("FARM_CRAWLER_ID")
+        rate = config.site(crawler.spidercls.site or crawler.spidercls.name).rate
+        crawler_id = config.crawler_id
         lock, checkpoint, refused = open_jobdir(crawler, store, crawler_id)
         if checkpoint is not None:
             crawler_id = checkpoint.crawler_id  # a resumed crawl is the same holder
         try:
             return cls(
                 crawler,
+                config,
                 store,
                 crawler_id,
-                pages_in_flight,
                 rate,
-                delays,
-                settings.get("FARM_REDIS_URL"),
                 checkpoint=checkpoint,
                 refused=refused,
                 jobdir_lock=lock,
@@ -191,14 +173,13 @@ class CrawlParts(SpiderParts):
             raise
 
     def start(self) -> None:
-        """Start the DB thread, the state writer process and the Redis link's thread (once): the
-        scheduler's ``open`` calls it, the one place the parts start."""
+        """Start the DB thread and the state writer process (once): the scheduler's ``open`` calls it,
+        the one place the parts start, before it opens the backend."""
         if self._started:
             return
         self._started = True
         self._pool.start()
         self.spawn_writer()
-        self.backend.start()
 
     def spawn_writer(self) -> None:
         """Spawn the state writer process (once)."""
@@ -220,6 +201,11 @@ class CrawlParts(SpiderParts):
     @property
     def site(self) -> str:
         return (self.crawler.spidercls.site or self.crawler.spidercls.name).lower()
+
+    @property
+    def prefetch(self) -> int:
+        """How many requests the crawl may hold at once: its page window."""
+        return self.window.size
 
     def claim(self, source: str, wanted: int, skip: frozenset, held: frozenset) -> Deferred:
         """KeywordStore.claim_or_outlook for this crawler: made by the state writer once it has
@@ -263,7 +249,7 @@ class CrawlParts(SpiderParts):
         try:
             await maybe_deferred_to_future(defer.maybeDeferred(self.backend.leave))
         except Exception as exc:
-            logger.warning("farm: leaving the shared work failed: %s", exc)
+            logger.warning("farm: leaving the work backend failed: %s", exc)
         # stopping the pool joins its thread, which may still be in a database call: not on the reactor
         await maybe_deferred_to_future(threads.deferToThread(self._close_database))
         self._release_jobdir()  # last: the checkpoint's own engine_stopped has saved or removed it by now
@@ -275,7 +261,7 @@ class CrawlParts(SpiderParts):
     def close(self) -> None:
         """``engine_stopped``, blocking: for tests and tools that built the parts without a crawl."""
         self._stop_sending()
-        self.backend.stop()
+        self.backend.leave(give_back=False)
         self._close_database()
         self._release_jobdir()
 

@@ -71,7 +71,7 @@ class KeywordRegistry:
     def hold(self, leases: list[Lease]) -> list[Lease]:
         """A claim's leases become this crawl's runs; those it did not hold already are returned."""
         parts = self.parts
-        parts.backend.hold(leases)  # before their first requests are queued
+        parts.backend.peers.hold(leases)  # before their first requests are queued
         new = [lease for lease in leases if lease.key not in self._runs]
         for lease in leases:
             self.add(lease, shared=parts.backend.shared)
@@ -88,7 +88,7 @@ class KeywordRegistry:
         if checkpoint is None or checkpoint.saved is None:
             return None
         saved = checkpoint.saved
-        others = parts.backend.adopted_elsewhere()  # not those another worker adopted meanwhile
+        others = parts.backend.peers.adopted_elsewhere()  # not those another worker adopted meanwhile
         spider = self.crawler.spider
         d = parts.run(parts.store.take_back, spider.name, parts.crawler_id, saved.leases, others)
         d.addCallback(self._taken_back, saved)
@@ -119,7 +119,7 @@ class KeywordRegistry:
             pending = set().union(*(pages for (kid, _), pages in saved.pages.items() if kid == lease.id))
             if run.live and not run.shared:  # shared, its pages wait in the shared queue
                 requests += [spider.page_request(lease, page) for page in run.ask(sorted(pending))]
-        backend.hold(leases)  # the old tokens ended when the backend was joined
+        backend.peers.hold(leases)  # the old tokens ended when the backend was joined
         return requests
 
     # --- pages ----------------------------------------------------------------------------
@@ -193,7 +193,7 @@ class KeywordRegistry:
         pipeline that replaced an item, a request dropped elsewhere): ask for it again,
         a bounded number of times, so that a keyword never waits for ever."""
         # taken from the backend for a keyword no longer followed here: let it go
-        for lease_key, page in [key for key in self.parts.backend.held_pages() if key[0] not in self._runs]:
+        for lease_key, page in [key for key in self.parts.backend.peers.held_pages() if key[0] not in self._runs]:
             self.stats.inc_value("farm/keyword/orphan_pages")
             self.settle_orphan(lease_key, page)
         for run in list(self._runs.values()):
@@ -360,7 +360,7 @@ class KeywordRegistry:
         self.stats.inc_value("farm/lease/release_lost", len(leases))
         settings = self.crawler.settings
         lease_timeout = f"FARM_LEASE_TIMEOUT ({settings.getint('FARM_LEASE_TIMEOUT')}s) frees them"
-        listed = self.parts.backend.keep_listed()
+        listed = self.parts.backend.peers.keep_listed()
         if listed is not None:
             who = f"{listed}; failing that, {lease_timeout}"
         elif self.parts.checkpoint is not None:

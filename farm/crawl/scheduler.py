@@ -1,7 +1,7 @@
 """farm's scheduler: one scheduler over a work backend, with farm's gates on what leaves it.
 
-The backend (farm.crawl.backends.base.WorkBackend) keeps the requests: in this process's memory
-(farm.crawl.backends.local) or in the queue every worker shares (farm.crawl.backends.redis). A page
+The backend (farm.crawl.backends.base.WorkBackend, FARM_WORK_BACKEND) keeps the requests: in this
+process's memory (farm.crawl.backends.local) or in a queue every worker shares. A page
 request leaves the scheduler only when
 
 - its keyword is still held and asking for pages: the requests of a keyword that ended (failed,
@@ -33,7 +33,7 @@ from scrapy.core.scheduler import BaseScheduler
 
 from farm.crawl.parts import CrawlParts
 from farm.crawl.proxies import take_proxy
-from farm.crawl.starting import plain_backend
+from farm.crawl.starting import build_backend
 
 
 class FarmScheduler(BaseScheduler):
@@ -47,20 +47,20 @@ class FarmScheduler(BaseScheduler):
     def from_crawler(cls, crawler):
         parts = crawler.get_extension(CrawlParts)
         if parts is None:  # not a farm spider: Scrapy's scheduler queues as they are
-            return cls(plain_backend(crawler))
+            return cls(build_backend(crawler))
         return cls(parts.backend, parts)
 
     def open(self, spider):
         if self.parts is not None:
             # the one place the crawl's parts start (farm.crawl.parts): the first step that needs them
             self.parts.start()
-        return self.backend.join(spider)
+        return self.backend.open(spider)
 
     def close(self, reason):
         return self.backend.close(reason)
 
     def has_pending_requests(self) -> bool:
-        return self._parked is not None or bool(self._again) or self.backend.has_pending()
+        return self._parked is not None or bool(self._again) or len(self.backend) > 0
 
     def __len__(self) -> int:
         return len(self.backend) + (self._parked is not None) + len(self._again or ())

@@ -1,6 +1,6 @@
 """What a farm crawl's start checks and opens, before its parts (farm.crawl.parts) are built
 around them: the scheduler it runs under, its JOBDIR (the lock and the checkpoint) and the work
-backend it shares pages through (local, or Redis with FARM_REDIS_URL).
+backend its pages wait in (FARM_WORK_BACKEND).
 
 Each failure is a ``FarmStartError`` whose one line names the setting and what to do, logged
 here once with no secret in it.
@@ -10,8 +10,9 @@ import logging
 import sqlite3
 
 from scrapy.utils.job import job_dir
-from scrapy.utils.misc import load_object
+from scrapy.utils.misc import build_from_crawler, load_object
 
+from farm.crawl.backends.base import WorkBackend
 from farm.crawl.backends.checkpoint import open_checkpoint
 from farm.crawl.backends.joblock import JobdirLock
 from farm.crawl.backends.local import LocalBackend
@@ -93,50 +94,19 @@ def open_jobdir(crawler, store, crawler_id):
         raise
 
 
-def plain_backend(crawler) -> LocalBackend:
-    """The backend of a spider not of farm's: Scrapy's scheduler queues, JOBDIR and all."""
-    return LocalBackend.from_crawler(crawler)
-
-
-def redis_backend(crawler, parts, redis_url: str, rate, block_delays, resuming):
-    """This worker's part in the work shared through Redis: the backend, the shared pace, and how
-    to make the proxy pool whose quarantine every worker shares."""
-    from farm.crawl.backends.redis.backend import RedisBackend
-    from farm.crawl.backends.redis.dupefilter import DayDupeFilter
-    from farm.crawl.backends.redis.link import RedisLink
-    from farm.crawl.backends.redis.proxies import SharedProxyPool
-    from farm.crawl.backends.redis.queue import SharedQueue
-    from farm.crawl.pace import SharedPace
-    from farm.state.clock import utcnow
-
-    settings = crawler.settings
-    timeout = settings.getfloat("FARM_WORKER_TIMEOUT")
-    if timeout <= 0:
-        raise ValueError(f"FARM_WORKER_TIMEOUT must be positive, got {timeout}")
+def build_backend(crawler, crawl=None) -> WorkBackend:
+    """The crawl's work backend, of the class FARM_WORK_BACKEND names, built by its ``from_crawler``
+    (``crawl``: the parts of a farm crawl; None for a spider not of farm's, which gets the local one)."""
+    if crawl is None:
+        return LocalBackend.from_crawler(crawler)
+    path = crawl.config.work_backend
     try:
-        link = RedisLink(redis_url, settings.getfloat("FARM_OUTAGE_GRACE"))
-    except RuntimeError as exc:  # RedisUnreachable: the setting named, the password masked
-        raise start_failed(str(exc), redis_url) from None
-    key = f"{settings.get('FARM_REDIS_PREFIX')}:{parts.site}"
-    dupefilter = DayDupeFilter(link.server, f"{key}:seen", parts.store.tz, utcnow)
-    queue = SharedQueue(link.server, crawler.spider, key, parts.crawler_id, dupefilter)
-    pace = SharedPace(rate, *block_delays, link, queue)
-    backend = RedisBackend(
-        crawler,
-        link,
-        queue,
-        parts.store,
-        parts.registry,
-        timeout,
-        window=parts.window,
-        pace=pace,
-        wake=parts.wake,
-        run_db=parts.run,
-        on_lost=lambda reason: parts.close_crawl("farm_redis_error"),
-        resuming=resuming,
-    )
-
-    def make_pool(proxies, seconds):
-        return SharedProxyPool.for_crawl(crawler, proxies, seconds, backend.work)
-
-    return backend, pace, make_pool
+        backend_cls = load_object(path)
+    except (ImportError, ValueError, NameError, AttributeError) as exc:
+        raise start_failed(f"FARM_WORK_BACKEND={path!r} cannot be loaded: {exc}") from None
+    if not (isinstance(backend_cls, type) and issubclass(backend_cls, WorkBackend)):
+        raise start_failed(f"FARM_WORK_BACKEND={path!r} is not a farm.crawl.backends.base.WorkBackend")
+    try:
+        return build_from_crawler(backend_cls, crawler, crawl)
+    except FarmStartError as exc:
+        raise start_failed(str(exc)) from None

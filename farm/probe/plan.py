@@ -10,7 +10,7 @@ browser page, the back-off) fits in that time with the retries it may take.
 from dataclasses import dataclass
 
 from farm.cities import CITY_CODES, city_code
-from farm.config import read, site_key
+from farm.config import LOCAL_BACKEND, read, site_key
 
 PROBE_JOB = "python"
 PROBE_CITY = "北京"
@@ -58,6 +58,7 @@ def overrides(probe: Probe, site: str, settings, db_url: str, log_file: str) -> 
     browser = min(read(settings, "browser_timeout"), max(1.0, crawl / 3))
     return {
         "FARM_DB_URL": db_url,
+        "FARM_WORK_BACKEND": LOCAL_BACKEND,  # a probe shares no work
         "FARM_REDIS_URL": "",
         "JOBDIR": "",
         "FARM_METRICS_PORT": 0,

@@ -48,7 +48,9 @@ def crawler_sharing_work(db_url, rows, redis_url, prefix):
     crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
     crawler.spider = crawler._create_spider()
     crawler._apply_settings()
-    crawler.get_extension(CrawlParts).start()  # as the scheduler does when a crawl opens
+    parts = crawler.get_extension(CrawlParts)
+    parts.start()  # as the scheduler does when a crawl opens,
+    parts.backend.work.link.start()  # and the Redis backend's open, without joining the shared work
     return crawler
 
 

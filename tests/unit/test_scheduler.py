@@ -19,6 +19,10 @@ class MemoryBackend(WorkBackend):
         self.requests = deque()
         self.paced = paced
 
+    @classmethod
+    def from_crawler(cls, crawler, crawl=None):
+        return cls()
+
     def close(self, reason):
         pass
 
@@ -28,9 +32,6 @@ class MemoryBackend(WorkBackend):
 
     def fetch(self):
         return self.requests.popleft() if self.requests else None
-
-    def has_pending(self):
-        return bool(self.requests)
 
     def __len__(self):
         return len(self.requests)

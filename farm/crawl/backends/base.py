@@ -1,114 +1,197 @@
 """The work backend: where a crawl's requests wait between the spider and the downloader.
 
-farm has one scheduler (farm.crawl.scheduler.FarmScheduler) and two backends: the local one
-(farm.crawl.backends.local: this process's memory, and the JOBDIR checkpoint) and the Redis one
-(farm.crawl.backends.redis: a queue every worker shares). The scheduler applies farm's gates (the
-page window, the site's pace, the proxies, the retry lane) to what a backend hands out; a backend
-only keeps requests, hands them out and settles them. The mode is the backend, chosen once when the
-crawl's parts are built (farm.crawl.parts); nothing else asks which one it is.
+farm has one scheduler (farm.crawl.scheduler.FarmScheduler) and a backend under it, named by
+FARM_WORK_BACKEND as Scrapy names its SCHEDULER_QUEUE: farm.crawl.backends.local.LocalBackend (this
+process's memory, and the JOBDIR checkpoint; the default) or farm.crawl.backends.redis.RedisBackend (a
+queue every worker shares; the default when FARM_REDIS_URL is set). The scheduler applies farm's gates
+(the page window, the site's pace, the proxies, the retry lane) to what a backend hands out; a backend
+keeps requests, hands them out and settles them, and builds what it shares with other processes: its
+queue and dupefilter, the site's pace and the proxies' quarantine.
+
+This module is the contract and the few types both sides of it use; a backend imports nothing else of
+the crawl (a test holds it to that). docs/glossary.md gives the words.
 """
 
-from abc import ABC, abstractmethod
+from __future__ import annotations
 
-from twisted.internet.defer import succeed
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from twisted.internet.defer import Deferred, succeed
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+    from farm.config import FarmConfig
+    from farm.crawl.pace import SitePace
+    from farm.crawl.proxies import ProxyPool
+    from farm.state.lease import Lease
+    from farm.state.store import KeywordStore
+
+LeaseKey = tuple[int, int]  # (keyword id, lease token)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a keyword ends, as ``KeywordRegistry.end`` is told and ``farm.signals.keyword_ended`` says.
+
+    ``kind`` is one of farm.state.lease.ENDS ("completed", "failed", "blocked", "released") or,
+    once settled, "lost" (the store fenced this crawl's lease). ``page`` is the page given up with
+    it, if any. ``written``: the keyword table holds it already (its last page's write completed
+    it, or the store fenced the lease): nothing to write. ``elsewhere``: another process wrote it
+    and told this one through the backend: nothing to write, no one to tell.
+    """
+
+    kind: str
+    reason: str | None = None
+    page: int | None = None
+    written: bool = False
+    elsewhere: bool = False
+
+
+class KeywordBook(Protocol):
+    """What a backend may do to the keywords the crawl holds (farm.crawl.registry.KeywordRegistry)."""
+
+    @property
+    def runs(self) -> Mapping[LeaseKey, Any]: ...
+
+    def add(self, lease: Lease, *, shared: bool = False, owned: bool = True) -> Any: ...
+
+    def taken(self, lease_key: LeaseKey, page: int) -> None: ...
+
+    def end(self, lease: Lease, outcome: Outcome) -> None: ...
+
+
+class Crawl(Protocol):
+    """What a backend is given of the crawl it serves (farm.crawl.parts.CrawlParts keeps it)."""
+
+    config: FarmConfig
+    store: KeywordStore
+    crawler_id: str
+    registry: KeywordBook
+    checkpoint: Any  # JOBDIR: farm.crawl.backends.checkpoint.Checkpoint, else None
+    refused: str | None  # why the crawl must close at once (the JOBDIR holds another spider's checkpoint)
+    rate: float  # the site's FARM_<SITE>_RATE
+    block_delays: tuple[float, float]  # FARM_BLOCK_BASE_DELAY, FARM_BLOCK_MAX_DELAY
+
+    @property
+    def site(self) -> str: ...
+
+    @property
+    def prefetch(self) -> int: ...  # how many requests the crawl may hold at once (its page window)
+
+    def wake(self) -> None: ...
+
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Deferred: ...
+
+    def close_crawl(self, reason: str) -> None: ...
 
 
 class WorkBackend(ABC):
     """The contract every backend keeps; each backend's docstring says only how it differs.
 
-    Life: ``join`` once, before the first request (from the scheduler's ``open``); ``close`` when the
-    engine closes the scheduler; ``leave`` once, when the engine has stopped. Every method runs on
-    the reactor and never blocks on I/O: what a backend must fetch from elsewhere it fetches in the
-    background and wakes the engine (``wake``, given at construction) when it has something.
+    Life: built by ``from_crawler`` with the crawl it serves (None for a spider not of farm's); ``open``
+    once, before the first request (from the scheduler's ``open``); ``close`` when the engine closes the
+    scheduler; ``leave`` once, when the engine has stopped. Every method runs on the reactor and never
+    blocks on I/O: what a backend must fetch from elsewhere it fetches in the background and wakes the
+    engine (``crawl.wake``) when it has something.
 
-    - ``enqueue(request)`` keeps the request; False only when it is refused as a duplicate.
-    - ``fetch()`` hands out the next request, or None. None does not mean the crawl is finished:
-      requests may be on their way to this process, or held by others; ask ``is_finished``.
-    - A page request handed out is this crawl's until ``mark_handled`` (its page recorded or given
-      up): until then no one else gets it, and if this process dies it is handed out again.
-    - ``keyword_ended(lease, outcome)``: the keyword's requests still queued are dropped, wherever
-      they wait, and whoever must know of the end is told.
-    - ``has_pending()`` and ``len()``: what this process holds and has not handed out.
-    - ``is_finished()``: no request is queued or held anywhere, and no keyword is being taken on: the
-      crawl may end once its own keywords have.
-    - Keywords: ``claiming()`` before a claim, ``hold(leases)`` once it took them (before their first
-      requests are queued); ``adopted_elsewhere()``: the keywords others took over, which a resumed
-      crawl does not take back; ``held_pages()``: the (lease key, page) this process took and has
-      not settled; ``closing()`` once the crawl closes, ``keep_listed()`` when it could not release
-      its keywords.
-    - Others: ``others_busy()`` says, without asking anyone, whether other processes hold work
-      (None: not known, ask ``look_at_others``).
-    - ``paced``: True when ``fetch`` hands requests out at the site's pace itself; the scheduler
-      then paces only what it sends again (the retry lane).
+    A page request handed out by ``fetch`` is this crawl's until ``mark_handled`` (its page recorded or
+    given up): until then no one else gets it, and if this process dies it is handed out again.
+
+    What it builds for the crawl: ``pace`` (the site's pace), ``proxies`` (the FARM_PROXIES pool, or
+    None) and ``peers`` (the other processes it shares the work with, farm.crawl.backends.base.Peers).
     """
 
-    paced = False
-    # True when a keyword's pages wait where other processes take them (farm.crawl.keywordrun.KeywordRun.shared)
-    shared = False
+    # True when ``fetch`` hands requests out at the site's pace itself; the scheduler then paces only
+    # what it sends again (the retry lane)
+    paced: ClassVar[bool] = False
+    # True when a keyword's queued pages may be taken by other processes (KeywordRun.shared)
+    shared: ClassVar[bool] = False
 
-    def start(self) -> None:
-        """Start the threads it needs (once, when the crawl's parts start: farm.crawl.parts)."""
-        return None  # nothing to do, unless a backend says otherwise
+    pace: SitePace
+    proxies: ProxyPool | None = None
+    peers: Peers
 
-    def join(self, spider):
-        """Start taking part (before the first request); may return a Deferred."""
+    @classmethod
+    @abstractmethod
+    def from_crawler(cls, crawler: Crawler, crawl: Crawl | None = None) -> WorkBackend:
+        """Build the backend and what it shares: queue, dupefilter, pace, proxies (Scrapy's
+        ``build_from_crawler`` calls it); a bad setting raises farm.errors.FarmStartError."""
+
+    @classmethod
+    def check(cls, config: FarmConfig, timeout: float) -> str:
+        """For ``farm doctor``: reach what the backend needs beyond this process, within ``timeout``
+        seconds, and say so in a line; FarmStartError with the line that says what to do when it
+        cannot."""
+        return "needs nothing beyond this process"
+
+    def open(self, spider: Spider) -> Deferred | None:
+        """Start its threads and take part (before the first request); may return a Deferred."""
         return None  # nothing to do, unless a backend says otherwise
 
     @abstractmethod
     def close(self, reason: str) -> None:
         """The engine closes the scheduler: stop fetching in the background."""
 
-    def leave(self):
+    def leave(self, give_back: bool = True) -> Deferred | None:
         """The engine stopped: give back what this process took and did not settle; may return a
-        Deferred."""
-        return None  # nothing to do, unless a backend says otherwise
-
-    def stop(self) -> None:
-        """Without a crawl (a tool or a test that built the parts): stop at once, giving nothing back."""
+        Deferred. ``give_back`` False (a tool or a test that built the parts without a crawl): stop at
+        once, blocking, giving nothing back."""
         return None  # nothing to do, unless a backend says otherwise
 
     @abstractmethod
-    def enqueue(self, request) -> bool: ...
+    def enqueue(self, request: Request) -> bool:
+        """Keep the request; False only when it is refused as a duplicate."""
 
     @abstractmethod
-    def fetch(self): ...
+    def fetch(self) -> Request | None:
+        """The next request, or None. None does not mean the crawl is finished: requests may be on
+        their way to this process, or held by others; ask ``is_finished``."""
 
     @abstractmethod
-    def has_pending(self) -> bool: ...
+    def __len__(self) -> int:
+        """The requests this process holds and has not handed out."""
 
-    @abstractmethod
-    def __len__(self) -> int: ...
-
-    def mark_handled(self, lease_key, page: int) -> None:
+    def mark_handled(self, lease_key: LeaseKey, page: int) -> None:
         """The page is recorded, or given up: its request is settled."""
         return None  # nothing to do, unless a backend says otherwise
 
-    def keyword_ended(self, lease, outcome: str) -> None:
-        """The lease's keyword ended here, with ``outcome``."""
+    def keyword_ended(self, lease: Lease, outcome: str) -> None:
+        """The lease's keyword ended here, with ``outcome``: its requests still queued are dropped,
+        wherever they wait, and whoever must know of the end is told."""
         return None  # nothing to do, unless a backend says otherwise
 
     def is_finished(self) -> bool:
+        """No request is queued or held anywhere, and no keyword is being taken on: the crawl may
+        end once its own keywords have."""
         return True
 
-    # --- keywords -----------------------------------------------------------------------------
 
-    def claiming(self):
+class Peers:
+    """The other processes a backend shares the work with, as the crawl's keywords meet them. This
+    one is for a backend that shares with no one; a backend that shares says how it differs."""
+
+    def claiming(self) -> Deferred:
         """Before a claim: a Deferred that fires once the claim may go ahead."""
         return succeed(None)  # no one else to tell
 
-    def hold(self, leases) -> None:
-        """A claim (or a take-back) made these leases this process's."""
-        return None  # nothing to do, unless a backend says otherwise
+    def hold(self, leases: list[Lease]) -> None:
+        """A claim (or a take-back) made these leases this process's (before their first requests)."""
+        return None  # no one else to tell
 
-    def adopted_elsewhere(self):
+    def adopted_elsewhere(self) -> Iterable[tuple[int, int]]:
         """(keyword id, token) of the keywords another process took over: not to be taken back."""
         return ()
 
-    def held_pages(self):
+    def held_pages(self) -> Iterable[tuple[LeaseKey, int]]:
         """(lease key, page) of the page requests this process took and has not settled."""
         return ()
 
-    def closing(self):
+    def closing(self) -> Deferred:
         """The crawl closes: a Deferred that fires once keywords being taken on have become runs."""
         return succeed(None)  # none is taken on from elsewhere
 
@@ -117,13 +200,10 @@ class WorkBackend(ABC):
         them over; says who does (for the log), or None when no one does."""
         return None  # no one else to take them over
 
-    # --- others -------------------------------------------------------------------------------
-
-    def others_busy(self) -> bool | None:
-        """Whether other processes hold work, as far as known without asking; None: ask
-        ``look_at_others``."""
+    def busy(self) -> bool | None:
+        """Whether other processes hold work, as far as known without asking; None: ``look``."""
         return False  # no one else
 
-    def look_at_others(self, then) -> None:
+    def look(self, then: Callable[[bool], None]) -> None:
         """Ask whether other processes hold work or take keywords on; ``then(busy)`` once known."""
         then(False)

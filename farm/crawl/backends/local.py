@@ -12,47 +12,71 @@ noted in it, and a resumed crawl asks for its pages again. A spider not of farm'
 JOBDIR as is.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy import Request, Spider
 from scrapy.core.scheduler import Scheduler
+from scrapy.crawler import Crawler
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.misc import build_from_crawler, load_object
+from twisted.internet.defer import Deferred
 
-from farm.crawl.backends.base import WorkBackend
+from farm.crawl.backends.base import Crawl, Peers, WorkBackend
+from farm.crawl.pace import SitePace
+from farm.crawl.proxies import proxy_pool_from
+
+if TYPE_CHECKING:
+    from farm.config import FarmConfig
+    from farm.crawl.backends.checkpoint import Checkpoint
 
 
 class LocalBackend(WorkBackend):
-    def __init__(self, queue: Scheduler, checkpoint=None):
+    """This process's queue; shared with no one (``peers`` are none)."""
+
+    def __init__(self, queue: Scheduler, checkpoint: Checkpoint | None = None, pace: SitePace | None = None):
         self.queue = queue  # Scrapy's scheduler: its queues and dupefilter
         self.checkpoint = checkpoint  # JOBDIR: farm.crawl.backends.checkpoint.Checkpoint, else None
+        self.pace = pace if pace is not None else SitePace(0, 0, 0)
+        self.peers = Peers()
 
     @classmethod
-    def from_crawler(cls, crawler, checkpoint=None, jobdir_is_farms: bool = False) -> "LocalBackend":
-        """``jobdir_is_farms``: JOBDIR holds farm's checkpoint, so Scrapy's queue keeps none there."""
+    def from_crawler(cls, crawler: Crawler, crawl: Crawl | None = None) -> LocalBackend:
+        """For a spider not of farm's (no ``crawl``): Scrapy's scheduler, JOBDIR and all. For farm's,
+        a JOBDIR holds farm's checkpoint, so Scrapy's queue keeps none there."""
+        if crawl is None:
+            return cls(Scheduler.from_crawler(crawler))
+        jobdir_is_farms = crawl.checkpoint is not None or crawl.refused is not None
         queue = _without_jobdir(crawler) if jobdir_is_farms else Scheduler.from_crawler(crawler)
-        return cls(queue, checkpoint)
+        backend = cls(queue, crawl.checkpoint, SitePace(crawl.rate, *crawl.block_delays))
+        backend.proxies = proxy_pool_from(crawler)
+        return backend
 
-    def join(self, spider):
+    @classmethod
+    def check(cls, config: FarmConfig, timeout: float) -> str:
+        return "this process's own queue (FARM_REDIS_URL shares the work between processes)"
+
+    def open(self, spider: Spider) -> Deferred | None:
         return self.queue.open(spider)
 
     def close(self, reason: str) -> None:
         self.queue.close(reason)
 
-    def enqueue(self, request) -> bool:
+    def enqueue(self, request: Request) -> bool:
         lease = request.meta.get("farm_lease")
         if lease is not None and self.checkpoint is not None:
             self.checkpoint.queued(lease.key, request.meta["farm_page"])
         return self.queue.enqueue_request(request)
 
-    def fetch(self):
+    def fetch(self) -> Request | None:
         return self.queue.next_request()
-
-    def has_pending(self) -> bool:
-        return self.queue.has_pending_requests()
 
     def __len__(self) -> int:
         return len(self.queue)
 
 
-def _without_jobdir(crawler) -> Scheduler:
+def _without_jobdir(crawler: Crawler) -> Scheduler:
     """Scrapy's scheduler as its ``from_crawler`` builds it, but on memory queues and without the
     dupefilter's ``requests.seen``: the checkpoint keeps the queue instead."""
     settings = crawler.settings

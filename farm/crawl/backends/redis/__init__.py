@@ -15,3 +15,20 @@ its settings' meaning, and subclasses its queue and dupefilter to fix each gap:
 
 Redis is a cache of work the keyword table can always rebuild (see the scheduler).
 """
+
+
+def __getattr__(name: str):
+    # FARM_WORK_BACKEND names farm.crawl.backends.redis.RedisBackend: loaded when named, so that the
+    # package's modules import one another without it
+    if name == "RedisBackend":
+        try:
+            from farm.crawl.backends.redis.backend import RedisBackend
+        except ImportError as exc:
+            missing = (exc.name or "").split(".")[0]
+            if missing not in ("redis", "scrapy_redis"):
+                raise
+            raise ImportError(
+                f"the Redis work backend needs the {missing} package: pip install 'farm[redis]'", name=missing
+            ) from None
+        return RedisBackend
+    raise AttributeError(name)

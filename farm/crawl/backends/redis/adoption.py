@@ -17,7 +17,7 @@ import logging
 
 from twisted.internet.defer import DeferredList
 
-from farm.crawl.keywordrun import Outcome
+from farm.crawl.backends.base import Outcome
 
 logger = logging.getLogger(__name__)
 

@@ -24,14 +24,32 @@ The Redis calls a page costs are all here and in the membership's sends: one pus
 pop (batched), one acknowledgement (batched).
 """
 
+from __future__ import annotations
+
 import logging
 from collections import deque
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
 from twisted.internet import reactor, threads
+from twisted.internet.defer import Deferred
 
-from farm.crawl.backends.base import WorkBackend
+from farm.crawl.backends.base import Crawl, LeaseKey, Peers, WorkBackend
+from farm.crawl.backends.redis.dupefilter import DayDupeFilter
+from farm.crawl.backends.redis.link import RedisLink, check_reach
 from farm.crawl.backends.redis.membership import SharedWork
-from farm.errors import BadPayload
+from farm.crawl.backends.redis.pace import SharedPace
+from farm.crawl.backends.redis.proxies import SharedProxyPool
+from farm.crawl.backends.redis.queue import SharedQueue
+from farm.crawl.proxies import proxy_pool_from
+from farm.errors import BadPayload, FarmStartError, RedisUnreachable
+from farm.state.clock import utcnow
+from farm.state.lease import Lease
+
+if TYPE_CHECKING:
+    from farm.config import FarmConfig
 
 logger = logging.getLogger(__name__)
 
@@ -45,27 +63,67 @@ class RedisBackend(WorkBackend):
     paced = True  # the pop hands requests out at the site's shared pace (scripts/pop.lua)
     shared = True
 
-    def __init__(self, crawler, *shared, window, pace, wake, **shared_options):
-        """``shared`` and ``shared_options``: SharedWork's (link, queue, store, registry, worker
-        timeout; run_db, on_lost, resuming); ``window``, ``pace``, ``wake``: the pump's."""
-        self.work = SharedWork(crawler, *shared, on_queued=self._queued, **shared_options)
-        self.registry = self.work.registry
+    def __init__(self, crawler: Crawler, crawl: Crawl, link: RedisLink, queue: SharedQueue, resuming=None):
+        """``crawl``: the crawl it serves; ``link``, ``queue``: its Redis connection and shared queue;
+        ``resuming``: JOBDIR, the leases of the checkpoint this worker resumes from, else None."""
+        config = crawl.config
+        self.work = SharedWork(
+            crawler,
+            link,
+            queue,
+            crawl.store,
+            crawl.registry,
+            config.worker_timeout,
+            run_db=crawl.run,
+            on_lost=lambda reason: crawl.close_crawl("farm_redis_error"),
+            on_queued=self._queued,
+            resuming=resuming,
+        )
+        self.registry = crawl.registry
         self.stats = crawler.stats
-        self.window = window
-        self.pace = pace
-        self.wake = wake
-        self._buffer = deque()  # taken from the shared queue for this worker
+        self.crawl = crawl
+        self.pace = SharedPace(crawl.rate, *crawl.block_delays, link, queue)
+        self.peers = SharedPeers(self.work)
+        self.wake = crawl.wake
+        self._buffer: deque[Request] = deque()  # taken from the shared queue for this worker
         self._popping = False
         self._pump_call = None
         self._idle_poll = 0
         self._closing = False
 
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, crawl: Crawl | None = None) -> RedisBackend:
+        """The link (FARM_REDIS_URL), the site's queue and dupefilter under FARM_REDIS_PREFIX, the shared
+        pace and the proxies' shared quarantine."""
+        if crawl is None:
+            raise FarmStartError("the Redis work backend serves farm's LeaseSpiders only")
+        config = crawl.config
+        if not config.redis_url:
+            raise FarmStartError("FARM_WORK_BACKEND names the Redis backend: set FARM_REDIS_URL to a Redis URL")
+        try:
+            link = RedisLink(config.redis_url, config.outage_grace)
+        except RedisUnreachable as exc:  # the setting named, the password masked
+            raise FarmStartError(str(exc)) from None
+        key = f"{config.redis_prefix}:{crawl.site}"
+        dupefilter = DayDupeFilter(link.server, f"{key}:seen", crawl.store.tz, utcnow)
+        queue = SharedQueue(link.server, crawler.spider, key, crawl.crawler_id, dupefilter)
+        checkpoint = crawl.checkpoint
+        resuming = set(checkpoint.saved.leases) if checkpoint is not None and checkpoint.saved is not None else None
+        backend = cls(crawler, crawl, link, queue, resuming)
+        backend.proxies = proxy_pool_from(crawler, backend._proxy_pool)
+        return backend
+
+    @classmethod
+    def check(cls, config: FarmConfig, timeout: float) -> str:
+        return check_reach(config.redis_url, timeout)
+
+    def _proxy_pool(self, proxies, seconds: float) -> SharedProxyPool:
+        return SharedProxyPool.for_crawl(self.work.crawler, proxies, seconds, self.work)
+
     # --- the contract ----------------------------------------------------------------------
 
-    def start(self) -> None:
+    def open(self, spider: Spider) -> Deferred | None:
         self.work.link.start()
-
-    def join(self, spider):
         return self.work.start()
 
     def close(self, reason: str) -> None:
@@ -73,7 +131,11 @@ class RedisBackend(WorkBackend):
         if self._pump_call is not None and self._pump_call.active():
             self._pump_call.cancel()
 
-    def leave(self):
+    def leave(self, give_back: bool = True) -> Deferred | None:
+        if not give_back:
+            self.work.stop()
+            self.work.link.close()
+            return None
         d = self.work.leave()
         d.addBoth(self._left)
         return d
@@ -84,16 +146,12 @@ class RedisBackend(WorkBackend):
         d.addCallback(lambda _: result)
         return d
 
-    def stop(self) -> None:
-        self.work.stop()
-        self.work.link.close()
-
-    def enqueue(self, request) -> bool:
+    def enqueue(self, request: Request) -> bool:
         self.work.push(request)
         self.stats.inc_value("scheduler/enqueued/redis")
         return True
 
-    def fetch(self):
+    def fetch(self) -> Request | None:
         if not self._buffer:
             if self._pump_call is None or not self._pump_call.active():  # else the next look is set
                 self._pump()
@@ -104,65 +162,25 @@ class RedisBackend(WorkBackend):
         self.stats.inc_value("scheduler/dequeued/redis")
         return request
 
-    def has_pending(self) -> bool:
+    def __len__(self) -> int:
         # not a pop under way: each empty fetch starts one, and counting it would keep the engine
         # from ever being idle; whether the shared queue holds work is ``is_finished``'s to say
-        return bool(self._buffer)
-
-    def __len__(self) -> int:
         return len(self._buffer)
 
-    def mark_handled(self, lease_key, page: int) -> None:
+    def mark_handled(self, lease_key: LeaseKey, page: int) -> None:
         self.work.settled(lease_key, page)
 
-    def keyword_ended(self, lease, outcome: str) -> None:
+    def keyword_ended(self, lease: Lease, outcome: str) -> None:
         self.work.ended(lease, outcome)
 
     def is_finished(self) -> bool:
         return not (self.work.busy or self.work.adopting)
 
-    def claiming(self):
-        # Redis first says this worker is taking keywords on: should it stop, a survivor looks
-        return self.work.claiming()
-
-    def hold(self, leases) -> None:
-        self.work.hold(leases, claimed=True)
-
-    def adopted_elsewhere(self):
-        # looked at when the scheduler opened (the join)
-        return self.work.others
-
-    def held_pages(self):
-        return list(self.work.taken)
-
-    def closing(self):
-        return self.work.closing()
-
-    def keep_listed(self) -> str | None:
-        self.work.keep_listed()
-        return (
-            f"this worker stays listed in Redis: a {self.work.crawler.spider.name} worker that finds it silent "
-            f"for FARM_WORKER_TIMEOUT ({self.work.worker_timeout:g}s) adopts them once the database answers "
-            f"(one running now, or the next started)"
-        )
-
-    def others_busy(self) -> bool | None:
-        return None  # to be looked up in Redis
-
-    def look_at_others(self, then) -> None:
-        d = self.work.link.run(self.work.queue.busy)
-        d.addCallback(self._looked, then)
-        d.addErrback(self.work._failed, "looking at the shared queue")
-
-    def _looked(self, busy, then):
-        self.work.busy = busy
-        then(busy or self.work.adopting)
-
     # --- the pump ------------------------------------------------------------------------
 
     @property
     def prefetch(self) -> int:
-        return self.window.size
+        return self.crawl.prefetch
 
     def _queued(self):
         """This worker's own requests reached the shared queue: take them now, not at the next idle poll."""
@@ -237,3 +255,47 @@ class RedisBackend(WorkBackend):
     def _pump_now(self):
         self._pump_call = None
         self._pump()
+
+
+class SharedPeers(Peers):
+    """The other workers, met through the shared work (farm.crawl.backends.redis.membership)."""
+
+    def __init__(self, work: SharedWork):
+        self.work = work
+
+    def claiming(self) -> Deferred:
+        # Redis first says this worker is taking keywords on: should it stop, a survivor looks
+        return self.work.claiming()
+
+    def hold(self, leases: list[Lease]) -> None:
+        self.work.hold(leases, claimed=True)
+
+    def adopted_elsewhere(self) -> Iterable[tuple[int, int]]:
+        # looked at when the scheduler opened (the join)
+        return self.work.others
+
+    def held_pages(self) -> Iterable[tuple[LeaseKey, int]]:
+        return list(self.work.taken)
+
+    def closing(self) -> Deferred:
+        return self.work.closing()
+
+    def keep_listed(self) -> str | None:
+        self.work.keep_listed()
+        return (
+            f"this worker stays listed in Redis: a {self.work.crawler.spider.name} worker that finds it silent "
+            f"for FARM_WORKER_TIMEOUT ({self.work.worker_timeout:g}s) adopts them once the database answers "
+            f"(one running now, or the next started)"
+        )
+
+    def busy(self) -> bool | None:
+        return None  # to be looked up in Redis
+
+    def look(self, then: Callable[[bool], None]) -> None:
+        d = self.work.link.run(self.work.queue.busy)
+        d.addCallback(self._looked, then)
+        d.addErrback(self.work._failed, "looking at the shared queue")
+
+    def _looked(self, busy: bool, then: Callable[[bool], None]) -> None:
+        self.work.busy = busy
+        then(busy or self.work.adopting)

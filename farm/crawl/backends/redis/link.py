@@ -31,7 +31,7 @@ from twisted.internet import reactor
 from twisted.internet.threads import deferToThreadPool
 
 from farm.display import mask_url
-from farm.errors import RedisUnreachable
+from farm.errors import FarmStartError, RedisUnreachable
 from farm.threads import single_thread_pool
 
 logger = logging.getLogger(__name__)
@@ -103,3 +103,27 @@ class RedisLink:
         """Blocking: waits for the calls queued so far (call it off the reactor)."""
         self._pool.stop()
         self.server.close()
+
+
+def check_reach(url: str | None, timeout: float) -> str:
+    """``farm doctor``'s look at FARM_REDIS_URL: the line to show when Redis answers within ``timeout``
+    seconds; FarmStartError with the line that says what to do when not. No secret of the URL in either."""
+    if not url:
+        raise FarmStartError("FARM_WORK_BACKEND names the Redis backend: set FARM_REDIS_URL to a Redis URL")
+    shown = mask_url(url)
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    except ValueError:  # its text may quote a piece of the password: not shown
+        raise FarmStartError(
+            f"FARM_REDIS_URL={shown!r} is not a Redis URL: e.g. redis://host:6379/0 "
+            "(write a / or @ in a password as %2F or %40)"
+        ) from None
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        raise FarmStartError(
+            f"{shown} does not answer: {exc}: start Redis there, or fix or unset FARM_REDIS_URL"
+        ) from None
+    finally:
+        client.close()
+    return f"{shown} answers"

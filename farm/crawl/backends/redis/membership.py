@@ -23,10 +23,10 @@ from sqlalchemy.exc import DBAPIError
 from twisted.internet.defer import succeed
 from twisted.internet.task import LoopingCall
 
+from farm.crawl.backends.base import Outcome
 from farm.crawl.backends.redis.adoption import Adoption
 from farm.crawl.backends.redis.rebuild import Rebuild
 from farm.crawl.backends.redis.sends import Sends
-from farm.crawl.keywordrun import Outcome
 from farm.errors import RedisUnreachable
 
 logger = logging.getLogger(__name__)
