@@ -99,12 +99,12 @@ class KeywordRun:
         if page in self.pending:
             self.fetching.add(page)
 
-    def handed_over(self, page: int) -> None:
+    def sent_to_writer(self, page: int) -> None:
         """The page's progress is queued in the outbox, after its postings."""
         self.fetching.discard(page)
         self.writing.add(page)
 
-    def settled(self, page: int, recorded: bool) -> None:
+    def handled(self, page: int, recorded: bool) -> None:
         """The page's write was answered (``recorded``), or the page was given up."""
         self.pending.discard(page)
         self.fetching.discard(page)

@@ -121,7 +121,7 @@ class KeywordLeaseMiddleware:
             self._later = None
         spider = self.crawler.spider
         # what this crawl holds, as it stands now: one claim at a time, each registered before the next
-        args = (spider.name, decision.count, self.registry.not_again, frozenset(self.runs))
+        args = (spider.name, decision.count, self.registry.given_up, frozenset(self.runs))
         self._claim = self.parts.backend.peers.claiming()
         self._claim.addCallback(lambda _: self.parts.claim(*args))
         self._claim.addCallback(self._claimed)

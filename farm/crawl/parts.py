@@ -281,7 +281,7 @@ class CrawlParts(SpiderParts):
         self.store.engine.dispose()
 
 
-class BesideParts:
+class FarmExtension:
     """A farm extension built beside the parts: Scrapy's ``get_extension`` answers only once every
     extension is built, so it checks the crawl is farm's when built and takes the parts on first use."""
 

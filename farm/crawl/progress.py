@@ -113,7 +113,7 @@ class PageProgress:
 
     def page_parsed(self, lease, page, postings, spider):
         if lease.key not in self.runs:
-            self.registry.settle_orphan(lease.key, page)  # its keyword ended meanwhile; its postings are stored
+            self.registry.mark_orphan_handled(lease.key, page)  # its keyword ended meanwhile; its postings are stored
             return
         tally = self.tallies.setdefault((lease.key, page), _PageTally())
         tally.expected = postings
@@ -126,7 +126,7 @@ class PageProgress:
         run = self.runs.get(lease.key)
         if run is None:
             return
-        self.registry.handed_over(run, page)
+        self.registry.sent_to_writer(run, page)
         written = self.parts.outbox.page_done(lease, page, tally.expected, run.total_pages, run.site_total)
         written.addCallbacks(self._page_written, self._not_written, callbackArgs=(run, page), errbackArgs=(run, page))
         self.registry.send_due(run)
@@ -135,10 +135,10 @@ class PageProgress:
         # the crawl is closing on the database error (the outbox saw to that);
         # the page is fetched again next time
         self.stats.inc_value("farm/progress/not_written")
-        self.registry.settle(run, page, recorded=False)
+        self.registry.mark_handled(run, page, recorded=False)
 
     def _page_written(self, result, run: KeywordRun, page):
-        self.registry.settle(run, page, recorded=result.applied)
+        self.registry.mark_handled(run, page, recorded=result.applied)
         if run.over:
             return
         if not result.applied:

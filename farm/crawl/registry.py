@@ -12,7 +12,7 @@ per keyword when its end is settled; the ``Outcome`` says how it ended:
 
 A settled keyword leaves the page window, the checkpoint and the runs; shared through Redis, its queued
 requests are dropped and its owner told. A keyword given up for a block or an outage is not claimed again by
-this crawl (``not_again``). Take-back from a JOBDIR checkpoint and the release of what is held when the crawl
+this crawl (``given_up``). Take-back from a JOBDIR checkpoint and the release of what is held when the crawl
 closes are here too. Readers get ``runs``, a read-only view.
 """
 
@@ -48,14 +48,14 @@ class KeywordRegistry:
         self.stats = crawler.stats
         self._runs: dict[tuple[int, int], KeywordRun] = {}
         self.runs = MappingProxyType(self._runs)  # by lease key; read-only
-        self._not_again: set[int] = set()
+        self._given_up: set[int] = set()
         # the give-back at close met its deadline unanswered: the database thread may still be in it
         self.database_silent = False
 
     @property
-    def not_again(self) -> frozenset[int]:
+    def given_up(self) -> frozenset[int]:
         """Keywords given up for a block or an outage: no later claim of this crawl takes them."""
-        return frozenset(self._not_again)
+        return frozenset(self._given_up)
 
     # --- in -------------------------------------------------------------------------------
 
@@ -140,15 +140,15 @@ class KeywordRegistry:
         """The page's request left the scheduler for the downloader."""
         self._runs[lease_key].taken(page)
 
-    def handed_over(self, run: KeywordRun, page: int) -> None:
+    def sent_to_writer(self, run: KeywordRun, page: int) -> None:
         """The page's progress is queued in the outbox, after its postings."""
-        run.handed_over(page)
+        run.sent_to_writer(page)
 
-    def settle(self, run: KeywordRun, page: int, recorded: bool) -> None:
+    def mark_handled(self, run: KeywordRun, page: int, recorded: bool) -> None:
         """The page is recorded, or given up: it leaves the window (and, shared, the worker's hands)."""
         parts = self.parts
         parts.window.leave(run.key, page)
-        run.settled(page, recorded)
+        run.handled(page, recorded)
         if parts.checkpoint is not None:
             parts.checkpoint.settled(run.key, page)
         parts.backend.mark_handled(run.key, page)
@@ -159,13 +159,13 @@ class KeywordRegistry:
         """A page request was dropped before it was fetched (its keyword ended)."""
         run = self._runs.get(lease.key)
         if run is None:
-            self.settle_orphan(lease.key, page)
+            self.mark_orphan_handled(lease.key, page)
             return
         self.parts.progress.forget(run.key, page)
-        self.settle(run, page, recorded=False)
+        self.mark_handled(run, page, recorded=False)
         self._send_when_due(run)
 
-    def settle_orphan(self, lease_key, page: int) -> None:
+    def mark_orphan_handled(self, lease_key, page: int) -> None:
         """A page whose keyword this crawl no longer follows is done with: whatever it held goes
         (its place in the window; shared, the worker's hold on it, which else would keep every
         worker waiting for it)."""
@@ -195,7 +195,7 @@ class KeywordRegistry:
         # taken from the backend for a keyword no longer followed here: let it go
         for lease_key, page in [key for key in self.parts.backend.peers.held_pages() if key[0] not in self._runs]:
             self.stats.inc_value("farm/keyword/orphan_pages")
-            self.settle_orphan(lease_key, page)
+            self.mark_orphan_handled(lease_key, page)
         for run in list(self._runs.values()):
             orphans = sorted(run.pending - run.writing)
             if not orphans or run.over:
@@ -226,11 +226,11 @@ class KeywordRegistry:
         """End the keyword (see the module docstring); ``outcome.page`` is given up with it."""
         if outcome.kind in ("blocked", "released"):
             # noted when decided, before its release is written: no later claim of this crawl takes it
-            self._not_again.add(lease.id)
+            self._given_up.add(lease.id)
         run = self._runs.get(lease.key)
         if run is None:
             if outcome.page is not None:
-                self.settle_orphan(lease.key, outcome.page)
+                self.mark_orphan_handled(lease.key, outcome.page)
             elif outcome.kind == "completed" and not outcome.written:
                 self._complete_unheld(lease)
             return

@@ -29,12 +29,12 @@ from scrapy.utils.job import job_dir
 from twisted.internet.task import LoopingCall
 
 from farm.config import FarmConfig
-from farm.crawl.parts import BesideParts, CrawlParts
+from farm.crawl.parts import CrawlParts, FarmExtension
 
 logger = logging.getLogger(__name__)
 
 
-class JobCheckpoint(BesideParts):
+class JobCheckpoint(FarmExtension):
     def __init__(self, crawler, jobdir: str, interval: float):
         self.crawler = crawler
         self.jobdir = jobdir

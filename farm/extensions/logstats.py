@@ -16,7 +16,7 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
 from farm.config import FarmConfig
-from farm.crawl.parts import BesideParts
+from farm.crawl.parts import FarmExtension
 from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 ENDED = ("completed", "failed", "blocked", "released")
 
 
-class FarmLogStats(BesideParts):
+class FarmLogStats(FarmExtension):
     def __init__(self, crawler, interval: float):
         self.crawler = crawler
         self.interval = interval

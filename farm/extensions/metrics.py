@@ -29,7 +29,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import Site
 
 from farm.config import FarmConfig
-from farm.crawl.parts import BesideParts
+from farm.crawl.parts import FarmExtension
 from farm.errors import MetricsPortError
 
 logger = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ BLOCK_PREFIX = "farm/block/"
 NOT_BLOCK_REASONS = {"count", "gave_up"}  # farm/block/<reason> counts each block by its reason
 
 
-class FarmMetrics(BesideParts):
+class FarmMetrics(FarmExtension):
     def __init__(self, crawler, host: str, port: int, linger: float):
         self.crawler = crawler
         self.host = host

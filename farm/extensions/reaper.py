@@ -13,12 +13,12 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
 from farm.config import FarmConfig
-from farm.crawl.parts import BesideParts
+from farm.crawl.parts import FarmExtension
 
 logger = logging.getLogger(__name__)
 
 
-class LeaseReaper(BesideParts):
+class LeaseReaper(FarmExtension):
     def __init__(self, crawler, interval: float):
         self.crawler = crawler
         self.interval = interval

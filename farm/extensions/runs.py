@@ -14,7 +14,7 @@ import socket
 from scrapy import signals
 
 from farm import salary
-from farm.crawl.parts import BesideParts
+from farm.crawl.parts import FarmExtension
 from farm.runs.record import close_run, keep_day, open_run
 from farm.runs.tally import run_numbers
 from farm.state.clock import utcnow
@@ -22,7 +22,7 @@ from farm.state.clock import utcnow
 logger = logging.getLogger(__name__)
 
 
-class RunLog(BesideParts):
+class RunLog(FarmExtension):
     def __init__(self, crawler, machine: str):
         self.crawler = crawler
         self.stats = crawler.stats

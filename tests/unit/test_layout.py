@@ -103,7 +103,7 @@ def test_no_two_classes_have_one_name():
 # --- the registry is the only code that changes a keyword's run ---------------------------
 
 # KeywordRun's methods that change it; its fields, which no one else assigns or grows
-RUN_CHANGES = {"ask", "tell_last", "taken", "handed_over", "settled"}
+RUN_CHANGES = {"ask", "tell_last", "taken", "sent_to_writer", "handled"}
 RUN_FIELDS = {field.name for field in dataclasses.fields(KeywordRun)} - {"lease"}
 SET_CHANGES = {"add", "discard", "update", "clear", "remove", "pop", "difference_update"}
 # the one module that changes runs, and the one that defines them

@@ -73,7 +73,7 @@ async def test_an_end_waits_for_the_pages_its_keyword_is_fetching_and_is_signall
     assert (row["crawl_status"], row["error_message"]) == ("failed", "HTTP 404 at page 2")
     assert ended == [(lease.id, Outcome("failed", "HTTP 404 at page 2", written=True))]
     assert lease.key not in registry.runs and not crawler.get_extension(CrawlParts).window.pages
-    assert lease.id not in registry.not_again
+    assert lease.id not in registry.given_up
 
 
 @pytest_twisted.ensureDeferred
@@ -81,7 +81,7 @@ async def test_a_blocked_keyword_is_not_claimed_again_by_this_crawl(crawler, end
     registry = crawler.get_extension(CrawlParts).registry
     lease = held(crawler)
     registry.end(lease, Outcome("blocked", "boss_37"))
-    assert registry.not_again == {lease.id}  # noted when decided, before its release is written
+    assert registry.given_up == {lease.id}  # noted when decided, before its release is written
     await db_barrier(crawler)
     assert ended == [(lease.id, Outcome("blocked", "boss_37", written=True))]
 
