@@ -37,10 +37,9 @@ def check_command(farm_ctx: Farm, day: date | None, as_json: bool, failed_only: 
     from farm.checks.alerts import send, services
     from farm.checks.day import check_day
     from farm.checks.result import failed
-    from farm.checks.thresholds import thresholds_from
 
-    limits = thresholds_from(farm_ctx.settings)
-    urls = [*_setting_urls(farm_ctx.settings.get("FARM_ALERT_URLS")), *notify]
+    limits = farm_ctx.config.checks
+    urls = [*farm_ctx.config.alert_urls, *notify]
     sender = services(urls) if urls else None  # a bad URL stops the command before it reads anything
     store = farm_ctx.store(read_only=True)
     day = day or today(utcnow(), store.tz)
@@ -58,12 +57,3 @@ def check_command(farm_ctx: Farm, day: date | None, as_json: bool, failed_only: 
         click.echo(f"the failures {status}: {', '.join(names)}", err=True)
     if failed(checks):
         raise SystemExit(1)
-
-
-def _setting_urls(value) -> list[str]:
-    """FARM_ALERT_URLS: a list, or one string of URLs separated by spaces (an apprise URL may hold commas)."""
-    if not value:
-        return []
-    if isinstance(value, str):
-        return value.split()
-    return [str(url) for url in value]

@@ -23,7 +23,7 @@ def _require(module: str, command: str) -> None:
 def _report_day(farm_ctx: Farm, day: date | None):
     """(the day, the time zone): ``day``, or today in FARM_TIMEZONE."""
     try:
-        tz = load_timezone(farm_ctx.settings.get("FARM_TIMEZONE"))
+        tz = load_timezone(farm_ctx.config.timezone)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     from farm.state.clock import utcnow
@@ -75,7 +75,6 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
     companies by new postings. An empty database gives a page that says so.
     """
     _require("matplotlib", "farm report")
-    from farm.checks.thresholds import thresholds_from
     from farm.report.build import write_report
     from farm.report.figures import DayFigures
     from farm.report.page import render
@@ -100,7 +99,7 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
                 database=farm_ctx.masked_url,
                 conversion=_conversion(farm_ctx),
                 caps=site_caps(farm_ctx.settings, farm_ctx.sources()),
-                limits=thresholds_from(farm_ctx.settings),
+                limits=farm_ctx.config.checks,
                 claim_limits=Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims),
             )
     except OSError as exc:

@@ -162,7 +162,7 @@ def _stats_text(
     before: tuple[datetime, list[dict]] | None = None,
 ) -> str:
     shown = rows[0]["date"] if rows else today(now, store.tz).isoformat()
-    lines = [f"keywords on {shown} ({farm_ctx.settings.get('FARM_TIMEZONE')})"]
+    lines = [f"keywords on {shown} ({farm_ctx.config.timezone})"]
     door_lines = [line for r in rows for line in r["door"]["lines"]]
     if door_lines:  # a wall that holds keywords first: it is what a user must act on
         lines = ["the sites' doors", *door_lines, "", *lines]
