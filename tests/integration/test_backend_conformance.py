@@ -1,0 +1,298 @@
+"""Every work backend keeps farm.crawl.backends.base.WorkBackend's contract: one module of tests, run
+against each backend FARM_WORK_BACKEND may name, as crawlee-python tests its storage clients.
+
+Each backend is built as a crawl builds it (farm.crawl.parts.CrawlParts, through
+farm.crawl.starting.build_backend) on a SQLite keyword table, with the machine's real Redis and a key
+prefix of the test's own in its settings (``shared``, deleted afterwards): the local backend is given
+them too, and must keep nothing there. No crawl runs: a test opens the backend, holds a lease as a
+claim does (``peers.hold``), enqueues its page requests and fetches them as the farm scheduler would.
+Where a backend hands requests out later (the Redis one takes them from its shared queue in the
+background), a test waits on a condition; where the contract lets backends differ, it goes by the
+contract's own attributes (``shared``), never by a backend's class.
+"""
+
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+import pytest_twisted
+import redis
+from scrapy import Request
+from scrapy.crawler import Crawler, CrawlerRunner
+from scrapy.utils.misc import load_object
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.task import deferLater
+
+from farm.config import LOCAL_BACKEND, REDIS_BACKEND
+from farm.crawl.backends.base import Peers, WorkBackend
+from farm.crawl.pace import SitePace
+from farm.crawl.parts import CrawlParts
+from farm.crawl.starting import build_backend
+from farm.errors import FarmStartError
+from farm.spiders.qcwy import QcwySpider
+from farm.state.db import make_engine
+from farm.state.lease import Lease
+from farm.state.migrate import upgrade
+from farm.state.store import KeywordStore
+from tests.unit.components import farm_settings, until
+from tests.unit.spider_helpers import make_lease
+
+pytestmark = pytest.mark.redis  # each backend is given the machine's Redis (the local one must not use it)
+BACKENDS = [pytest.param(LOCAL_BACKEND, id="local"), pytest.param(REDIS_BACKEND, id="redis")]
+WAIT = 30  # seconds any one wait may take before it fails the test
+
+
+def crawler_on(backend_path: str, db_url: str, redis_url: str, prefix: str) -> Crawler:
+    """A crawler whose parts are built with the backend ``backend_path`` names, in the order Scrapy's
+    crawl builds them (the spider first), not crawling."""
+    upgrade(db_url)
+    store = KeywordStore(make_engine(db_url))
+    store.add_keywords([("qcwy", "北京", "python")])
+    store.engine.dispose()
+    settings = farm_settings(
+        FARM_DB_URL=db_url,
+        FARM_QCWY_BASE_URL="http://sandbox.invalid",
+        FARM_WORK_BACKEND=backend_path,
+        FARM_REDIS_URL=redis_url,
+        FARM_REDIS_PREFIX=prefix,
+        FARM_QCWY_RATE=0,
+        REMOTE_CONTROL_ENABLED=False,
+        TELNETCONSOLE_ENABLED=False,
+        # Scrapy's default queue asks the engine's downloader for its slots: there is no engine here
+        SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue",
+    )
+    crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
+    crawler.spider = crawler._create_spider()
+    crawler._apply_settings()  # builds the extensions: CrawlParts, and its backend
+    return crawler
+
+
+@dataclass
+class Built:
+    """A backend as its crawl built it, and where it may keep what it shares."""
+
+    crawler: Crawler
+    parts: CrawlParts
+    backend: WorkBackend
+    server: redis.Redis
+    prefix: str
+    state: str = "built"  # then "open", "closed" and "left", as the contract's life goes
+
+    async def open(self) -> WorkBackend:
+        await maybeDeferred(self.backend.open, self.crawler.spider).addTimeout(WAIT, reactor)
+        self.state = "open"
+        return self.backend
+
+    def close(self) -> None:
+        self.backend.close("finished")
+        self.state = "closed"
+
+    def keys(self) -> set[str]:
+        """The keys under the test's prefix."""
+        return {key.decode() for key in self.server.scan_iter(f"{self.prefix}:*")}
+
+    def page(self, lease: Lease, page: int) -> Request:
+        return self.crawler.spider.page_request(lease, page)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_path(request) -> str:
+    return request.param
+
+
+@pytest_twisted.async_yield_fixture
+async def built(backend_path, sqlite_url, shared):
+    """The backend FARM_WORK_BACKEND names, built with its crawl's parts, which are started (the DB
+    thread, the state writer) as the scheduler's ``open`` starts them; not yet opened."""
+    redis_url, prefix = shared
+    crawler = crawler_on(backend_path, sqlite_url, redis_url, prefix)
+    parts = crawler.get_extension(CrawlParts)
+    parts.start()
+    server = redis.Redis.from_url(redis_url)
+    built = Built(crawler, parts, parts.backend, server, prefix)
+    yield built
+    server.close()
+    if built.state == "open":
+        built.close()
+    if built.state == "left":  # the contract's leave is once: the parts' close must not make it again
+        parts.backend.leave = lambda give_back=True: None
+    parts.close()  # the backend leaves without giving back, the DB thread stops, the writer's input ends
+    await parts.writer.ended.addTimeout(WAIT, reactor)  # its process has exited
+
+
+def key(request: Request) -> tuple[tuple[int, int], int]:
+    """A page request's (lease key, page)."""
+    return request.meta["farm_lease"].key, request.meta["farm_page"]
+
+
+class HandedOut:
+    """What ``fetch`` hands out, fetched as the engine asks for it, and the lengths seen meanwhile."""
+
+    def __init__(self, backend: WorkBackend):
+        self.backend = backend
+        self.requests: list[Request] = []
+        self.lengths: list[int] = []
+
+    def fetch(self, most: int | None = None) -> list[Request]:
+        """Fetch until ``fetch`` says None, or ``most`` requests are handed out in all; all handed out."""
+        self.lengths.append(len(self.backend))
+        while most is None or len(self.requests) < most:
+            request = self.backend.fetch()
+            self.lengths.append(len(self.backend))
+            if request is None:
+                break
+            self.requests.append(request)
+        return self.requests
+
+    @property
+    def keys(self) -> list[tuple[tuple[int, int], int]]:
+        return [key(request) for request in self.requests]
+
+    async def until_seen(self, wanted: set, what: str) -> None:
+        """Fetch until every (lease key, page) of ``wanted`` has been handed out."""
+        await until(lambda: wanted <= {key(request) for request in self.fetch()}, WAIT, what)
+
+
+async def finished(backend: WorkBackend) -> bool:
+    """``is_finished`` once the backend's peers have looked whether any work is left (Peers.look:
+    a backend that shares its work knows it from its last look)."""
+    looked: Deferred = Deferred()
+    backend.peers.look(lambda busy: looked.callback(backend.is_finished()))
+    return await looked.addTimeout(WAIT, reactor)
+
+
+async def until_finished(backend: WorkBackend, what: str) -> None:
+    """Wait until ``finished(backend)``; fail the test after WAIT seconds."""
+    deadline = time.monotonic() + WAIT
+    while not await finished(backend):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await deferLater(reactor, 0.02, lambda: None)
+
+
+def settle(backend: WorkBackend, requests: list[Request]) -> None:
+    for request in requests:
+        backend.mark_handled(*key(request))
+
+
+# --- the contract, each backend ------------------------------------------------------------------
+
+
+def test_the_backend_is_built_from_FARM_WORK_BACKEND_with_its_pace_and_peers_and_checks_in_a_line(built, backend_path):
+    backend_cls = load_object(backend_path)
+    assert issubclass(backend_cls, WorkBackend) and type(built.backend) is backend_cls
+    again = build_backend(built.crawler, built.parts)  # as the crawl's parts built theirs
+    try:
+        assert type(again) is backend_cls
+        for backend in (built.backend, again):
+            assert isinstance(backend.pace, SitePace) and isinstance(backend.peers, Peers)
+            assert backend.proxies is None  # no FARM_PROXIES
+    finally:
+        again.leave(give_back=False)  # never opened: nothing to give back
+    line = backend_cls.check(built.parts.config, 5.0)
+    assert isinstance(line, str) and line.strip() and "\n" not in line
+
+
+@pytest_twisted.ensureDeferred
+async def test_each_page_request_is_handed_out_exactly_once(built):
+    backend = await built.open()
+    lease = make_lease("qcwy")
+    backend.peers.hold([lease])
+    pages = [built.page(lease, page) for page in range(1, 8)]
+    assert all(backend.enqueue(request) for request in pages)
+    handed = HandedOut(backend)
+    await handed.until_seen({key(request) for request in pages}, "every page request to be handed out")
+    assert sorted(handed.keys) == sorted(key(request) for request in pages)  # each once, in any order
+    assert len(backend) == 0
+    settle(backend, handed.requests)
+    await until_finished(backend, "no work left anywhere")
+    handed.fetch()
+    assert len(handed.requests) == len(pages)  # and no more
+    assert min(handed.lengths) >= 0 and len(backend) == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_same_request_enqueued_twice_is_handed_out_once(built):
+    backend = await built.open()
+    lease = make_lease("qcwy")
+    backend.peers.hold([lease])
+    backend.enqueue(built.page(lease, 1))
+    backend.enqueue(built.page(lease, 1))
+    backend.enqueue(built.page(lease, 2))
+    handed = HandedOut(backend)
+    await handed.until_seen({(lease.key, 1), (lease.key, 2)}, "both pages to be handed out")
+    settle(backend, handed.requests)
+    await until_finished(backend, "no work left anywhere")
+    handed.fetch()
+    assert sorted(handed.keys) == [(lease.key, 1), (lease.key, 2)]
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_ended_keywords_queued_requests_are_dropped_and_anothers_still_handed_out(built):
+    backend = await built.open()
+    ended, other = make_lease("qcwy", id=1), make_lease("qcwy", id=2, job="java")
+    backend.peers.hold([ended, other])
+    for page in (1, 2, 3):
+        backend.enqueue(built.page(ended, page))
+        backend.enqueue(built.page(other, page))
+    handed = HandedOut(backend)
+    # the backend is handing out: one request out, the five others queued, wherever it keeps them
+    await until(lambda: handed.fetch(most=1), WAIT, "a first request to be handed out")
+    backend.keyword_ended(ended, "completed")
+    await handed.until_seen({(other.key, page) for page in (1, 2, 3)}, "the other keyword's requests")
+    settle(backend, handed.requests)
+    await until_finished(backend, "no work left anywhere")
+    handed.fetch()
+    after_end = [page for lease_key, page in handed.keys[1:] if lease_key == ended.key]
+    assert after_end == [], f"pages of the ended keyword handed out after its end: {after_end}"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_page_handed_out_and_not_handled_keeps_a_shared_backend_unfinished_until_handled(built):
+    backend = await built.open()
+    lease = make_lease("qcwy")
+    backend.peers.hold([lease])
+    backend.enqueue(built.page(lease, 1))
+    handed = HandedOut(backend)
+    await handed.until_seen({(lease.key, 1)}, "the page request to be handed out")
+    assert len(backend) == 0
+    # held by this process, not handled: a backend that shares its work is not finished (a survivor
+    # would hand the page out again); one that shares nothing (``shared`` False) holds nothing elsewhere
+    assert await finished(backend) is not backend.shared
+    backend.mark_handled(lease.key, 1)
+    await until_finished(backend, "the handled page to leave no work anywhere")
+
+
+@pytest_twisted.ensureDeferred
+async def test_leaving_without_giving_back_stops_at_once_and_leaves_no_thread(built):
+    threads_before = set(threading.enumerate())  # the crawl's DB thread among them: the parts'
+    calls_before = set(reactor.getDelayedCalls())
+    backend = await built.open()
+    lease = make_lease("qcwy")
+    backend.peers.hold([lease])
+    for page in (1, 2, 3):
+        backend.enqueue(built.page(lease, page))
+    handed = HandedOut(backend)
+    await until(lambda: handed.fetch(most=1), WAIT, "a first request to be handed out")
+    built.close()
+    left = backend.leave(give_back=False)
+    built.state = "left"
+    assert left is None or left.called  # blocking: done when it returns
+    assert [thread.name for thread in threading.enumerate() if thread not in threads_before] == []
+    assert [call for call in reactor.getDelayedCalls() if call not in calls_before and call.active()] == []
+    # what it shares it keeps under its site's key, and only a backend that shares keeps anything there
+    kept = built.keys()
+    assert {name for name in kept if not name.startswith(f"{built.prefix}:qcwy:")} == set()
+    assert bool(kept) is backend.shared
+
+
+@pytest.mark.parametrize("spoil", ["names nothing", "not a backend"])
+def test_a_bad_FARM_WORK_BACKEND_is_one_line_naming_it(backend_path, spoil, sqlite_url, shared):
+    # beside each backend: its class path misspelt, and a class of its module that is not a WorkBackend
+    value = {"names nothing": f"{backend_path}s", "not a backend": f"{load_object(backend_path).__module__}.Peers"}
+    with pytest.raises(FarmStartError) as error:
+        crawler_on(value[spoil], sqlite_url, *shared)
+    message = str(error.value)
+    assert message.startswith(f"FARM_WORK_BACKEND={value[spoil]!r}") and "\n" not in message
