@@ -26,9 +26,10 @@ from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.internet.task import deferLater
 
 from farm.config import LOCAL_BACKEND, REDIS_BACKEND
-from farm.crawl.backends.base import Peers, WorkBackend
+from farm.crawl.backends.base import Outcome, Peers, WorkBackend
 from farm.crawl.pace import SitePace
 from farm.crawl.parts import CrawlParts
+from farm.crawl.scheduler import FarmScheduler
 from farm.crawl.starting import build_backend
 from farm.errors import FarmStartError
 from farm.spiders.qcwy import QcwySpider
@@ -214,12 +215,15 @@ async def test_each_page_request_is_handed_out_exactly_once(built):
 
 
 @pytest_twisted.ensureDeferred
-async def test_the_same_request_enqueued_twice_is_handed_out_once(built):
+async def test_a_request_the_dupefilter_has_seen_is_handed_out_once(built):
+    # page requests carry dont_filter (the registry asks for each page once); any other request the
+    # day has seen is refused, or kept and not handed out again
     backend = await built.open()
     lease = make_lease("qcwy")
     backend.peers.hold([lease])
-    backend.enqueue(built.page(lease, 1))
-    backend.enqueue(built.page(lease, 1))
+    filtered = built.page(lease, 1).replace(dont_filter=False)
+    backend.enqueue(filtered)
+    backend.enqueue(filtered.replace())
     backend.enqueue(built.page(lease, 2))
     handed = HandedOut(backend)
     await handed.until_seen({(lease.key, 1), (lease.key, 2)}, "both pages to be handed out")
@@ -230,23 +234,30 @@ async def test_the_same_request_enqueued_twice_is_handed_out_once(built):
 
 
 @pytest_twisted.ensureDeferred
-async def test_an_ended_keywords_queued_requests_are_dropped_and_anothers_still_handed_out(built):
+async def test_no_request_of_an_ended_keyword_leaves_the_scheduler_and_anothers_still_do(built):
+    # keyword_ended drops what waits where others take work; what this process holds, the scheduler
+    # gives up: over any backend, an ended keyword's request is never fetched
     backend = await built.open()
+    parts = built.parts
+    scheduler = FarmScheduler(backend, parts)
     ended, other = make_lease("qcwy", id=1), make_lease("qcwy", id=2, job="java")
-    backend.peers.hold([ended, other])
+    parts.registry.hold([ended, other])  # as a claim does: the crawl's runs, the backend's peers told
     for page in (1, 2, 3):
-        backend.enqueue(built.page(ended, page))
-        backend.enqueue(built.page(other, page))
-    handed = HandedOut(backend)
-    # the backend is handing out: one request out, the five others queued, wherever it keeps them
-    await until(lambda: handed.fetch(most=1), WAIT, "a first request to be handed out")
-    backend.keyword_ended(ended, "completed")
-    await handed.until_seen({(other.key, page) for page in (1, 2, 3)}, "the other keyword's requests")
-    settle(backend, handed.requests)
-    await until_finished(backend, "no work left anywhere")
-    handed.fetch()
-    after_end = [page for lease_key, page in handed.keys[1:] if lease_key == ended.key]
-    assert after_end == [], f"pages of the ended keyword handed out after its end: {after_end}"
+        assert scheduler.enqueue_request(built.page(ended, page))
+        assert scheduler.enqueue_request(built.page(other, page))
+    first: list[Request] = []
+    await until(lambda: first or first.extend(filter(None, [scheduler.next_request()])), WAIT, "a first request")
+    parts.registry.end(ended, Outcome("completed", written=True))  # its end already in the keyword table
+    after: list[Request] = []
+    wanted = {(other.key, page) for page in (1, 2, 3)} - {key(request) for request in first}
+
+    def fetched_the_others() -> bool:
+        after.extend(iter(scheduler.next_request, None))
+        return wanted <= {key(request) for request in after}
+
+    await until(fetched_the_others, WAIT, "the other keyword's requests")
+    # at most one of its three requests went out before its end: the others waited, and stay unfetched
+    assert [key(request) for request in after if key(request)[0] == ended.key] == []
 
 
 @pytest_twisted.ensureDeferred
