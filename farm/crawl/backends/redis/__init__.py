@@ -16,8 +16,13 @@ its settings' meaning, and subclasses its queue and dupefilter to fix each gap:
 Redis is a cache of work the keyword table can always rebuild (see the scheduler).
 """
 
+from typing import TYPE_CHECKING
 
-def __getattr__(name: str):
+if TYPE_CHECKING:
+    from farm.crawl.backends.redis.backend import RedisBackend as RedisBackend
+
+
+def __getattr__(name: str) -> "type[RedisBackend]":
     # FARM_WORK_BACKEND names farm.crawl.backends.redis.RedisBackend: loaded when named, so that the
     # package's modules import one another without it
     if name == "RedisBackend":

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
 from scrapy.crawler import Crawler
@@ -43,13 +43,16 @@ from farm.crawl.backends.redis.membership import SharedWork
 from farm.crawl.backends.redis.pace import SharedPace
 from farm.crawl.backends.redis.proxies import SharedProxyPool
 from farm.crawl.backends.redis.queue import SharedQueue
-from farm.crawl.proxies import proxy_pool_from
+from farm.crawl.proxies import Proxy, proxy_pool_from
 from farm.errors import BadPayload, FarmStartError, RedisUnreachable
 from farm.state.clock import utcnow
 from farm.state.lease import Lease
 
 if TYPE_CHECKING:
+    from twisted.internet.interfaces import IDelayedCall
+
     from farm.config import FarmConfig
+    from farm.crawl.backends.redis.queue import Taken
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +66,14 @@ class RedisBackend(WorkBackend):
     paced = True  # the pop hands requests out at the site's shared pace (scripts/pop.lua)
     shared = True
 
-    def __init__(self, crawler: Crawler, crawl: Crawl, link: RedisLink, queue: SharedQueue, resuming=None):
+    def __init__(
+        self,
+        crawler: Crawler,
+        crawl: Crawl,
+        link: RedisLink,
+        queue: SharedQueue,
+        resuming: set[tuple[int, int]] | None = None,
+    ) -> None:
         """``crawl``: the crawl it serves; ``link``, ``queue``: its Redis connection and shared queue;
         ``resuming``: JOBDIR, the leases of the checkpoint this worker resumes from, else None."""
         config = crawl.config
@@ -87,7 +97,7 @@ class RedisBackend(WorkBackend):
         self.wake = crawl.wake
         self._buffer: deque[Request] = deque()  # taken from the shared queue for this worker
         self._popping = False
-        self._pump_call = None
+        self._pump_call: IDelayedCall | None = None
         self._idle_poll = 0
         self._closing = False
 
@@ -117,12 +127,12 @@ class RedisBackend(WorkBackend):
     def check(cls, config: FarmConfig, timeout: float) -> str:
         return check_reach(config.redis_url, timeout)
 
-    def _proxy_pool(self, proxies, seconds: float) -> SharedProxyPool:
+    def _proxy_pool(self, proxies: list[Proxy], seconds: float) -> SharedProxyPool:
         return SharedProxyPool.for_crawl(self.work.crawler, proxies, seconds, self.work)
 
     # --- the contract ----------------------------------------------------------------------
 
-    def open(self, spider: Spider) -> Deferred | None:
+    def open(self, spider: Spider) -> Deferred[Any] | None:
         self.work.link.start()
         return self.work.start()
 
@@ -131,7 +141,7 @@ class RedisBackend(WorkBackend):
         if self._pump_call is not None and self._pump_call.active():
             self._pump_call.cancel()
 
-    def leave(self, give_back: bool = True) -> Deferred | None:
+    def leave(self, give_back: bool = True) -> Deferred[Any] | None:
         if not give_back:
             self.work.stop()
             self.work.link.close()
@@ -140,7 +150,7 @@ class RedisBackend(WorkBackend):
         d.addBoth(self._left)
         return d
 
-    def _left(self, result):
+    def _left(self, result: object) -> Deferred[Any]:
         # the link's thread joins: not on the reactor; a failed leave fails once the link is closed
         d = threads.deferToThread(self.work.link.close)
         d.addCallback(lambda _: result)
@@ -182,13 +192,13 @@ class RedisBackend(WorkBackend):
     def prefetch(self) -> int:
         return self.crawl.prefetch
 
-    def _queued(self):
+    def _queued(self) -> None:
         """This worker's own requests reached the shared queue: take them now, not at the next idle poll."""
         self._idle_poll = 0
         if self._pump_call is not None and self._pump_call.active():
             self._pump()
 
-    def _pump(self):
+    def _pump(self) -> None:
         room = self.prefetch - len(self._buffer)
         if self._popping or self._closing or room <= 0:
             return
@@ -204,10 +214,10 @@ class RedisBackend(WorkBackend):
         d.addErrback(work._failed, "taking requests from the shared queue")
         d.addBoth(self._pumped)
 
-    def _pumped(self, _):
+    def _pumped(self, _: object) -> None:
         self._popping = False
 
-    def _popped(self, result):
+    def _popped(self, result: tuple[float, list[Taken]]) -> None:
         wait, taken = result
         self.stats.inc_value("farm/shared/pops")
         self.stats.inc_value("farm/shared/taken", len(taken))
@@ -245,14 +255,14 @@ class RedisBackend(WorkBackend):
             self._later(IDLE_POLLS[min(self._idle_poll, len(IDLE_POLLS) - 1)])
             self._idle_poll += 1
 
-    def _later(self, seconds):
+    def _later(self, seconds: float) -> None:
         if self._closing:
             return
         if self._pump_call is not None and self._pump_call.active():
             return
         self._pump_call = reactor.callLater(seconds, self._pump_now)
 
-    def _pump_now(self):
+    def _pump_now(self) -> None:
         self._pump_call = None
         self._pump()
 
@@ -263,7 +273,7 @@ class SharedPeers(Peers):
     def __init__(self, work: SharedWork):
         self.work = work
 
-    def claiming(self) -> Deferred:
+    def claiming(self) -> Deferred[Any]:
         # Redis first says this worker is taking keywords on: should it stop, a survivor looks
         return self.work.claiming()
 
@@ -277,13 +287,13 @@ class SharedPeers(Peers):
     def held_pages(self) -> Iterable[tuple[LeaseKey, int]]:
         return list(self.work.taken)
 
-    def closing(self) -> Deferred:
+    def closing(self) -> Deferred[Any]:
         return self.work.closing()
 
     def keep_listed(self) -> str | None:
         self.work.keep_listed()
         return (
-            f"this worker stays listed in Redis: a {self.work.crawler.spider.name} worker that finds it silent "
+            f"this worker stays listed in Redis: a {self.work.spider.name} worker that finds it silent "
             f"for FARM_WORKER_TIMEOUT ({self.work.worker_timeout:g}s) adopts them once the database answers "
             f"(one running now, or the next started)"
         )

@@ -7,8 +7,11 @@ request can hold: its own callbacks, no request class to import, a lease that
 parses. Anything else is refused with the reason (``BadPayload``).
 """
 
+from collections.abc import Callable
+from typing import Any
+
 import orjson
-from scrapy import Request
+from scrapy import Request, Spider
 from scrapy.http.request import _find_method
 from scrapy.utils.request import request_from_dict
 
@@ -41,19 +44,19 @@ class JsonRequestSerializer:
     """scrapy-redis's serializer interface (``dumps``/``loads`` of ``Request.to_dict``), as JSON."""
 
     @staticmethod
-    def dumps(data: dict) -> bytes:
+    def dumps(data: dict[str, Any]) -> bytes:
         return _dumps(data)
 
     @staticmethod
-    def loads(payload: bytes) -> dict:
+    def loads(payload: bytes) -> dict[str, Any]:
         return _loads(payload)
 
 
-def encode(request: Request, spider, names: dict | None = None) -> bytes:
+def encode(request: Request, spider: Spider | None, names: dict[object, str] | None = None) -> bytes:
     return _dumps(request_dict(request, spider, {} if names is None else names))
 
 
-def request_dict(request: Request, spider, names: dict) -> dict:
+def request_dict(request: Request, spider: Spider | None, names: dict[object, str]) -> dict[str, Any]:
     """``request.to_dict(spider=spider)``, the callbacks' names taken from ``names`` (function ->
     its name on the spider, filled as they are found). to_dict finds each name by scanning every
     member of the spider (inspect.getmembers), twice a request, on the Redis thread under the
@@ -71,7 +74,7 @@ def request_dict(request: Request, spider, names: dict) -> dict:
     return data
 
 
-def _method_name(spider, method, names: dict):
+def _method_name(spider: Spider | None, method: Callable[..., Any] | None, names: dict[object, str]) -> str | None:
     if not callable(method):
         return method
     function = getattr(method, "__func__", None)
@@ -81,7 +84,7 @@ def _method_name(spider, method, names: dict):
     return name
 
 
-def decode(payload: bytes, spider) -> Request:
+def decode(payload: bytes, spider: Spider | None) -> Request:
     data = _loads(payload)
     try:
         return request_from_dict(data, spider=spider)
@@ -89,7 +92,7 @@ def decode(payload: bytes, spider) -> Request:
         raise BadPayload(f"cannot be made a request: {exc}") from None
 
 
-def _dumps(data: dict) -> bytes:
+def _dumps(data: dict[str, Any]) -> bytes:
     data = dict(data)
     data["headers"] = {
         _text(name): [_text(value) for value in values]
@@ -109,7 +112,7 @@ def _dumps(data: dict) -> bytes:
     return orjson.dumps(data)
 
 
-def _loads(payload: bytes) -> dict:
+def _loads(payload: bytes) -> dict[str, Any]:
     try:
         data = orjson.loads(payload)
     except orjson.JSONDecodeError as exc:
@@ -140,11 +143,11 @@ def _loads(payload: bytes) -> dict:
     return data
 
 
-def _text(value: bytes) -> str:
+def _text(value: object) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else str(value)
 
 
-def _bytes(value) -> bytes:
+def _bytes(value: object) -> bytes:
     if not isinstance(value, str):
         raise ValueError(f"{value!r:.50} is not text")
     return value.encode("latin-1")

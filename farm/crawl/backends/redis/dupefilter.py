@@ -15,8 +15,12 @@ pages again. The push script adds fingerprints in the same atomic step that
 queues the request (farm.crawl.backends.redis.queue).
 """
 
+from collections.abc import Callable
 from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
+from redis import Redis
+from scrapy import Request
 from scrapy_redis.dupefilter import RFPDupeFilter
 
 from farm.state.clock import today
@@ -24,8 +28,10 @@ from farm.state.clock import today
 LEASE_SECONDS = 24 * 3600  # a lease's fingerprints, and its end, are kept this long after they are written
 
 
-class DayDupeFilter(RFPDupeFilter):
-    def __init__(self, server, key, tz, clock, debug=False):
+class DayDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis ships no types: its classes are Any
+    def __init__(
+        self, server: Redis, key: str, tz: ZoneInfo, clock: Callable[[], datetime], debug: bool = False
+    ) -> None:
         super().__init__(server, key, debug=debug)
         self.base_key = key
         self.tz = tz
@@ -36,7 +42,7 @@ class DayDupeFilter(RFPDupeFilter):
         return f"{self.base_key}:{today(self.clock(), self.tz).isoformat()}"
 
     @key.setter
-    def key(self, value):  # RFPDupeFilter.__init__ assigns it
+    def key(self, value: str) -> None:  # RFPDupeFilter.__init__ assigns it
         self.base_key = value
 
     def ttl(self) -> int:
@@ -49,24 +55,25 @@ class DayDupeFilter(RFPDupeFilter):
         """The set of a lease's page fingerprints."""
         return f"{self.base_key}:{lease_name}"
 
-    def request_fingerprint(self, request) -> str:
+    def request_fingerprint(self, request: Request) -> str:
         lease = request.meta.get("farm_lease")
         if lease is None:
-            return super().request_fingerprint(request)
+            fingerprint: str = super().request_fingerprint(request)
+            return fingerprint
         return str(request.meta["farm_page"])
 
-    def request_seen(self, request) -> bool:
+    def request_seen(self, request: Request) -> bool:
         lease = request.meta.get("farm_lease")
         key, ttl = (self.key, self.ttl()) if lease is None else (self.lease_key(lease.name), LEASE_SECONDS)
-        added = self.server.sadd(key, self.request_fingerprint(request))
+        added: int = self.server.sadd(key, self.request_fingerprint(request))
         if lease is None:
             self.server.expire(key, ttl, nx=True)
         else:
             self.server.expire(key, ttl)
         return added == 0
 
-    def close(self, reason=""):
+    def close(self, reason: str = "") -> None:
         """Shared by every worker: a worker's close keeps it (it expires with its day)."""
 
-    def clear(self):
+    def clear(self) -> None:
         raise RuntimeError("the shared dupefilter is never cleared by a worker: it expires with its day")

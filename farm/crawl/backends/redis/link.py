@@ -23,11 +23,14 @@ there, before a pop reads its past as current (farm.crawl.backends.redis.queue.w
 import logging
 import time
 from collections.abc import Callable
+from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorFromThreads
 from twisted.internet.threads import deferToThreadPool
 
 from farm.display import mask_url
@@ -36,12 +39,27 @@ from farm.threads import single_thread_pool
 
 logger = logging.getLogger(__name__)
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+# ``command(*args)``: one command sent on a new connection, its reply read (``RedisLink.on_connect``)
+Command = Callable[..., Any]
+
+
+class RedisConnection(Protocol):
+    """What ``RedisLink._connected`` does with a new redis-py connection (which leaves these untyped)."""
+
+    def on_connect(self) -> None: ...
+
+    def send_command(self, *args: Any) -> None: ...
+
+    def read_response(self) -> Any: ...
+
 
 class RedisLink:
-    def __init__(self, url: str, grace: float, setting: str = "FARM_REDIS_URL"):
+    def __init__(self, url: str, grace: float, setting: str = "FARM_REDIS_URL") -> None:
         self.url = url
         self.grace = grace
-        self._on_connect: list[Callable[[Callable], object]] = []
+        self._on_connect: list[Callable[[Command], object]] = []
         try:
             # one connection, as there is one thread: a pooled command first asks its socket whether
             # anything is pending, one more system call, after which this thread waits for the crawl's GIL
@@ -61,15 +79,15 @@ class RedisLink:
             raise RedisUnreachable(f"cannot reach Redis at {setting}={mask_url(url)!r}: {exc}") from None
         self._pool = single_thread_pool("farm-redis")
 
-    def on_connect(self, callback: Callable[[Callable], object]) -> None:
+    def on_connect(self, callback: Callable[[Command], object]) -> None:
         """``callback(command)`` runs at every new connection, before any call made on it (on the link's
         thread): ``command(*args)`` sends one command on that connection and returns its reply."""
         self._on_connect.append(callback)
 
-    def _connected(self, connection) -> None:
+    def _connected(self, connection: RedisConnection) -> None:
         connection.on_connect()  # what redis-py does without this hook: the handshake, AUTH, SELECT
 
-        def command(*args):
+        def command(*args: Any) -> Any:
             connection.send_command(*args)
             return connection.read_response()
 
@@ -80,11 +98,13 @@ class RedisLink:
         """Start the link's thread (calls made before wait for it)."""
         self._pool.start()
 
-    def run(self, function, *args, **kwargs):
+    def run(self, function: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> Deferred[_T]:
         """``function(*args)`` on the link's thread, riding out a Redis outage; a Deferred of its result."""
-        return deferToThreadPool(reactor, self._pool, self._patiently, function, args, kwargs)
+        # every reactor provides IReactorFromThreads, though twisted.internet types ``reactor`` without it
+        threads = cast(IReactorFromThreads, reactor)
+        return deferToThreadPool(threads, self._pool, self._patiently, function, args, kwargs)
 
-    def _patiently(self, function, args, kwargs):
+    def _patiently(self, function: Callable[..., _T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> _T:
         deadline = time.monotonic() + self.grace
         pause = 0.1
         while True:

@@ -17,10 +17,14 @@ the stall look and adopting a stopped worker's keywords (.adoption); the rebuild
 lost everything (.rebuild).
 """
 
+from __future__ import annotations
+
 import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy.exc import DBAPIError
-from twisted.internet.defer import succeed
+from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
 
 from farm.crawl.backends.base import Outcome
@@ -29,7 +33,23 @@ from farm.crawl.backends.redis.rebuild import Rebuild
 from farm.crawl.backends.redis.sends import Sends
 from farm.errors import RedisUnreachable
 
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+    from twisted.internet.interfaces import IDelayedCall
+    from twisted.python.failure import Failure
+
+    from farm.crawl.backends.base import KeywordBook, LeaseKey
+    from farm.crawl.backends.redis.link import RedisLink
+    from farm.crawl.backends.redis.queue import Beat, SharedQueue
+    from farm.crawl.backends.redis.sends import Op
+    from farm.spiders.base import LeaseSpider
+    from farm.state.lease import Lease
+    from farm.state.store import KeywordStore
+
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 OWNER_CHECK_TICKS = 5  # heartbeats between the owner's look at its keywords' open requests
 LOOK = "look"  # an inbox note: a keyword of this worker's was left with nothing open elsewhere (scripts/send.lua)
@@ -40,46 +60,48 @@ class SharedWork(Sends, Adoption, Rebuild):
 
     def __init__(
         self,
-        crawler,
-        link,
-        queue,
-        store,
-        registry,
+        crawler: Crawler,
+        link: RedisLink,
+        queue: SharedQueue,
+        store: KeywordStore,
+        registry: KeywordBook,
         worker_timeout: float,
         *,
-        run_db,
-        on_lost,
-        on_queued,
-        resuming=None,
-    ):
+        run_db: Callable[..., Deferred[Any]],
+        on_lost: Callable[[str], object] | None,
+        on_queued: Callable[[], None],
+        resuming: set[tuple[int, int]] | None = None,
+    ) -> None:
         self.crawler = crawler
         self.link = link
         self.queue = queue
         self.store = store
         self.run_db = run_db  # the crawl's database thread
         self.registry = registry  # farm.crawl.registry.KeywordRegistry: the keywords this crawl holds
-        self.runs = registry.runs
+        self.runs: Mapping[LeaseKey, Any] = registry.runs
         self.worker_timeout = worker_timeout
-        self.stats = crawler.stats
+        self.stats: StatsCollector = crawler.stats
         self.on_lost = on_lost  # Redis lost for longer than FARM_OUTAGE_GRACE: closes the crawl
         self.busy = True  # whether the shared queue or any worker's in-flight set holds requests (last look)
-        self._adoptions = set()  # Deferreds of keywords being adopted (looked up in the keyword table)
+        self._adoptions: set[Deferred[Any]] = (
+            set()
+        )  # Deferreds of keywords being adopted (looked up in the keyword table)
         self._closing = False  # the crawl is closing: it adopts nothing more
         self._keep_listed = False  # it closes with keywords it could not release (keep_listed)
-        self.epoch = None
+        self.epoch: str | None = None
         self.taken: dict[tuple[tuple[int, int], int], str] = {}  # (lease key, page) -> its id in the shared queue
         # (lease key, page) -> (lease, priority, payload) of each taken: written back should Redis lose its state
         self.held: dict[tuple[tuple[int, int], int], tuple[str, int, bytes]] = {}
         self._written_back = False  # what it holds is written back since Redis lost its state (.rebuild)
         self._live_before: set[str] = set()  # the live workers at the last heartbeat under this epoch
-        self._ops: list[tuple[str, object]] = []  # ("push", request) | ("ack", id) | ("end", ...) ..., in order
+        self._ops: list[Op] = []  # ("push", request) | ("ack", id) | ("end", ...) ..., in order
         self._acked: dict[str, tuple[str, str]] = {}  # id -> (its lease, '1' when owned here): acks on their way
-        self._flush_call = None
-        self._sending = None  # the send on its way to Redis, if any
+        self._flush_call: IDelayedCall | None = None
+        self._sending: Deferred[Any] | None = None  # the send on its way to Redis, if any
         self.on_queued = on_queued  # requests of this worker's are in the shared queue (the backend's pump)
         self._beat = LoopingCall(self._heartbeat)
         self.beat_interval = max(0.2, worker_timeout / 6)
-        self._beating = None
+        self._beating: Deferred[Any] | None = None
         self._ticks = 0
         self._rebuilding = False
         self._marked = False  # Redis marks this worker as taking keywords on (claiming, and between claims)
@@ -90,15 +112,20 @@ class SharedWork(Sends, Adoption, Rebuild):
         self.others: set[tuple[int, int]] = set()
         link.on_connect(self._connected)  # each new connection: did Redis go back in time? (.rebuild)
 
+    @property
+    def spider(self) -> LeaseSpider:
+        """The crawl's spider: a LeaseSpider (the backend serves farm's only), open before the work starts."""
+        return cast("LeaseSpider", self.crawler.spider)
+
     # --- ends ------------------------------------------------------------------------------
 
-    def ended(self, lease, outcome: str) -> None:
+    def ended(self, lease: Lease, outcome: str) -> None:
         """The lease's keyword ended here: drop its queued requests, tell its owner (sent in order, after
         the acknowledgements of its pages)."""
         self._ops.append(("end", (lease.name, outcome)))
         self._soon()
 
-    def claiming(self):
+    def claiming(self) -> Deferred[None]:
         """Before a claim: a Deferred that fires once Redis says this worker is taking keywords on (at once
         when it says so already, since an earlier claim)."""
         if self._marked:
@@ -106,7 +133,7 @@ class SharedWork(Sends, Adoption, Rebuild):
         self._marked = True
         return self.link.run(self.queue.claiming)
 
-    def hold(self, leases, claimed: bool = False) -> None:
+    def hold(self, leases: list[Lease], claimed: bool = False) -> None:
         """List these leases as this worker's; ``claimed``: all its claim took. A claim that took nothing
         ends this worker's taking keywords on (a claim that took some is followed by another)."""
         taken_from = None
@@ -123,15 +150,14 @@ class SharedWork(Sends, Adoption, Rebuild):
 
     # --- heartbeat ---------------------------------------------------------------------------
 
-    def start(self):
+    def start(self) -> Deferred[None]:
         self.epoch = None
         self._marked = True  # the join marks it: it takes its own keywords back (see _join)
-        d = self.link.run(self._join)
-        d.addCallback(self._started)
+        d = self.link.run(self._join).addCallback(self._started)
         d.addErrback(self._failed, "joining the shared work")
         return d
 
-    def _join(self):
+    def _join(self) -> tuple[str, set[tuple[int, int]], set[str]]:
         if self.queue.went_back():  # the link's first connection was made before it was listened to
             self._went_back()
         # a worker restarted under the same id (FARM_CRAWLER_ID), before it pops: what it had taken
@@ -149,7 +175,7 @@ class SharedWork(Sends, Adoption, Rebuild):
         inherited = self.queue.taking() - {self.queue.worker}  # stopped workers it was taking on
         return self.queue.start_epoch(), others, inherited
 
-    def _started(self, result):
+    def _started(self, result: tuple[str, set[tuple[int, int]], set[str]]) -> None:
         epoch, self.others, inherited = result
         self.epoch = epoch
         self._beat.start(self.beat_interval, now=True)
@@ -158,14 +184,14 @@ class SharedWork(Sends, Adoption, Rebuild):
         for stopped in inherited:
             self.take_over(stopped)
 
-    def stop(self):
+    def stop(self) -> None:
         """Stop beating; what waits to be sent (ends among it) goes to Redis before the link closes."""
         if self._beat.running:
             self._beat.stop()
         if self._ops:
             self.flush()
 
-    def _heartbeat(self):
+    def _heartbeat(self) -> None:
         if self._beating is not None:
             return
         self._ticks += 1
@@ -179,15 +205,15 @@ class SharedWork(Sends, Adoption, Rebuild):
         self._beating.addErrback(self._failed, "the heartbeat")
         self._beating.addBoth(self._beat_done)
 
-    def _beat_done(self, result):
+    def _beat_done(self, result: _T) -> _T:
         self._beating = None
         return result
 
-    def _beat_once(self, timeout, look, call):
+    def _beat_once(self, timeout: float | None, look: bool, call: int) -> tuple[Beat, set[str]]:
         beat = self.queue.beat(timeout, look, call=call)
         return beat, self.queue.live_seen
 
-    def _beaten(self, result):
+    def _beaten(self, result: tuple[Beat, set[str]]) -> None:
         beat, live = result
         self.busy = beat.busy
         if beat.epoch != self.epoch:
@@ -233,24 +259,24 @@ class SharedWork(Sends, Adoption, Rebuild):
         for FARM_WORKER_TIMEOUT takes them over from the keyword table."""
         self._keep_listed = True
 
-    def leave(self):
+    def leave(self) -> Deferred[Any]:
         """A clean close: flush, then put back what this worker took and did not settle."""
         self.stop()
         d = self.flush()
         d.addCallback(lambda _: self.link.run(self._leave))
         return d
 
-    def _leave(self):
+    def _leave(self) -> int:
         back = self.queue.leave()
         if self._keep_listed:
             self.queue.claiming()  # live once more, its heartbeat stopped: a survivor looks it up
         return back
 
-    def _failed(self, failure, what):
+    def _failed(self, failure: Failure, what: str) -> None:
         self.stats.inc_value("farm/shared/error")
-        if failure.check(RedisUnreachable):
+        if isinstance(failure.value, RedisUnreachable):
             logger.error("farm: %s failed: %s", what, failure.getErrorMessage())
-        elif failure.check(DBAPIError):  # the database lost past the outage grace: not a bug either
+        elif isinstance(failure.value, DBAPIError):  # the database lost past the outage grace: not a bug either
             error = failure.value.orig or failure.value
             logger.error(
                 "farm: %s failed: the database: %s",
@@ -258,6 +284,8 @@ class SharedWork(Sends, Adoption, Rebuild):
                 (str(error).strip().splitlines() or [type(error).__name__])[0],
             )
         else:  # a bug, not Redis: say where
-            logger.error("farm: %s failed", what, exc_info=(failure.type, failure.value, failure.getTracebackObject()))
+            assert failure.type is not None and failure.value is not None  # a Failure holds its exception
+            traceback = failure.getTracebackObject()  # type: ignore[no-untyped-call]  # Twisted leaves it untyped
+            logger.error("farm: %s failed", what, exc_info=(failure.type, failure.value, traceback))
         if self.on_lost is not None:
             self.on_lost(failure.getErrorMessage())

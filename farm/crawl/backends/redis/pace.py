@@ -1,6 +1,14 @@
 """The pace of a site every worker shares: its interval and back-off kept in Redis beside the queue."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from farm.crawl.pace import SitePace
+
+if TYPE_CHECKING:
+    from farm.crawl.backends.redis.link import RedisLink
+    from farm.crawl.backends.redis.queue import SharedQueue
 
 
 class SharedPace(SitePace):
@@ -10,7 +18,15 @@ class SharedPace(SitePace):
     stay with it (retries); its pops carry the interval and its back-off, so that Redis
     losing the pace (a flush, a restart) does not lose the site's pace."""
 
-    def __init__(self, rate, base_delay, max_delay, link, queue, **kwargs):
+    def __init__(
+        self,
+        rate: float,
+        base_delay: float,
+        max_delay: float,
+        link: RedisLink,
+        queue: SharedQueue,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(rate, base_delay, max_delay, **kwargs)
         self.link = link
         self.queue = queue

@@ -13,14 +13,34 @@ the others.
 A part of farm.crawl.backends.redis.membership.SharedWork, which holds the state it uses.
 """
 
+from __future__ import annotations
+
 import logging
 import time
 import uuid
+from typing import TYPE_CHECKING, Any, cast
 
 from twisted.internet import reactor
+from twisted.internet.interfaces import IReactorFromThreads
 from twisted.internet.task import deferLater
 
 from farm.crawl.backends.redis.queue import FRESH_EPOCH
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from scrapy.statscollectors import StatsCollector
+    from twisted.internet.defer import Deferred
+    from twisted.python.failure import Failure
+
+    from farm.crawl.backends.base import LeaseKey
+    from farm.crawl.backends.redis.link import Command, RedisLink
+    from farm.crawl.backends.redis.queue import SharedQueue
+    from farm.crawl.backends.redis.sends import Op
+    from farm.spiders.base import LeaseSpider
+    from farm.state.lease import Lease
+    from farm.state.reads import LeaseProgress
+    from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
 
@@ -30,19 +50,53 @@ REBUILD_LOCK_SECONDS = 120
 class Rebuild:
     """The rebuild after Redis lost everything (on SharedWork: ``_rebuilding``, ``epoch``)."""
 
-    def _connected(self, command):
+    if TYPE_CHECKING:  # SharedWork's, used here
+        link: RedisLink
+        queue: SharedQueue
+        store: KeywordStore
+        run_db: Callable[..., Deferred[Any]]
+        runs: Mapping[LeaseKey, Any]
+        stats: StatsCollector
+        worker_timeout: float
+        beat_interval: float
+        epoch: str | None
+        taken: dict[tuple[LeaseKey, int], str]
+        held: dict[tuple[LeaseKey, int], tuple[str, int, bytes]]
+        _ops: list[Op]
+        _live_before: set[str]
+        _closing: bool
+        _rebuilding: bool
+        _written_back: bool
+        _marked: bool
+
+        @property
+        def spider(self) -> LeaseSpider: ...
+
+        def ack(self, request_id: str, lease: str = "", mine: bool = False) -> None: ...
+
+        def flush(self) -> Deferred[Any]: ...
+
+        def hold(self, leases: list[Lease], claimed: bool = False) -> None: ...
+
+        def _track(self, d: Deferred[Any]) -> None: ...
+
+        def _failed(self, failure: Failure, what: str) -> None: ...
+
+    def _connected(self, command: Command) -> None:
         """A new connection to Redis (the link's thread): did Redis go back in time?"""
         if self.queue.went_back(command):
             self._went_back()
 
-    def _went_back(self):
+    def _went_back(self) -> None:
         logger.warning(
             "farm: Redis went back in time (another server holds the shared state: restarted from an older "
             "snapshot, or a replica promoted): that state is dropped, and the queue rebuilt from the keyword table"
         )
-        reactor.callFromThread(self.stats.inc_value, "farm/shared/went_back")
+        # on the link's thread: the stat is counted on the reactor's (every reactor provides IReactorFromThreads,
+        # though twisted.internet types ``reactor`` without it)
+        cast(IReactorFromThreads, reactor).callFromThread(self.stats.inc_value, "farm/shared/went_back")
 
-    def _lost_everything(self, epoch):
+    def _lost_everything(self, epoch: str) -> None:
         if self._closing:
             # closing, it leaves the rebuild to the others: its link closes with the crawl, and a
             # rebuild cut short there would hold the lock, every other worker waiting on it
@@ -65,19 +119,18 @@ class Rebuild:
         # (its link and database would close under the rebuild), and closing waits for it
         self._track(d)
 
-    def _rebuild(self, locked):
+    def _rebuild(self, locked: bool) -> Deferred[Any]:
         if not locked:
             d = self.link.run(self.queue.server.get, self.queue.k("epoch"))
             d.addCallback(self._rebuilt_elsewhere)
             return d
-        d = self._all_written_back(time.monotonic())
-        d.addCallback(lambda _: self.run_db(self.store.held_leases, self.crawler.spider.name))
-        d.addCallback(self._requeue_held)
-        return d
+        written = self._all_written_back(time.monotonic())
+        held = written.addCallback(lambda _: self.run_db(self.store.held_leases, self.spider.name))
+        return held.addCallback(self._requeue_held)
 
     # --- what the workers hold -------------------------------------------------------------
 
-    def _write_back(self):
+    def _write_back(self) -> None:
         """Before the rebuild: the requests this worker holds (taken, being fetched, fetched and not yet
         recorded) written back into its in-flight set, so that none is queued again while it lives."""
         keys = [key for key in self.taken if key in self.held]
@@ -88,7 +141,7 @@ class Rebuild:
         d.addErrback(self._failed, "writing back the requests this worker holds")
         self._track(d)  # the crawl does not close before they are in
 
-    def _written(self, ids, keys, before):
+    def _written(self, ids: list[str], keys: list[tuple[LeaseKey, int]], before: list[str]) -> None:
         self.stats.inc_value("farm/shared/written_back", len(keys))
         for key, old, new in zip(keys, before, ids):
             if self.taken.get(key) == old:
@@ -96,7 +149,7 @@ class Rebuild:
             elif new != old:  # settled while it was written back: under its old id, which Redis lost
                 self.ack(new)
 
-    def _all_written_back(self, since: float):
+    def _all_written_back(self, since: float) -> Deferred[Any]:
         """A Deferred that fires once every worker live before Redis lost its state, or since, wrote back
         what it holds, after two heartbeats at least (a worker that joined just before has beaten by then);
         or after FARM_WORKER_TIMEOUT: a worker silent that long is taken as stopped, as anywhere else."""
@@ -104,24 +157,24 @@ class Rebuild:
         d.addCallback(self._written_back_yet, since)
         return d
 
-    def _written_back_yet(self, missing, since):
+    def _written_back_yet(self, missing: set[str], since: float) -> Deferred[Any] | None:
         waited = time.monotonic() - since
         if waited >= self.worker_timeout or (not missing and waited >= 2 * self.beat_interval):
             return None
         return deferLater(reactor, self.beat_interval, self._all_written_back, since)
 
-    def _rebuilt_elsewhere(self, epoch):
+    def _rebuilt_elsewhere(self, value: bytes | None) -> None:
         self._rebuilding = False
-        epoch = epoch.decode() if epoch else ""
+        epoch = value.decode() if value else ""
         if epoch and not epoch.startswith(
             FRESH_EPOCH
         ):  # else: the rebuilder is at work; the next heartbeat looks again
             self._new_epoch(epoch)
             self.hold([run.lease for run in self.runs.values() if run.owned and not run.over])
 
-    def _requeue_held(self, held):
-        spider = self.crawler.spider
-        by_holder = {}
+    def _requeue_held(self, held: list[tuple[Lease, str, LeaseProgress]]) -> Deferred[Any]:
+        spider = self.spider
+        by_holder: dict[str, list[str]] = {}
         for lease, holder, progress in held:
             by_holder.setdefault(holder, []).append(lease.name)
             for page in progress.missing():
@@ -135,12 +188,12 @@ class Rebuild:
         done.addCallback(self._rebuilt)
         return done
 
-    def _rebuilt(self, epoch):
+    def _rebuilt(self, epoch: str) -> None:
         self._rebuilding = False
         self._new_epoch(epoch)
         logger.info("farm: shared queue rebuilt from the keyword table")
 
-    def _new_epoch(self, epoch):
+    def _new_epoch(self, epoch: str) -> None:
         self.epoch = epoch
         self._written_back = False
         self._marked = False  # Redis lost it: the next claim marks this worker again

@@ -9,6 +9,30 @@ anywhere starts the stall look (farm.crawl.backends.redis.adoption).
 A part of farm.crawl.backends.redis.membership.SharedWork, which holds the state it uses.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from scrapy import Request
+    from scrapy.statscollectors import StatsCollector
+    from twisted.internet.defer import Deferred
+    from twisted.internet.interfaces import IDelayedCall
+    from twisted.python.failure import Failure
+
+    from farm.crawl.backends.base import LeaseKey
+    from farm.crawl.backends.redis.link import RedisLink
+    from farm.crawl.backends.redis.queue import SharedQueue
+    from farm.state.lease import Lease
+
+_T = TypeVar("_T")
+# (kind, value): ("push" or "requeue", a request), ("ack", its id), ("end", (lease, outcome)),
+# ("hold", [the worker taken on, lease, ...]), ("look", a lease)
+Op = tuple[str, Any]
+Batch = tuple[str, list[Any]]  # a run of ops of one kind: (kind, their values, in order)
+
 # Runs (of pushes, acknowledgements, ends or looks) in one send at most: a send is one script, and Redis
 # does nothing else while it runs; the rest goes in the next send.
 SEND_BATCHES = 64
@@ -18,7 +42,25 @@ class Sends:
     """Pushes, acknowledgements, ends and looks, sent in order (on SharedWork: ``_ops``, ``_flush_call``,
     ``_sending``, ``_acked``)."""
 
-    def push(self, request) -> None:
+    if TYPE_CHECKING:  # SharedWork's, used here
+        link: RedisLink
+        queue: SharedQueue
+        stats: StatsCollector
+        runs: Mapping[LeaseKey, Any]
+        taken: dict[tuple[LeaseKey, int], str]
+        held: dict[tuple[LeaseKey, int], tuple[str, int, bytes]]
+        epoch: str | None
+        on_queued: Callable[[], None]
+        _ops: list[Op]
+        _acked: dict[str, tuple[str, str]]
+        _flush_call: IDelayedCall | None
+        _sending: Deferred[Any] | None
+
+        def check_stall(self, lease_name: str, lease: Lease | None = None) -> None: ...
+
+        def _failed(self, failure: Failure, what: str) -> None: ...
+
+    def push(self, request: Request) -> None:
         self._ops.append(("push", request))
         self._soon()
 
@@ -30,7 +72,7 @@ class Sends:
         self._ops.append(("ack", request_id))
         self._soon()
 
-    def settled(self, lease_key, page) -> None:
+    def settled(self, lease_key: LeaseKey, page: int) -> None:
         """The page taken from the shared queue is recorded, or given up: acknowledge it."""
         self.held.pop((lease_key, page), None)
         request_id = self.taken.pop((lease_key, page), None)
@@ -38,7 +80,7 @@ class Sends:
             run = self.runs.get(lease_key)
             self.ack(request_id, f"{lease_key[0]}:{lease_key[1]}", run is not None and run.owned)
 
-    def _soon(self):
+    def _soon(self) -> None:
         # one send at a time: what comes meanwhile goes in the next (each send is a round trip on the
         # link's thread, under the crawl's GIL; one a reactor turn made sends of one or two acks)
         if self._flush_call is None and self._sending is None:
@@ -46,14 +88,14 @@ class Sends:
 
             self._flush_call = reactor.callLater(0, self.flush)
 
-    def _send_done(self, result, sending):
+    def _send_done(self, result: _T, sending: Deferred[Any]) -> _T:
         if self._sending is sending:
             self._sending = None
             if self._ops:
                 self._soon()
         return result
 
-    def flush(self):
+    def flush(self) -> Deferred[Any]:
         """Send what is waiting; a Deferred that fires once it is in Redis."""
         if self._flush_call is not None and self._flush_call.active():
             self._flush_call.cancel()  # called before its turn (leaving): nothing is left for it
@@ -61,7 +103,9 @@ class Sends:
         ops, self._ops = self._ops, []
         if not ops:
             return self.link.run(lambda: None)
-        batches, kind, batch = [], None, []
+        batches: list[Batch] = []
+        kind = ops[0][0]
+        batch: list[Any] = []
         for i, (op, value) in enumerate(ops):
             if (op != kind or op == "hold") and batch:  # each listing its own run: it names whom it ends
                 batches.append((kind, batch))
@@ -82,8 +126,8 @@ class Sends:
         done.addBoth(self._send_done, done)
         return done
 
-    def _send(self, batches, call):
-        runs = []
+    def _send(self, batches: list[Batch], call: int) -> tuple[int, list[str], int]:
+        runs: list[tuple[str, Any]] = []
         for kind, batch in batches:
             if kind == "push":
                 # a rebuild's pushes ("requeue") go in before the new epoch is set; the others only under
@@ -96,7 +140,8 @@ class Sends:
             else:
                 runs.append((kind, batch))
         replies = self.queue.send(runs, call, self.epoch or "")
-        queued, empty = 0, []  # how many requests went in the queue; leases with no request open anywhere
+        queued = 0  # how many requests went in the queue
+        empty: list[str] = []  # leases with no request open anywhere
         refused = 0  # requests pushed under an epoch Redis no longer holds
         for (kind, batch), reply in zip(batches, replies):
             if kind in ("push", "requeue"):
@@ -112,7 +157,7 @@ class Sends:
                 empty += [lease for lease, left in zip(batch, reply) if left <= 0]
         return queued, empty, refused
 
-    def _sent(self, result, batches):
+    def _sent(self, result: tuple[int, list[str], int], batches: list[Batch]) -> None:
         for kind, batch in batches:
             if kind == "ack":
                 for request_id in batch:
