@@ -6,6 +6,8 @@ repository, path and commit of each. Beside it, ``<name>.expected.json`` holds e
 must yield (every column but ``raw``, which must be the site's entry at the same place in
 ``entries``, a path into the JSON answer or into an HTML page's ``__INITIAL_STATE__``) and the page's
 paging facts, or, for a refusal, ``refusal``: the start of the reason LeaseSpider.refusal must give it.
+A refusal is never postings and never the end of a keyword: the spider names it, so
+farm.middlewares.blocks retries it with the back-off and never hands it to the callback.
 """
 
 import json
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from farm.spiders.base import ParseError
 from farm.spiders.boss import BossSpider
 from farm.spiders.qcwy import QcwySpider
 from farm.spiders.zhilian import ZhilianSpider
@@ -43,6 +46,7 @@ def capture_data(path: Path):
     if path.suffix != ".html":
         return json.loads(text)
     assignment = re.search(r"__INITIAL_STATE__\s*=\s*", text)
+    assert assignment is not None, f"{path.name} assigns no __INITIAL_STATE__"
     state, _ = json.JSONDecoder().raw_decode(text, assignment.end())
     return state
 
@@ -54,6 +58,14 @@ def answer(spidercls, path: Path, page: int):
     return spider, response_for(request, path)
 
 
+def postings_in(spider, response) -> list:
+    """What the spider's parser finds in ``response``, none when it cannot read it as a page."""
+    try:
+        return spider.parse_page(response).postings
+    except ParseError:
+        return []
+
+
 @pytest.mark.parametrize(("spidercls", "expected_path"), list(capture_cases()))
 def test_capture_reads_as_its_expected_file_says(spidercls, expected_path):
     expected = json.loads(expected_path.read_text())
@@ -63,6 +75,7 @@ def test_capture_reads_as_its_expected_file_says(spidercls, expected_path):
     if "refusal" in expected:
         reason = spider.refusal(response)
         assert reason is not None and reason.startswith(expected["refusal"]), reason
+        assert postings_in(spider, response) == []
         return
 
     assert spider.refusal(response) is None
