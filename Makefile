@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install lint test test-unit test-integration test-e2e fuzz demo bench bench-breakdown bench-variants clean
+.PHONY: install lint test soak test-unit test-integration test-e2e fuzz demo bench bench-breakdown bench-variants clean
 
 $(BIN)/farm: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ lint: install
 TEST_WORKERS ?= 2
 test: install
 	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist worksteal)
+
+# The longer runs: the e2e day of faults on every site and every database (make test takes each once).
+soak: install
+	FARM_SOAK=1 $(BIN)/python -m pytest tests/e2e/test_real_day.py
 
 test-unit: install
 	$(BIN)/python -m pytest tests/unit
