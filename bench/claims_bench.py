@@ -22,7 +22,7 @@ from sqlalchemy import text
 
 from bench.mariadb import mariadb_database
 from bench.postgresql import postgresql_database
-from farm.state import KeywordStore, claims
+from farm.state import KeywordStore, claimrules
 from farm.state.db import make_engine, without_read_deadline
 from farm.state.migrate import upgrade
 
@@ -86,7 +86,7 @@ def _fill(engine, rows: int, store: KeywordStore) -> None:
 
 def _explain_fresh_claim(engine, store: KeywordStore) -> tuple[str, str]:
     """The index and Extra of the claim query's fresh branch."""
-    stmt = claims.candidates("fresh", 1, "mariadb")
+    stmt = claimrules.candidates("fresh", 1, "mariadb")
     params = {
         "source": "boss",
         "day": store.today(),

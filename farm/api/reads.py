@@ -4,14 +4,14 @@
 - ``claimable_keywords``: what a claim would take now, in claim order, without taking it;
 - ``day_progress``: pages done on a day, and when the day's first claim still on record was made.
 
-``claimable_keywords`` lists with the claim's own rules (farm.state.claims).
+``claimable_keywords`` lists with the claim's own rules (farm.state.claimrules, as claims.listing reads them).
 """
 
 from datetime import date, datetime
 
 from sqlalchemy import case, func, select
 
-from farm.state import claims
+from farm.state import claimrules, claims
 from farm.state.claims import aware
 from farm.state.lease import parse_pages
 from farm.state.models import Keyword
@@ -54,7 +54,7 @@ def claimable_keywords(store: KeywordStore, source: str, limit: int, skip_partia
     are left, as the claim leaves them. The claim's own rules pick them (farm.state.claims)."""
     listed = []
     for r in claims.listing(store, source, limit, skip_partial):
-        kind = claims.KINDS[r.kind]
+        kind = claimrules.KINDS[r.kind]
         fresh = kind == "fresh"
         listed.append(
             {

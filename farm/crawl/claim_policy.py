@@ -19,7 +19,7 @@ comes back or the crawl is idle, and carries the decision out:
 from dataclasses import dataclass
 from datetime import datetime
 
-from farm.state.claims import Outlook
+from farm.state.lease import Outlook
 
 # Seconds before claiming again when rows are claimable but were all locked by other claimers.
 CLAIM_BUSY_DELAY = 0.5

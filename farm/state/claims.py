@@ -1,8 +1,7 @@
-"""Claims: which keywords a claim may take, in which order, and taking them under new tokens.
-
-One set of claim rules (``claimable``, ``candidates``, ``ordered``) serves every claim, the
-take-back of a stopped crawl, a survivor's adoption of a stopped worker's keywords, the
-``outlook`` of an empty claim and the keyword API's listing of what a claim would take.
+"""Claims: keywords taken under new tokens, in the order the claim rules (farm.state.claimrules) pick
+them; by the same rules, the ``outlook`` of an empty claim and the ``listing`` of what a claim would
+take (the keyword API's). And the take-back of a stopped crawl and a survivor's adoption of a stopped
+worker's keywords, each held row read back as a lease (``lease_of``).
 
 A claim hands out leases atomically (``SELECT … FOR UPDATE SKIP LOCKED`` on MySQL/MariaDB and
 PostgreSQL, one ``BEGIN IMMEDIATE`` write transaction on SQLite), each under a new random token that
@@ -11,69 +10,21 @@ fences every later write about the keyword (see farm.state.lease.new_lease_token
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Collection, Iterable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeAlias
 
-from sqlalchemy import (
-    BindParameter,
-    ColumnElement,
-    CompoundSelect,
-    Integer,
-    Select,
-    Update,
-    and_,
-    bindparam,
-    case,
-    func,
-    literal,
-    or_,
-    select,
-    union_all,
-    update,
-)
-from sqlalchemy.engine import Connection, Row
+from sqlalchemy import ColumnElement, and_, bindparam, case, func, or_, select, update
 
+from farm.state.claimrules import KINDS, LEASE_COLUMNS, AnyRow, K, c, claimable, pick
 from farm.state.clock import today
 from farm.state.lease import Lease, new_lease_token, parse_pages
-from farm.state.models import Keyword
+from farm.state.lease import Outlook as Outlook  # what outlook() answers, importable from here too
+from farm.state.storeview import StoreView
 
-if TYPE_CHECKING:
-    from farm.state.store import KeywordStore
-
-K = Keyword.__table__
-c = K.c
-
-KINDS = ("partial", "failed", "fresh")  # claim order
-MYSQL = ("mysql", "mariadb")
-ROW_LOCKS = (*MYSQL, "postgresql")  # SELECT … FOR UPDATE [SKIP LOCKED]; SQLite locks the whole file
-
-LEASE_COLUMNS = (
-    c.id,
-    c.city,
-    c.job,
-    c.crawl_status,
-    c.last_requested_date,
-    c.lease_token,
-    c.last_completed_page,
-    c.total_pages,
-    c.pages_ahead,
-    c.retry_count,
-)
-# rows and statements of any columns: a row is read by its columns' names (LEASE_COLUMNS', a pick's ``kind``)
-AnyRow: TypeAlias = Row[*tuple[Any, ...]]
-AnySelect: TypeAlias = Select[*tuple[Any, ...]]
-# what picks() makes: a SELECT per kind, or on MySQL/MariaDB their UNION ALL
-Pick: TypeAlias = AnySelect | CompoundSelect[*tuple[Any, ...]]
 # (id, lease_token) of a lease
 LeaseKey: TypeAlias = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class Outlook:
-    claimable: int  # rows a claim could take now
-    next_retry_at: datetime | None  # when the first failed row waiting for FARM_RETRY_DELAY comes due
 
 
 def aware(value: datetime | None) -> datetime | None:
@@ -83,102 +34,7 @@ def aware(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=UTC)
 
 
-def claimable(kind: str) -> ColumnElement[bool]:
-    """Which rows of one kind a claim may take now (bound: source, day, now, cutoff, max_retries,
-    max_blocked, skip_partial)."""
-    source: BindParameter[str] = bindparam("source")
-    day: BindParameter[date] = bindparam("day")
-    if kind == "partial":  # ix_keyword_status: (source, 'partial', day) in id order
-        return and_(
-            c.source == source,
-            c.crawl_status == "partial",
-            c.last_requested_date == day,
-            c.id.not_in(bindparam("skip_partial", expanding=True)),
-        )
-    if kind == "failed":  # ix_keyword_status: (source, 'failed', day) in id order
-        return and_(
-            c.source == source,
-            c.crawl_status == "failed",
-            c.last_requested_date == day,
-            c.retry_count < bindparam("max_retries"),
-            c.blocked_claims < bindparam("max_blocked"),
-            or_(c.retry_at.is_(None), c.retry_at <= bindparam("now")),
-        )
-    # fresh: not requested today, and not held under a live heartbeat (a crawl running
-    # across midnight keeps yesterday's keyword until it ends it)
-    return and_(
-        c.source == source,
-        or_(c.last_requested_date.is_(None), c.last_requested_date != day),
-        or_(c.crawl_status != "crawling", c.heartbeat_at.is_(None), c.heartbeat_at < bindparam("cutoff")),
-    )
-
-
-def candidates(kind: str, limit: int | BindParameter[int], dialect: str, lock: bool = True) -> AnySelect:
-    """The rows of one kind a claim may take, in claim order (locked with SKIP LOCKED on MySQL/MariaDB
-    and PostgreSQL when ``lock``)."""
-    stmt = select(literal(KINDS.index(kind)).label("kind"), *LEASE_COLUMNS).where(claimable(kind))
-    if kind == "fresh":  # walks ix_keyword_fresh (source, last_requested_date, id) in order, no sort
-        stmt = stmt.order_by(c.last_requested_date, c.id)
-    else:
-        stmt = stmt.order_by(c.id)
-    stmt = stmt.limit(limit)
-    if dialect in MYSQL:
-        # the optimizer may otherwise pick another index and sort; the claim order is the index order
-        index = "ix_keyword_fresh" if kind == "fresh" else "ix_keyword_status"
-        stmt = stmt.with_hint(K, f"FORCE INDEX ({index})")
-    if lock and dialect in ROW_LOCKS:
-        stmt = stmt.with_for_update(skip_locked=True)
-    return stmt
-
-
-def picks(dialect: str, lock: bool = True) -> Sequence[Pick]:
-    """The statements that pick up to ``n`` rows of each kind, run in turn until ``n`` are found."""
-    n = bindparam("n", type_=Integer)
-    if dialect in MYSQL:
-        # one round trip: up to n rows of each kind, each branch locking with SKIP LOCKED;
-        # rows of a later kind that are not taken stay locked only until this commit
-        return [union_all(*(candidates(kind, n, dialect, lock) for kind in KINDS))]
-    statements = [candidates(kind, n, dialect, lock) for kind in KINDS]
-    if dialect == "postgresql":
-        # PostgreSQL sorts (and indexes) NULLs last: the never requested are picked first, apart,
-        # each part in ix_keyword_fresh's order
-        fresh = statements.pop()
-        statements += [fresh.where(c.last_requested_date.is_(None)), fresh.where(c.last_requested_date.is_not(None))]
-    return statements
-
-
-def takes() -> dict[str, Update]:
-    """Per kind, the UPDATE that takes picked rows (bound: ids, day, now, crawler_id; the new
-    tokens are set per claim)."""
-    common: dict[str, Any] = dict(
-        crawl_status="crawling",
-        last_requested_date=bindparam("day"),
-        last_requested_at=bindparam("now"),
-        crawler_id=bindparam("crawler_id"),
-        crawl_started_at=bindparam("now"),
-        heartbeat_at=bindparam("now"),
-        updated_at=bindparam("now"),
-    )
-    values = {
-        "partial": common,
-        "failed": dict(common, retry_count=c.retry_count + 1),
-        "fresh": dict(
-            common,
-            last_completed_page=0,
-            total_pages=None,
-            jobs_found=0,
-            error_message=None,
-            retry_count=0,
-            pages_ahead="",
-            retry_at=None,
-            blocked_claims=0,
-        ),
-    }
-    ids: BindParameter[list[int]] = bindparam("ids", expanding=True)
-    return {kind: update(K).where(c.id.in_(ids)).values(v) for kind, v in values.items()}
-
-
-def params(store: KeywordStore, source: str, now: datetime, skip_partial: Iterable[int] = ()) -> dict[str, Any]:
+def params(store: StoreView, source: str, now: datetime, skip_partial: Iterable[int] = ()) -> dict[str, Any]:
     """The claim rules' bound values for ``store``'s settings at ``now``."""
     return {
         "source": source,
@@ -191,21 +47,8 @@ def params(store: KeywordStore, source: str, now: datetime, skip_partial: Iterab
     }
 
 
-def pick(conn: Connection, statements: Sequence[Pick], bound: dict[str, Any], n: int) -> list[AnyRow]:
-    """Up to ``n`` claimable rows in claim order: kind, then (for fresh rows) never requested
-    first, the oldest request, id."""
-    picked: list[AnyRow] = []
-    for stmt in statements:
-        picked.extend(conn.execute(stmt, {**bound, "n": n}).all())
-        if len(picked) >= n:
-            break
-    day: date = bound["day"]
-    picked.sort(key=lambda r: (r.kind, r.last_requested_date is not None, r.last_requested_date or day, r.id))
-    return picked[:n]
-
-
 def claim(
-    store: KeywordStore,
+    store: StoreView,
     source: str,
     crawler_id: str,
     n: int = 1,
@@ -241,7 +84,7 @@ def claim(
     return store._retrying(attempt)
 
 
-def take(store: KeywordStore, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]:
+def take(store: StoreView, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]:
     """One claim's transaction: pick, then take each picked row under a new token."""
     now = store.clock()
     bound = params(store, source, now, skip_partial)
@@ -274,7 +117,7 @@ def _claimed(source: str, r: AnyRow, token: int) -> Lease:
     )
 
 
-def listing(store: KeywordStore, source: str, limit: int, skip_partial: Iterable[int] = ()) -> list[AnyRow]:
+def listing(store: StoreView, source: str, limit: int, skip_partial: Iterable[int] = ()) -> list[AnyRow]:
     """Up to ``limit`` rows a claim of ``source`` would take now, in the order it would take
     them, without taking them (each row's ``kind`` indexes KINDS)."""
     bound = params(store, source, store.clock(), skip_partial)
@@ -282,7 +125,7 @@ def listing(store: KeywordStore, source: str, limit: int, skip_partial: Iterable
         return pick(conn, store._peeks, bound, limit)
 
 
-def outlook(store: KeywordStore, source: str, skip_partial: Iterable[int] = ()) -> Outlook:
+def outlook(store: StoreView, source: str, skip_partial: Iterable[int] = ()) -> Outlook:
     """What a claim could hand out now, and when the next failed row comes due for a retry.
 
     SKIP LOCKED hides rows other claimers hold locked for a moment: an empty claim
@@ -312,7 +155,7 @@ def held_by(source: str, crawler_id: str) -> ColumnElement[bool]:
     return and_(c.source == source, c.crawler_id == crawler_id, c.crawl_status == "crawling")
 
 
-def held_beyond(store: KeywordStore, source: str, crawler_id: str, held: Collection[LeaseKey]) -> list[Lease]:
+def held_beyond(store: StoreView, source: str, crawler_id: str, held: Collection[LeaseKey]) -> list[Lease]:
     stmt = select(*LEASE_COLUMNS).where(held_by(source, crawler_id)).order_by(c.id)
     with store.engine.connect() as conn:
         rows = conn.execute(stmt).all()
@@ -336,7 +179,7 @@ def lease_of(source: str, r: AnyRow, from_status: str = "adopted") -> Lease:
 
 
 def take_back(
-    store: KeywordStore,
+    store: StoreView,
     source: str,
     crawler_id: str,
     held: Iterable[LeaseKey] = (),
@@ -358,7 +201,7 @@ def take_back(
 
 
 def _take_back(
-    store: KeywordStore, source: str, crawler_id: str, held: set[LeaseKey], others: set[LeaseKey]
+    store: StoreView, source: str, crawler_id: str, held: set[LeaseKey], others: set[LeaseKey]
 ) -> list[Lease]:
     now = store.clock()
     day = today(now, store.tz)
@@ -403,7 +246,7 @@ def _take_back(
     return leases
 
 
-def adopt_held(store: KeywordStore, source: str, stopped: str, crawler_id: str) -> list[Lease]:
+def adopt_held(store: StoreView, source: str, stopped: str, crawler_id: str) -> list[Lease]:
     """The keywords of ``source`` that ``stopped`` holds, ``crawling``, now held by ``crawler_id``
     under the same tokens (shared through Redis: a survivor takes over a stopped worker's
     keywords, those it claimed and had not yet listed in Redis too)."""

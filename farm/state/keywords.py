@@ -12,14 +12,14 @@ from farm.state.models import Keyword
 from farm.state.validation import validate_keyword
 
 if TYPE_CHECKING:
-    from farm.state.store import KeywordStore
+    from farm.state.storeview import StoreView
 
 K = Keyword.__table__
 
 INSERT_CHUNK = 5000  # keyword rows per executemany
 
 
-def add_keywords(store: KeywordStore, rows: Iterable[tuple[str, str, str]]) -> int:
+def add_keywords(store: StoreView, rows: Iterable[tuple[str, str, str]]) -> int:
     """Insert the keywords not yet in the table, all in one transaction.
 
     Every row is validated first (KeywordError names the first bad one, and

@@ -1,14 +1,12 @@
-"""What a claim hands out, and what the store's fenced writes answer."""
+"""What a claim hands out (or, taking nothing, the Outlook it leaves), and what the store's fenced writes answer."""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
-
-if TYPE_CHECKING:
-    from farm.state.claims import Outlook
+from datetime import datetime
+from typing import Any, TypeAlias
 
 # keyword.lease_token is a BIGINT; tokens keep to the integers every JSON reader holds exactly (a
 # double's 53 bits: JavaScript's, and the API's keyword ids), and 2**53 of them leave nothing to guess
@@ -154,6 +152,14 @@ ENDS = (
 DonePage: TypeAlias = tuple[Lease, int, int, int | None] | tuple[Lease, int, int, int | None, int | None]
 # A keyword's end, as a holder asks for it: (lease, kind (one of ENDS), message or None)
 EndAsked: TypeAlias = tuple[Lease, str, object]
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What a claim that took nothing leaves to wait for (``claims.outlook``)."""
+
+    claimable: int  # rows a claim could take now
+    next_retry_at: datetime | None  # when the first failed row waiting for FARM_RETRY_DELAY comes due
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from farm.state.models import Keyword, site_count
 from farm.state.postings import upsert_postings
 
 if TYPE_CHECKING:
-    from farm.state.store import KeywordStore
+    from farm.state.storeview import StoreView
 
 K = Keyword.__table__
 c = K.c
@@ -61,7 +61,7 @@ def truncate(message: object, limit: int = ERROR_MAX) -> str | None:
 
 
 def write_batch(
-    store: KeywordStore,
+    store: StoreView,
     postings: list[dict[str, Any]],
     pages: Sequence[DonePage],
     now: datetime,
@@ -89,7 +89,7 @@ def write_batch(
     return store._retrying(write)
 
 
-def _pages_done(store: KeywordStore, conn: Connection, now: datetime, pages: Sequence[DonePage]) -> list[PageWrite]:
+def _pages_done(store: StoreView, conn: Connection, now: datetime, pages: Sequence[DonePage]) -> list[PageWrite]:
     by_lease: dict[tuple[int, int], list[_Page]] = {}
     leases: dict[tuple[int, int], Lease] = {}
     for at, (lease, page, jobs, total, *told) in enumerate(pages):
@@ -103,7 +103,7 @@ def _pages_done(store: KeywordStore, conn: Connection, now: datetime, pages: Seq
 
 
 def _lease_pages_done(
-    store: KeywordStore, conn: Connection, now: datetime, lease: Lease, pages: list[_Page]
+    store: StoreView, conn: Connection, now: datetime, lease: Lease, pages: list[_Page]
 ) -> list[tuple[int, PageWrite]]:
     """Apply one lease's pages, in order: one read, at most one fenced write."""
     stmt = select(
@@ -161,7 +161,7 @@ def _lease_pages_done(
     return results
 
 
-def fenced_update(store: KeywordStore, lease: Lease, **values: Any) -> bool:
+def fenced_update(store: StoreView, lease: Lease, **values: Any) -> bool:
     """``values`` written to the lease's row in their own transaction; False when fenced."""
     values["updated_at"] = store.clock()
 
@@ -172,7 +172,7 @@ def fenced_update(store: KeywordStore, lease: Lease, **values: Any) -> bool:
     return store._retrying(write)
 
 
-def _end(store: KeywordStore, conn: Connection, now: datetime, lease: Lease, kind: str, message: object) -> str | None:
+def _end(store: StoreView, conn: Connection, now: datetime, lease: Lease, kind: str, message: object) -> str | None:
     """End the lease's keyword; the status written, or None when the lease is no longer current."""
     if kind not in ENDS:
         raise ValueError(f"unknown end {kind!r} (one of {', '.join(ENDS)})")

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from farm.state.claims import LEASE_COLUMNS, lease_of
+from farm.state.claimrules import LEASE_COLUMNS
+from farm.state.claims import lease_of
 from farm.state.lease import Lease, parse_pages
 from farm.state.models import SOURCES, STATUSES, Keyword
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Row
 
-    from farm.state.store import KeywordStore
+    from farm.state.storeview import StoreView
 
 K = Keyword.__table__
 c = K.c
@@ -36,7 +37,7 @@ class LeaseProgress:
         return [page for page in range(self.watermark + 1, last + 1) if page not in self.pages_ahead]
 
 
-def stats(store: KeywordStore, source: str | None = None, day: date | str | None = None) -> list[dict[str, Any]]:
+def stats(store: StoreView, source: str | None = None, day: date | str | None = None) -> list[dict[str, Any]]:
     """Per source: total, used (requested on ``day``), unused, statuses and jobs of the used."""
     if day is None:
         day = store.today()
@@ -77,7 +78,7 @@ def stats(store: KeywordStore, source: str | None = None, day: date | str | None
 
 
 def list_keywords(
-    store: KeywordStore, source: str | None = None, status: str | None = None, limit: int | None = None
+    store: StoreView, source: str | None = None, status: str | None = None, limit: int | None = None
 ) -> list[dict[str, Any]]:
     stmt = select(K).order_by(c.id)
     if source is not None:
@@ -90,7 +91,7 @@ def list_keywords(
         return [dict(r._mapping) for r in conn.execute(stmt)]
 
 
-def lease_progress(store: KeywordStore, lease: Lease) -> LeaseProgress | None:
+def lease_progress(store: StoreView, lease: Lease) -> LeaseProgress | None:
     """Where the lease's keyword stands (its status too: it may have ended), or None when the
     keyword was claimed again since (another token)."""
     stmt = select(c.crawl_status, c.last_completed_page, c.total_pages, c.pages_ahead).where(
@@ -107,7 +108,7 @@ def lease_progress(store: KeywordStore, lease: Lease) -> LeaseProgress | None:
     return LeaseProgress(row.last_completed_page, row.total_pages, parse_pages(row.pages_ahead), row.crawl_status)
 
 
-def held_leases(store: KeywordStore, source: str) -> list[tuple[Lease, str, LeaseProgress]]:
+def held_leases(store: StoreView, source: str) -> list[tuple[Lease, str, LeaseProgress]]:
     """Every keyword of ``source`` being crawled: (its lease, its holder, where it stands)."""
     stmt = select(*LEASE_COLUMNS, c.crawler_id).where(c.source == source, c.crawl_status == "crawling")
     with store.reader.connect() as conn:
@@ -122,7 +123,7 @@ def held_leases(store: KeywordStore, source: str) -> list[tuple[Lease, str, Leas
     ]
 
 
-def lease(store: KeywordStore, source: str, keyword_id: int, lease_token: int) -> Lease | None:
+def lease(store: StoreView, source: str, keyword_id: int, lease_token: int) -> Lease | None:
     """The lease (id, token) while it is current: for a worker that takes over a dead one's keywords."""
     stmt = select(*LEASE_COLUMNS).where(c.id == keyword_id, c.lease_token == lease_token, c.crawl_status == "crawling")
     with store.reader.connect() as conn:

@@ -1,10 +1,11 @@
 """The keyword store: the one owner of every write to the ``keyword`` table.
 
 A thin front over the store's jobs, each its own module: claims, take-back and adoption
-(farm.state.claims: one set of claim rules), page progress and ends (farm.state.pagewrites),
-heartbeats and the reap (farm.state.upkeep), reads (farm.state.reads), keyword imports
-(farm.state.keywords), and the retry policy every short transaction runs under
-(farm.state.retry). Transactions are short and never span a callback.
+(farm.state.claims, by the rules of farm.state.claimrules), page progress and ends
+(farm.state.pagewrites), heartbeats and the reap (farm.state.upkeep), reads (farm.state.reads),
+keyword imports (farm.state.keywords), and the retry policy every short transaction runs under
+(farm.state.retry). Each job sees the store as a farm.state.storeview.StoreView. Transactions are
+short and never span a callback.
 """
 
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -13,17 +14,18 @@ from typing import Any, TypeVar
 
 from sqlalchemy.engine import Engine
 
+import farm.state.claimrules as claimrules
 import farm.state.claims as claims
 import farm.state.keywords as keywords
 import farm.state.pagewrites as pagewrites
 import farm.state.reads as reads
 import farm.state.upkeep as upkeep
 from farm.config import FarmConfig
-from farm.state.claims import LeaseKey, Outlook
+from farm.state.claims import LeaseKey
 from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine
 from farm.state.engine import reader
-from farm.state.lease import BatchResult, DonePage, EndAsked, Lease, PageWrite
+from farm.state.lease import BatchResult, DonePage, EndAsked, Lease, Outlook, PageWrite
 from farm.state.reads import LeaseProgress
 from farm.state.retry import retrying
 
@@ -61,9 +63,9 @@ class KeywordStore:
         self._postgresql = engine.dialect.name == "postgresql"
         # SELECT … FOR UPDATE [SKIP LOCKED] locks rows; SQLite's BEGIN IMMEDIATE locks the whole file
         self._row_locks = self._mysql or self._postgresql
-        self._picks = claims.picks(engine.dialect.name)  # the claim's, locking
-        self._peeks = claims.picks(engine.dialect.name, lock=False)  # the same rules, reading only
-        self._takes = claims.takes()
+        self._picks = claimrules.picks(engine.dialect.name)  # the claim's, locking
+        self._peeks = claimrules.picks(engine.dialect.name, lock=False)  # the same rules, reading only
+        self._takes = claimrules.takes()
 
     @classmethod
     def from_config(cls, config: FarmConfig, engine: Engine | None = None, **overrides: Any) -> "KeywordStore":

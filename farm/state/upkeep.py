@@ -13,7 +13,7 @@ from farm.state.models import Keyword
 from farm.state.pagewrites import fenced_update
 
 if TYPE_CHECKING:
-    from farm.state.store import KeywordStore
+    from farm.state.storeview import StoreView
 
 logger = logging.getLogger(__name__)
 
@@ -21,12 +21,12 @@ K = Keyword.__table__
 c = K.c
 
 
-def heartbeat(store: KeywordStore, lease: Lease) -> bool:
+def heartbeat(store: StoreView, lease: Lease) -> bool:
     """The holder is alive; keeps the reaper away."""
     return fenced_update(store, lease, heartbeat_at=store.clock())
 
 
-def reap(store: KeywordStore) -> int:
+def reap(store: StoreView) -> int:
     """Crawling rows without a heartbeat for lease_timeout seconds become partial.
 
     On MySQL/MariaDB and PostgreSQL the stale rows are picked with SKIP LOCKED, like claims: a row

@@ -7,8 +7,7 @@ from itertools import chain, repeat
 
 import orjson
 
-from farm.state.claims import Outlook
-from farm.state.lease import BatchResult, Lease, PageWrite
+from farm.state.lease import BatchResult, Lease, Outlook, PageWrite
 from farm.state.normalise import fit_rows
 
 HEADER = 4  # bytes of a frame's length

@@ -201,7 +201,8 @@ def test_package_data_is_read_from_the_egg_and_upgrading_from_it_says_where_to_r
         sys.path.insert(0, {str(scrapyd.egg())!r})
         import farm
         assert farm.__file__.startswith({str(scrapyd.egg())!r}), farm.__file__
-        from farm.crawl.backends.redis.queue import SCRIPTS, SharedQueue
+        from farm.crawl.backends.redis.calls import SCRIPTS
+        from farm.crawl.backends.redis.queue import SharedQueue
         from farm.demo import KEYWORDS_FILE
 
         class Server:

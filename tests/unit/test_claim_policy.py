@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from farm.crawl.claim_policy import CLAIM_BUSY_DELAY, Decision, Seen, decide
-from farm.state.claims import Outlook
+from farm.state.lease import Outlook
 
 NOW = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)
 NOTHING = Outlook(0, None)

@@ -28,7 +28,7 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
     inbox:<w>    list  ends of w's leases, written by whichever worker ended them ('<lease> <outcome>'), and
                        notes of those another worker left with nothing open ('<lease> look')
     calls:<w>    hash  call id -> reply of worker w's last calls that must not run twice (the last
-                       CALLS_KEPT at most; old ones are forgotten a run at a time)
+                       CALLS_KEPT at most; old ones are forgotten a run at a time: .calls)
     live         zset  worker -> last heartbeat (Redis' own clock, ms)
     pace         hash  next_at, interval, penalty (ms): the site's shared pace; every pop carries the
                        interval and this worker's back-off, and writes them back when they are gone
@@ -45,51 +45,24 @@ Every move between keys is one Lua script (farm/crawl/backends/redis/scripts), a
 script takes the whole batch (one ZADD, HSET, HMGET, ZMSCORE... for many requests). A worker makes few
 calls: a send (its pushes, acknowledgements, ends, listings and looks, in order: scripts/send.lua), a
 pop, a heartbeat (scripts/beat.lua); what they cost, as INFO counts it (inside scripts too), is measured
-by bench/redis_commands_bench.py (docs/benchmarks.md). A script that must not run twice (a send, a pop,
-a heartbeat, an adoption, a back-off) takes a call id: when its reply is lost (Redis stalled past the
-socket timeout, a reset, a failover), the link makes the same call again, and the script answers what
-it answered the first time (scripts/once.lua), keeping the replies it could not find again. A call made
-for the first time does not look for its reply. All methods block: call them off the reactor (the
-scheduler runs them on its Redis thread).
+by bench/redis_commands_bench.py (docs/benchmarks.md). A script that must not run twice takes a call id,
+and answers a call made again as it did (farm.crawl.backends.redis.calls). All methods block: call them
+off the reactor (the scheduler runs them on its Redis thread).
 """
 
-import itertools
 import random
 import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.resources import files
 
 from scrapy_redis.queue import Base
 
+from farm.crawl.backends.redis.calls import CallIds, register_scripts, script_text
 from farm.crawl.backends.redis.codec import JsonRequestSerializer, encode
 from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS
 from farm.errors import BadPayload
 
-SCRIPTS = (
-    "send",
-    "pop",
-    "heartbeat",
-    "requeue_dead",
-    "pace",
-    "leave",
-    "inbox",
-    "rebuild_lock",
-    "new_epoch",
-    "write_back",
-    "busy",
-)
-ONCE = (
-    "requeue_dead",
-    "pace",
-    "inbox",
-    "write_back",
-)  # wrapped in scripts/once.lua (pop and send do it themselves)
-OPEN_COUNT = ("pop", "write_back")  # headed by scripts/open.lua: they keep the keywords' open counts
-CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
-CALLS_FORGOTTEN = 64  # the old calls are forgotten this many at a time (one HDEL), the last 192 always kept
-CALLS_KEPT_MS = 3600 * 1000  # and for how long after its last call (well past FARM_OUTAGE_GRACE)
 FRESH_EPOCH = "fresh:"  # an epoch made by a worker that joined, not by a rebuild
 
 
@@ -122,22 +95,10 @@ class SharedQueue:
         self.server, self.spider, self.key = server, spider, self._coding.key
         self.worker = worker
         self.dupefilter = dupefilter
-        source = files("farm.crawl.backends.redis") / "scripts"
-        once, open_count = (source / "once.lua").read_text(), (source / "open.lua").read_text()
-        self.scripts = {}
-        for name in SCRIPTS:
-            text = (source / f"{name}.lua").read_text()
-            text = open_count + text if name in OPEN_COUNT else text
-            self.scripts[name] = server.register_script(once.replace("--SCRIPT--", text) if name in ONCE else text)
-        self._calls = itertools.count(random.randrange(1 << 48))
-        self._forgotten = None  # the last call id forgotten (None: none yet, the calls' lifetime not set)
-        self._made = -1  # the highest call id made so far: a call above it is made for the first time
+        self.scripts = register_scripts(server)
+        self.calls = CallIds()
         self._callback_names = {}  # farm.crawl.backends.redis.codec.request_dict
-        self._went_back = (source / "went_back.lua").read_text()  # sent as text: run first on a new server
-        beat = (source / "beat.lua").read_text()
-        for part in ("requeue_dead", "busy"):  # a Redis script cannot call another: the beat holds them
-            beat = beat.replace(f"--{part.upper()}--", (source / f"{part}.lua").read_text())
-        self.scripts["beat"] = server.register_script(beat)
+        self._went_back = script_text("went_back")  # sent as text: run first on a new server
         self.live_seen: set[str] = set()  # the live workers at the last look (busy): a rebuild waits for them
 
     def _encode_request(self, request) -> bytes:
@@ -148,30 +109,10 @@ class SharedQueue:
 
     def new_call(self) -> int:
         """An id for a call that must not run twice: made again with it, the call answers as it did."""
-        return next(self._calls)
-
-    def _forget(self, call: int) -> list:
-        """The old call ids this call forgets, ['', ''] when none: every CALLS_FORGOTTEN calls, the
-        CALLS_KEPT before the last CALLS_KEPT - CALLS_FORGOTTEN (one HDEL; a run a call lost is forgotten
-        with the next), the calls' lifetime renewed with it: never more than CALLS_KEPT kept."""
-        last = call - (CALLS_KEPT - CALLS_FORGOTTEN)
-        if self._forgotten is not None and last - self._forgotten < CALLS_FORGOTTEN:
-            return ["", ""]
-        self._forgotten = last
-        return [last - CALLS_KEPT + 1, last]
-
-    def _first(self, call: int) -> str:
-        """'1' when the call is made for the first time ('' when made again, or it may have been): no reply of
-        it can be kept, and the script does not look for one. Call ids are made in the order they are
-        used (an id made and used later only looks once more)."""
-        first = call > self._made
-        self._made = max(self._made, call)
-        return "1" if first else ""
+        return self.calls.new()
 
     def _once(self, name, keys, args, call):
-        call = self.new_call() if call is None else call
-        args = [call, CALLS_KEPT_MS, *self._forget(call), self._first(call), *args]
-        return self.scripts[name](keys=[self.k("calls:" + self.worker), *keys], args=args)
+        return self.scripts[name](keys=[self.k("calls:" + self.worker), *keys], args=[*self.calls.head(call), *args])
 
     # --- requests -----------------------------------------------------------
 
@@ -204,7 +145,6 @@ class SharedQueue:
                 args += values
             else:
                 args += [value for pair in values for value in pair]
-        call = self.new_call() if call is None else call
         keys = [
             self.k("calls:" + self.worker),
             self.k("queue"),
@@ -217,7 +157,7 @@ class SharedQueue:
             self.k("taken:" + self.worker),
             self.k("owner"),
         ]
-        args = [call, CALLS_KEPT_MS, *self._forget(call), self._first(call), *args]
+        args = [*self.calls.head(call), *args]
         replies = self.scripts["send"](keys=keys, args=args)
         out = []
         for (kind, _), reply in zip(runs, replies):
@@ -256,7 +196,6 @@ class SharedQueue:
 
         ``interval`` and ``penalty`` (s): the site's interval and this worker's back-off, written
         back should Redis have lost the pace."""
-        call = self.new_call() if call is None else call
         keys = [
             self.k("queue"),
             self.k("req"),
@@ -267,7 +206,7 @@ class SharedQueue:
             self.k("calls:" + self.worker),
         ]
         pace = [int(interval * 1000) if interval is not None else "", int(penalty * 1000)]
-        args = [n, random.random(), *pace, call, CALLS_KEPT_MS, *self._forget(call), self._first(call)]
+        args = [n, random.random(), *pace, *self.calls.head(call)]
         out = self.scripts["pop"](keys=keys, args=args)
         if out[0]:
             return out[0] / 1000, []
@@ -324,11 +263,10 @@ class SharedQueue:
         """The heartbeat in one call: this worker is alive, and what it learns (``Beat``). With ``timeout``
         (s), a maintenance beat: workers silent that long are ``requeue_dead``'s. ``look``: whether any
         work is left is looked at (else ``busy`` says True)."""
-        call = self.new_call() if call is None else call
         keys = [self.k("calls:" + self.worker), self.k("live"), self.k("epoch"), self.k("inbox:" + self.worker)]
         maintain = "1" if timeout is not None else ""
         args = [self.worker, maintain, int((timeout or 0) * 1000), self.key, most, "1" if look else ""]
-        args = [call, CALLS_KEPT_MS, *self._forget(call), self._first(call), *args]
+        args = [*self.calls.head(call), *args]
         _, epoch, inbox, requeued, adopted, look_up, busy, live = self.scripts["beat"](
             keys=[*keys, self.k("queue")], args=args
         )

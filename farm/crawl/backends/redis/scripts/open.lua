@@ -1,6 +1,6 @@
 -- A keyword's open count (the hash 'open': lease -> its requests queued or held, not yet settled), as
 -- push, pop and ack keep it. A Redis script cannot call another: the queue puts this text at the head
--- of each (farm.crawl.backends.redis.queue, OPEN_COUNT).
+-- of each (farm.crawl.backends.redis.calls, OPEN_COUNT).
 local function tally(counts, order, lease)  -- one request more of lease; order lists each lease once
   if not counts[lease] then
     counts[lease] = 0
