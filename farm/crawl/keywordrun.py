@@ -20,9 +20,11 @@ pages go through these sets, and leave each when they settle:
   as the latest page that told one says; every page write carries it.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from farm.crawl.backends.base import Outcome
+from farm.crawl.backends.base import LeaseKey
+from farm.crawl.backends.base import Outcome as Outcome  # re-exported: the crawl takes it from here with KeywordRun
 from farm.state.lease import Lease
 from farm.state.models import site_count
 
@@ -48,12 +50,12 @@ class KeywordRun:
     orphan_rounds: int = 0  # times pages were found lost inside the crawl (see the lease middleware)
     site_total: int | None = None  # postings the site says the keyword holds (farm.state.pagewrites)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.last is None:
             self.last = self.lease.total_pages
 
     @property
-    def key(self) -> tuple[int, int]:
+    def key(self) -> LeaseKey:
         return self.lease.key
 
     @property
@@ -75,7 +77,7 @@ class KeywordRun:
         if count is not None:
             self.site_total = count
 
-    def ask(self, pages) -> list[int]:
+    def ask(self, pages: Iterable[int]) -> list[int]:
         """Of ``pages``, those neither asked for nor done, now asked for (none once an end is decided)."""
         if not self.live:
             return []

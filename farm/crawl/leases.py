@@ -16,38 +16,48 @@ It keeps the spider open while there is work and closes it when there is none.
 """
 
 import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, Self
 
+from scrapy import Request, Spider
 from scrapy import signals as scrapy_signals
+from scrapy.crawler import Crawler
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
-from twisted.internet.defer import DeferredList
+from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.interfaces import IDelayedCall
+from twisted.python.failure import Failure
 
 from farm import signals
+from farm.crawl.backends.base import LeaseKey
 from farm.crawl.claim_policy import Seen, decide
+from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.crawl.needs import page_spider
 from farm.crawl.parts import CrawlParts, engine_slot
 from farm.errors import BackendUnreachable
 from farm.spiders.base import LeaseLost
 from farm.state.claims import Outlook
 from farm.state.clock import utcnow
+from farm.state.lease import Lease
 
 logger = logging.getLogger(__name__)
 
 
 class KeywordLeaseMiddleware:
-    def __init__(self, crawler, parts: CrawlParts, in_flight: int):
+    def __init__(self, crawler: Crawler, parts: CrawlParts, in_flight: int):
         self.crawler = crawler
         self.parts = parts
         self.registry = parts.registry
         self.in_flight = in_flight
         self.stats = crawler.stats
-        self._claim = None  # the Deferred of a claim under way
+        self._claim: Deferred[Any] | None = None  # the Deferred of a claim under way
         self._none_left = False  # the last claim found nothing, and nothing to wait for
-        self._later = None  # the timer of a claim put off (rows locked, or a retry not due)
+        self._later: IDelayedCall | None = None  # the timer of a claim put off (rows locked, or a retry not due)
         self._closing = False
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> Self:
         parts = crawler.get_extension(CrawlParts)
         if parts is None:
             raise NotConfigured("not a farm crawl: no keyword leases")
@@ -62,10 +72,10 @@ class KeywordLeaseMiddleware:
         return mw
 
     @property
-    def runs(self):
+    def runs(self) -> Mapping[LeaseKey, KeywordRun]:
         return self.registry.runs
 
-    def process_request(self, request):
+    def process_request(self, request: Request) -> None:
         lease = request.meta.get("farm_lease")
         if lease is None:
             return None
@@ -76,7 +86,7 @@ class KeywordLeaseMiddleware:
             raise LeaseLost(f"keyword {lease.id} is no longer crawled by this crawler (token {lease.lease_token})")
         return None
 
-    def spider_opened(self, spider):
+    def spider_opened(self, spider: Spider) -> None:
         if self.parts.refused is not None:
             self._closing = True
             self.parts.close_crawl("farm_checkpoint_refused")
@@ -89,7 +99,7 @@ class KeywordLeaseMiddleware:
         self._claim.addCallback(self._crawl)
         self._claim.addErrback(self._claim_failed)
 
-    def spider_idle(self, spider):
+    def spider_idle(self, spider: Spider) -> None:
         self.registry.collect_orphans()
         if self._claim is not None or self.runs or self._later is not None:
             raise DontCloseSpider
@@ -103,15 +113,15 @@ class KeywordLeaseMiddleware:
             self._nothing_claimed(Outlook(0, None))
             raise DontCloseSpider
 
-    def keyword_ended(self, lease, outcome, spider):
+    def keyword_ended(self, lease: Lease, outcome: Outcome, spider: Spider) -> None:
         self._none_left = False  # a failed keyword may be claimable again
         self._refill()  # its place goes to another
 
-    def _seen(self, closing: bool, **seen) -> Seen:
+    def _seen(self, closing: bool, **seen: Any) -> Seen:
         live = sum(1 for run in self.runs.values() if run.live and run.owned)
         return Seen(self.in_flight, live, len(self.runs), self._claim is not None, closing, **seen)
 
-    def _refill(self):
+    def _refill(self) -> None:
         decision = decide(self._seen(self._closing or self._engine_closing()))
         if decision.action != "claim":
             return
@@ -119,7 +129,7 @@ class KeywordLeaseMiddleware:
             if self._later.active():
                 self._later.cancel()
             self._later = None
-        spider = self.crawler.spider
+        spider = page_spider(self.crawler)
         # what this crawl holds, as it stands now: one claim at a time, each registered before the next
         args = (spider.name, decision.count, self.registry.given_up, frozenset(self.runs))
         self._claim = self.parts.backend.peers.claiming()
@@ -132,7 +142,7 @@ class KeywordLeaseMiddleware:
         slot = engine_slot(self.crawler)
         return slot is not None and slot.closing is not None
 
-    def _claimed(self, result):
+    def _claimed(self, result: tuple[list[Lease], Outlook | None]) -> None:
         self._claim = None
         leases, outlook = result
         self.stats.inc_value("farm/lease/claimed", len(leases))
@@ -141,7 +151,7 @@ class KeywordLeaseMiddleware:
         if not leases:
             self._nothing_claimed(outlook)
             return
-        spider = self.crawler.spider
+        spider = page_spider(self.crawler)
         for lease in leases:
             self.stats.inc_value(f"farm/lease/claimed/{lease.from_status}")
             logger.info(
@@ -155,7 +165,7 @@ class KeywordLeaseMiddleware:
             )
         self._crawl([request for lease in new for request in spider.lease_requests(lease)])
 
-    def _crawl(self, requests):
+    def _crawl(self, requests: Iterable[Request]) -> None:
         self._claim = None
         if self._closing:
             return
@@ -164,7 +174,7 @@ class KeywordLeaseMiddleware:
         # keywords that ended while this claim was under way left places it did not ask for
         self._refill()
 
-    def _nothing_claimed(self, outlook):
+    def _nothing_claimed(self, outlook: Outlook | None) -> None:
         decision = decide(self._seen(self._closing, outlook=outlook, now=utcnow(), others_busy=self._others()))
         if decision.action == "hold":
             return
@@ -172,9 +182,11 @@ class KeywordLeaseMiddleware:
             if decision.why == "busy":  # other crawlers hold those rows locked for a moment (SKIP LOCKED)
                 self.stats.inc_value("farm/lease/claim_busy")
             else:
+                # a wait for a retry: decide saw the outlook's next retry
+                assert outlook is not None and outlook.next_retry_at is not None
                 logger.info(
                     "farm: no %s keyword to claim now; the next failed one may be retried at %s (in %.0fs)",
-                    self.crawler.spider.name,
+                    page_spider(self.crawler).name,
                     outlook.next_retry_at.astimezone(self.parts.store.tz).strftime("%H:%M:%S"),
                     decision.seconds - 0.01,
                 )
@@ -194,27 +206,27 @@ class KeywordLeaseMiddleware:
         """Whether other processes hold work; None: to be looked up (``ask_others``)."""
         return self.parts.backend.peers.busy()
 
-    def _others_busy(self, busy):
+    def _others_busy(self, busy: bool) -> None:
         seen = self._seen(self._closing, outlook=Outlook(0, None), others_busy=busy)
         if self._none_left and decide(seen).action == "finish":
             self._crawl_done()
 
-    def _crawl_done(self):
-        logger.info("farm: no %s keyword left to claim for today", self.crawler.spider.name)
+    def _crawl_done(self) -> None:
+        logger.info("farm: no %s keyword left to claim for today", page_spider(self.crawler).name)
         self.parts.close_crawl("finished")
 
-    def _claim_again(self):
+    def _claim_again(self) -> None:
         self._later = None
         self._refill()
 
-    def _claim_failed(self, failure):
+    def _claim_failed(self, failure: Failure) -> None:
         self._claim = None
         self.stats.inc_value("farm/lease/claim_error")
         logger.error("farm: claiming keywords failed: %s", failure.getErrorMessage())
-        unreachable = failure.check(BackendUnreachable)
-        self.parts.close_crawl(failure.value.close_reason if unreachable else "farm_db_error")
+        error = failure.value
+        self.parts.close_crawl(error.close_reason if isinstance(error, BackendUnreachable) else "farm_db_error")
 
-    async def spider_closed(self, spider, reason):
+    async def spider_closed(self, spider: Spider, reason: str) -> None:
         self._closing = True
         if self._later is not None and self._later.active():
             self._later.cancel()

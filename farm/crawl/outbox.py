@@ -20,14 +20,18 @@ writes: the state writer makes them, off the crawl's GIL (farm.writer).
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from scrapy.statscollectors import StatsCollector
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, fail, succeed
+from twisted.internet.interfaces import IDelayedCall
 from twisted.python.failure import Failure
 
 from farm.errors import WriteLost
-from farm.state.lease import Lease
+from farm.state.claims import Outlook
+from farm.state.lease import BatchResult, Lease, PageWrite
 from farm.writer.process import StateWriter
 
 logger = logging.getLogger(__name__)
@@ -43,7 +47,7 @@ class Outbox:
     def __init__(
         self,
         writer: StateWriter | None,
-        stats,
+        stats: StatsCollector,
         batch_size: int,
         flush_interval: float,
         on_lost: Callable[[str], None],
@@ -56,11 +60,11 @@ class Outbox:
         self.postings: list[bytes] = []
         # pages done, keyword ends and claims: (postings queued before it, PAGE, END or CLAIM,
         # its arguments, its reply)
-        self.ops: list[tuple[int, str, tuple, Deferred]] = []
+        self.ops: list[tuple[int, str, tuple[Any, ...], Deferred[Any]]] = []
         self.lost: str | None = None
         self._in_flight = 0  # frames sent, not yet answered
-        self._timer = None
-        self._idle_waiters: list[Deferred] = []
+        self._timer: IDelayedCall | None = None
+        self._idle_waiters: list[Deferred[None]] = []
 
     def connect(self, writer: StateWriter) -> None:
         """The writer to send to, once spawned (nothing is sent before)."""
@@ -78,35 +82,37 @@ class Outbox:
 
     def page_done(
         self, lease: Lease, page: int, jobs: int, total_pages: int | None, site_total: int | None = None
-    ) -> Deferred:
+    ) -> Deferred[PageWrite]:
         """Record the page done once its postings are committed; fires with its PageWrite.
         ``site_total``: the postings the site says the keyword holds, when told (farm.state.pagewrites)."""
         return self._queue(PAGE, (lease, page, jobs, total_pages, site_total))
 
-    def end(self, lease: Lease, kind: str, message: str | None = None) -> Deferred:
+    def end(self, lease: Lease, kind: str, message: str | None = None) -> Deferred[str | None]:
         """End the keyword (one of farm.state.lease.ENDS) after everything queued before;
         fires with the status written, or None when the lease was no longer current."""
         return self._queue(END, (lease, kind, message))
 
-    def claim(self, source: str, crawler_id: str, n: int, skip_partial: frozenset, held: frozenset) -> Deferred:
+    def claim(
+        self, source: str, crawler_id: str, n: int, skip_partial: frozenset[int], held: frozenset[tuple[int, int]]
+    ) -> Deferred[tuple[list[Lease], Outlook | None]]:
         """KeywordStore.claim in the next frame; fires with (leases, None), or with ([], its
         Outlook) when it took none."""
         return self._queue(CLAIM, (source, crawler_id, n, skip_partial, held), after_postings=False)
 
-    def _queue(self, kind: str, args: tuple, after_postings: bool = True) -> Deferred:
+    def _queue(self, kind: str, args: tuple[Any, ...], after_postings: bool = True) -> Deferred[Any]:
         if self.lost is not None:
             return fail(WriteLost(self.lost))
-        reply = Deferred()
+        reply: Deferred[Any] = Deferred()
         self.ops.append((len(self.postings) if after_postings else 0, kind, args, reply))
         self._send()
         return reply
 
-    def drain(self) -> Deferred:
+    def drain(self) -> Deferred[None]:
         """Fires once everything queued so far is committed (or lost)."""
         self._send(now=True)
         if not self._in_flight:
             return succeed(None)
-        done = Deferred()
+        done: Deferred[None] = Deferred()
         self._idle_waiters.append(done)
         return done
 
@@ -138,22 +144,23 @@ class Outbox:
             postings, self.postings = self.postings[: self.batch_size], self.postings[self.batch_size :]
             sent = len(postings)
             ops = [op for op in self.ops if op[0] <= sent]
-            self.ops = [(before - sent, *rest) for before, *rest in self.ops if before > sent]
+            self.ops = [(before - sent, of, args, reply) for before, of, args, reply in self.ops if before > sent]
             pages, ends, claims = (
                 [(args, reply) for _, of, args, reply in ops if of == kind] for kind in (PAGE, END, CLAIM)
             )
             self._in_flight += 1
+            assert self.writer is not None, "nothing is queued before the parts connect the writer"
             written = self.writer.write(postings, *([args for args, _ in each] for each in (pages, ends, claims)))
             written.addBoth(self._written, sent, *([reply for _, reply in each] for each in (pages, ends, claims)))
 
     def _written(
         self,
-        result,
+        result: BatchResult | Failure,
         sent: int,
-        page_replies: list[Deferred],
-        end_replies: list[Deferred],
-        claim_replies: list[Deferred],
-    ):
+        page_replies: list[Deferred[Any]],
+        end_replies: list[Deferred[Any]],
+        claim_replies: list[Deferred[Any]],
+    ) -> None:
         self._in_flight -= 1
         replies = page_replies + end_replies + claim_replies
         if isinstance(result, Failure):
@@ -179,19 +186,19 @@ class Outbox:
             for waiter in waiters:
                 waiter.callback(None)
 
-    def _rejected(self, rejected) -> None:
+    def _rejected(self, rejected: Iterable[tuple[str, str, str]]) -> None:
         # the database refused these rows; the rest of their pages were stored
         for source, job_id, reason in rejected:
             self.stats.inc_value("farm/posting/rejected")
             logger.warning("farm: the database refused posting %s %s: %s", source, job_id, reason)
 
-    def _normalised(self, normalised: dict) -> None:
+    def _normalised(self, normalised: dict[str, int]) -> None:
         # fields the writer changed to fit their columns (cut, NUL removed, an impossible time)
         # and texts counted under a stat of their own (farm/salary/unparsed)
         for name, count in normalised.items():
             self.stats.inc_value(name if name.startswith("farm/") else f"farm/posting/normalised/{name}", count)
 
-    def _lose(self, failure: Failure, sent: int, replies: list[Deferred]) -> None:
+    def _lose(self, failure: Failure, sent: int, replies: list[Deferred[Any]]) -> None:
         self.lost = failure.getErrorMessage()
         self.stats.inc_value("farm/sql/error")
         unsent = len(self.postings) + sent

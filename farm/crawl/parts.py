@@ -40,17 +40,24 @@ full window for a tenth of a second. ``engine_stopped`` stops everything.
 """
 
 import logging
+from collections.abc import Callable
 from functools import cached_property
+from typing import TYPE_CHECKING, ParamSpec, TypeVar, cast
 
 from scrapy import signals
+from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from sqlalchemy.exc import DBAPIError
 from twisted.internet import defer, reactor, threads
 from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IDelayedCall, IReactorFromThreads
 from twisted.internet.threads import deferToThreadPool
 
 from farm.config import FarmConfig, SettingError
+from farm.crawl.backends.base import LeaseKey
+from farm.crawl.backends.checkpoint import Checkpoint
+from farm.crawl.backends.joblock import JobdirLock
 from farm.crawl.outbox import Outbox
 from farm.crawl.progress import PageProgress
 from farm.crawl.registry import KeywordRegistry
@@ -58,15 +65,23 @@ from farm.crawl.starting import build_backend, open_jobdir, require_farm_schedul
 from farm.crawl.window import PageWindow
 from farm.display import mask_url
 from farm.spiders.base import LeaseSpider, SpiderParts
+from farm.state.claims import Outlook
+from farm.state.lease import Lease
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool
 from farm.writer.process import StateWriter
 
+if TYPE_CHECKING:
+    from scrapy.core.engine import _Slot  # Scrapy's private engine slot (see engine_slot)
+
 logger = logging.getLogger(__name__)
 
 # Seconds between looks at a starting crawl that spawned its writer: has it started, or failed to?
 START_CHECK_INTERVAL = 0.5
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class CrawlParts(SpiderParts):
@@ -74,14 +89,14 @@ class CrawlParts(SpiderParts):
 
     def __init__(
         self,
-        crawler,
+        crawler: Crawler,
         config: FarmConfig,
         store: KeywordStore,
         crawler_id: str,
         rate: float,
-        checkpoint=None,
+        checkpoint: Checkpoint | None = None,
         refused: str | None = None,
-        jobdir_lock=None,
+        jobdir_lock: JobdirLock | None = None,
     ):
         self.crawler = crawler
         self.stats = crawler.stats
@@ -112,16 +127,16 @@ class CrawlParts(SpiderParts):
         self.backend = build_backend(crawler, self)
         self.pace = self.backend.pace
         self.proxies = self.backend.proxies
-        self._wake_call = None
+        self._wake_call: IDelayedCall | None = None
         self._started = False
 
     @staticmethod
-    def serves(crawler) -> bool:
+    def serves(crawler: Crawler) -> bool:
         """Whether the crawl is farm's: its spider pulls keyword leases (a LeaseSpider)."""
         return issubclass(crawler.spidercls, LeaseSpider)
 
     @classmethod
-    def from_crawler(cls, crawler) -> "CrawlParts":
+    def from_crawler(cls, crawler: Crawler) -> "CrawlParts":
         """Every part of the crawl, built now; NotConfigured for a spider not of farm's."""
         if not cls.serves(crawler):
             raise NotConfigured("not a farm LeaseSpider: no keyword leases, progress or postings")
@@ -133,7 +148,7 @@ class CrawlParts(SpiderParts):
         return parts
 
     @classmethod
-    def from_settings(cls, crawler) -> "CrawlParts":
+    def from_settings(cls, crawler: Crawler) -> "CrawlParts":
         """Check the settings and the database, then build (FarmStartError names what is wrong)."""
         settings = crawler.settings
         require_farm_scheduler(settings)
@@ -151,7 +166,8 @@ class CrawlParts(SpiderParts):
                 f"{str(exc.orig or exc).strip().splitlines()[0]}",
                 config.db_url,
             ) from None
-        rate = config.site(crawler.spidercls.site or crawler.spidercls.name).rate
+        spidercls = _spider_class(crawler)
+        rate = config.site(spidercls.site or spidercls.name).rate
         crawler_id = config.crawler_id
         lock, checkpoint, refused = open_jobdir(crawler, store, crawler_id)
         if checkpoint is not None:
@@ -200,14 +216,17 @@ class CrawlParts(SpiderParts):
 
     @property
     def site(self) -> str:
-        return (self.crawler.spidercls.site or self.crawler.spidercls.name).lower()
+        spidercls = _spider_class(self.crawler)
+        return (spidercls.site or spidercls.name).lower()
 
     @property
     def prefetch(self) -> int:
         """How many requests the crawl may hold at once: its page window."""
         return self.window.size
 
-    def claim(self, source: str, wanted: int, skip: frozenset, held: frozenset) -> Deferred:
+    def claim(
+        self, source: str, wanted: int, skip: frozenset[int], held: frozenset[LeaseKey]
+    ) -> Deferred[tuple[list[Lease], Outlook | None]]:
         """KeywordStore.claim_or_outlook for this crawler: made by the state writer once it has
         started, off this process's GIL; on the DB thread before (the writer takes a third of a
         second to start, and the crawl's first claim would wait for it)."""
@@ -240,11 +259,13 @@ class CrawlParts(SpiderParts):
             return  # closed already (a late failure of work the close left): nothing to close
         deferred_from_coro(engine.close_spider_async(reason=reason))
 
-    def run(self, function, *args, **kwargs):
+    def run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> Deferred[T]:
         """Run ``function`` on the DB thread; a Deferred of its result."""
-        return deferToThreadPool(reactor, self._pool, function, *args, **kwargs)
+        # the reactor Scrapy runs provides IReactorFromThreads (twisted.internet's ``reactor`` is typed with
+        # the interfaces every reactor has)
+        return deferToThreadPool(cast(IReactorFromThreads, reactor), self._pool, function, *args, **kwargs)
 
-    async def engine_stopped(self):
+    async def engine_stopped(self) -> None:
         self._stop_sending()
         try:
             await maybe_deferred_to_future(defer.maybeDeferred(self.backend.leave))
@@ -254,7 +275,7 @@ class CrawlParts(SpiderParts):
         await maybe_deferred_to_future(threads.deferToThread(self._close_database))
         self._release_jobdir()  # last: the checkpoint's own engine_stopped has saved or removed it by now
 
-    def _release_jobdir(self):
+    def _release_jobdir(self) -> None:
         if self.jobdir_lock is not None:
             self.jobdir_lock.release()
 
@@ -265,7 +286,7 @@ class CrawlParts(SpiderParts):
         self._close_database()
         self._release_jobdir()
 
-    def _stop_sending(self):
+    def _stop_sending(self) -> None:
         # every write the crawl waits for has been answered by now: the writer exits at once
         self.outbox.close()
         if self.writer is not None:
@@ -273,7 +294,7 @@ class CrawlParts(SpiderParts):
         if self._wake_call is not None and self._wake_call.active():
             self._wake_call.cancel()
 
-    def _close_database(self):
+    def _close_database(self) -> None:
         if not self.registry.database_silent:
             # else its thread may be in the give-back the database never answered: a daemon, it is
             # left to end with the process, which does not wait for it
@@ -285,19 +306,24 @@ class FarmExtension:
     """A farm extension built beside the parts: Scrapy's ``get_extension`` answers only once every
     extension is built, so it checks the crawl is farm's when built and takes the parts on first use."""
 
-    crawler = None
+    crawler: Crawler  # set by each extension's __init__
 
     @staticmethod
-    def require_farm_spider(crawler) -> None:
+    def require_farm_spider(crawler: Crawler) -> None:
         if not CrawlParts.serves(crawler):
             raise NotConfigured("not a farm LeaseSpider")
 
     @cached_property
     def parts(self) -> CrawlParts:
-        return self.crawler.get_extension(CrawlParts)
+        return cast(CrawlParts, self.crawler.get_extension(CrawlParts))  # built: require_farm_spider saw to it
 
 
-def engine_slot(crawler):
+def _spider_class(crawler: Crawler) -> type[LeaseSpider]:
+    """The crawl's spider class: a LeaseSpider, as the parts serve no other (``CrawlParts.serves``)."""
+    return cast(type[LeaseSpider], crawler.spidercls)
+
+
+def engine_slot(crawler: Crawler) -> "_Slot | None":
     """The engine's slot while a spider is open, else None.
 
     Scrapy has no public way to have the engine ask the scheduler again now (``slot.nextcall``)

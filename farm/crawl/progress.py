@@ -13,14 +13,24 @@ ended: the crawl always ends.
 """
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
+from scrapy import Spider
 from scrapy import signals as scrapy_signals
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy.settings import BaseSettings
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
+from twisted.python.failure import Failure
 
+from farm.crawl.backends.base import LeaseKey
 from farm.crawl.keywordrun import KeywordRun, Outcome
-from farm.state.lease import Lease
+from farm.crawl.outbox import Outbox
+from farm.crawl.registry import KeywordRegistry
+from farm.state.lease import Lease, PageWrite
 
 logger = logging.getLogger(__name__)
 
@@ -37,15 +47,25 @@ class ReportsPostings:
     count postings off Scrapy's per-item signal."""
 
 
+class ProgressParts(Protocol):
+    """What the page progress uses of the crawl's parts (farm.crawl.parts.CrawlParts, which builds it)."""
+
+    @property
+    def registry(self) -> KeywordRegistry: ...
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+
 class PageProgress:
     """Built by the crawl's parts (farm.crawl.parts), which hand it to the components that use it;
     it listens to the crawl's signals from the moment it is built."""
 
-    def __init__(self, crawler, parts):
+    def __init__(self, crawler: Crawler, parts: ProgressParts):
         self.crawler = crawler
         self.parts = parts
         self.stats = crawler.stats
-        self.tallies: dict[tuple[tuple[int, int], int], _PageTally] = {}
+        self.tallies: dict[tuple[LeaseKey, int], _PageTally] = {}
         connect = crawler.signals.connect
         connect(self.item_dropped, signal=scrapy_signals.item_dropped)
         connect(self.item_error, signal=scrapy_signals.item_error)
@@ -55,29 +75,29 @@ class PageProgress:
             connect(self.item_scraped, signal=scrapy_signals.item_scraped)
 
     @property
-    def registry(self):
+    def registry(self) -> KeywordRegistry:
         return self.parts.registry
 
     @property
-    def runs(self):
+    def runs(self) -> Mapping[LeaseKey, KeywordRun]:
         return self.parts.registry.runs
 
     # --- postings through the pipeline -----------------------------------
 
-    def item_scraped(self, item, response, spider):
+    def item_scraped(self, item: Any, response: Response, spider: Spider) -> None:
         self._item_handled(item)
 
-    def item_dropped(self, item, response, exception, spider):
+    def item_dropped(self, item: Any, response: Response, exception: BaseException, spider: Spider) -> None:
         # dropped before farm's pipeline saw it (an earlier pipeline's DropItem): it holds
         # its page back no longer; farm's own drops and later ones were counted already
         self._item_handled(item)
 
-    def _item_handled(self, item):
-        page = getattr(item, "_farm_page", None)
+    def _item_handled(self, item: Any) -> None:
+        page: tuple[Lease, int] | None = getattr(item, "_farm_page", None)  # set by the spider (farm.spiders.base)
         if page is not None and not getattr(item, "_farm_handled", False):
             self.posting_handled(*page, item=item)
 
-    def posting_handled(self, lease: Lease, page: int, item=None):
+    def posting_handled(self, lease: Lease, page: int, item: Any = None) -> None:
         """A posting of this page is stored, or dropped (it does not hold its page back).
 
         The pipeline calls this directly: a signal per posting costs the crawl a
@@ -95,8 +115,10 @@ class PageProgress:
         if tally.expected is not None and tally.handled >= tally.expected:
             self._check(lease, page, tally)
 
-    def item_error(self, item, response, spider, failure):
-        lease = response.meta.get("farm_lease") if response is not None else None
+    def item_error(self, item: Any, response: Response | None, spider: Spider, failure: Failure) -> None:
+        if response is None:
+            return
+        lease = response.meta.get("farm_lease")
         if lease is None:
             return
         if getattr(item, "_farm_handled", False):
@@ -104,14 +126,17 @@ class PageProgress:
         reason = f"a posting could not be stored: {failure.getErrorMessage()} (from {response.url})"
         self.registry.end(lease, Outcome("failed", reason, response.meta["farm_page"]))
 
-    def spider_error(self, failure, response, spider):
+    def spider_error(self, failure: Failure, response: Response | None, spider: Spider) -> None:
         # a bug in a callback: the page would never be recorded
-        lease = response.meta.get("farm_lease") if response is not None else None
+        if response is None:
+            return
+        lease = response.meta.get("farm_lease")
         if lease is not None:
+            assert failure.type is not None  # a Failure always holds its exception's type
             reason = f"{failure.type.__name__} in {spider.name}: {failure.getErrorMessage()} at {response.url}"
             self.registry.end(lease, Outcome("failed", reason, response.meta["farm_page"]))
 
-    def page_parsed(self, lease, page, postings, spider):
+    def page_parsed(self, lease: Lease, page: int, postings: int, spider: Spider) -> None:
         if lease.key not in self.runs:
             self.registry.mark_orphan_handled(lease.key, page)  # its keyword ended meanwhile; its postings are stored
             return
@@ -119,7 +144,7 @@ class PageProgress:
         tally.expected = postings
         self._check(lease, page, tally)
 
-    def _check(self, lease, page, tally):
+    def _check(self, lease: Lease, page: int, tally: _PageTally) -> None:
         if tally.expected is None or tally.handled < tally.expected:
             return
         del self.tallies[(lease.key, page)]
@@ -131,13 +156,13 @@ class PageProgress:
         written.addCallbacks(self._page_written, self._not_written, callbackArgs=(run, page), errbackArgs=(run, page))
         self.registry.send_due(run)
 
-    def _not_written(self, failure, run, page):
+    def _not_written(self, failure: Failure, run: KeywordRun, page: int) -> None:
         # the crawl is closing on the database error (the outbox saw to that);
         # the page is fetched again next time
         self.stats.inc_value("farm/progress/not_written")
         self.registry.mark_handled(run, page, recorded=False)
 
-    def _page_written(self, result, run: KeywordRun, page):
+    def _page_written(self, result: PageWrite, run: KeywordRun, page: int) -> None:
         self.registry.mark_handled(run, page, recorded=result.applied)
         if run.over:
             return
@@ -156,7 +181,7 @@ class PageProgress:
             return
         self._nothing_queued(run, result.last_completed_page)
 
-    def _nothing_queued(self, run: KeywordRun, watermark: int):
+    def _nothing_queued(self, run: KeywordRun, watermark: int) -> None:
         """A keyword still live with no page on its way is never left crawling.
 
         Shared through Redis, other workers may hold its pages: the shared queue's
@@ -178,7 +203,7 @@ class PageProgress:
             self.stats.inc_value("farm/keyword/exhausted")
             self.registry.end(run.lease, Outcome("completed", "no page left to fetch"))
 
-    def forget(self, lease_key, page: int | None = None) -> None:
+    def forget(self, lease_key: LeaseKey, page: int | None = None) -> None:
         """Drop the tally of a page given up (every page of the keyword, ``page`` None: it ended)."""
         if page is not None:
             self.tallies.pop((lease_key, page), None)
@@ -187,7 +212,7 @@ class PageProgress:
             del self.tallies[key]
 
 
-def _reporting_pipeline_in(settings) -> bool:
+def _reporting_pipeline_in(settings: BaseSettings) -> bool:
     """Whether ITEM_PIPELINES has a pipeline that reports each posting itself (``ReportsPostings``)."""
     pipelines = build_component_list(settings.getwithbase("ITEM_PIPELINES"))
     return any(issubclass(load_object(path), ReportsPostings) for path in pipelines)

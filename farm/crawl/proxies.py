@@ -26,10 +26,14 @@ changes. With FARM_REDIS_URL the quarantine is shared by every worker
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.statscollectors import StatsCollector
 
 from farm.display import mask_url
 
@@ -51,13 +55,14 @@ class Proxy:
         return cls(url, hashlib.sha256(url.encode()).hexdigest()[:16], mask_url(url))
 
 
-def parse_proxies(value, setting: str = "FARM_PROXIES") -> list["Proxy"]:
+def parse_proxies(value: str | Iterable[object] | None, setting: str = "FARM_PROXIES") -> list["Proxy"]:
     """The proxies of a setting: a list, a comma-separated string, or the path of a file with one
     URL a line (``#`` comments and blank lines skipped). ValueError names the setting and the bad
     entry, its password masked; a bad line of a file by its number only: the file may be any
     file (a typo for /etc/shadow), and what it holds is never shown."""
     if not value:
         return []
+    entries: Sequence[tuple[str, object, bool]]
     if isinstance(value, str):
         text = value.strip()
         if "://" not in text and "," not in text:
@@ -66,7 +71,7 @@ def parse_proxies(value, setting: str = "FARM_PROXIES") -> list["Proxy"]:
             entries = [(setting, entry, True) for entry in text.split(",")]
     else:
         entries = [(setting, entry, True) for entry in value]
-    proxies = {}
+    proxies: dict[str, Proxy] = {}
     for where, entry, shown in entries:
         entry = str(entry).strip()
         if entry:
@@ -94,7 +99,7 @@ def _read_file(path: str, setting: str) -> list[tuple[str, str, bool]]:
 
 
 def _checked(entry: str, where: str, shown: bool = True) -> str:
-    def bad(problem):
+    def bad(problem: str) -> ValueError:
         what = f"{mask_url(entry)!r} " if shown else ""
         return ValueError(f"{where}: {what}{problem} ({EXAMPLE})")
 
@@ -118,7 +123,11 @@ class ProxyPool:
     """Round robin over the proxies not in quarantine, in one process."""
 
     def __init__(
-        self, proxies: list[Proxy], quarantine_seconds: float, stats=None, clock: Callable[[], float] = time.monotonic
+        self,
+        proxies: list[Proxy],
+        quarantine_seconds: float,
+        stats: StatsCollector | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         if not proxies:
             raise ValueError("a proxy pool needs at least one proxy")
@@ -145,7 +154,7 @@ class ProxyPool:
                 return proxy, 0.0
         return None, max(MIN_WAIT, min(self.until[proxy.id] for proxy in self.proxies) - now)
 
-    def assign(self, request) -> float:
+    def assign(self, request: Request) -> float:
         """Send ``request`` through the next proxy free: 0. None free: the seconds to wait."""
         proxy, wait = self.next()
         if proxy is None:
@@ -165,7 +174,7 @@ class ProxyPool:
     def quarantine(self, proxy_id: str | None, why: str) -> bool:
         """The proxy drew a block (or cannot be reached): out of the round for the quarantine.
         False for a request that went through no proxy of this pool."""
-        proxy = self.by_id.get(proxy_id)
+        proxy = self.by_id.get(proxy_id) if proxy_id is not None else None
         if proxy is None:
             return False
         until = self.clock() + self.quarantine_seconds
@@ -176,17 +185,19 @@ class ProxyPool:
         logger.warning("farm: proxy %s quarantined for %.0fs: %s", proxy.label, self.quarantine_seconds, why)
         return True
 
-    def _inc(self, key):
+    def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(key)
 
 
-def take_proxy(pool: ProxyPool | None, request) -> float:
+def take_proxy(pool: ProxyPool | None, request: Request) -> float:
     """0 once ``request`` has its proxy (or the crawl uses none), else the seconds until one is free."""
     return 0.0 if pool is None else pool.assign(request)
 
 
-def proxy_pool_from(crawler, make_pool=None) -> ProxyPool | None:
+def proxy_pool_from(
+    crawler: Crawler, make_pool: Callable[[list[Proxy], float], ProxyPool] | None = None
+) -> ProxyPool | None:
     """The crawl's proxy pool from FARM_PROXIES (None without); ``make_pool(proxies, seconds)``
     makes it when the backend shares it (farm.crawl.backends.redis.proxies), else it is a ProxyPool."""
     settings = crawler.settings

@@ -17,14 +17,22 @@ closes are here too. Readers get ``runs``, a read-only view.
 """
 
 import logging
+from collections.abc import Iterable
 from types import MappingProxyType
+from typing import Any
 
+from scrapy import Request
+from scrapy.crawler import Crawler
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList
+from twisted.python.failure import Failure
 
 from farm import signals
+from farm.crawl.backends.base import LeaseKey
+from farm.crawl.backends.checkpoint import Saved
+from farm.crawl.giveback import first_line, within
 from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.crawl.needs import RegistryParts, page_spider
 from farm.state.lease import Lease
 
 logger = logging.getLogger(__name__)
@@ -42,11 +50,11 @@ class KeywordRegistry:
     """Built with the crawl's parts (farm.crawl.parts), whose window, outbox, checkpoint, shared work
     and store it tells of each keyword's pages and end."""
 
-    def __init__(self, crawler, parts):
+    def __init__(self, crawler: Crawler, parts: RegistryParts):
         self.crawler = crawler
         self.parts = parts
         self.stats = crawler.stats
-        self._runs: dict[tuple[int, int], KeywordRun] = {}
+        self._runs: dict[LeaseKey, KeywordRun] = {}
         self.runs = MappingProxyType(self._runs)  # by lease key; read-only
         self._given_up: set[int] = set()
         # the give-back at close met its deadline unanswered: the database thread may still be in it
@@ -80,7 +88,7 @@ class KeywordRegistry:
                 parts.checkpoint.hold(lease.key)
         return new
 
-    def take_back(self):
+    def take_back(self) -> Deferred[list[Request]] | None:
         """With JOBDIR, the keywords the checkpoint held, taken back at once: a Deferred of their
         first requests; None when there is nothing to take back."""
         parts = self.parts
@@ -89,15 +97,16 @@ class KeywordRegistry:
             return None
         saved = checkpoint.saved
         others = parts.backend.peers.adopted_elsewhere()  # not those another worker adopted meanwhile
-        spider = self.crawler.spider
+        spider = page_spider(self.crawler)
         d = parts.run(parts.store.take_back, spider.name, parts.crawler_id, saved.leases, others)
         d.addCallback(self._taken_back, saved)
         return d
 
-    def _taken_back(self, leases, saved):
+    def _taken_back(self, leases: list[Lease], saved: Saved) -> list[Request]:
         """Ours again under new tokens: their pages asked for again (those the checkpoint had
         pending, and those the keyword table says are missing; pages it records done are not)."""
-        checkpoint, backend, spider = self.parts.checkpoint, self.parts.backend, self.crawler.spider
+        checkpoint, backend, spider = self.parts.checkpoint, self.parts.backend, page_spider(self.crawler)
+        assert checkpoint is not None  # take_back() took these back from it
         checkpoint.saved = None
         for old in saved.leases:  # the old tokens are gone; what was not taken back is dropped
             checkpoint.release(old)
@@ -111,12 +120,12 @@ class KeywordRegistry:
             len(leases),
             dropped,
         )
-        requests = []
+        requests: list[Request] = []
         for lease in leases:
             checkpoint.hold(lease.key)
             run = self.add(lease, shared=backend.shared)
             requests += spider.lease_requests(lease)
-            pending = set().union(*(pages for (kid, _), pages in saved.pages.items() if kid == lease.id))
+            pending: set[int] = set().union(*(pages for (kid, _), pages in saved.pages.items() if kid == lease.id))
             if run.live and not run.shared:  # shared, its pages wait in the shared queue
                 requests += [spider.page_request(lease, page) for page in run.ask(sorted(pending))]
         backend.peers.hold(leases)  # the old tokens ended when the backend was joined
@@ -132,11 +141,11 @@ class KeywordRegistry:
         """A page told the postings the site holds for the keyword (None: it told none)."""
         run.tell_site_total(count)
 
-    def ask(self, run: KeywordRun, pages) -> list[int]:
+    def ask(self, run: KeywordRun, pages: Iterable[int]) -> list[int]:
         """Of ``pages``, those neither asked for nor done, now asked for (none once an end is decided)."""
         return run.ask(pages)
 
-    def taken(self, lease_key, page: int) -> None:
+    def taken(self, lease_key: LeaseKey, page: int) -> None:
         """The page's request left the scheduler for the downloader."""
         self._runs[lease_key].taken(page)
 
@@ -165,7 +174,7 @@ class KeywordRegistry:
         self.mark_handled(run, page, recorded=False)
         self._send_when_due(run)
 
-    def mark_orphan_handled(self, lease_key, page: int) -> None:
+    def mark_orphan_handled(self, lease_key: LeaseKey, page: int) -> None:
         """A page whose keyword this crawl no longer follows is done with: whatever it held goes
         (its place in the window; shared, the worker's hold on it, which else would keep every
         worker waiting for it)."""
@@ -176,9 +185,9 @@ class KeywordRegistry:
             parts.checkpoint.settled(lease_key, page)
         parts.backend.mark_handled(lease_key, page)
 
-    def ask_again(self, run: KeywordRun, pages) -> None:
+    def ask_again(self, run: KeywordRun, pages: Iterable[int]) -> None:
         """Ask again for pages that were asked for once and lost on the way."""
-        spider, engine = self.crawler.spider, self.crawler.engine
+        spider, engine = page_spider(self.crawler), self.crawler.engine
         for page in pages:
             run.requested.add(page)
             if not run.shared:
@@ -257,13 +266,16 @@ class KeywordRegistry:
             return
         run.outcome_sent = True
         outcome = run.outcome
+        assert outcome is not None  # end_due: its end is decided
         written = self.parts.outbox.end(run.lease, outcome.kind, outcome.reason)
         written.addCallbacks(self._end_written, self._end_not_written, callbackArgs=(run,), errbackArgs=(run,))
 
-    def _end_written(self, status, run: KeywordRun):
+    def _end_written(self, status: str | None, run: KeywordRun) -> None:
         if run.over:
             return  # its last page completed it meanwhile
-        kind = run.outcome.kind
+        outcome = run.outcome
+        assert outcome is not None  # its end was sent: decided
+        kind = outcome.kind
         if status is None:
             self.stats.inc_value("farm/progress/fenced")
             settled = "lost"
@@ -279,9 +291,9 @@ class KeywordRegistry:
                     self.parts.store.max_blocked_claims,
                 )
             self.stats.inc_value(f"farm/keyword/{settled}")
-        self._settle_end(run, Outcome(settled, run.outcome.reason, written=True))
+        self._settle_end(run, Outcome(settled, outcome.reason, written=True))
 
-    def _end_not_written(self, failure, run: KeywordRun):
+    def _end_not_written(self, failure: Failure, run: KeywordRun) -> None:
         # the crawl closes on the database error; release() writes what is left
         self.stats.inc_value("farm/progress/not_written")
         run.outcome_sent = False
@@ -307,7 +319,12 @@ class KeywordRegistry:
         """Shared: nothing is open for a keyword this worker does not hold, and nothing is missing."""
         backend = self.parts.backend
         written = self.parts.outbox.end(lease, "completed", None)
-        written.addCallback(lambda status: status and backend.keyword_ended(lease, "completed"))
+
+        def completed(status: str | None) -> None:
+            if status:  # else fenced: the keyword is another's now
+                backend.keyword_ended(lease, "completed")
+
+        written.addCallback(completed)
         written.addErrback(lambda failure: self.stats.inc_value("farm/progress/not_written"))
 
     # --- the crawl closes -----------------------------------------------------------------
@@ -325,12 +342,15 @@ class KeywordRegistry:
         self.stats.inc_value("farm/lease/released", len(runs))
         why = f"crawl closed before the keyword was done ({reason})"
         parts = self.parts
-        ends = []
+        ends: list[tuple[Lease, str, str | None]] = []
         for run in runs:
+            kind: str
+            message: str | None
             kind, message = ("released", why)
             if run.outcome is not None and not run.outcome_sent:
                 kind, message = run.outcome.kind, run.outcome.reason
             ends.append((run.lease, kind, message))
+        written: Deferred[Any]
         if parts.outbox.lost is None:
             written = DeferredList([parts.outbox.end(*end) for end in ends], consumeErrors=True)
         else:  # the state writer is gone: the database thread may still reach the database, in one transaction
@@ -340,7 +360,7 @@ class KeywordRegistry:
             )
         # one deadline for the whole give-back, however many keywords: a silent database costs it once
         deadline = GIVE_BACK_TIMEOUTS * self.crawler.settings.getfloat("FARM_DB_TIMEOUT")
-        results = await maybe_deferred_to_future(_within(written, deadline))
+        results = await maybe_deferred_to_future(within(written, deadline))
         if results is None:
             self.database_silent = True
             results = [(False, f"no answer within {deadline:g}s")] * len(runs)
@@ -353,7 +373,7 @@ class KeywordRegistry:
         if lost:
             self._release_lost([lease for lease, _ in lost], lost[0][1])
 
-    def _release_lost(self, leases, failure):
+    def _release_lost(self, leases: list[Lease], failure: object) -> None:
         """The database did not take the releases: the keywords stay ``crawling`` under this crawler.
         Say so, and who takes them back: the backend may keep this worker findable (with Redis, a
         worker that finds it silent adopts them from the keyword table)."""
@@ -371,30 +391,7 @@ class KeywordRegistry:
             "farm: %d keyword(s) could not be released at close (the database: %s): they stay crawling "
             "under crawler id %s; %s",
             len(leases),
-            _first_line(failure),
+            first_line(failure),
             self.parts.crawler_id,
             who,
         )
-
-
-def _within(d: Deferred, seconds: float) -> Deferred:
-    """A Deferred of ``d``'s result, or of None once ``seconds`` pass first (``d`` is not cancelled:
-    a write whose answer comes late is not answered twice)."""
-    out = Deferred()
-    timer = reactor.callLater(seconds, lambda: out.called or out.callback(None))
-
-    def fired(result):
-        if timer.active():
-            timer.cancel()
-        if not out.called:
-            out.callback(result)
-
-    d.addBoth(fired)
-    return out
-
-
-def _first_line(failure) -> str:
-    """What a failed database call said, in one line."""
-    error = getattr(failure, "value", failure)
-    error = getattr(error, "orig", None) or error
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]

@@ -28,35 +28,40 @@ requests, pass as Scrapy's would.
 """
 
 from collections import deque
+from typing import Any, Self
 
+from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.crawler import Crawler
+from twisted.internet.defer import Deferred
 
+from farm.crawl.backends.base import WorkBackend
 from farm.crawl.parts import CrawlParts
 from farm.crawl.proxies import take_proxy
 from farm.crawl.starting import build_backend
 
 
 class FarmScheduler(BaseScheduler):
-    def __init__(self, backend, parts=None):
-        self.backend = backend  # farm.crawl.backends.base.WorkBackend
-        self.parts = parts  # farm.crawl.parts.CrawlParts; None for a spider not of farm's
-        self._parked = None  # a request handed out by the backend that must wait for its turn
-        self._again = RetryLane(parts) if parts is not None else None
+    def __init__(self, backend: WorkBackend, parts: CrawlParts | None = None):
+        self.backend = backend
+        self.parts = parts  # None for a spider not of farm's
+        self._parked: Request | None = None  # a request handed out by the backend that must wait for its turn
+        self._again = RetryLane(parts) if parts is not None else None  # None exactly when parts is
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> Self:
         parts = crawler.get_extension(CrawlParts)
         if parts is None:  # not a farm spider: Scrapy's scheduler queues as they are
             return cls(build_backend(crawler))
         return cls(parts.backend, parts)
 
-    def open(self, spider):
+    def open(self, spider: Spider) -> Deferred[Any] | None:
         if self.parts is not None:
             # the one place the crawl's parts start (farm.crawl.parts): the first step that needs them
             self.parts.start()
         return self.backend.open(spider)
 
-    def close(self, reason):
+    def close(self, reason: str) -> None:
         return self.backend.close(reason)
 
     def has_pending_requests(self) -> bool:
@@ -65,17 +70,17 @@ class FarmScheduler(BaseScheduler):
     def __len__(self) -> int:
         return len(self.backend) + (self._parked is not None) + len(self._again or ())
 
-    def enqueue_request(self, request) -> bool:
-        if self.parts is not None and "farm_lease" in request.meta and self._again.offer(request):
+    def enqueue_request(self, request: Request) -> bool:
+        if self._again is not None and "farm_lease" in request.meta and self._again.offer(request):
             return True
         return self.backend.enqueue(request)
 
-    def next_request(self):
-        parts = self.parts
-        if parts is None:
+    def next_request(self) -> Request | None:
+        parts, again = self.parts, self._again
+        if parts is None or again is None:  # a spider not of farm's
             return self.backend.fetch()
-        request = self._again.next_request()
-        if request is not None or self._again:  # one to go, or one waiting for its turn
+        request = again.next_request()
+        if request is not None or again:  # one to go, or one waiting for its turn
             return request
         while True:
             request, self._parked = self._parked, None
@@ -106,7 +111,7 @@ class FarmScheduler(BaseScheduler):
             return request
 
 
-def still_wanted(parts, request) -> bool:
+def still_wanted(parts: CrawlParts, request: Request) -> bool:
     """Whether the page request's keyword is still held and asking; else it is given up here."""
     lease = request.meta["farm_lease"]
     run = parts.registry.runs.get(lease.key)
@@ -121,14 +126,14 @@ class RetryLane:
     """Retries and redirects of pages already in the window: they go out before anything
     else, the window notwithstanding, at the site's pace and each with a fresh proxy."""
 
-    def __init__(self, parts):
+    def __init__(self, parts: CrawlParts):
         self.parts = parts
-        self.requests: deque = deque()
+        self.requests: deque[Request] = deque()
 
     def __len__(self) -> int:
         return len(self.requests)
 
-    def offer(self, request) -> bool:
+    def offer(self, request: Request) -> bool:
         """Take ``request`` if it repeats a page in the window; False: it is not the lane's."""
         lease = request.meta["farm_lease"]
         if not _repeated(request) or (lease.key, request.meta["farm_page"]) not in self.parts.window.pages:
@@ -137,7 +142,7 @@ class RetryLane:
         self.parts.stats.inc_value("scheduler/enqueued/farm_again")
         return True
 
-    def next_request(self):
+    def next_request(self) -> Request | None:
         """The next request that may go now; None when there is none, or when the first
         must wait for its turn (then the lane is not empty, and the engine is woken)."""
         parts = self.parts
@@ -160,7 +165,7 @@ class RetryLane:
         return None
 
 
-def _repeated(request) -> bool:
+def _repeated(request: Request) -> bool:
     """A retry, a redirect or a signed copy of a request already taken (marked in the meta)."""
     meta = request.meta
     return "retry_times" in meta or "redirect_times" in meta or "farm_session_fresh" in meta or "farm_signed" in meta

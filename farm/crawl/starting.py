@@ -9,15 +9,18 @@ here once with no secret in it.
 import logging
 import sqlite3
 
+from scrapy.crawler import Crawler
+from scrapy.settings import BaseSettings
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from farm.crawl.backends.base import WorkBackend
-from farm.crawl.backends.checkpoint import open_checkpoint
+from farm.crawl.backends.base import Crawl, WorkBackend
+from farm.crawl.backends.checkpoint import Checkpoint, open_checkpoint
 from farm.crawl.backends.joblock import JobdirLock
 from farm.crawl.backends.local import LocalBackend
 from farm.display import without_secrets
 from farm.errors import FarmStartError, JobdirInUse, OtherSpider, SettingError
+from farm.state.store import KeywordStore
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +28,7 @@ logger = logging.getLogger(__name__)
 FARM_SCHEDULER = "farm.crawl.scheduler.FarmScheduler"
 
 
-def start_failed(message: str, *urls) -> FarmStartError:
+def start_failed(message: str, *urls: str) -> FarmStartError:
     """The error to raise, logged first in one line, with no secret of ``urls`` (the settings it
     may quote) in it; farm.commands.crawl keeps Scrapy from printing it again."""
     message = without_secrets(message, *urls)
@@ -33,7 +36,7 @@ def start_failed(message: str, *urls) -> FarmStartError:
     return FarmStartError(message)
 
 
-def make_jobdir(settings) -> str | None:
+def make_jobdir(settings: BaseSettings) -> str | None:
     """The JOBDIR, made if need be (Scrapy's ``job_dir``), None when unset; SettingError naming it
     when it cannot be made (a file on its path, no permission, a name too long)."""
     try:
@@ -45,7 +48,7 @@ def make_jobdir(settings) -> str | None:
         ) from None
 
 
-def require_farm_scheduler(settings) -> None:
+def require_farm_scheduler(settings: BaseSettings) -> None:
     """A farm spider's pages go through farm's scheduler, whose ``open`` starts the state writer,
     the DB thread and the backend: under any other SCHEDULER the crawl would claim keywords and
     never write them, so it does not start."""
@@ -62,7 +65,9 @@ def require_farm_scheduler(settings) -> None:
         )
 
 
-def open_jobdir(crawler, store, crawler_id):
+def open_jobdir(
+    crawler: Crawler, store: KeywordStore, crawler_id: str
+) -> tuple[JobdirLock | None, Checkpoint | None, str | None]:
     """JOBDIR set: the crawl's lock on it (farm.crawl.backends.joblock: a JOBDIR another crawl holds is refused here,
     before its checkpoint is read), its checkpoint (farm.crawl.backends.checkpoint), and why the crawl must not run,
     if so."""
@@ -94,7 +99,7 @@ def open_jobdir(crawler, store, crawler_id):
         raise
 
 
-def build_backend(crawler, crawl=None) -> WorkBackend:
+def build_backend(crawler: Crawler, crawl: Crawl | None = None) -> WorkBackend:
     """The crawl's work backend, of the class FARM_WORK_BACKEND names, built by its ``from_crawler``
     (``crawl``: the parts of a farm crawl; None for a spider not of farm's, which gets the local one)."""
     if crawl is None:

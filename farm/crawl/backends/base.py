@@ -71,11 +71,13 @@ class Crawl(Protocol):
     config: FarmConfig
     store: KeywordStore
     crawler_id: str
-    registry: KeywordBook
     checkpoint: Any  # JOBDIR: farm.crawl.backends.checkpoint.Checkpoint, else None
     refused: str | None  # why the crawl must close at once (the JOBDIR holds another spider's checkpoint)
     rate: float  # the site's FARM_<SITE>_RATE
     block_delays: tuple[float, float]  # FARM_BLOCK_BASE_DELAY, FARM_BLOCK_MAX_DELAY
+
+    @property
+    def registry(self) -> KeywordBook: ...  # read-only: a backend calls the crawl's registry, never replaces it
 
     @property
     def site(self) -> str: ...
@@ -85,7 +87,7 @@ class Crawl(Protocol):
 
     def wake(self) -> None: ...
 
-    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Deferred: ...
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Deferred[Any]: ...
 
     def close_crawl(self, reason: str) -> None: ...
 
@@ -129,7 +131,7 @@ class WorkBackend(ABC):
         cannot."""
         return "needs nothing beyond this process"
 
-    def open(self, spider: Spider) -> Deferred | None:
+    def open(self, spider: Spider) -> Deferred[Any] | None:
         """Start its threads and take part (before the first request); may return a Deferred."""
         return None  # nothing to do, unless a backend says otherwise
 
@@ -137,7 +139,7 @@ class WorkBackend(ABC):
     def close(self, reason: str) -> None:
         """The engine closes the scheduler: stop fetching in the background."""
 
-    def leave(self, give_back: bool = True) -> Deferred | None:
+    def leave(self, give_back: bool = True) -> Deferred[Any] | None:
         """The engine stopped: give back what this process took and did not settle; may return a
         Deferred. ``give_back`` False (a tool or a test that built the parts without a crawl): stop at
         once, blocking, giving nothing back."""
@@ -175,7 +177,7 @@ class Peers:
     """The other processes a backend shares the work with, as the crawl's keywords meet them. This
     one is for a backend that shares with no one; a backend that shares says how it differs."""
 
-    def claiming(self) -> Deferred:
+    def claiming(self) -> Deferred[Any]:
         """Before a claim: a Deferred that fires once the claim may go ahead."""
         return succeed(None)  # no one else to tell
 
@@ -191,7 +193,7 @@ class Peers:
         """(lease key, page) of the page requests this process took and has not settled."""
         return ()
 
-    def closing(self) -> Deferred:
+    def closing(self) -> Deferred[Any]:
         """The crawl closes: a Deferred that fires once keywords being taken on have become runs."""
         return succeed(None)  # none is taken on from elsewhere
 

@@ -136,10 +136,11 @@ class CheckpointFile:
         )
         conn.execute("COMMIT")
 
-    def save(self, leases: dict, pages: dict) -> None:
+    def save(self, leases: dict[tuple[int, int], bool], pages: dict[tuple[int, int, int], bool]) -> None:
         """One transaction: ``leases`` {(id, token): held?}, ``pages`` {(id, token, page): pending?};
         a lease no longer held takes its pages with it."""
         conn = self.conn
+        assert conn is not None, "saved once read() or start() opened it"
         self.saves += 1
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -232,7 +233,7 @@ class Checkpoint:
         return len(leases) + len(pages)
 
 
-def open_checkpoint(jobdir, spider: str, day: str, crawler_id: str) -> Checkpoint:
+def open_checkpoint(jobdir: str | os.PathLike[str], spider: str, day: str, crawler_id: str) -> Checkpoint:
     """The crawl's checkpoint in ``jobdir``: the one saved there to resume (same spider, same day),
     or a new one.
 

@@ -20,6 +20,7 @@ import os
 import socket
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from farm.errors import JobdirInUse
 
@@ -27,13 +28,13 @@ FILE_NAME = "farm.lock"
 
 
 class JobdirLock:
-    def __init__(self, jobdir, fd: int):
+    def __init__(self, jobdir: str | os.PathLike[str], fd: int):
         self.jobdir = str(jobdir)
         self.path = Path(jobdir) / FILE_NAME
         self._fd: int | None = fd
 
     @classmethod
-    def take(cls, jobdir) -> "JobdirLock":
+    def take(cls, jobdir: str | os.PathLike[str]) -> "JobdirLock":
         """The lock of ``jobdir`` (made if need be); JobdirInUse when a live crawl holds it."""
         Path(jobdir).mkdir(parents=True, exist_ok=True)
         fd = os.open(Path(jobdir) / FILE_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -60,8 +61,10 @@ class JobdirLock:
             "since": datetime.now().astimezone().isoformat(timespec="seconds"),
         }
         data = json.dumps(record).encode()
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, data, 0)
+        fd = self._fd
+        assert fd is not None, "the lock is noted while held, before its release"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
 
     @property
     def held(self) -> bool:
@@ -78,7 +81,7 @@ class JobdirLock:
             os.close(fd)  # closing the last descriptor of the open file releases the flock
 
 
-def _read(fd: int) -> dict:
+def _read(fd: int) -> dict[str, Any]:
     try:
         data = os.pread(fd, 4096, 0)
         record = json.loads(data) if data.strip() else {}
@@ -87,7 +90,7 @@ def _read(fd: int) -> dict:
     return record if isinstance(record, dict) else {}
 
 
-def describe(holder: dict) -> str:
+def describe(holder: dict[str, Any]) -> str:
     """The holder as the refusal names it."""
     if not holder.get("pid"):
         return "another crawl (starting: it has not written its name yet)"

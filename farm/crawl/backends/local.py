@@ -57,7 +57,7 @@ class LocalBackend(WorkBackend):
     def check(cls, config: FarmConfig, timeout: float) -> str:
         return "this process's own queue (FARM_REDIS_URL shares the work between processes)"
 
-    def open(self, spider: Spider) -> Deferred | None:
+    def open(self, spider: Spider) -> Deferred[None] | None:
         return self.queue.open(spider)
 
     def close(self, reason: str) -> None:

@@ -1,0 +1,69 @@
+"""What the keyword registry needs of the crawl's parts and of its spider, as Protocols.
+
+farm.crawl.parts.CrawlParts builds the registry (farm.crawl.registry) and the spider
+(farm.spiders.base.LeaseSpider) names it, so the registry imports neither (no module imports
+itself through others): it is typed against these. mypy holds CrawlParts to ``RegistryParts``
+where it builds the registry; the spider is the one the parts serve, a LeaseSpider.
+"""
+
+from collections.abc import Callable
+from typing import Any, Protocol, cast
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+from twisted.internet.defer import Deferred
+
+from farm.crawl.backends.base import LeaseKey, WorkBackend
+from farm.crawl.backends.checkpoint import Checkpoint
+from farm.crawl.outbox import Outbox
+from farm.crawl.window import PageWindow
+from farm.state.lease import Lease
+from farm.state.store import KeywordStore
+
+
+class PageSpider(Protocol):
+    """What the crawl's machinery asks of its spider (a farm.spiders.base.LeaseSpider)."""
+
+    name: str
+
+    def lease_requests(self, lease: Lease) -> list[Request]: ...
+
+    def page_request(self, lease: Lease, page: int) -> Request: ...
+
+
+def page_spider(crawler: Crawler) -> PageSpider:
+    """The crawl's spider: a LeaseSpider, as the crawl's parts serve no other (CrawlParts.serves)."""
+    return cast(PageSpider, crawler.spider)
+
+
+class ForgetsPages(Protocol):
+    """The page progress (farm.crawl.progress.PageProgress), as the registry tells it of pages gone."""
+
+    def forget(self, lease_key: LeaseKey, page: int | None = None) -> None: ...
+
+
+class RegistryParts(Protocol):
+    """What the registry uses of the crawl's parts (farm.crawl.parts.CrawlParts)."""
+
+    @property
+    def store(self) -> KeywordStore: ...
+
+    @property
+    def crawler_id(self) -> str: ...
+
+    @property
+    def backend(self) -> WorkBackend: ...
+
+    @property
+    def checkpoint(self) -> Checkpoint | None: ...
+
+    @property
+    def window(self) -> PageWindow: ...
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+    @property
+    def progress(self) -> ForgetsPages: ...
+
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Deferred[Any]: ...
