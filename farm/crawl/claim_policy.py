@@ -64,6 +64,7 @@ def decide(seen: Seen) -> Decision:
     if outlook.claimable:
         return Decision("wait", seconds=CLAIM_BUSY_DELAY, why="busy")
     if outlook.next_retry_at is not None:
+        assert seen.now is not None, "an outlook is judged at a time (Seen.now)"
         wait = max(0.0, (outlook.next_retry_at - seen.now).total_seconds())
         return Decision("wait", seconds=wait + 0.01, why="retry")
     if seen.held:
