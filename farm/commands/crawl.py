@@ -33,6 +33,7 @@ class Command(ScrapyCrawl):
     def process_options(self, args, opts) -> None:
         super().process_options(args, opts)  # -s NAME=value applied
         try:
+            assert self.settings is not None  # Scrapy's command has its settings before it parses options
             FarmConfig.from_settings(self.settings)
             make_jobdir(self.settings)
         except SettingError as exc:

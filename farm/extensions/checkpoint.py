@@ -29,7 +29,7 @@ from scrapy.utils.job import job_dir
 from twisted.internet.task import LoopingCall
 
 from farm.config import FarmConfig
-from farm.crawl.parts import CrawlParts, FarmExtension
+from farm.crawl.parts import FarmExtension
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class JobCheckpoint(FarmExtension):
     def checkpoint(self):
         """The crawl's checkpoint (farm.crawl.backends.checkpoint), which the crawl's parts opened;
         None when the JOBDIR holds another spider's: that crawl closes at once, with nothing to save."""
-        return self.crawler.get_extension(CrawlParts).checkpoint
+        return self.parts.checkpoint
 
     def spider_opened(self, spider):
         if self.checkpoint is not None:

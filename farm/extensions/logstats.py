@@ -53,11 +53,18 @@ class FarmLogStats(FarmExtension):
             self._task.stop()
         logger.info(self.line(left=None))
 
+    @property
+    def name(self) -> str:
+        """The spider's name: the extension logs only while the spider is open."""
+        spider = self.crawler.spider
+        assert spider is not None
+        return spider.name
+
     def log(self):
         if self._querying:
             return
         self._querying = True
-        d = self.parts.run(self.parts.store.claimable, self.crawler.spider.name)
+        d = self.parts.run(self.parts.store.claimable, self.name)
         d.addCallbacks(lambda left: logger.info(self.line(left)), self._failed)
         d.addBoth(self._done)
 
@@ -74,8 +81,7 @@ class FarmLogStats(FarmExtension):
         elapsed = max(time.monotonic() - (self._started or time.monotonic()), 1e-6)
         held = sum(1 for run in self.parts.registry.runs.values() if getattr(run, "owned", True))
         parts = [
-            f"farm {self.crawler.spider.name}: keywords {done} done, "
-            f"{held} in flight" + ("" if left is None else f", {left} left"),
+            f"farm {self.name}: keywords {done} done, {held} in flight" + ("" if left is None else f", {left} left"),
             f"pages {pages} ({pages * 60 / elapsed:.0f}/min)",
             f"postings {value('item_scraped_count', 0)}",
             f"blocks {value('farm/block/count', 0)}",

@@ -7,9 +7,11 @@ other crawlers that have sent no heartbeat for FARM_LEASE_TIMEOUT: they become
 """
 
 import logging
+from typing import Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 
 from farm.config import FarmConfig
@@ -24,7 +26,7 @@ class LeaseReaper(FarmExtension):
         self.interval = interval
         self.stats = crawler.stats
         self._task = LoopingCall(self.tick)
-        self._running = None
+        self._running: Deferred[Any] | None = None
 
     @classmethod
     def from_crawler(cls, crawler):

@@ -12,6 +12,7 @@ import logging
 import socket
 
 from scrapy import signals
+from twisted.internet.defer import Deferred
 
 from farm import salary
 from farm.crawl.parts import FarmExtension
@@ -28,7 +29,7 @@ class RunLog(FarmExtension):
         self.stats = crawler.stats
         self.machine = machine
         self.run_id = None
-        self._opening = None
+        self._opening: Deferred[int] | None = None
         self.coverage = {"items": 0, "salary": 0, "company": 0, "city": 0, "published_at": 0}
 
     @classmethod

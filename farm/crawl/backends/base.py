@@ -147,7 +147,9 @@ class WorkBackend(ABC):
 
     @abstractmethod
     def enqueue(self, request: Request) -> bool:
-        """Keep the request; False only when it is refused as a duplicate."""
+        """Keep the request; False only when it is refused as a duplicate (a request whose fingerprint
+        the day has seen, unless ``dont_filter``). A keyword's page requests carry ``dont_filter``: the
+        registry asks for each page once."""
 
     @abstractmethod
     def fetch(self) -> Request | None:
@@ -163,8 +165,10 @@ class WorkBackend(ABC):
         return None  # nothing to do, unless a backend says otherwise
 
     def keyword_ended(self, lease: Lease, outcome: str) -> None:
-        """The lease's keyword ended here, with ``outcome``: its requests still queued are dropped,
-        wherever they wait, and whoever must know of the end is told."""
+        """The lease's keyword ended here, with ``outcome``: its requests queued where other processes
+        take work are dropped there, and whoever must know of the end is told. Those this process
+        holds may still be handed out: the scheduler gives them up (farm.crawl.scheduler.still_wanted),
+        so that no request of an ended keyword is fetched."""
         return None  # nothing to do, unless a backend says otherwise
 
     def is_finished(self) -> bool:
