@@ -14,7 +14,7 @@ $(BIN)/farm: requirements.txt pyproject.toml
 
 install: $(BIN)/farm
 
-# The code's format and lint (ruff) and its types (mypy: every module of farm, farm.state strictly), both
+# The code's format and lint (ruff) and its types (mypy: every module of farm, farm.crawl and farm.state strictly), both
 # configured in pyproject.toml; `ruff format farm tests bench` fixes the format.
 lint: install
 	$(BIN)/ruff format --check farm tests bench

@@ -46,7 +46,7 @@ class Capped:
             f"{self.cap} {pages} took {self.took:,} — {cap_setting(self.source)}"
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "city": self.city,
             "job": self.job,
@@ -83,9 +83,9 @@ def capped_keywords(conn: Connection, day: date, caps: dict[str, int]) -> list[C
     ]
 
 
-def left_behind(capped: list[Capped]) -> dict[str, dict]:
+def left_behind(capped: list[Capped]) -> dict[str, dict[str, Any]]:
     """Per site: {"setting", "cap", "keywords", "site_total", "took", "left_behind"} of its capped keywords."""
-    sites: dict[str, dict] = {}
+    sites: dict[str, dict[str, Any]] = {}
     for k in capped:
         site = sites.setdefault(
             k.source,
@@ -111,7 +111,7 @@ def site_caps(settings: Mapping[str, Any], sources: Iterable[str]) -> dict[str, 
     return {source: SiteConfig.from_settings(settings, source).max_pages for source in sources}
 
 
-def summary_lines(rows: list[dict], shown: int = 5) -> list[str]:
+def summary_lines(rows: list[dict[str, Any]], shown: int = 5) -> list[str]:
     """``farm stats``'s lines: per source row (with its "caps", as ``farm stats --json`` gives it), what its
     cap left behind, then its ``shown`` keywords that lost the most."""
     lines = []
@@ -136,7 +136,7 @@ def summary_lines(rows: list[dict], shown: int = 5) -> list[str]:
     return lines
 
 
-def attach(conn: Connection, rows: list[dict], caps: dict[str, int]) -> list[dict]:
+def attach(conn: Connection, rows: list[dict[str, Any]], caps: dict[str, int]) -> list[dict[str, Any]]:
     """``rows`` (one per source, all of one day) each with "caps": {"setting", "cap", "keywords",
     "site_total", "took", "left_behind", "capped": [{city, job, site_total, took, left_behind}]}."""
     if not rows:

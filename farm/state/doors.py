@@ -10,6 +10,7 @@ refused it, ``farm_site_refused``). Nothing here writes.
 import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, func, not_, select
@@ -59,7 +60,7 @@ class Door:
             lines.append(f"{self.source}: plain requests, no wall met")
         return lines
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "held": {shape: {"keywords": n, "since": since.isoformat()} for shape, (n, since) in self.held.items()},
             "sessions_earned": self.sessions,
@@ -102,7 +103,7 @@ def doors(conn: Connection, sources: list[str], day: date, tz: ZoneInfo) -> dict
     return found
 
 
-def _json(text: str | None) -> dict:
+def _json(text: str | None) -> dict[str, Any]:
     try:
         value = json.loads(text or "{}")
     except ValueError:

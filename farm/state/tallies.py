@@ -19,10 +19,12 @@ recently is read off what the rows hold:
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql.elements import ColumnElement
 
 from farm.cities import known_sources
 from farm.state.models import STATUSES, JobPostingRow, Keyword
@@ -41,14 +43,14 @@ class Limits:
     max_retries: int = 3
     max_blocked_claims: int = 5
 
-    def exhausted(self):
+    def exhausted(self) -> ColumnElement[bool]:
         """A failed row that no claim may take again today."""
         return and_(
             c.crawl_status == "failed",
             or_(c.retry_count >= self.max_retries, c.blocked_claims >= self.max_blocked_claims),
         )
 
-    def done(self):
+    def done(self) -> ColumnElement[bool]:
         """A row done for the day (of a row requested that day): completed, or failed with no claim left."""
         return or_(c.crawl_status == "completed", self.exhausted())
 
@@ -64,13 +66,13 @@ def sources(conn: Connection) -> list[str]:
 
 def progress(
     engine: Engine,
-    stats: list[dict],
+    stats: list[dict[str, Any]],
     *,
     now: datetime,
     tz: ZoneInfo,
     limits: Limits = Limits(),
     window_minutes: float = DEFAULT_WINDOW_MINUTES,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """``stats`` (KeywordStore.stats rows, one per source, all of one day) with the new fields added.
 
     Added to each row: ``pages``, ``done``, ``remaining``, ``recent`` (``minutes``,
@@ -111,7 +113,9 @@ def progress(
     return out
 
 
-def _with_rate(row: dict, keywords: int, pages: int, minutes: float, now: datetime, tz: ZoneInfo) -> dict:
+def _with_rate(
+    row: dict[str, Any], keywords: int, pages: int, minutes: float, now: datetime, tz: ZoneInfo
+) -> dict[str, Any]:
     row["remaining"] = max(0, row["total"] - row["done"])
     per_minute = keywords / minutes if minutes > 0 else 0.0
     row["recent"] = {
@@ -133,7 +137,7 @@ def eta(remaining: int, keywords_per_minute: float, now: datetime, tz: ZoneInfo)
     return (now + timedelta(seconds=seconds)).astimezone(tz).isoformat(timespec="seconds"), seconds
 
 
-def total(rows: list[dict], now: datetime, tz: ZoneInfo) -> dict:
+def total(rows: list[dict[str, Any]], now: datetime, tz: ZoneInfo) -> dict[str, Any]:
     """The rows of ``progress`` added up, as one more row with the source "all"."""
     summed = {"date": rows[0]["date"], "source": "all"}
     for name in ("total", "used", "unused", "jobs_found", "pages", "done"):
@@ -163,10 +167,10 @@ def stale_leases(engine: Engine, now: datetime, lease_timeout: int) -> StaleLeas
     stale = and_(c.crawl_status == "crawling", or_(c.heartbeat_at.is_(None), c.heartbeat_at < cutoff))
     with engine.connect() as conn:
         count, oldest = conn.execute(select(func.count(), func.min(c.heartbeat_at)).where(stale)).one()
-        crawlers = conn.execute(
+        found = conn.execute(
             select(c.crawler_id).where(stale).group_by(c.crawler_id).order_by(c.crawler_id).limit(5)
         ).scalars()
-        crawlers = tuple(str(crawler) for crawler in crawlers)
+        crawlers = tuple(str(crawler) for crawler in found)
     if oldest is not None and oldest.tzinfo is None:  # func.min returns the raw column
         oldest = oldest.replace(tzinfo=UTC)
     return StaleLeases(int(count), oldest, crawlers)
@@ -179,7 +183,7 @@ class Failing:
     today: int  # failed today with no claim left today (retries or block claims exhausted)
     blocked_all_day: int  # of those, the ones failed for FARM_MAX_BLOCKED_CLAIMS blocks
     earlier: int  # failed on their last requested day, before today, and not claimed since
-    examples: tuple[dict, ...]
+    examples: tuple[dict[str, Any], ...]
 
 
 def failing_keywords(engine: Engine, today: date, limits: Limits) -> Failing:
@@ -201,7 +205,7 @@ def failing_keywords(engine: Engine, today: date, limits: Limits) -> Failing:
                 func.coalesce(func.sum(case((earlier, 1), else_=0)), 0),
             ).where(failed)
         ).one()
-        examples = conn.execute(
+        rows = conn.execute(
             select(
                 c.id, c.source, c.city, c.job, c.last_requested_date, c.retry_count, c.blocked_claims, c.error_message
             )
@@ -209,11 +213,11 @@ def failing_keywords(engine: Engine, today: date, limits: Limits) -> Failing:
             .order_by(c.last_requested_date.desc(), c.id)
             .limit(ERROR_EXAMPLES)
         ).mappings()
-        examples = tuple(dict(row) for row in examples)
+        examples = tuple(dict(row) for row in rows)
     return Failing(int(counts[0]), int(counts[1]), int(counts[2]), examples)
 
 
-def salary_unread(engine: Engine, day: date, tz: ZoneInfo) -> dict[str, dict]:
+def salary_unread(engine: Engine, day: date, tz: ZoneInfo) -> dict[str, dict[str, Any]]:
     """Per site, {"seen", "unread"}: the postings seen on ``day`` (first seen before its end, last
     seen at or after its start) and those of them whose salary text no rule reads (salary_unit NULL)."""
     P = JobPostingRow.__table__.c
