@@ -10,6 +10,13 @@ not look for its reply.
 import itertools
 import random
 from importlib.resources import files
+from typing import TYPE_CHECKING
+
+from redis.commands.core import Script
+
+if TYPE_CHECKING:  # not at run time: the link imports the reactor
+    from farm.crawl.backends.redis.link import BytesRedis
+
 
 SCRIPTS = (
     "send",
@@ -41,7 +48,7 @@ def script_text(name: str) -> str:
     return (files("farm.crawl.backends.redis") / "scripts" / f"{name}.lua").read_text()
 
 
-def register_scripts(server) -> dict:
+def register_scripts(server: "BytesRedis") -> dict[str, Script]:
     """SCRIPTS and the beat, registered on ``server`` by name: ONCE's wrapped in scripts/once.lua,
     OPEN_COUNT's headed by scripts/open.lua."""
     once, open_count = script_text("once"), script_text("open")
@@ -70,13 +77,13 @@ class CallIds:
         """An id for a call that must not run twice: made again with it, the call answers as it did."""
         return next(self._next)
 
-    def head(self, call: int | None) -> list:
+    def head(self, call: int | None) -> list[int | str]:
         """What a script's arguments begin with for ``call`` (a new id when None): the id, how long
         the replies are kept, the ids it forgets, whether it is made for the first time."""
         call = self.new() if call is None else call
         return [call, CALLS_KEPT_MS, *self._forget(call), self._first(call)]
 
-    def _forget(self, call: int) -> list:
+    def _forget(self, call: int) -> list[int | str]:
         """The old call ids this call forgets, ['', ''] when none: every CALLS_FORGOTTEN calls, the
         CALLS_KEPT before the last CALLS_KEPT - CALLS_FORGOTTEN (one HDEL; a run a call lost is forgotten
         with the next), the calls' lifetime renewed with it."""

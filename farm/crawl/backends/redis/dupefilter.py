@@ -17,20 +17,23 @@ queues the request (farm.crawl.backends.redis.queue).
 
 from collections.abc import Callable
 from datetime import datetime, time, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from redis import Redis
 from scrapy import Request
 from scrapy_redis.dupefilter import RFPDupeFilter
 
 from farm.state.clock import today
+
+if TYPE_CHECKING:  # not at run time: the link imports the reactor
+    from farm.crawl.backends.redis.link import BytesRedis
 
 LEASE_SECONDS = 24 * 3600  # a lease's fingerprints, and its end, are kept this long after they are written
 
 
 class DayDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis ships no types: its classes are Any
     def __init__(
-        self, server: Redis, key: str, tz: ZoneInfo, clock: Callable[[], datetime], debug: bool = False
+        self, server: "BytesRedis", key: str, tz: ZoneInfo, clock: Callable[[], datetime], debug: bool = False
     ) -> None:
         super().__init__(server, key, debug=debug)
         self.base_key = key

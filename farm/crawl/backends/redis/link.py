@@ -20,6 +20,7 @@ callbacks before any call is made on it: a Redis restarted from an older snapsho
 there, before a pop reads its past as current (farm.crawl.backends.redis.queue.went_back).
 """
 
+import builtins
 import logging
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
 import redis
 from redis.backoff import NoBackoff
+from redis.commands.core import Script
 from redis.retry import Retry
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
@@ -49,10 +51,27 @@ class RedisConnection(Protocol):
     """What ``RedisLink._connected`` does with a new redis-py connection (which leaves these untyped)."""
 
     def on_connect(self) -> None: ...
-
     def send_command(self, *args: Any) -> None: ...
-
     def read_response(self) -> Any: ...
+
+
+class BytesRedis(Protocol):
+    """The link's client (``RedisLink.server``) as farm uses it: its replies are bytes, as it sets no
+    decode_responses (redis-py types each reply as text or bytes, for either client)."""
+
+    def ping(self) -> object: ...
+    def close(self) -> None: ...
+    def register_script(self, script: str) -> Script: ...
+    def eval(self, script: str, numkeys: int, *keys_and_args: str) -> Any: ...
+    def get(self, name: str) -> bytes | None: ...
+    def set(self, name: str, value: str, *, nx: bool = False) -> object: ...
+    def hget(self, name: str, key: str) -> bytes | None: ...
+    def hset(self, name: str, key: str, value: int) -> object: ...
+    def hgetall(self, name: str) -> dict[bytes, bytes]: ...
+    def sadd(self, name: str, *values: str) -> object: ...
+    def smembers(self, name: str) -> builtins.set[bytes]: ...  # ``set`` is the command here
+    def zrange(self, name: str, start: int, end: int) -> list[bytes]: ...
+    def zcard(self, name: str) -> int: ...
 
 
 class RedisLink:
@@ -63,7 +82,7 @@ class RedisLink:
         try:
             # one connection, as there is one thread: a pooled command first asks its socket whether
             # anything is pending, one more system call, after which this thread waits for the crawl's GIL
-            self.server = redis.Redis.from_url(
+            client = redis.Redis.from_url(
                 url,
                 socket_timeout=10,
                 socket_connect_timeout=5,
@@ -72,6 +91,7 @@ class RedisLink:
                 redis_connect_func=self._connected,
                 retry=Retry(NoBackoff(), 0),  # made again by ``run`` only (see the module docstring)
             )
+            self.server = cast(BytesRedis, client)
             self.server.ping()
         except ValueError as exc:
             raise RedisUnreachable(f"{setting}={mask_url(url)!r} is not a Redis URL ({exc})") from None

@@ -53,15 +53,20 @@ off the reactor (the scheduler runs them on its Redis thread).
 import random
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
+from scrapy import Request, Spider
 from scrapy_redis.queue import Base
 
 from farm.crawl.backends.redis.calls import CallIds, register_scripts, script_text
 from farm.crawl.backends.redis.codec import JsonRequestSerializer, encode
-from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS
+from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS, DayDupeFilter
 from farm.errors import BadPayload
+
+if TYPE_CHECKING:  # not at run time: the link imports the reactor
+    from farm.crawl.backends.redis.link import BytesRedis, Command
 
 FRESH_EPOCH = "fresh:"  # an epoch made by a worker that joined, not by a rebuild
 
@@ -69,7 +74,7 @@ FRESH_EPOCH = "fresh:"  # an epoch made by a worker that joined, not by a rebuil
 @dataclass
 class Taken:
     id: str
-    request: object  # a Request, or the BadPayload that refused it
+    request: Request | BadPayload  # the request, or the BadPayload that refused it
     lease: str  # "id:token", or "" for a request without a keyword
     payload: bytes = b""  # the request as queued (written back as it was should Redis lose its state)
 
@@ -90,18 +95,20 @@ class SharedQueue:
     """scrapy-redis's priority queue shape and request coding, held, not inherited: its ``pop``
     loses a request taken by a worker that dies, and its ``clear`` deletes every worker's work."""
 
-    def __init__(self, server, spider, key, worker: str, dupefilter):
+    def __init__(
+        self, server: "BytesRedis", spider: Spider | None, key: str, worker: str, dupefilter: DayDupeFilter
+    ) -> None:
         self._coding = Base(server, spider, key, serializer=JsonRequestSerializer)  # scrapy-redis's
         self.server, self.spider, self.key = server, spider, self._coding.key
         self.worker = worker
         self.dupefilter = dupefilter
         self.scripts = register_scripts(server)
         self.calls = CallIds()
-        self._callback_names = {}  # farm.crawl.backends.redis.codec.request_dict
+        self._callback_names: dict[object, str] = {}  # farm.crawl.backends.redis.codec.request_dict
         self._went_back = script_text("went_back")  # sent as text: run first on a new server
         self.live_seen: set[str] = set()  # the live workers at the last look (busy): a rebuild waits for them
 
-    def _encode_request(self, request) -> bytes:
+    def _encode_request(self, request: Request) -> bytes:
         return encode(request, self.spider, self._callback_names)
 
     def k(self, name: str) -> str:
@@ -111,12 +118,12 @@ class SharedQueue:
         """An id for a call that must not run twice: made again with it, the call answers as it did."""
         return self.calls.new()
 
-    def _once(self, name, keys, args, call):
+    def _once(self, name: str, keys: list[str], args: list[Any], call: int | None) -> Any:
         return self.scripts[name](keys=[self.k("calls:" + self.worker), *keys], args=[*self.calls.head(call), *args])
 
     # --- requests -----------------------------------------------------------
 
-    def send(self, runs, call: int | None = None, epoch: str = "") -> list:
+    def send(self, runs: Sequence[tuple[str, Sequence[Any]]], call: int | None = None, epoch: str = "") -> list[Any]:
         """A worker's sends in one call, in order: runs of (kind, values), a reply for each (scripts/send.lua).
 
         - ``push`` and ``requeue``: requests; True for each queued. A push is queued only under ``epoch``
@@ -159,7 +166,7 @@ class SharedQueue:
         ]
         args = [*self.calls.head(call), *args]
         replies = self.scripts["send"](keys=keys, args=args)
-        out = []
+        out: list[Any] = []
         for (kind, _), reply in zip(runs, replies):
             if kind in ("push", "requeue"):
                 out.append([bool(ok) for ok in reply] if reply else None)
@@ -173,7 +180,7 @@ class SharedQueue:
                 out.append(None)
         return out
 
-    def _pushed(self, request) -> list:
+    def _pushed(self, request: Request) -> list[Any]:
         """A request as a push carries it: its fingerprint, its lease, its priority, its payload."""
         lease = request.meta.get("farm_lease")
         filtered = lease is not None or not request.dont_filter
@@ -183,11 +190,11 @@ class SharedQueue:
             fingerprint += f":{again}"  # asked for anew: once per occasion
         return [fingerprint, lease.name if lease is not None else "", request.priority, self._encode_request(request)]
 
-    def push_many(self, requests, call: int | None = None, epoch: str = "") -> list[bool] | None:
+    def push_many(self, requests: Sequence[Request], call: int | None = None, epoch: str = "") -> list[bool] | None:
         """Queue the requests whose page was not queued; True for each queued (``send``'s push)."""
         if not requests:
             return []
-        return self.send([("push", list(requests))], call, epoch)[0]
+        return cast("list[bool] | None", self.send([("push", list(requests))], call, epoch)[0])
 
     def pop_many(
         self, n: int, interval: float | None = None, penalty: float = 0.0, call: int | None = None
@@ -240,11 +247,11 @@ class SharedQueue:
         written = {w.decode() for w in self.server.smembers(self.k("written"))}
         return (set(workers) | live) - written - {self.worker}
 
-    def ack(self, ids, call: int | None = None) -> list[tuple[str, int]]:
+    def ack(self, ids: Sequence[str], call: int | None = None) -> list[tuple[str, int]]:
         """These requests' pages are settled; (lease, its requests still open) for each (``send``'s ack)."""
         if not ids:
             return []
-        return self.send([("ack", [(rid, "", "") for rid in ids])], call)[0]
+        return cast("list[tuple[str, int]]", self.send([("ack", [(rid, "", "") for rid in ids])], call)[0])
 
     def open_requests(self, lease: str) -> int:
         return int(self.server.hget(self.k("open"), lease) or 0)
@@ -282,7 +289,7 @@ class SharedQueue:
 
     # --- workers and keywords ------------------------------------------------
 
-    def went_back(self, command: Callable | None = None) -> bool:
+    def went_back(self, command: "Command | None" = None) -> bool:
         """Whether Redis went back in time (another server holds the state: restarted from an older
         snapshot, a replica promoted), its state then dropped as by a flush; ``command``: a new
         connection's (farm.crawl.backends.redis.link), checked before any other call is made on it."""
@@ -301,7 +308,7 @@ class SharedQueue:
         """The shared epoch, made now if there is none: a fresh one (FRESH_EPOCH), which says nothing
         was rebuilt (a worker that held work under another epoch finds Redis lost everything)."""
         self.server.set(self.k("epoch"), FRESH_EPOCH + uuid.uuid4().hex, nx=True)
-        return self.server.get(self.k("epoch")).decode()
+        return cast(bytes, self.server.get(self.k("epoch"))).decode()  # set above, unless Redis lost it since
 
     def take_rebuild_lock(self, lifetime: float) -> bool:
         """After Redis lost everything: whether this worker is to rebuild the queue (it holds the lock,
@@ -337,7 +344,7 @@ class SharedQueue:
         """The workers whose keywords this one is taking on."""
         return {w.decode() for w in self.server.smembers(self.k("taking:" + self.worker))}
 
-    def hold(self, leases, taken_from: str | None = None) -> None:
+    def hold(self, leases: list[str], taken_from: str | None = None) -> None:
         """This worker claimed (or adopted) these leases: a survivor adopts them if it dies. With
         ``taken_from``, they are all the keyword table listed for that worker (or for this one's claim)."""
         if leases or taken_from is not None:
@@ -345,7 +352,7 @@ class SharedQueue:
 
     def ended(self, lease: str, outcome: str) -> str:
         """The lease's keyword ended: its queued requests are dropped, its owner told. Returns the owner."""
-        return self.send([("end", [(lease, outcome)])])[0][0]
+        return cast(str, self.send([("end", [(lease, outcome)])])[0][0])
 
     def adopted_by_others(self) -> set[tuple[int, int]]:
         """(keyword id, token) of the leases another worker owns (claimed, or adopted from a worker
@@ -387,7 +394,7 @@ class SharedQueue:
 
     def back_off(self, base: float, most: float, retry_after: float | None = None, call: int | None = None) -> int:
         args = ["back_off", int(base * 1000), int(most * 1000), int((retry_after or 0) * 1000)]
-        return self._once("pace", [self.k("pace")], args, call)
+        return int(self._once("pace", [self.k("pace")], args, call))
 
     def ease(self, base: float, most: float, call: int | None = None) -> int:
-        return self._once("pace", [self.k("pace")], ["ease", int(base * 1000), int(most * 1000), 0], call)
+        return int(self._once("pace", [self.k("pace")], ["ease", int(base * 1000), int(most * 1000), 0], call))
