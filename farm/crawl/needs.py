@@ -7,33 +7,17 @@ where it builds the registry; the spider is the one the parts serve, a LeaseSpid
 """
 
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from scrapy import Request
-from scrapy.crawler import Crawler
 from twisted.internet.defer import Deferred
 
-from farm.crawl.backends.base import LeaseKey, WorkBackend
+from farm.crawl.backends.base import LeaseKey, PageSpider, WorkBackend, page_spider
 from farm.crawl.backends.checkpoint import Checkpoint
 from farm.crawl.outbox import Outbox
 from farm.crawl.window import PageWindow
-from farm.state.lease import Lease
 from farm.state.store import KeywordStore
 
-
-class PageSpider(Protocol):
-    """What the crawl's machinery asks of its spider (a farm.spiders.base.LeaseSpider)."""
-
-    name: str
-
-    def lease_requests(self, lease: Lease) -> list[Request]: ...
-
-    def page_request(self, lease: Lease, page: int) -> Request: ...
-
-
-def page_spider(crawler: Crawler) -> PageSpider:
-    """The crawl's spider: a LeaseSpider, as the crawl's parts serve no other (CrawlParts.serves)."""
-    return cast(PageSpider, crawler.spider)
+__all__ = ["ForgetsPages", "PageSpider", "RegistryParts", "page_spider"]  # the spider's, from the contract
 
 
 class ForgetsPages(Protocol):

@@ -82,6 +82,16 @@ def test_the_crawl_never_names_redis_in_its_code():
     assert {path: said for path, said in crawl.items() if said} == {}
 
 
+def test_the_redis_backend_imports_no_spider():
+    # it asks of its spider what the contract's PageSpider says, not a spider class of farm's
+    spiders = {
+        path: [name for name in _imports(tree) if name.startswith("farm.spiders")]
+        for path, tree in _sources()
+        if path.startswith(REDIS_PACKAGE)
+    }
+    assert {path: names for path, names in spiders.items() if names} == {}
+
+
 def test_the_redis_backend_imports_of_the_crawl_only_the_contract_and_shared_types():
     crawl_parts = {
         path: [

@@ -17,7 +17,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from twisted.internet.defer import Deferred, succeed
 
@@ -50,6 +50,21 @@ class Outcome:
     page: int | None = None
     written: bool = False
     elsewhere: bool = False
+
+
+class PageSpider(Protocol):
+    """What the crawl's machinery, a backend's included, asks of its spider (a farm.spiders.base.LeaseSpider)."""
+
+    name: str
+
+    def lease_requests(self, lease: Lease) -> list[Request]: ...
+
+    def page_request(self, lease: Lease, page: int) -> Request: ...
+
+
+def page_spider(crawler: Crawler) -> PageSpider:
+    """The crawl's spider: a LeaseSpider, as the crawl's parts serve no other (CrawlParts.serves)."""
+    return cast(PageSpider, crawler.spider)
 
 
 class KeywordBook(Protocol):

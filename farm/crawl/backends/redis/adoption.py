@@ -30,9 +30,8 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
     from twisted.python.failure import Failure
 
-    from farm.crawl.backends.base import KeywordBook, LeaseKey
+    from farm.crawl.backends.base import KeywordBook, LeaseKey, PageSpider
     from farm.crawl.backends.redis.queue import SharedQueue
-    from farm.spiders.base import LeaseSpider
     from farm.state.lease import Lease
     from farm.state.reads import LeaseProgress
     from farm.state.store import KeywordStore
@@ -57,7 +56,7 @@ class Adoption:
         _closing: bool
 
         @property
-        def spider(self) -> LeaseSpider: ...
+        def spider(self) -> PageSpider: ...
 
         def push(self, request: Request) -> None: ...
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import LoopingCall
 
-from farm.crawl.backends.base import Outcome
+from farm.crawl.backends.base import Outcome, PageSpider, page_spider
 from farm.crawl.backends.redis.adoption import Adoption
 from farm.crawl.backends.redis.rebuild import Rebuild
 from farm.crawl.backends.redis.sends import Sends
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from farm.crawl.backends.redis.link import RedisLink
     from farm.crawl.backends.redis.queue import Beat, SharedQueue
     from farm.crawl.backends.redis.sends import Op
-    from farm.spiders.base import LeaseSpider
     from farm.state.lease import Lease
     from farm.state.store import KeywordStore
 
@@ -113,9 +112,9 @@ class SharedWork(Sends, Adoption, Rebuild):
         link.on_connect(self._connected)  # each new connection: did Redis go back in time? (.rebuild)
 
     @property
-    def spider(self) -> LeaseSpider:
+    def spider(self) -> PageSpider:
         """The crawl's spider: a LeaseSpider (the backend serves farm's only), open before the work starts."""
-        return cast("LeaseSpider", self.crawler.spider)
+        return page_spider(self.crawler)
 
     # --- ends ------------------------------------------------------------------------------
 

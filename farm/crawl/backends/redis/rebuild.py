@@ -33,11 +33,10 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
     from twisted.python.failure import Failure
 
-    from farm.crawl.backends.base import LeaseKey
+    from farm.crawl.backends.base import LeaseKey, PageSpider
     from farm.crawl.backends.redis.link import Command, RedisLink
     from farm.crawl.backends.redis.queue import SharedQueue
     from farm.crawl.backends.redis.sends import Op
-    from farm.spiders.base import LeaseSpider
     from farm.state.lease import Lease
     from farm.state.reads import LeaseProgress
     from farm.state.store import KeywordStore
@@ -70,7 +69,7 @@ class Rebuild:
         _marked: bool
 
         @property
-        def spider(self) -> LeaseSpider: ...
+        def spider(self) -> PageSpider: ...
 
         def ack(self, request_id: str, lease: str = "", mine: bool = False) -> None: ...
 
