@@ -37,9 +37,8 @@ from farm.crawl.needs import page_spider
 from farm.crawl.parts import CrawlParts, engine_slot
 from farm.errors import BackendUnreachable
 from farm.spiders.base import LeaseLost
-from farm.state.claims import Outlook
 from farm.state.clock import utcnow
-from farm.state.lease import Lease
+from farm.state.lease import Lease, Outlook
 
 logger = logging.getLogger(__name__)
 

@@ -30,8 +30,7 @@ from twisted.internet.interfaces import IDelayedCall
 from twisted.python.failure import Failure
 
 from farm.errors import WriteLost
-from farm.state.claims import Outlook
-from farm.state.lease import BatchResult, Lease, PageWrite
+from farm.state.lease import BatchResult, Lease, Outlook, PageWrite
 from farm.writer.process import StateWriter
 
 logger = logging.getLogger(__name__)

@@ -65,8 +65,7 @@ from farm.crawl.starting import build_backend, open_jobdir, require_farm_schedul
 from farm.crawl.window import PageWindow
 from farm.display import mask_url
 from farm.spiders.base import LeaseSpider, SpiderParts
-from farm.state.claims import Outlook
-from farm.state.lease import Lease
+from farm.state.lease import Lease, Outlook
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
 from farm.threads import single_thread_pool

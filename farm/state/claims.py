@@ -19,8 +19,7 @@ from sqlalchemy import ColumnElement, and_, bindparam, case, func, or_, select, 
 
 from farm.state.claimrules import KINDS, LEASE_COLUMNS, AnyRow, K, c, claimable, pick
 from farm.state.clock import today
-from farm.state.lease import Lease, new_lease_token, parse_pages
-from farm.state.lease import Outlook as Outlook  # what outlook() answers, importable from here too
+from farm.state.lease import Lease, Outlook, new_lease_token, parse_pages
 from farm.state.storeview import StoreView
 
 # (id, lease_token) of a lease
@@ -79,9 +78,9 @@ def claim(
             if unknown:
                 return unknown
         failed_before = True  # until it returns
-        return store._claim(source, crawler_id, n, skip_partial)
+        return store.claim_once(source, crawler_id, n, skip_partial)
 
-    return store._retrying(attempt)
+    return store.retrying(attempt)
 
 
 def take(store: StoreView, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]:
@@ -89,12 +88,12 @@ def take(store: StoreView, source: str, crawler_id: str, n: int, skip_partial: I
     now = store.clock()
     bound = params(store, source, now, skip_partial)
     with store.engine.begin() as conn:
-        picked = pick(conn, store._picks, bound, n)
+        picked = pick(conn, store.picks, bound, n)
         tokens = {r.id: new_lease_token(r.lease_token) for r in picked}
         for kind_index, kind in enumerate(KINDS):
             ids = [r.id for r in picked if r.kind == kind_index]
             if ids:
-                update_ = store._takes[kind].values(lease_token=case({i: tokens[i] for i in ids}, value=c.id))
+                update_ = store.takes[kind].values(lease_token=case({i: tokens[i] for i in ids}, value=c.id))
                 conn.execute(update_, {"ids": ids, "day": bound["day"], "now": now, "crawler_id": crawler_id})
     return [_claimed(source, r, tokens[r.id]) for r in picked]
 
@@ -122,7 +121,7 @@ def listing(store: StoreView, source: str, limit: int, skip_partial: Iterable[in
     them, without taking them (each row's ``kind`` indexes KINDS)."""
     bound = params(store, source, store.clock(), skip_partial)
     with store.engine.connect() as conn:
-        return pick(conn, store._peeks, bound, limit)
+        return pick(conn, store.peeks, bound, limit)
 
 
 def outlook(store: StoreView, source: str, skip_partial: Iterable[int] = ()) -> Outlook:
@@ -146,7 +145,7 @@ def outlook(store: StoreView, source: str, skip_partial: Iterable[int] = ()) -> 
         with store.reader.connect() as conn:
             return int(conn.execute(count, bound).scalar_one()), conn.execute(waiting, bound).scalar_one()
 
-    rows, retry_at = store._retrying(read)
+    rows, retry_at = store.retrying(read)
     return Outlook(rows, aware(retry_at))
 
 
@@ -197,7 +196,7 @@ def take_back(
     stopped worker's keywords without a new claim): left to it.
     """
     held_set, others_set = set(held), set(others)
-    return store._retrying(lambda: _take_back(store, source, crawler_id, held_set, others_set))
+    return store.retrying(lambda: _take_back(store, source, crawler_id, held_set, others_set))
 
 
 def _take_back(
@@ -215,7 +214,7 @@ def _take_back(
         )
         .order_by(c.id)
     )
-    if store._row_locks:
+    if store.row_locks:
         stmt = stmt.with_for_update(skip_locked=True)
     leases: list[Lease] = []
     with store.engine.begin() as conn:
@@ -262,4 +261,4 @@ def adopt_held(store: StoreView, source: str, stopped: str, crawler_id: str) -> 
             rows = conn.execute(select(*LEASE_COLUMNS).where(taken).order_by(c.id)).all()
         return [lease_of(source, r) for r in rows]
 
-    return store._retrying(write)
+    return store.retrying(write)

@@ -38,7 +38,7 @@ def add_keywords(store: StoreView, rows: Iterable[tuple[str, str, str]]) -> int:
     if not params:
         return 0
     stmt: Insert
-    if store._mysql:
+    if store.is_mysql:
         stmt = mysql.insert(K).prefix_with("IGNORE")
     elif store.engine.dialect.name == "sqlite":
         stmt = sqlite.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"])

@@ -86,7 +86,7 @@ def write_batch(
             ended = [_end(store, conn, now, lease, kind, message) for lease, kind, message in ends]
             return BatchResult(written, page_writes, ended, rejected)
 
-    return store._retrying(write)
+    return store.retrying(write)
 
 
 def _pages_done(store: StoreView, conn: Connection, now: datetime, pages: Sequence[DonePage]) -> list[PageWrite]:
@@ -113,7 +113,7 @@ def _lease_pages_done(
         c.total_pages,
         c.pages_ahead,
     ).where(c.id == lease.id)
-    if store._row_locks:
+    if store.row_locks:
         stmt = stmt.with_for_update()
     row = conn.execute(stmt).first()
     if row is None or row.lease_token != lease.lease_token or row.crawl_status != "crawling":
@@ -169,7 +169,7 @@ def fenced_update(store: StoreView, lease: Lease, **values: Any) -> bool:
         with store.engine.begin() as conn:
             return conn.execute(update(K).where(fence(lease)).values(values)).rowcount == 1
 
-    return store._retrying(write)
+    return store.retrying(write)
 
 
 def _end(store: StoreView, conn: Connection, now: datetime, lease: Lease, kind: str, message: object) -> str | None:
@@ -177,7 +177,7 @@ def _end(store: StoreView, conn: Connection, now: datetime, lease: Lease, kind: 
     if kind not in ENDS:
         raise ValueError(f"unknown end {kind!r} (one of {', '.join(ENDS)})")
     stmt = select(c.lease_token, c.crawl_status, c.blocked_claims).where(c.id == lease.id)
-    if store._row_locks:
+    if store.row_locks:
         stmt = stmt.with_for_update()
     row = conn.execute(stmt).first()
     if row is None or row.lease_token != lease.lease_token:

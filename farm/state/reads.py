@@ -102,7 +102,7 @@ def lease_progress(store: StoreView, lease: Lease) -> LeaseProgress | None:
         with store.reader.connect() as conn:
             return conn.execute(stmt).first()
 
-    row = store._retrying(read)
+    row = store.retrying(read)
     if row is None:
         return None
     return LeaseProgress(row.last_completed_page, row.total_pages, parse_pages(row.pages_ahead), row.crawl_status)

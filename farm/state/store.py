@@ -19,6 +19,7 @@ import farm.state.claims as claims
 import farm.state.keywords as keywords
 import farm.state.pagewrites as pagewrites
 import farm.state.reads as reads
+import farm.state.retry as retry
 import farm.state.upkeep as upkeep
 from farm.config import FarmConfig
 from farm.state.claims import LeaseKey
@@ -27,7 +28,6 @@ from farm.state.db import make_engine
 from farm.state.engine import reader
 from farm.state.lease import BatchResult, DonePage, EndAsked, Lease, Outlook, PageWrite
 from farm.state.reads import LeaseProgress
-from farm.state.retry import retrying
 
 # what a store is made with, beside its engine and clock: FarmConfig's fields of these names
 OPTIONS = ("timezone", "lease_timeout", "max_retries", "retry_delay", "max_blocked_claims", "outage_grace")
@@ -59,13 +59,13 @@ class KeywordStore:
         self.max_blocked_claims = int(max_blocked_claims)
         self.outage_grace = float(outage_grace)
         self.clock = clock
-        self._mysql = engine.dialect.name in ("mysql", "mariadb")
-        self._postgresql = engine.dialect.name == "postgresql"
+        self.is_mysql = engine.dialect.name in ("mysql", "mariadb")
+        self.is_postgresql = engine.dialect.name == "postgresql"
         # SELECT … FOR UPDATE [SKIP LOCKED] locks rows; SQLite's BEGIN IMMEDIATE locks the whole file
-        self._row_locks = self._mysql or self._postgresql
-        self._picks = claimrules.picks(engine.dialect.name)  # the claim's, locking
-        self._peeks = claimrules.picks(engine.dialect.name, lock=False)  # the same rules, reading only
-        self._takes = claimrules.takes()
+        self.row_locks = self.is_mysql or self.is_postgresql
+        self.picks = claimrules.picks(engine.dialect.name)  # the claim's, locking
+        self.peeks = claimrules.picks(engine.dialect.name, lock=False)  # the same rules, reading only
+        self.takes = claimrules.takes()  # by claim kind, the UPDATE that takes a picked row
 
     @classmethod
     def from_config(cls, config: FarmConfig, engine: Engine | None = None, **overrides: Any) -> "KeywordStore":
@@ -87,9 +87,9 @@ class KeywordStore:
         """The day the crawl is in: the clock's now, in FARM_TIMEZONE."""
         return today(self.clock(), self.tz)
 
-    def _retrying(self, fn: Callable[[], T]) -> T:
+    def retrying(self, fn: Callable[[], T]) -> T:
         """``fn``, one short transaction, under the retry policy (farm.state.retry)."""
-        return retrying(fn, dialect=self.engine.dialect.name, outage_grace=self.outage_grace)
+        return retry.retrying(fn, dialect=self.engine.dialect.name, outage_grace=self.outage_grace)
 
     # --- claims (farm.state.claims) ---------------------------------------------
 
@@ -104,7 +104,8 @@ class KeywordStore:
         """Up to ``n`` keywords of ``source``, now held by ``crawler_id``; see claims.claim."""
         return claims.claim(self, source, crawler_id, n, skip_partial, held)
 
-    def _claim(self, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]:
+    def claim_once(self, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]:
+        """One claim's transaction, not retried (``claim`` retries it); see claims.take."""
         return claims.take(self, source, crawler_id, n, skip_partial)
 
     def claim_or_outlook(

@@ -30,14 +30,14 @@ class StoreView(Protocol):
     max_retries: int
     retry_delay: timedelta
     max_blocked_claims: int
-    _mysql: bool
-    _row_locks: bool
-    _picks: Sequence[Pick]  # the claim's statements, locking
-    _peeks: Sequence[Pick]  # the same rules, reading only
-    _takes: dict[str, Update]
+    is_mysql: bool  # MySQL or MariaDB
+    row_locks: bool  # SELECT … FOR UPDATE locks rows (MySQL, MariaDB, PostgreSQL), not the whole file (SQLite)
+    picks: Sequence[Pick]  # the claim's statements, locking
+    peeks: Sequence[Pick]  # the same rules, reading only
+    takes: dict[str, Update]  # by claim kind, the UPDATE that takes a picked row
 
     def today(self) -> date: ...
 
-    def _retrying(self, fn: Callable[[], T]) -> T: ...
+    def retrying(self, fn: Callable[[], T]) -> T: ...  # one short transaction, under the retry policy
 
-    def _claim(self, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]: ...
+    def claim_once(self, source: str, crawler_id: str, n: int, skip_partial: Iterable[int]) -> list[Lease]: ...

@@ -40,7 +40,7 @@ def reap(store: StoreView) -> int:
 
     def write() -> int:
         with store.engine.begin() as conn:
-            if store._row_locks:
+            if store.row_locks:
                 pick = select(c.id).where(stale).with_for_update(skip_locked=True)
                 ids = conn.execute(pick).scalars().all()
                 if not ids:
@@ -51,7 +51,7 @@ def reap(store: StoreView) -> int:
             stmt = update(K).where(where).values(crawl_status="partial", error_message=message, updated_at=now)
             return conn.execute(stmt).rowcount
 
-    reaped = store._retrying(write)
+    reaped = store.retrying(write)
     if reaped:
         logger.info("reaped %d stale lease(s) (no heartbeat for %ss)", reaped, store.lease_timeout)
     return reaped

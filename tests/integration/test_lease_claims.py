@@ -123,7 +123,7 @@ async def test_a_claim_whose_commit_lost_its_answer_keeps_the_rows_it_took(maria
     rows = [("qcwy", city, "python") for city in ("北京", "上海", "广州", "深圳", "杭州", "成都")]
     crawler, middleware = crawler_for(mariadb_url, rows, FARM_LEASES_IN_FLIGHT=2)
     store = crawler.get_extension(CrawlParts).store
-    claim, committed = store._claim, []
+    claim, committed = store.claim_once, []
 
     def commit_then_lose_the_answer(*args):
         leases = claim(*args)
@@ -133,7 +133,7 @@ async def test_a_claim_whose_commit_lost_its_answer_keeps_the_rows_it_took(maria
             raise OperationalError("COMMIT", {}, lost, connection_invalidated=True)
         return leases
 
-    store._claim = commit_then_lose_the_answer
+    store.claim_once = commit_then_lose_the_answer
     try:
         crawler.signals.send_catch_log(scrapy_signals.spider_opened, spider=crawler.spider)
         await until(lambda: middleware.runs, 10, "a claim")

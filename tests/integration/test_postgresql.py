@@ -50,13 +50,13 @@ def store(postgresql_url):
 @pytest.mark.parametrize("state", ["40P01", "40001", "55P03"])  # deadlock, serialization failure, lock
 def test_a_deadlock_or_serialization_failure_is_retried_at_once(store, state):
     call, attempts = failing_then(store.engine, [state, state])
-    assert store._retrying(call) == "done" and len(attempts) == 3
+    assert store.retrying(call) == "done" and len(attempts) == 3
 
 
 def test_an_error_that_is_neither_a_conflict_nor_an_outage_is_raised_at_once(store):
     call, attempts = failing_then(store.engine, ["53100"])  # disk full
     with pytest.raises(OperationalError) as caught:
-        store._retrying(call)
+        store.retrying(call)
     assert len(attempts) == 1 and postgresql_state(caught.value) == "53100"
     assert not postgresql_unreachable(caught.value)
 
@@ -65,11 +65,11 @@ def test_an_error_that_is_neither_a_conflict_nor_an_outage_is_raised_at_once(sto
 def test_a_server_going_away_is_an_outage_ridden_out_for_the_grace(store, state, caplog):
     call, attempts = failing_then(store.engine, [state])
     with pytest.raises(OperationalError):
-        KeywordStore(store.engine, outage_grace=0)._retrying(call)
+        KeywordStore(store.engine, outage_grace=0).retrying(call)
     call, attempts = failing_then(store.engine, [state])
     riding = KeywordStore(store.engine, outage_grace=30)
     with caplog.at_level(logging.WARNING, logger="farm.state.store"):
-        assert riding._retrying(call) == "done" and len(attempts) == 2
+        assert riding.retrying(call) == "done" and len(attempts) == 2
     assert "the database is unreachable" in caplog.text
 
 

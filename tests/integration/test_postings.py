@@ -179,7 +179,7 @@ def test_a_deadlock_still_fails_the_write_for_the_store_to_retry_it(mariadb_stor
         upsert(second, "x")  # and second for first's: one of them is the deadlock's victim
         crossing.join(30)
         [error] = errors
-        assert error.orig.args[0] == 1213  # what KeywordStore._retrying retries, unmasked
+        assert error.orig.args[0] == 1213  # what KeywordStore.retrying retries, unmasked
     finally:
         for conn in (first, second):
             conn.rollback()
