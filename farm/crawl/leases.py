@@ -9,6 +9,11 @@ an error, CloseSpider) it has the registry release what it holds as
 resumes at the next unfinished page. The state writer process makes the claims
 (CrawlParts.claim).
 
+Its ``from_crawler`` hands it what it uses of the crawl's parts (farm.crawl.parts.CrawlParts): the
+registry, the work backend (its peers, and whether the work is finished), the claim, the outbox to drain
+before the releases, the way to close the crawl, why the crawl must close at once (if it must) and the
+day's time zone.
+
 With JOBDIR set, a crawl that resumes first takes back, at once, the keywords its
 checkpoint says it held (KeywordRegistry.take_back); then it claims as usual.
 
@@ -16,8 +21,9 @@ It keeps the spider open while there is work and closes it when there is none.
 """
 
 import logging
-from collections.abc import Iterable, Mapping
-from typing import Any, Self
+from collections.abc import Callable, Iterable, Mapping
+from datetime import tzinfo
+from typing import Any, Protocol, Self
 
 from scrapy import Request, Spider
 from scrapy import signals as scrapy_signals
@@ -30,11 +36,13 @@ from twisted.internet.interfaces import IDelayedCall
 from twisted.python.failure import Failure
 
 from farm import signals
-from farm.crawl.backends.base import LeaseKey
+from farm.crawl.backends.base import LeaseKey, WorkBackend
 from farm.crawl.claim_policy import Seen, decide
 from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.crawl.needs import page_spider
+from farm.crawl.outbox import Outbox
 from farm.crawl.parts import CrawlParts, engine_slot
+from farm.crawl.registry import KeywordRegistry
 from farm.errors import BackendUnreachable
 from farm.spiders.base import LeaseLost
 from farm.state.clock import utcnow
@@ -43,12 +51,38 @@ from farm.state.lease import Lease, Outlook
 logger = logging.getLogger(__name__)
 
 
+class ClaimsKeywords(Protocol):
+    """A claim of up to ``wanted`` keywords of ``source`` for this crawler, off the reactor: the leases
+    claimed, and when none, what there is to wait for (CrawlParts.claim)."""
+
+    def __call__(
+        self, source: str, wanted: int, skip: frozenset[int], held: frozenset[LeaseKey]
+    ) -> Deferred[tuple[list[Lease], Outlook | None]]: ...
+
+
 class KeywordLeaseMiddleware:
-    def __init__(self, crawler: Crawler, parts: CrawlParts, in_flight: int):
+    def __init__(
+        self,
+        crawler: Crawler,
+        in_flight: int,
+        *,
+        registry: KeywordRegistry,
+        backend: WorkBackend,
+        claim: ClaimsKeywords,
+        outbox: Outbox,
+        close_crawl: Callable[[str], None],
+        refused: str | None,
+        tz: tzinfo,
+    ):
         self.crawler = crawler
-        self.parts = parts
-        self.registry = parts.registry
         self.in_flight = in_flight
+        self.registry = registry
+        self.backend = backend  # its peers: the other processes sharing the work, if any
+        self.claim = claim
+        self.outbox = outbox  # drained before the releases, so that each page's progress goes first
+        self.close_crawl = close_crawl
+        self.refused = refused  # why the crawl must close at once (the JOBDIR holds another spider's checkpoint)
+        self.tz = tz  # the day's time zone (FARM_TIMEZONE), for the log
         self.stats = crawler.stats
         self._claim: Deferred[Any] | None = None  # the Deferred of a claim under way
         self._none_left = False  # the last claim found nothing, and nothing to wait for
@@ -63,7 +97,17 @@ class KeywordLeaseMiddleware:
         in_flight = crawler.settings.getint("FARM_LEASES_IN_FLIGHT")
         if in_flight < 1:
             raise ValueError(f"FARM_LEASES_IN_FLIGHT must be at least 1, got {in_flight}")
-        mw = cls(crawler, parts, in_flight)
+        mw = cls(
+            crawler,
+            in_flight,
+            registry=parts.registry,
+            backend=parts.backend,
+            claim=parts.claim,
+            outbox=parts.outbox,
+            close_crawl=parts.close_crawl,
+            refused=parts.refused,
+            tz=parts.store.tz,
+        )
         crawler.signals.connect(mw.spider_opened, signal=scrapy_signals.spider_opened)
         crawler.signals.connect(mw.spider_idle, signal=scrapy_signals.spider_idle)
         crawler.signals.connect(mw.spider_closed, signal=scrapy_signals.spider_closed)
@@ -86,9 +130,9 @@ class KeywordLeaseMiddleware:
         return None
 
     def spider_opened(self, spider: Spider) -> None:
-        if self.parts.refused is not None:
+        if self.refused is not None:
             self._closing = True
-            self.parts.close_crawl("farm_checkpoint_refused")
+            self.close_crawl("farm_checkpoint_refused")
             return
         taking_back = self.registry.take_back()
         if taking_back is None:
@@ -105,7 +149,7 @@ class KeywordLeaseMiddleware:
         if not self._none_left:
             self._refill()
             raise DontCloseSpider
-        if not self.parts.backend.is_finished():
+        if not self.backend.is_finished():
             # other workers still hold requests of this site, or take keywords on: should one of them
             # stop, this worker takes its requests and keywords over. Look again now: done, it closes
             # at once.
@@ -131,8 +175,8 @@ class KeywordLeaseMiddleware:
         spider = page_spider(self.crawler)
         # what this crawl holds, as it stands now: one claim at a time, each registered before the next
         args = (spider.name, decision.count, self.registry.given_up, frozenset(self.runs))
-        self._claim = self.parts.backend.peers.claiming()
-        self._claim.addCallback(lambda _: self.parts.claim(*args))
+        self._claim = self.backend.peers.claiming()
+        self._claim.addCallback(lambda _: self.claim(*args))
         self._claim.addCallback(self._claimed)
         self._claim.addErrback(self._claim_failed)
 
@@ -186,7 +230,7 @@ class KeywordLeaseMiddleware:
                 logger.info(
                     "farm: no %s keyword to claim now; the next failed one may be retried at %s (in %.0fs)",
                     page_spider(self.crawler).name,
-                    outlook.next_retry_at.astimezone(self.parts.store.tz).strftime("%H:%M:%S"),
+                    outlook.next_retry_at.astimezone(self.tz).strftime("%H:%M:%S"),
                     decision.seconds - 0.01,
                 )
                 self.stats.inc_value("farm/lease/waiting_for_retry")
@@ -199,11 +243,11 @@ class KeywordLeaseMiddleware:
             # Scrapy's next idle check (up to 5 s away)
             self._crawl_done()
         elif decision.action == "ask_others":  # shared: once no other worker holds work
-            self.parts.backend.peers.look(self._others_busy)
+            self.backend.peers.look(self._others_busy)
 
     def _others(self) -> bool | None:
         """Whether other processes hold work; None: to be looked up (``ask_others``)."""
-        return self.parts.backend.peers.busy()
+        return self.backend.peers.busy()
 
     def _others_busy(self, busy: bool) -> None:
         seen = self._seen(self._closing, outlook=Outlook(0, None), others_busy=busy)
@@ -212,7 +256,7 @@ class KeywordLeaseMiddleware:
 
     def _crawl_done(self) -> None:
         logger.info("farm: no %s keyword left to claim for today", page_spider(self.crawler).name)
-        self.parts.close_crawl("finished")
+        self.close_crawl("finished")
 
     def _claim_again(self) -> None:
         self._later = None
@@ -223,7 +267,7 @@ class KeywordLeaseMiddleware:
         self.stats.inc_value("farm/lease/claim_error")
         logger.error("farm: claiming keywords failed: %s", failure.getErrorMessage())
         error = failure.value
-        self.parts.close_crawl(error.close_reason if isinstance(error, BackendUnreachable) else "farm_db_error")
+        self.close_crawl(error.close_reason if isinstance(error, BackendUnreachable) else "farm_db_error")
 
     async def spider_closed(self, spider: Spider, reason: str) -> None:
         self._closing = True
@@ -233,7 +277,7 @@ class KeywordLeaseMiddleware:
         if self._claim is not None:
             await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
         # keywords being taken on (adopted, with Redis) become runs first, released below
-        await maybe_deferred_to_future(self.parts.backend.peers.closing())
+        await maybe_deferred_to_future(self.backend.peers.closing())
         # the progress of every page fetched goes before the releases
-        await maybe_deferred_to_future(self.parts.outbox.drain())
+        await maybe_deferred_to_future(self.outbox.drain())
         await self.registry.release(reason)

@@ -32,25 +32,35 @@ a connect error names the proxy itself, a dead one that would otherwise take
 every n-th request and pass for the site's trouble. Its page is retried through
 another proxy without slowing the site. A timeout or a connection lost once
 connected may be the site's as well as the proxy's: site trouble, as without.
+
+Its ``from_crawler`` hands it what it uses of the crawl's parts (farm.crawl.parts.CrawlParts): the
+site's pace, the proxies, the keyword registry (is a page's keyword still live?) and the way to close
+the crawl.
 """
 
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from email.utils import parsedate_to_datetime
+from typing import Self, cast
 
 from curl_cffi.requests.exceptions import ConnectionError as CurlConnectionError
 from curl_cffi.requests.exceptions import ProxyError as CurlProxyError
 from curl_cffi.requests.exceptions import SSLError as CurlSSLError
+from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.retry import get_retry_request
 from scrapy.exceptions import CannotResolveHostError, DownloadConnectionRefusedError, NotConfigured
 from scrapy.utils.misc import load_object
 from twisted.internet.error import ConnectError
 
 from farm.config import FarmConfig
+from farm.crawl.pace import SitePace
 from farm.crawl.parts import CrawlParts
+from farm.crawl.proxies import ProxyPool
+from farm.crawl.registry import KeywordRegistry
 from farm.middlewares.refusals import RefusalWatch
-from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, SiteUnavailable
+from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, LeaseSpider, SiteUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -71,11 +81,24 @@ TROUBLE_KEYWORDS = 2
 
 
 class SiteBlockMiddleware:
-    def __init__(self, crawler, parts: CrawlParts, retries: int, server_errors, transport_errors, refused_after=0.0):
+    def __init__(
+        self,
+        crawler: Crawler,
+        retries: int,
+        server_errors: set[int],
+        transport_errors: tuple[type[BaseException], ...],
+        refused_after: float = 0.0,
+        *,
+        pace: SitePace,
+        proxies: ProxyPool | None,
+        registry: KeywordRegistry,
+        close_crawl: Callable[[str], None],
+    ):
         self.crawler = crawler
-        self.parts = parts
-        self.pace = parts.pace
-        self.proxies = parts.proxies  # None without FARM_PROXIES
+        self.pace = pace
+        self.proxies = proxies  # None without FARM_PROXIES
+        self.registry = registry  # whether a page's keyword is still live, and the one way to give its page up
+        self.close_crawl = close_crawl
         self.retries = retries
         self.server_errors = server_errors
         self.transport_errors = transport_errors
@@ -85,7 +108,7 @@ class SiteBlockMiddleware:
         self.concluded = False
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> Self:
         parts = crawler.get_extension(CrawlParts)
         if parts is None:
             raise NotConfigured("not a farm crawl: no keyword leases")
@@ -95,15 +118,29 @@ class SiteBlockMiddleware:
         transport_errors = tuple(
             error if isinstance(error, type) else load_object(error) for error in settings.getlist("RETRY_EXCEPTIONS")
         )
-        return cls(crawler, parts, config.block_retries, server_errors, transport_errors, config.site_refused_after)
+        return cls(
+            crawler,
+            config.block_retries,
+            server_errors,
+            transport_errors,
+            config.site_refused_after,
+            pace=parts.pace,
+            proxies=parts.proxies,
+            registry=parts.registry,
+            close_crawl=parts.close_crawl,
+        )
+
+    @property
+    def spider(self) -> LeaseSpider:
+        """The crawl's spider: a LeaseSpider, as the parts serve no other (CrawlParts.serves)."""
+        return cast(LeaseSpider, self.crawler.spider)
 
     def process_response(self, request, response):
         if "farm_lease" not in request.meta:
             return response
         if response.status in self.server_errors:
             return self._site_trouble(request, f"HTTP {response.status}", response)
-        spider = self.crawler.spider
-        reason = spider.refusal(response)
+        reason = self.spider.refusal(response)
         if reason is None:
             self.watch.page()
             self.pace.eased()
@@ -173,11 +210,11 @@ class SiteBlockMiddleware:
         logger.error(
             "farm %s: the site refused every answer for %.0f s (%s): it refuses this crawl; the crawl ends, its "
             "keywords left partial for a later run",
-            self.crawler.spider.name,
+            self.spider.name,
             self.watch.after,
             self.watch.summary(),
         )
-        self.parts.close_crawl("farm_site_refused")
+        self.close_crawl("farm_site_refused")
 
     def _retry_after(self, response) -> float | None:
         """Retry-After, in seconds or as an HTTP date, at most FARM_BLOCK_MAX_DELAY (the pace caps it)."""
@@ -188,14 +225,14 @@ class SiteBlockMiddleware:
 
     def _retry(self, request, reason, stats_key):
         lease = request.meta["farm_lease"]
-        run = self.parts.registry.runs.get(lease.key)
+        run = self.registry.runs.get(lease.key)
         if run is None or not run.live:
             # its keyword ended meanwhile: nothing to retry it for
-            self.parts.registry.give_up(lease, request.meta["farm_page"])
+            self.registry.give_up(lease, request.meta["farm_page"])
             raise LeaseLost(f"keyword {lease.id} ended while its page was retried")
         return get_retry_request(
             request,
-            spider=self.crawler.spider,
+            spider=self.spider,
             reason=reason,
             max_retry_times=self.retries,
             stats_base_key=stats_key,

@@ -7,17 +7,23 @@ where). A posting that cannot be stored under its own key (no source or job_id,
 or one longer than its column) is dropped with the reason, and does not hold its
 page back; one that orjson cannot encode as it is (an integer beyond 64 bits, a
 non-string key, nesting too deep) is encoded from a copy that it can.
+
+Its ``from_crawler`` hands it what it uses of the crawl's parts (farm.crawl.parts.CrawlParts): the
+outbox and the page progress.
 """
 
 import logging
+from typing import Self
 
 import orjson
 import scrapy
+from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from farm.crawl.outbox import Outbox
 from farm.crawl.parts import CrawlParts
-from farm.crawl.progress import ReportsPostings
+from farm.crawl.progress import PageProgress, ReportsPostings
 from farm.items import JobPosting
 from farm.state.normalise import encodable, key_problem
 from farm.state.posting_fields import POSTING_FIELDS
@@ -26,17 +32,17 @@ logger = logging.getLogger(__name__)
 
 
 class SqlPostingsPipeline(ReportsPostings):
-    def __init__(self, crawler, parts: CrawlParts):
+    def __init__(self, crawler: Crawler, outbox: Outbox, progress: PageProgress):
         self.stats = crawler.stats
-        self.outbox = parts.outbox
-        self.progress = parts.progress  # told of each posting handled: its page may then count done
+        self.outbox = outbox
+        self.progress = progress  # told of each posting handled: its page may then count done
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Crawler) -> Self:
         parts = crawler.get_extension(CrawlParts)
         if parts is None:
             raise NotConfigured("not a farm crawl: no keyword leases, progress or postings")
-        return cls(crawler, parts)
+        return cls(crawler, parts.outbox, parts.progress)
 
     def process_item(self, item):
         # an Item's mapping protocol costs three times its own field dict (and isinstance

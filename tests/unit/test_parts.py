@@ -42,8 +42,13 @@ def test_the_parts_are_one_extension_every_component_reaches_through_scrapy(craw
     parts = crawler.get_extension(CrawlParts)
     assert isinstance(parts, CrawlParts)
     assert parts in crawler.extensions.middlewares
-    assert KeywordLeaseMiddleware.from_crawler(crawler).parts is parts
-    assert SiteBlockMiddleware.from_crawler(crawler).parts is parts
+    leases = KeywordLeaseMiddleware.from_crawler(crawler)
+    assert leases.registry is parts.registry and leases.backend is parts.backend and leases.outbox is parts.outbox
+    assert leases.claim == parts.claim and leases.close_crawl == parts.close_crawl  # the parts' own, bound
+    blocks = SiteBlockMiddleware.from_crawler(crawler)
+    assert blocks.pace is parts.pace and blocks.proxies is parts.proxies and blocks.registry is parts.registry
+    assert blocks.close_crawl == parts.close_crawl
+    assert not hasattr(leases, "parts") and not hasattr(blocks, "parts")  # handed what they use, not the parts
     assert FarmScheduler.from_crawler(crawler).parts is parts
     pipeline = SqlPostingsPipeline.from_crawler(crawler)
     assert pipeline.outbox is parts.outbox and pipeline.progress is parts.progress

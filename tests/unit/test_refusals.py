@@ -122,7 +122,7 @@ def test_a_site_that_refuses_every_answer_for_long_enough_closes_the_crawl(crawl
     middleware = SiteBlockMiddleware.from_crawler(crawler)
     middleware.watch = RefusalWatch(after=100, least=3)
     closed = []
-    monkeypatch.setattr(middleware.parts, "close_crawl", closed.append)
+    monkeypatch.setattr(middleware, "close_crawl", closed.append)
     now = [1000.0]
     monkeypatch.setattr("farm.middlewares.blocks.time.monotonic", lambda: now[0])
     request = first_page(crawler)
