@@ -92,7 +92,6 @@ class CrawlParts(SpiderParts):
         config: FarmConfig,
         store: KeywordStore,
         crawler_id: str,
-        rate: float,
         checkpoint: Checkpoint | None = None,
         refused: str | None = None,
         jobdir_lock: JobdirLock | None = None,
@@ -102,8 +101,6 @@ class CrawlParts(SpiderParts):
         self.config = config
         self.store = store
         self.crawler_id = crawler_id
-        self.rate = rate  # the site's FARM_<SITE>_RATE
-        self.block_delays = (config.block_base_delay, config.block_max_delay)
         self.window = PageWindow(config.pages_in_flight, on_room=self.wake)
         self._pool = single_thread_pool("farm-db")  # the DB thread; started by start()
         self.writer: StateWriter | None = None  # the state writer process; spawned by start()
@@ -165,8 +162,6 @@ class CrawlParts(SpiderParts):
                 f"{str(exc.orig or exc).strip().splitlines()[0]}",
                 config.db_url,
             ) from None
-        spidercls = _spider_class(crawler)
-        rate = config.site(spidercls.site or spidercls.name).rate
         crawler_id = config.crawler_id
         lock, checkpoint, refused = open_jobdir(crawler, store, crawler_id)
         if checkpoint is not None:
@@ -177,7 +172,6 @@ class CrawlParts(SpiderParts):
                 config,
                 store,
                 crawler_id,
-                rate,
                 checkpoint=checkpoint,
                 refused=refused,
                 jobdir_lock=lock,

@@ -19,7 +19,7 @@ import pytest
 import pytest_twisted
 import redis
 from scrapy import Request
-from scrapy.crawler import Crawler, CrawlerRunner
+from scrapy.crawler import Crawler
 from scrapy.utils.misc import load_object
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, maybeDeferred
@@ -32,12 +32,9 @@ from farm.crawl.parts import CrawlParts
 from farm.crawl.scheduler import FarmScheduler
 from farm.crawl.starting import build_backend
 from farm.errors import FarmStartError
-from farm.spiders.qcwy import QcwySpider
-from farm.state.db import make_engine
 from farm.state.lease import Lease
-from farm.state.migrate import upgrade
-from farm.state.store import KeywordStore
-from tests.unit.components import farm_settings, until
+from tests.integration.test_shared_scheduler import crawler_with_parts
+from tests.unit.components import until
 from tests.unit.spider_helpers import make_lease
 
 pytestmark = pytest.mark.redis  # each backend is given the machine's Redis (the local one must not use it)
@@ -48,26 +45,15 @@ WAIT = 30  # seconds any one wait may take before it fails the test
 def crawler_on(backend_path: str, db_url: str, redis_url: str, prefix: str) -> Crawler:
     """A crawler whose parts are built with the backend ``backend_path`` names, in the order Scrapy's
     crawl builds them (the spider first), not crawling."""
-    upgrade(db_url)
-    store = KeywordStore(make_engine(db_url))
-    store.add_keywords([("qcwy", "北京", "python")])
-    store.engine.dispose()
-    settings = farm_settings(
-        FARM_DB_URL=db_url,
-        FARM_QCWY_BASE_URL="http://sandbox.invalid",
+    return crawler_with_parts(
+        db_url,
+        [("qcwy", "北京", "python")],
+        redis_url,
+        prefix,
         FARM_WORK_BACKEND=backend_path,
-        FARM_REDIS_URL=redis_url,
-        FARM_REDIS_PREFIX=prefix,
-        FARM_QCWY_RATE=0,
-        REMOTE_CONTROL_ENABLED=False,
-        TELNETCONSOLE_ENABLED=False,
         # Scrapy's default queue asks the engine's downloader for its slots: there is no engine here
         SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue",
     )
-    crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
-    crawler.spider = crawler._create_spider()
-    crawler._apply_settings()  # builds the extensions: CrawlParts, and its backend
-    return crawler
 
 
 @dataclass

@@ -29,9 +29,10 @@ pytestmark = pytest.mark.redis
 WAIT = 30  # seconds any one wait on Redis may take before it fails the test
 
 
-def crawler_sharing_work(db_url, rows, redis_url, prefix):
-    """A crawler in Redis mode, built in the order Scrapy's crawl builds one: the spider before the
-    components (the shared queue is the spider's), unlike scrapy.utils.test.get_crawler."""
+def crawler_with_parts(db_url, rows, redis_url, prefix, **settings):
+    """A crawler whose parts are built (the extensions), in the order Scrapy's crawl builds one: the
+    spider before the components (the shared queue is the spider's), unlike scrapy.utils.test.get_crawler.
+    Not started, not crawling; ``settings`` over farm's test settings."""
     upgrade(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords(rows)
@@ -44,10 +45,17 @@ def crawler_sharing_work(db_url, rows, redis_url, prefix):
         FARM_QCWY_RATE=0,
         REMOTE_CONTROL_ENABLED=False,
         TELNETCONSOLE_ENABLED=False,
+        **settings,
     )
     crawler = CrawlerRunner(settings).create_crawler(QcwySpider)
     crawler.spider = crawler._create_spider()
     crawler._apply_settings()
+    return crawler
+
+
+def crawler_sharing_work(db_url, rows, redis_url, prefix):
+    """A crawler in Redis mode (``crawler_with_parts``), its parts and its Redis link started."""
+    crawler = crawler_with_parts(db_url, rows, redis_url, prefix)
     parts = crawler.get_extension(CrawlParts)
     parts.start()  # as the scheduler does when a crawl opens,
     parts.backend.work.link.start()  # and the Redis backend's open, without joining the shared work

@@ -88,8 +88,6 @@ class Crawl(Protocol):
     crawler_id: str
     checkpoint: Any  # JOBDIR: farm.crawl.backends.checkpoint.Checkpoint, else None
     refused: str | None  # why the crawl must close at once (the JOBDIR holds another spider's checkpoint)
-    rate: float  # the site's FARM_<SITE>_RATE
-    block_delays: tuple[float, float]  # FARM_BLOCK_BASE_DELAY, FARM_BLOCK_MAX_DELAY
 
     @property
     def registry(self) -> KeywordBook: ...  # read-only: a backend calls the crawl's registry, never replaces it
@@ -105,6 +103,13 @@ class Crawl(Protocol):
     def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Deferred[Any]: ...
 
     def close_crawl(self, reason: str) -> None: ...
+
+
+def pace_settings(crawl: Crawl) -> tuple[float, float, float]:
+    """What a backend builds the site's pace with: FARM_<SITE>_RATE, and the block back-off's
+    FARM_BLOCK_BASE_DELAY and FARM_BLOCK_MAX_DELAY."""
+    config = crawl.config
+    return config.site(crawl.site).rate, config.block_base_delay, config.block_max_delay
 
 
 class WorkBackend(ABC):

@@ -23,7 +23,7 @@ from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
-from farm.crawl.backends.base import Crawl, Peers, WorkBackend
+from farm.crawl.backends.base import Crawl, Peers, WorkBackend, pace_settings
 from farm.crawl.pace import SitePace
 from farm.crawl.proxies import proxy_pool_from
 
@@ -49,7 +49,7 @@ class LocalBackend(WorkBackend):
             return cls(Scheduler.from_crawler(crawler))
         jobdir_is_farms = crawl.checkpoint is not None or crawl.refused is not None
         queue = _without_jobdir(crawler) if jobdir_is_farms else Scheduler.from_crawler(crawler)
-        backend = cls(queue, crawl.checkpoint, SitePace(crawl.rate, *crawl.block_delays))
+        backend = cls(queue, crawl.checkpoint, SitePace(*pace_settings(crawl)))
         backend.proxies = proxy_pool_from(crawler)
         return backend
 

@@ -36,7 +36,7 @@ from scrapy.crawler import Crawler
 from twisted.internet import reactor, threads
 from twisted.internet.defer import Deferred
 
-from farm.crawl.backends.base import Crawl, LeaseKey, Peers, WorkBackend
+from farm.crawl.backends.base import Crawl, LeaseKey, Peers, WorkBackend, pace_settings
 from farm.crawl.backends.redis.dupefilter import DayDupeFilter
 from farm.crawl.backends.redis.link import RedisLink, check_reach
 from farm.crawl.backends.redis.membership import SharedWork
@@ -92,7 +92,7 @@ class RedisBackend(WorkBackend):
         self.registry = crawl.registry
         self.stats = crawler.stats
         self.crawl = crawl
-        self.pace = SharedPace(crawl.rate, *crawl.block_delays, link, queue)
+        self.pace = SharedPace(*pace_settings(crawl), link, queue)
         self.peers = SharedPeers(self.work)
         self.wake = crawl.wake
         self._buffer: deque[Request] = deque()  # taken from the shared queue for this worker
