@@ -100,3 +100,22 @@ def shared():
     if keys:
         client.delete(*keys)
     client.close()
+
+
+def _running_loops() -> set:
+    """The repeating timers (LoopingCall) now waiting in the reactor the tests share."""
+    from twisted.internet import reactor
+    from twisted.internet.task import LoopingCall
+
+    return {call.func for call in reactor.getDelayedCalls() if call.active() and isinstance(call.func, LoopingCall)}
+
+
+@pytest.fixture(autouse=True)
+def stop_loops_left_running():
+    """A test that opens a spider without running a crawl (a ``spider_opened`` sent by hand) starts the
+    extensions' loops (the heartbeat, the progress line, the checkpoint's save) and no engine closes
+    them: they are stopped here, as the crawl's close would, so none ticks into a later test."""
+    before = _running_loops()
+    yield
+    for loop in _running_loops() - before:
+        loop.stop()
