@@ -292,3 +292,25 @@ async def test_a_send_takes_at_most_its_share_of_batches_and_the_rest_follows(wo
         work.ack(f"{page}")
     await until(lambda: sum(sends) == 2 * (SEND_BATCHES + 9), WAIT, "every batch to be sent")
     assert sends == [SEND_BATCHES, SEND_BATCHES, 18] and not work._ops
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_keyword_its_owner_finds_ended_in_the_table_is_no_longer_listed_as_its_in_redis(worker, shared):
+    # another worker fetched its last page and completed it in the keyword table; the owner, told to
+    # look (nothing was open anywhere), finds it completed and settles it: Redis forgets whose it was
+    crawler, runtime, scheduler = worker
+    work, queue = runtime.backend.work, runtime.backend.work.queue
+    [lease] = runtime.store.claim("qcwy", queue.worker, 1)
+    runtime.registry.hold([lease])
+    await work.flush().addTimeout(WAIT, reactor)
+    server = redis.Redis.from_url(shared[0])
+    try:
+        assert server.hget(queue.k("owner"), lease.name) == queue.worker.encode()
+        assert runtime.store.complete(lease)
+        work.check_stall(lease.name)
+        await until(lambda: lease.key not in runtime.registry.runs, 10, "the owner to settle the keyword")
+        await work.flush().addTimeout(WAIT, reactor)
+        assert server.hget(queue.k("owner"), lease.name) is None
+        assert crawler.stats.get_value("farm/shared/ended_elsewhere") == 1
+    finally:
+        server.close()

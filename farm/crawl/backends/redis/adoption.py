@@ -60,6 +60,8 @@ class Adoption:
 
         def push(self, request: Request) -> None: ...
 
+        def ended(self, lease: Lease, outcome: str) -> None: ...
+
         def look(self, lease_name: str) -> None: ...
 
         def flush(self) -> Deferred[Any]: ...
@@ -92,6 +94,7 @@ class Adoption:
             run = self.runs.get(lease.key)
             if run is not None and run.owned and not run.over and run.live:
                 outcome = "lost" if progress is None else _OUTCOMES.get(progress.status, "released")
+                self.ended(lease, outcome)  # Redis was not told either: it forgets whose it was
                 self.registry.end(lease, Outcome(outcome, elsewhere=True))
             return
         missing = progress.missing()
