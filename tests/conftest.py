@@ -104,10 +104,11 @@ def shared():
 
 def _running_loops() -> set:
     """The repeating timers (LoopingCall) now waiting in the reactor the tests share."""
-    from twisted.internet import reactor
     from twisted.internet.task import LoopingCall
 
-    return {call.func for call in reactor.getDelayedCalls() if call.active() and isinstance(call.func, LoopingCall)}
+    from tests.unit.components import pending_timers  # not before pytest-twisted installs the reactor
+
+    return {timer for timer in pending_timers() if isinstance(timer, LoopingCall)}
 
 
 @pytest.fixture(autouse=True)

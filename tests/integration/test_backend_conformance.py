@@ -23,7 +23,7 @@ from scrapy.crawler import Crawler
 from scrapy.utils.misc import load_object
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, maybeDeferred
-from twisted.internet.task import LoopingCall, deferLater
+from twisted.internet.task import deferLater
 
 from farm.config import LOCAL_BACKEND, REDIS_BACKEND
 from farm.crawl.backends.base import Outcome, Peers, WorkBackend
@@ -34,7 +34,7 @@ from farm.crawl.starting import build_backend
 from farm.errors import FarmStartError
 from farm.state.lease import Lease
 from tests.integration.test_shared_scheduler import crawler_with_parts
-from tests.unit.components import until
+from tests.unit.components import pending_timers, until
 from tests.unit.spider_helpers import make_lease
 
 pytestmark = pytest.mark.redis  # each backend is given the machine's Redis (the local one must not use it)
@@ -107,17 +107,6 @@ async def built(backend_path, sqlite_url, shared):
         parts.backend.leave = lambda give_back=True: None
     parts.close()  # the backend leaves without giving back, the DB thread stops, the writer's input ends
     await parts.writer.ended.addTimeout(WAIT, reactor)  # its process has exited
-
-
-def timers() -> set[object]:
-    """The reactor's pending timers: a repeating one (a LoopingCall) as itself, since each tick schedules
-    a new DelayedCall, so that a loop started before (another test's crawl, ticking meanwhile) is not
-    taken for one the backend left."""
-    pending: set[object] = set()
-    for call in reactor.getDelayedCalls():
-        if call.active():
-            pending.add(call.func if isinstance(call.func, LoopingCall) else call)
-    return pending
 
 
 def key(request: Request) -> tuple[tuple[int, int], int]:
@@ -276,7 +265,7 @@ async def test_a_page_handed_out_and_not_handled_keeps_a_shared_backend_unfinish
 @pytest_twisted.ensureDeferred
 async def test_leaving_without_giving_back_stops_at_once_and_leaves_no_thread(built):
     threads_before = set(threading.enumerate())  # the crawl's DB thread among them: the parts'
-    timers_before = timers()
+    timers_before = pending_timers()  # another test's loop, ticking meanwhile, is one of them
     backend = await built.open()
     lease = make_lease("qcwy")
     backend.peers.hold([lease])
@@ -289,7 +278,7 @@ async def test_leaving_without_giving_back_stops_at_once_and_leaves_no_thread(bu
     built.state = "left"
     assert left is None or left.called  # blocking: done when it returns
     assert [thread.name for thread in threading.enumerate() if thread not in threads_before] == []
-    assert timers() - timers_before == set()
+    assert pending_timers() - timers_before == set()
     # what it shares it keeps under its site's key, and only a backend that shares keeps anything there
     kept = built.keys()
     assert {name for name in kept if not name.startswith(f"{built.prefix}:qcwy:")} == set()

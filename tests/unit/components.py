@@ -4,7 +4,7 @@ import time
 
 from scrapy.utils.test import get_crawler
 from twisted.internet import reactor
-from twisted.internet.task import deferLater
+from twisted.internet.task import LoopingCall, deferLater
 
 import farm.settings
 from farm import signals
@@ -84,3 +84,13 @@ async def writer_started(crawler, timeout=30.0):
 def keyword_row(crawler, keyword_id):
     rows = crawler.get_extension(CrawlParts).store.list_keywords()
     return next(row for row in rows if row["id"] == keyword_id)
+
+
+def pending_timers() -> set[object]:
+    """The reactor's pending timers: a repeating one (a LoopingCall) as itself, since each of its ticks
+    schedules a new DelayedCall, so that a loop that was running before is told from one started since."""
+    pending: set[object] = set()
+    for call in reactor.getDelayedCalls():
+        if call.active():
+            pending.add(call.func if isinstance(call.func, LoopingCall) else call)
+    return pending
