@@ -41,10 +41,11 @@ DOWNLOADER_MIDDLEWARES = {
     "farm.sessions.middleware.SessionMiddleware": 650,
 }
 # Requests that carry meta["impersonate"] (farm.sessions) go out through curl_cffi with a browser's
-# fingerprint; the others through Scrapy's own HTTP/1.1 handler, which this one falls back to.
+# fingerprint, over connections kept per identity and proxy; the others through Scrapy's own HTTP/1.1
+# handler, which this one falls back to.
 DOWNLOAD_HANDLERS = {
-    "http": "scrapy_impersonate.ImpersonateDownloadHandler",
-    "https": "scrapy_impersonate.ImpersonateDownloadHandler",
+    "http": "farm.sessions.handler.KeptConnectionsHandler",
+    "https": "farm.sessions.handler.KeptConnectionsHandler",
 }
 ITEM_PIPELINES = {
     "farm.pipelines.sql.SqlPostingsPipeline": 300,

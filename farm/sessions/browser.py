@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from farm.display import without_secrets
 from farm.errors import WallNotPassed
+from farm.sessions.disguise import context_options, dress, launch_args
 from farm.sessions.identity import ClientIdentity
 from farm.sessions.wall import Wall
 
@@ -51,14 +52,15 @@ class Browser:
     async def earn(self, wall: Wall, identity: ClientIdentity, proxy: str) -> dict[str, str]:
         """The cookies ``wall``'s page grants this identity through ``proxy`` ("" for none)."""
         async with self._slots:
-            browser = await self._launched(wall)
-            options = {"user_agent": identity.user_agent, "locale": "zh-CN", "extra_http_headers": {}}
+            browser = await self._launched(wall, identity)
+            options = context_options(identity)
             if proxy:
                 options["proxy"] = _proxy_option(proxy)
             context = await browser.new_context(**options)
             await context.route("**/*", _only_the_wall(wall))
             try:
                 page = await context.new_page()
+                await dress(context, page, identity, wall.name)
                 self.pages_opened += 1
                 return await self._cookies_of(page, context, wall)
             finally:
@@ -95,7 +97,7 @@ class Browser:
                 )
             await asyncio.sleep(POLL)
 
-    async def _launched(self, wall: Wall):
+    async def _launched(self, wall: Wall, identity: ClientIdentity):
         if self._browser is not None:
             return self._browser
         if self._starting is None:
@@ -116,7 +118,7 @@ class Browser:
                 self._playwright = await async_playwright().start()
                 try:
                     self._browser = await self._playwright.chromium.launch(
-                        executable_path=path, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+                        executable_path=path, headless=True, args=launch_args(identity)
                     )
                 except PlaywrightError as exc:
                     await self._playwright.stop()

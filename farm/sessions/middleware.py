@@ -27,7 +27,8 @@ from farm.config import FarmConfig
 from farm.crawl.parts import CrawlParts
 from farm.errors import WallNotPassed
 from farm.sessions.browser import Browser
-from farm.sessions.identity import ClientIdentity
+from farm.sessions.disguise import crawl_identity
+from farm.sessions.identity import NAVIGATE, ClientIdentity
 from farm.sessions.pool import SessionPool, SiteSession
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,8 @@ class SessionMiddleware:
         self.identity = identity
         self.pool = pool
         self.browser = browser  # None with FARM_BROWSER_PAGES=0: walls stay blocks
-        self.headers = [(name.encode(), value.encode()) for name, value in identity.headers.items()]
+        kind = getattr(crawler.spidercls, "request_kind", NAVIGATE)  # a page's fetch, or a navigation
+        self.headers = [(name.encode(), value.encode()) for name, value in identity.headers(kind).items()]
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -55,7 +57,7 @@ class SessionMiddleware:
         config = FarmConfig.of(crawler)
         site = getattr(spidercls, "site", None) or spidercls.name
         # FARM_<SITE>_IMPERSONATE, else FARM_IMPERSONATE: a Chrome target, or "" for Scrapy's own client
-        identity = ClientIdentity.of(config.site(site).impersonate)
+        identity = crawl_identity(config.site(site).impersonate, config.browser_executable, config.browser_pages)
         browser = Browser(config.browser_executable, config.browser_pages, config.browser_timeout)
         if not config.browser_pages:
             browser = None

@@ -7,6 +7,7 @@ import scrapy
 
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
+from farm.sessions.identity import FETCH
 from farm.sessions.wall import Wall
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import (
@@ -58,6 +59,7 @@ class BossSpider(LeaseSpider):
     # 300 / resCount 450). FARM_BOSS_MAX_PAGES defaults to 3; above 10 it gains nothing.
     paging = "sequential"
     site_pages = 10  # docs/sites.md §4.2
+    request_kind = FETCH  # the search page's fetch of joblist.json (farm.sessions.identity)
     code_pattern = CODE_PATTERNS["boss"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["boss"]
 

@@ -11,6 +11,7 @@ import scrapy
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.middlewares.signing import signs_when_sent
+from farm.sessions.identity import FETCH
 from farm.sessions.wall import SLIDER_MARKERS, Wall
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import postings_list, response_json, response_text, site_time, text_or_none, unique_tags
@@ -36,6 +37,7 @@ class QcwySpider(LeaseSpider):
     page_size = 20
     paging = "parallel"  # resultbody.job.totalCount on every page
     site_pages = 50  # docs/sites.md §4.2
+    request_kind = FETCH  # the search page's fetch of search-pc (farm.sessions.identity)
     code_pattern = CODE_PATTERNS["qcwy"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["qcwy"]
     clock = staticmethod(time.time)  # the sign covers the timestamp: tests pin it
@@ -86,11 +88,12 @@ class QcwySpider(LeaseSpider):
         # Scrapy's safe_url_string leaves the query as is and the sign matches what is sent
         query = urlencode(params, quote_via=quote)
         url = f"{self.base_url}{SEARCH_PATH}?{query}"
+        # as the search page's own fetch sends it: same-origin, so no Origin; the search page its Referer
+        search = urlencode({"keyword": job, "searchType": "2", "jobArea": city_code})
         headers = {
-            "From-Domain": "51job_web",
-            "Origin": self.base_url,
-            "Referer": f"{self.base_url}/",
             "Accept": "application/json, text/plain, */*",
+            "From-Domain": "51job_web",
+            "Referer": f"{self.base_url}/pc/search?{search}",
         }
         if not self.signed_when_sent:
             url, headers["sign"] = self._signature(url)

@@ -9,6 +9,7 @@ import scrapy
 
 from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
+from farm.sessions.identity import NAVIGATE
 from farm.sessions.wall import SLIDER_MARKERS, Wall
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import area_of, json_kind, response_text, site_time, text_or_none, to_int, unique_tags
@@ -38,6 +39,7 @@ class ZhilianSpider(LeaseSpider):
     page_size = 20
     paging = "parallel"  # __INITIAL_STATE__.pages on every page
     site_pages = 50  # docs/sites.md §4.2
+    request_kind = NAVIGATE  # the server-rendered search page, loaded in the tab (farm.sessions.identity)
     code_pattern = CODE_PATTERNS["zhilian"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["zhilian"]
 
