@@ -2,7 +2,8 @@
 
 GET  /_sandbox/health                        → {"status": "ok", "seed", "postings", "sites", "pages_rendered"}
 GET  /_sandbox/counts                        → {"counts": [{"site","city","keyword","page","count"}, …]}
-POST /_sandbox/reset                         → counts, the timeline, the wall counts and the request log cleared
+POST /_sandbox/reset                         → counts, the timeline, the wall counts, the request log and the
+                                               identity counts cleared
 GET  /_sandbox/timeline                      → {"arrivals": [[unix second, search requests that arrived in it], …]}
 GET  /_sandbox/truth?site=&city=&keyword=[&page_size=] → what the keyword holds (see `truth`)
 GET  /_sandbox/faults, POST /_sandbox/faults → show / replace the fault config (faults.FaultConfig: rate, seed,
@@ -12,11 +13,17 @@ GET  /_sandbox/outage                        → {"active", "until" (unix time),
 POST /_sandbox/outage {"seconds": S}         → an outage from now for S seconds (0 ends one); with
                      {"seconds": S, "after_pages": N} one that starts once N more pages are served
 GET  /_sandbox/walls                         → {"sessions_issued": {site: n}, "walls_served": {site: {why: n}},
-                                                "expired", "with_session", "sliders", "security_pages": {site: n},
-                                                "config"} (walls.py; config null and counts 0 without walls)
+                                                "expired", "with_session", "sliders", "security_pages", "bots",
+                                                "people": {site: n}, "bot_kinds", "config"} (walls.py; config
+                                                null and counts 0 without walls)
 POST /_sandbox/walls                         → raise the walls / replace their config (walls.WallConfig: sites,
                                                session_seconds, session_requests, slider_rate, slider_keywords,
                                                seed); DELETE /_sandbox/walls clears their counts
+GET  /_sandbox/identity                      → {"requests", "incoherent", "reasons": {why: n}, "examples",
+                                                "connections", "requests_per_connection",
+                                                "most_on_a_connection"}: each search request judged as the
+                                                Chrome it claims and as a request of its kind (coherence.py)
+POST /_sandbox/botd, GET /_sandbox/botd.esm.js → the wall pages' bot detector (botcheck.py)
 GET  /_sandbox/requests?last=N               → {"requests": [{"site", "method", "path", "headers": [[name,
                                                 value], …]}, …]}: the last N search requests (default 20), oldest
                                                 first, header names as sent and in order, a Cookie's value
@@ -60,6 +67,7 @@ def add_routes(app, sandbox):
         sandbox.counts.clear()
         sandbox.arrivals.clear()
         sandbox.requests.clear()
+        sandbox.coherence.reset()
         if sandbox.walls is not None:
             sandbox.walls.reset_counts()
         return web.json_response({"status": "ok"})
@@ -80,6 +88,9 @@ def add_routes(app, sandbox):
         last = int_param(request.query.get("last"), 20, high=len(sandbox.requests) or 1)
         rows = list(sandbox.requests)[-last:]
         return web.json_response({"requests": [_request_row(*row) for row in rows]}, dumps=_dumps)
+
+    async def identity(request):
+        return web.json_response(sandbox.coherence.status(), dumps=_dumps)
 
     async def timeline(request):
         return web.json_response({"arrivals": [[second, n] for second, n in sorted(sandbox.arrivals.items())]})
@@ -119,6 +130,7 @@ def add_routes(app, sandbox):
     app.router.add_route("*", "/_sandbox/outage", outage_view)
     app.router.add_route("*", "/_sandbox/walls", walls_view)
     app.router.add_get("/_sandbox/requests", requests_view)
+    app.router.add_get("/_sandbox/identity", identity)
 
 
 def _request_row(site, method, path, raw_headers):

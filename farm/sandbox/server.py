@@ -9,7 +9,8 @@ hostile postings), so a new config empties the cache.
 A request goes: outage (outage.py: the connection closed) → parse → the site's wall, with --walls (walls.py: no
 live session, no page) → site rejection (bad qcwy sign, forged zhilian token) → fault draw → page. Only a
 normal page (or a slow one) counts in /_sandbox/counts. The last search requests are kept as they came, with
-their headers in order, for /_sandbox/requests.
+their headers in order, for /_sandbox/requests; each is judged as the Chrome it claims, and counted by the
+connection it came on (coherence.py, /_sandbox/identity).
 """
 
 import asyncio
@@ -19,6 +20,7 @@ from collections import Counter, OrderedDict, deque
 from aiohttp import web
 
 from . import control
+from .coherence import Coherence
 from .data import World
 from .faults import Faults, drop, generic
 from .outage import Outage
@@ -45,6 +47,7 @@ class Sandbox:
         self.rendered = 0  # pages generated on request (not served from the page cache)
         self.arrivals = Counter()  # search requests by the second they arrived (time.time())
         self.requests = deque(maxlen=REQUESTS_KEPT)  # (site, method, raw path, raw headers) as they came
+        self.coherence = Coherence()  # each search request judged as the Chrome it claims; per connection
         self._cache = OrderedDict()
 
     def set_faults(self, config):
@@ -76,6 +79,7 @@ class Sandbox:
         async def search(request):
             self.arrivals[int(time.time())] += 1
             self.requests.append((mod.SITE, request.method, request.raw_path, request.raw_headers))
+            self.coherence.seen(mod.SITE, request)
             if self.outage.drops():
                 return drop(request)
             query = mod.parse(request)

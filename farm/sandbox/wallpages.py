@@ -1,12 +1,14 @@
 """The pages of the sandbox's walls (walls.py) and the sites' human search pages, with their scripts.
 
-Each token script runs walltoken.JS, sets its cookie and goes back where the visitor came from; a slider page's
-script never sets a cookie. Values put into a script are JSON with `<` escaped, so no value ends the script.
+Each token script runs walltoken.JS and the bot detector (botcheck.py: its verdict posted first), sets its
+cookie and goes back where the visitor came from; a slider page's script never sets a cookie. Values put into a
+script are JSON with `<` escaped, so no value ends the script.
 """
 
 import html
 import json
 
+from . import botcheck
 from .qcwy import WAF_SLIDER
 from .walltoken import JS
 
@@ -25,14 +27,18 @@ BOSS_SECURITY = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>BOSS�
 
 # The security script: seed, ts and callbackUrl come from the page's own query, as on the site.
 BOSS_SECURITY_JS = (
-    "(function(){" + JS + "var _0x2a=new URLSearchParams(window['\\x6c\\x6f\\x63\\x61\\x74\\x69\\x6f\\x6e']"
+    "(function(){"
+    + JS
+    + botcheck.JS
+    + "var _0x2a=new URLSearchParams(window['\\x6c\\x6f\\x63\\x61\\x74\\x69\\x6f\\x6e']"
     "['\\x73\\x65\\x61\\x72\\x63\\x68']),"
     "_0x2b=_0x2a.get('seed')||'',_0x2c=_0x2a.get('ts')||'',_0x2d=_0x2a.get('name')||'',"
     "_0x2e=_0x2a.get('callbackUrl')||'';"
     "if(_0x2e.charAt(0)!=='/'||_0x2e.charAt(1)==='/'){_0x2e='/web/geek/job';}"
     "var _0x2f=_0x5c(_0x2b+'|'+_0x2c+'|'+navigator['\\x75\\x73\\x65\\x72\\x41\\x67\\x65\\x6e\\x74'],0x4)+'.'+_0x2d;"
+    "_0xbd('boss',_0x2d,function(){"
     "document['\\x63\\x6f\\x6f\\x6b\\x69\\x65']='__zp_stoken__='+encodeURIComponent(_0x2f)+'; path=/';"
-    "location.replace(_0x2e);})();"
+    "location.replace(_0x2e);});})();"
 )
 
 # The security page when a slider is due: it sends the browser on to the slider instead of loading the token.
@@ -104,9 +110,12 @@ def boss_slider() -> str:
 
 # The challenge's script; the page puts `var arg1='…';` before it.
 QCWY_CHALLENGE_JS = (
-    "(function(){" + JS + "var x=_0x5c(arg1+'|'+navigator['\\x75\\x73\\x65\\x72\\x41\\x67\\x65\\x6e\\x74'],0x5);"
-    "document.cookie='acw_sc__v2='+x+'; path=/; max-age=3600';"
-    "document.location.reload();})();"
+    "(function(){"
+    + JS
+    + botcheck.JS
+    + "var x=_0x5c(arg1+'|'+navigator['\\x75\\x73\\x65\\x72\\x41\\x67\\x65\\x6e\\x74'],0x5);"
+    "_0xbd('qcwy',arg1,function(){document.cookie='acw_sc__v2='+x+'; path=/; max-age=3600';"
+    "document.location.reload();});})();"
 )
 
 # /pc/search: the human search page behind the WAF; its script asks the API and draws the cards. Should the
@@ -152,9 +161,9 @@ def qcwy_slider(tag: str, trace: str) -> str:
 
 # The 安全验证 page's script; the page puts `var _zs=…,_zk=…,_zr=…;` (seed, key, return) before it.
 ZHILIAN_VERIFY_JS = (
-    "(function(){" + JS + "var r=_zr;if(r.charAt(0)!=='/'||r.charAt(1)==='/'){r='/';}"
-    "document.cookie='zp_verify='+_0x5c(_zs+'|'+navigator['\\x75\\x73\\x65\\x72\\x41\\x67\\x65\\x6e\\x74'],0x4)"
-    "+'.'+_zk+'; path=/';location.replace(r);})();"
+    "(function(){" + JS + botcheck.JS + "var r=_zr;if(r.charAt(0)!=='/'||r.charAt(1)==='/'){r='/';}"
+    "var z=_0x5c(_zs+'|'+navigator['\\x75\\x73\\x65\\x72\\x41\\x67\\x65\\x6e\\x74'],0x4)+'.'+_zk;"
+    "_0xbd('zhilian',_zk,function(){document.cookie='zp_verify='+z+'; path=/';location.replace(r);});})();"
 )
 
 ZHILIAN_SLIDER = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>安全验证</title></head>

@@ -24,6 +24,8 @@ The protocol is docs/sites.md §4.6. Choices where it is silent, after what the 
   51job's /pc/search is, by the WAF, like the API. The slider pages' scripts never set a cookie.
 - A callbackUrl or return that is not a path on this host (not starting with one `/`) is replaced by the
   site's search page (boss) or `/` (zhilian), by the page's script.
+- Each token page runs BotD before it sets its cookie (botcheck.py) and posts the verdict: a challenge whose page
+  BotD judged a bot grants no session (`bot`), whatever its token.
 - Challenges and sessions are kept per site, the newest 65,536 of each.
 """
 
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from . import wallpages
+from . import botcheck, wallpages
 from .data import fraction, stable_hash
 from .walltoken import mix
 
@@ -134,11 +136,15 @@ class WallTally:
     with_session: Counter = field(default_factory=Counter)
     sliders: Counter = field(default_factory=Counter)
     security_pages: Counter = field(default_factory=Counter)
+    bots: Counter = field(default_factory=Counter)  # wall pages BotD judged a bot (botcheck.py)
+    people: Counter = field(default_factory=Counter)  # and not a bot
+    bot_kinds: Counter = field(default_factory=Counter)  # BotD's botKind, over every site
 
     def to_json(self) -> dict:
-        counters = ("sessions_issued", "expired", "with_session", "sliders", "security_pages")
+        counters = ("sessions_issued", "expired", "with_session", "sliders", "security_pages", "bots", "people")
         shown = {name: {site: getattr(self, name)[site] for site in SITES} for name in counters}
         shown["walls_served"] = {site: dict(self.walls_served[site]) for site in SITES}
+        shown["bot_kinds"] = dict(self.bot_kinds)
         return shown
 
 
@@ -151,6 +157,7 @@ class Walls:
         self.tally = WallTally()
         self._challenges = {site: OrderedDict() for site in SITES}
         self._sessions = {site: OrderedDict() for site in SITES}
+        self._bots = {site: OrderedDict() for site in SITES}  # challenges whose page BotD judged a bot
         self._made = Counter()  # challenges made per site: each gets a fresh seed
         self._draws = Counter()  # slider draws per site
 
@@ -160,6 +167,18 @@ class Walls:
 
     def reset_counts(self) -> None:
         self.tally = WallTally()
+
+    def judged(self, site: str, challenge: str, bot: bool, kind: str) -> None:
+        """A wall page's BotD verdict on the client that opened it: a bot's challenge grants no session.
+        ``challenge``: the challenge's name (boss), arg1 (qcwy) or key (zhilian), as its page knows it."""
+        if site not in SITES:
+            return
+        if bot:
+            self._keep(self._bots[site], challenge, True)
+            self.tally.bots[site] += 1
+            self.tally.bot_kinds[kind or "unknown"] += 1
+        else:
+            self.tally.people[site] += 1
 
     def guard(self, site: str, request: web.Request, keyword: str) -> web.Response | None:
         """The wall's answer to a guarded request, or None to let it through."""
@@ -193,6 +212,8 @@ class Walls:
             challenge = self._challenges[site].get(key)
             if challenge is None or self._token(site, challenge, agent, key) != value:
                 return "invalid"
+            if (challenge.text if site == "qcwy" else key) in self._bots[site]:
+                return "bot"  # its page's bot detector flagged the client that solved it
             session = self._keep(self._sessions[site], token, Session(agent, challenge.issued))
             self.tally.sessions_issued[site] += 1
         elif session.agent != agent:
@@ -331,3 +352,4 @@ def add_routes(app: web.Application, sandbox) -> None:
     }
     for path, handler in routes.items():
         app.router.add_get(path, walled(handler))
+    botcheck.add_routes(app, sandbox)

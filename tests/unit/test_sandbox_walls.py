@@ -313,6 +313,9 @@ def test_walls_endpoint_shows_config_and_counts_and_delete_clears_the_counts(sb)
         "with_session",
         "sliders",
         "security_pages",
+        "bots",
+        "people",
+        "bot_kinds",
         "config",
     }
     assert walls["walls_served"] == {"boss": {"no_cookie": 1}, "qcwy": {}, "zhilian": {}}
