@@ -17,16 +17,17 @@ offers. Requests without ``meta["impersonate"]`` go through Scrapy's own HTTP/1.
 
 import time
 
-from curl_cffi import CurlOpt
+from curl_cffi import CurlHttpVersion, CurlOpt
 from curl_cffi.requests import AsyncSession
 from scrapy.http.headers import Headers
 from scrapy.responsetypes import responsetypes
 from scrapy_impersonate import ImpersonateDownloadHandler
 from scrapy_impersonate.parser import CurlOptionsParser
 
-from farm.sessions.identity import ACCEPT_ENCODING, FETCH, NAVIGATE, in_order
+from farm.sessions.identity import ACCEPT_ENCODING, FETCH, NAVIGATE, header_order, in_order
 
-SessionKey = tuple[str, str, bytes]  # (target, proxy URL or "", the proxy's credentials header or b"")
+# (target, proxy URL or "", the proxy's credentials header or b"", the kind of request: one a spider)
+SessionKey = tuple[str, str, bytes, str]
 CLIENTS = 16  # curl handles a session may use at once: requests in flight over its connections
 
 
@@ -36,20 +37,26 @@ class KeptConnectionsHandler(ImpersonateDownloadHandler):
         self._sessions: dict[SessionKey, AsyncSession] = {}
         self.stats = crawler.stats
 
-    def session(self, target: str, proxy: str, proxy_auth: bytes, curl_options: dict) -> AsyncSession:
-        """The kept session of this target and proxy, made on first use."""
-        key = (target, proxy, proxy_auth)
+    def session(self, key: SessionKey, names: list[str], curl_options: dict) -> AsyncSession:
+        """The kept session of this target, proxy and kind of request, made on first use: its headers go in
+        Chrome's order for that kind (``names``: the headers its requests carry), over HTTP/2 where TLS
+        offers it and HTTP/1.1 in the clear, as Chrome (never an h2c upgrade)."""
         session = self._sessions.get(key)
         if session is None:
+            target, proxy, _, kind = key
+            options = {
+                **curl_options,
+                CurlOpt.HTTPHEADER_ORDER: header_order(names, kind).encode(),
+                CurlOpt.HTTP_VERSION: CurlHttpVersion.V2TLS,
+            }
             session = self._sessions[key] = AsyncSession(
                 impersonate=target,
                 proxy=proxy or None,
                 max_clients=CLIENTS,
-                curl_options=curl_options,
+                curl_options=options,
                 default_headers=False,
                 discard_cookies=True,
                 allow_redirects=False,
-                accept_encoding=ACCEPT_ENCODING,
             )
             self.stats.inc_value("farm/connections/sessions")
         return session
@@ -59,7 +66,6 @@ class KeptConnectionsHandler(ImpersonateDownloadHandler):
         curl_options = CurlOptionsParser(copy).as_dict()
         proxy = request.meta.get("proxy") or ""
         proxy_auth = b"|".join(curl_options.get(CurlOpt.PROXYHEADER, [])) if curl_options else b""
-        session = self.session(request.meta["impersonate"], proxy, proxy_auth, curl_options)
         headers = [
             (name, value)
             for name, value in copy.headers.to_unicode_dict().items()
@@ -67,6 +73,8 @@ class KeptConnectionsHandler(ImpersonateDownloadHandler):
         ]
         mode = copy.headers.get(b"Sec-Fetch-Mode", b"").decode("latin-1")
         kind = FETCH if mode == "cors" else NAVIGATE
+        key = (request.meta["impersonate"], proxy, proxy_auth, kind)
+        session = self.session(key, [name for name, _ in headers], curl_options)
         started = time.time()
         answer = await session.request(
             request.method,
@@ -74,6 +82,7 @@ class KeptConnectionsHandler(ImpersonateDownloadHandler):
             headers=in_order(headers, kind),
             data=request.body or None,
             timeout=request.meta.get("download_timeout"),
+            accept_encoding=ACCEPT_ENCODING,
         )
         latency = time.time() - started
         headers_in = Headers(answer.headers.multi_items())

@@ -204,7 +204,7 @@ class ClientIdentity:
 
     def headers(self, kind: str) -> dict[str, str]:
         """The headers Chrome sends of itself on a request of ``kind`` (FETCH or NAVIGATE), the site's
-        own (Referer, Accept, a page's custom headers) aside; none for Scrapy's own client."""
+        own (Referer, a fetch's Accept, a page's custom headers) aside; none for Scrapy's own client."""
         if not self.impersonate:
             return {}
         hints = {
@@ -213,9 +213,9 @@ class ClientIdentity:
             "sec-ch-ua-platform": f'"{self.platform}"',
             "User-Agent": self.user_agent,
         }
-        if kind == FETCH:
-            fetch = {"Accept": "*/*", "Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}
-            return {**hints, **fetch, "Sec-Fetch-Dest": "empty", **self._tail("u=1, i")}
+        if kind == FETCH:  # the page's script gives its own Accept
+            fetch = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}
+            return {**hints, **fetch, **self._tail("u=1, i")}
         navigate = {"Upgrade-Insecure-Requests": "1", "Accept": NAVIGATE_ACCEPT, "Sec-Fetch-Site": "same-origin"}
         document = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-User": "?1", "Sec-Fetch-Dest": "document"}
         return {**hints, **navigate, **document, **self._tail("u=0, i")}
@@ -237,6 +237,14 @@ class ClientIdentity:
             "bitness": self.bitness,
             "wow64": False,
         }
+
+
+def header_order(names: list[str], kind: str) -> str:
+    """libcurl-impersonate's header order (CURLOPT_HTTPHEADER_ORDER) for a request of ``kind`` carrying
+    ``names``: Host first (HTTP/1.1), then Chrome's order, a page's own headers where Chrome puts them."""
+    own = [name.lower() for name in names if name.lower() not in ORDER[kind]]
+    order = [name for part in ORDER[kind] for name in (own if part == "*" else [part])]
+    return ",".join(["host", *order])
 
 
 def in_order(headers: list[tuple[str, str]], kind: str) -> list[tuple[str, str]]:
