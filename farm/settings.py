@@ -173,9 +173,8 @@ COOKIES_ENABLED = True
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 LOG_LEVEL = _env("FARM_LOG_LEVEL", "LOG_LEVEL")
-USER_AGENT = (
-    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36"
-)
+# No USER_AGENT: a page request goes out as the crawl's identity (farm.sessions.identity), and Scrapy's own
+# client (FARM_IMPERSONATE="") says it is Scrapy, as nothing it sends is a browser's.
 
 # farm's page requests are retried by farm.middlewares.blocks, with the site's back-off:
 # 403/429/503 are blocks, these codes and RETRY_EXCEPTIONS site trouble. Scrapy's own

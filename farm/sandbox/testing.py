@@ -99,6 +99,11 @@ class Control:
         """The last search requests: [{"site", "method", "path", "headers": [[name, value], …]}, …]."""
         return self._call(f"/_sandbox/requests?last={last}")["requests"]
 
+    def identity(self):
+        """{"requests", "incoherent", "reasons", "examples", "connections", "requests_per_connection",
+        "most_on_a_connection"}: the search requests judged as the Chrome they claim (coherence.py)."""
+        return self._call("/_sandbox/identity")
+
 
 class SandboxProcess(Control):
     def __init__(

@@ -44,7 +44,10 @@ class ZhilianSpider(LeaseSpider):
     city_codes = CITY_CODES["zhilian"]
 
     def search_request(self, city_code, job, page):
-        return scrapy.Request(f"{self.base_url}/sou/jl{city_code}?kw={quote(job, safe='')}&p={page}")
+        search = f"{self.base_url}/sou/jl{city_code}?kw={quote(job, safe='')}"
+        # a navigation from the page before it (the first page's, from the site's home page)
+        referer = f"{search}&p={page - 1}" if page > 1 else f"{self.base_url}/"
+        return scrapy.Request(f"{search}&p={page}", headers={"Referer": referer})
 
     def parse_page(self, response):
         state = response_state(response)
