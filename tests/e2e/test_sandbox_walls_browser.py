@@ -1,5 +1,7 @@
-"""The walls' pages run in a real headless Chromium (Debian's): the cookie each page's script sets is accepted
-on a plain request with the browser's User-Agent, and refused with another; a slider sets no cookie."""
+"""The walls' pages run in a real headless Chromium (Debian's), dressed as farm dresses it
+(farm.sessions.disguise): the cookie each page's script sets is accepted on a plain request with the browser's
+User-Agent, and refused with another; a slider sets no cookie. The pages run BotD: farm's browser passes it, a
+browser as Playwright launches it is judged a bot and granted no session."""
 
 import asyncio
 import json
@@ -13,6 +15,8 @@ import pytest
 from farm.sandbox.server import Sandbox
 from farm.sandbox.testing import SandboxThread
 from farm.sandbox.walls import WallConfig
+from farm.sessions.disguise import context_options, dress, launch_args
+from farm.sessions.identity import ClientIdentity, engine_version
 from tests.unit.sandbox_conftest_helpers import boss_path, get, initial_state, qcwy_path, zhilian_path
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
@@ -21,6 +25,7 @@ PAGE_MS = 30_000
 OTHER_UA = "python-requests/2.32.3"
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (Debian's chromium package)")
+IDENTITY = ClientIdentity.of("chrome", engine_version(CHROMIUM) if CHROMIUM else None)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +63,7 @@ def browser():
         nonlocal playwright, chromium
         playwright = await async_playwright().start()
         chromium = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox"], headless=True, timeout=LAUNCH_MS
+            executable_path=CHROMIUM, args=launch_args(IDENTITY), headless=True, timeout=LAUNCH_MS
         )
 
     async def close():
@@ -75,11 +80,14 @@ def browser():
         runner.stop()
 
 
-async def open_page(chromium, url):
-    """A page of a fresh context (no cookies) that has loaded `url`."""
-    context = await chromium.new_context()
+async def open_page(chromium, url, dressed=True):
+    """A page of a fresh context (no cookies), dressed as farm's (or as Playwright leaves it), that has
+    loaded `url`."""
+    context = await chromium.new_context(**(context_options(IDENTITY) if dressed else {}))
     context.set_default_timeout(PAGE_MS)
     page = await context.new_page()
+    if dressed:
+        await dress(context, page, IDENTITY, "test")
     await page.goto(url)
     return page
 
@@ -149,3 +157,47 @@ def test_a_slider_sets_no_cookie(sb, browser):
 
     cookies, _, _, html = browser(visit)
     assert cookies == {} and "滑块" in html
+
+
+def test_botd_judges_farm_s_browser_a_person_and_playwright_s_a_bot_granted_no_session(sb):
+    from playwright.async_api import async_playwright
+
+    path = zhilian_path("golang")
+
+    async def both():
+        async with async_playwright() as playwright:
+            found = {}
+            for dressed in (True, False):
+                args = launch_args(IDENTITY) if dressed else ["--no-sandbox"]
+                chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=args, timeout=LAUNCH_MS)
+                try:
+                    page = await open_page(chromium, sb.url + path, dressed=dressed)
+                    # the 安全验证 page sets its cookie once BotD's verdict is posted; a bot's cookie is refused,
+                    # and its page goes round the wall again
+                    for _ in range(PAGE_MS // 100):
+                        if any(c["name"] == "zp_verify" for c in await page.context.cookies()):
+                            break
+                        await asyncio.sleep(0.1)
+                    cookies = {c["name"]: c["value"] for c in await page.context.cookies()}
+                    agent = await (await page.context.new_page()).evaluate("navigator.userAgent")
+                    found[dressed] = cookies, agent
+                    await page.context.close()
+                finally:
+                    await chromium.close()
+            return found
+
+    before = sb.walls()
+    runner = BrowserThread()
+    try:
+        found = runner.run(both(), timeout=LAUNCH_MS / 1000 * 2 + 60)
+    finally:
+        runner.stop()
+    after = sb.walls()
+    assert after["people"]["zhilian"] - before["people"]["zhilian"] == 1
+    assert after["bots"]["zhilian"] - before["bots"]["zhilian"] >= 1
+    assert after["bot_kinds"].get("headless_chrome", 0) > before["bot_kinds"].get("headless_chrome", 0)
+    (cookies, agent), (raw_cookies, raw_agent) = found[True], found[False]
+    assert "zp_verify" in cookies and "zp_verify" in raw_cookies
+    assert agent == IDENTITY.user_agent and "HeadlessChrome" in raw_agent
+    assert plain(sb, path, cookies, agent)[0] == 200  # farm's browser: a session
+    assert plain(sb, path, raw_cookies, raw_agent)[0] == 302  # the bot's token is refused: back to the wall

@@ -42,6 +42,8 @@ DEMO_ROWS = [
 MAX_PAGES = {"boss": 3, "qcwy": 4, "zhilian": 4}
 # the browser's memory (PSS of its processes) a crawl may reach with FARM_BROWSER_PAGES=2
 BROWSER_MEMORY_BOUND = 700 * 2**20
+CITIES = ("北京", "上海", "广州", "深圳")
+JOBS = ("python", "java", "数据", "前端", "测试")
 
 
 @pytest.mark.parametrize("source", ["boss", "qcwy", "zhilian"])
@@ -52,9 +54,13 @@ def test_the_demo_keywords_crawl_to_completion_through_the_walls_every_posting_o
     with SandboxProcess(seed=2026, postings=(20, 120), walls=True) as sandbox:
         crawl = run_crawl(source, sqlite_url, sandbox.url, timeout=240, **cap)
         walls = sandbox.walls()
+        seen = sandbox.identity()
         pages, ids, _ = expected_crawl(sandbox, source, rows, MAX_PAGES[source])
         fetched = fetched_pages(sandbox, source)
     assert crawl.returncode == 0, crawl.output[-3000:]
+    # the wall pages' BotD judged farm's browser a person, every time; every request the Chrome it claims
+    assert walls["bots"][source] == 0 and walls["people"][source] >= 1, walls
+    assert seen["incoherent"] == 0, seen
     assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
     stored = stored_postings(sqlite_url, source)
     assert Counter(stored) == Counter(ids)  # every posting the site holds within the cap, once
@@ -63,6 +69,25 @@ def test_the_demo_keywords_crawl_to_completion_through_the_walls_every_posting_o
     assert crawl_stat(crawl.output, "farm/session/earned") == walls["sessions_issued"][source]
     assert "passed in the browser" in crawl.output
     assert 0 < crawl_stat(crawl.output, "farm/browser/rss_max") < BROWSER_MEMORY_BOUND
+
+
+@pytest.mark.parametrize("source", ["qcwy", "zhilian"])
+def test_a_crawl_of_hundreds_of_pages_is_coherent_and_keeps_its_connections(source, sqlite_url):
+    # 300 pages: 51job reaches 50 pages a keyword, 智联 15
+    cities, jobs = (("北京", "上海"), ("python", "java", "数据")) if source == "qcwy" else (CITIES, JOBS)
+    rows = [(source, city, job) for city in cities for job in jobs]
+    prepare_db(sqlite_url, rows)
+    walls = WallConfig(sites=(source,), session_requests=1000)
+    with SandboxProcess(seed=5, postings=(1000, 1000), walls=walls) as sandbox:
+        crawl = run_crawl(source, sqlite_url, sandbox.url, timeout=240, **{f"FARM_{source.upper()}_MAX_PAGES": 50})
+        seen = sandbox.identity()
+        pages, _, _ = expected_crawl(sandbox, source, rows, 50)
+    assert crawl.returncode == 0, crawl.output[-3000:]
+    assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
+    assert len(pages) >= 250 and seen["requests"] >= len(pages)
+    assert seen["incoherent"] == 0, seen
+    # scrapy-impersonate's own handler: one request a connection
+    assert seen["requests_per_connection"] >= 5, seen
 
 
 def test_a_session_that_expires_mid_keyword_is_earned_again_and_no_page_is_lost_or_fetched_twice(sqlite_url):
