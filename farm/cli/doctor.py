@@ -21,6 +21,7 @@ from scrapy.utils.misc import load_object
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
+from farm.cli.botcheck import check_browser
 from farm.config import FarmConfig
 from farm.display import escape, mask_url, without_secrets
 from farm.errors import DatabaseUrlError, FarmStartError, SettingError
@@ -85,6 +86,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
     yield tz_check
     yield check_backend(config, timeout)
     yield from check_sites(settings, timeout, stored)
+    yield from check_browser(config)  # farm.cli.botcheck: BotD's verdict on the crawl's browser
 
 
 def check_settings(settings) -> tuple[FarmConfig | None, Check]:

@@ -2,6 +2,7 @@
 
 import http.server
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -26,6 +27,7 @@ CHECKS = [
     "site boss",
     "site qcwy",
     "site zhilian",
+    "browser passes as a person",
 ]
 SITES = ("BOSS", "QCWY", "ZHILIAN")
 
@@ -63,7 +65,8 @@ def doctor(tmp_path, db_url, site_url, **settings):
     """Run `farm doctor`; (exit code, {check name: (status, message)}, output)."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
     env.update({f"FARM_{site}_BASE_URL": site_url for site in SITES})
-    env.update(FARM_DB_URL=db_url, **settings)
+    # no browser launched but where a test asks for one (test_the_machine_s_browser_passes_botd_as_a_person)
+    env.update({"FARM_DB_URL": db_url, "FARM_BROWSER_PAGES": "0", **settings})
     proc = subprocess.run(
         [sys.executable, "-m", "farm", "doctor", "--timeout", "3"],
         cwd=tmp_path,
@@ -93,6 +96,17 @@ def test_healthy_sqlite_setup_is_all_ok(sqlite_url, tmp_path, site_url):
     assert checks["site qcwy"][1] == f"{site_url} answers (HTTP 200)"
     assert checks["timezone"][1].startswith("FARM_TIMEZONE=Asia/Shanghai: today there is ")
     assert output.splitlines()[-1] == "0 failures, 0 warnings"
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None, reason="no Chromium on the PATH (Debian: apt-get install chromium)"
+)
+def test_the_machine_s_browser_passes_botd_as_a_person(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, FARM_BROWSER_PAGES="2")
+    status, message = checks["browser passes as a person"]
+    assert code == 0 and status == "ok", output
+    assert message.startswith("BotD says not a bot, no tell found; Chromium at ")
 
 
 def test_unreachable_site_is_a_warning_not_a_failure(sqlite_url, tmp_path, site_url):

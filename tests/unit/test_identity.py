@@ -115,3 +115,24 @@ def test_scrapy_s_own_client_claims_no_chrome(crawler_of):
     sent = page_request(crawler_of(BossSpider, FARM_IMPERSONATE=""))
     assert not [name for name in sent if name.lower().startswith(("sec-ch-", "sec-fetch-"))]
     assert "Chrome" not in sent.get("User-Agent", "")
+
+
+def test_doctor_names_each_tell_a_page_sees():
+    from farm.cli.botcheck import tells_of
+
+    identity = ClientIdentity.of("chrome", ENGINE)
+    person = {
+        "agent": identity.user_agent,
+        "webdriver": False,
+        "platform": identity.navigator_platform,
+        "hintsPlatform": "Linux",
+        "brands": [list(b) for b in identity.brands],
+        "languages": ["zh-CN", "zh"],
+        "timezone": "Asia/Shanghai",
+    }
+    assert tells_of(person, identity) == []
+    bot = {**person, "agent": identity.user_agent.replace("Chrome/", "HeadlessChrome/"), "webdriver": True}
+    bot.update(languages=["zh-CN"], brands=[["Chromium", "156"], ["Google Chrome", "156"], ["Not.A/Brand", "99"]])
+    told = tells_of(bot, identity)
+    assert "navigator.webdriver is true" in told and "HeadlessChrome in the User-Agent" in told
+    assert any(t.startswith("brands ") for t in told) and any(t.startswith("languages ") for t in told)
