@@ -8,7 +8,8 @@ Each crawl is a real `scrapy crawl qcwy` into its own SQLite database; its rate 
 time from start to exit (the browser's start included). The rounds alternate the order; the figures are
 medians with the interval that holds the true median (bench.rounds). The browser pages a session costs come
 from the crawls' own stats (farm/browser/pages over farm/session/earned), the browser's memory as the
-largest PSS of its processes (farm/browser/rss_max).
+largest PSS of its processes (farm/browser/rss_max). The sandbox counts the requests each connection carried
+and the requests that are not the Chrome they claim (/_sandbox/identity).
 
     python -m bench.walls_bench [--rounds N] [--keywords N]
 """
@@ -39,7 +40,10 @@ def _crawl(sandbox, rows, folder: Path, name: str, **settings) -> dict:
     if crawl.returncode != 0:
         raise RuntimeError(f"the {name} crawl failed:\n{crawl.output[-2000:]}")
     pages = sum(fetched_pages(sandbox, "qcwy").values()) - before
+    seen = sandbox.identity()  # the sandbox's reading of each request: coherent? on which connection?
     return {
+        "per_connection": seen["requests_per_connection"],
+        "incoherent": seen["incoherent"],
         "rate": pages / seconds,
         "pages": pages,
         "sessions": crawl_stat(crawl.output, "farm/session/earned"),
@@ -51,7 +55,8 @@ def _crawl(sandbox, rows, folder: Path, name: str, **settings) -> dict:
 def run(rounds: int = 3, keywords: int = 24, verbose: bool = False):
     rows = [("qcwy", city, job) for city in CITIES for job in JOBS][:keywords]
     rates = {"walls": [], "no walls": [], "plain": []}
-    sessions = browser_pages = pss = 0
+    per_connection = {"walls": [], "no walls": [], "plain": []}
+    sessions = browser_pages = pss = incoherent = 0
     with tempfile.TemporaryDirectory(prefix="farm-walls-bench-") as tmp:
         for r in range(rounds):
             order = ["walls", "no walls", "plain"] if r % 2 == 0 else ["plain", "no walls", "walls"]
@@ -61,6 +66,8 @@ def run(rounds: int = 3, keywords: int = 24, verbose: bool = False):
                     extra = {"FARM_IMPERSONATE": ""} if name == "plain" else {}
                     result = _crawl(sandbox, rows, Path(tmp), f"{name.replace(' ', '_')}{r}", **extra)
                 rates[name].append(result["rate"])
+                per_connection[name].append(result["per_connection"])
+                incoherent += result["incoherent"] if name != "plain" else 0
                 if name == "walls":
                     sessions += result["sessions"]
                     browser_pages += result["browser_pages"]
@@ -87,6 +94,10 @@ def run(rounds: int = 3, keywords: int = 24, verbose: bool = False):
         ("sessions earned through the walls, all rounds", sessions, "sessions"),
         ("browser pages a session costs", browser_pages / sessions if sessions else 0.0, "pages"),
         ("the browser's memory, largest (PSS of its processes)", pss / 2**20, "MiB"),
+        ("requests a connection, through the walls", statistics.median(per_connection["walls"]), "requests"),
+        ("requests a connection, no walls", statistics.median(per_connection["no walls"]), "requests"),
+        ("requests a connection, Scrapy's own client", statistics.median(per_connection["plain"]), "requests"),
+        ("requests not the Chrome they claim, all rounds", incoherent, "requests"),
     ]
     return rows_out
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from farm.display import without_secrets
 
+OK, WARN, FAIL = "ok", "warn", "fail"  # as farm.cli.doctor's
 NAME = "browser passes as a person"
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>farm doctor</title></head><body><script type="module">
 import {load} from '/botd.esm.js';
@@ -25,41 +26,38 @@ window.__farm = seen;
 </script></body></html>"""
 
 
-def check_browser(config) -> Iterator:
-    """One Check: BotD's verdict on the crawl's browser, or why it could not be had."""
-    from farm.cli.doctor import FAIL, OK, WARN, Check
+def check_browser(config) -> Iterator[tuple[str, str, str]]:
+    """One check (status, name, message): BotD's verdict on the crawl's browser, or why it could not be had."""
     from farm.sessions.browser import find_chromium
     from farm.sessions.disguise import crawl_identity
 
     if config is None:
-        yield Check(WARN, NAME, "not checked: fix the settings first")
+        yield (WARN, NAME, "not checked: fix the settings first")
         return
     if not config.browser_pages:
-        yield Check(OK, NAME, "not checked: FARM_BROWSER_PAGES is 0 (no browser: a wall is a block)")
+        yield (OK, NAME, "not checked: FARM_BROWSER_PAGES is 0 (no browser: a wall is a block)")
         return
     path = find_chromium(config.browser_executable)
     if path is None:
-        yield Check(WARN, NAME, "no browser found (apt-get install chromium, or set FARM_BROWSER_EXECUTABLE)")
+        yield (WARN, NAME, "no browser found (apt-get install chromium, or set FARM_BROWSER_EXECUTABLE)")
         return
-    identity = crawl_identity(config.impersonate, config.browser_executable, config.browser_pages)
+    identity = crawl_identity(config.impersonate, path)
     try:
         seen = _in_a_thread(_visit(path, identity, max(config.browser_timeout, 20.0)))
     except Exception as exc:  # a browser that does not start or answer: what it said, on one line
         text = str(exc).strip().splitlines()
-        yield Check(FAIL, NAME, f"{path} could not run the check: {without_secrets(text[0] if text else repr(exc))}")
+        yield (FAIL, NAME, f"{path} could not run the check: {without_secrets(text[0] if text else repr(exc))}")
         return
     tells = tells_of(seen, identity)
     verdict = seen.get("botd") or {}
     who = f"Chromium at {path} as Chrome {identity.full_version} on {identity.platform}, {','.join(identity.languages)}"
     if "error" in verdict:
-        yield Check(
-            WARN, NAME, f"BotD could not judge ({verdict['error']}); {who}; tells: {', '.join(tells) or 'none'}"
-        )
+        yield (WARN, NAME, f"BotD could not judge ({verdict['error']}); {who}; tells: {', '.join(tells) or 'none'}")
     elif verdict.get("bot") or tells:
         kind = f"a bot ({verdict.get('botKind') or 'unnamed'})" if verdict.get("bot") else "not a bot"
-        yield Check(WARN, NAME, f"BotD says {kind}; tells: {', '.join(tells) or 'none'}; {who}")
+        yield (WARN, NAME, f"BotD says {kind}; tells: {', '.join(tells) or 'none'}; {who}")
     else:
-        yield Check(OK, NAME, f"BotD says not a bot, no tell found; {who}")
+        yield (OK, NAME, f"BotD says not a bot, no tell found; {who}")
 
 
 def tells_of(seen: dict, identity) -> list[str]:

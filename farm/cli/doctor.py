@@ -86,7 +86,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
     yield tz_check
     yield check_backend(config, timeout)
     yield from check_sites(settings, timeout, stored)
-    yield from check_browser(config)  # farm.cli.botcheck: BotD's verdict on the crawl's browser
+    yield from (Check(*found) for found in check_browser(config))  # farm.cli.botcheck: BotD on the browser
 
 
 def check_settings(settings) -> tuple[FarmConfig | None, Check]:

@@ -26,13 +26,11 @@ logger = logging.getLogger(__name__)
 LAUNCH_ARGS = ("--no-sandbox", "--disable-dev-shm-usage", "--disable-blink-features=AutomationControlled")
 
 
-def crawl_identity(target: str, executable: str, pages: int) -> ClientIdentity:
-    """The identity a crawl presents: the Chromium it drives (FARM_BROWSER_EXECUTABLE or the PATH's), at
-    that browser's version; with no browser (FARM_BROWSER_PAGES=0, none installed) the target's own."""
-    from farm.sessions.browser import find_chromium
-
-    path = find_chromium(executable) if pages else None
-    return ClientIdentity.of(target, engine_version(path) if path else None)
+def crawl_identity(target: str, browser: str | None) -> ClientIdentity:
+    """The identity a crawl presents: the Chromium it drives (``browser``: its path, as
+    farm.sessions.browser.find_chromium finds it), at that browser's version; with no browser
+    (FARM_BROWSER_PAGES=0, none installed) the target's own."""
+    return ClientIdentity.of(target, engine_version(browser) if browser else None)
 
 
 def launch_args(identity: ClientIdentity) -> list[str]:

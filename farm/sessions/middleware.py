@@ -26,7 +26,7 @@ from scrapy.exceptions import NotConfigured
 from farm.config import FarmConfig
 from farm.crawl.parts import CrawlParts
 from farm.errors import WallNotPassed
-from farm.sessions.browser import Browser
+from farm.sessions.browser import Browser, find_chromium
 from farm.sessions.disguise import crawl_identity
 from farm.sessions.identity import NAVIGATE, ClientIdentity
 from farm.sessions.pool import SessionPool, SiteSession
@@ -57,7 +57,8 @@ class SessionMiddleware:
         config = FarmConfig.of(crawler)
         site = getattr(spidercls, "site", None) or spidercls.name
         # FARM_<SITE>_IMPERSONATE, else FARM_IMPERSONATE: a Chrome target, or "" for Scrapy's own client
-        identity = crawl_identity(config.site(site).impersonate, config.browser_executable, config.browser_pages)
+        chromium = find_chromium(config.browser_executable) if config.browser_pages else None
+        identity = crawl_identity(config.site(site).impersonate, chromium)
         browser = Browser(config.browser_executable, config.browser_pages, config.browser_timeout)
         if not config.browser_pages:
             browser = None
