@@ -3,8 +3,9 @@
 It serves a local page (127.0.0.1, a free port) that runs BotD (FingerprintJS's open-source bot detector, the
 bundle vendored in farm/sandbox/vendor/botd), opens it in the Chromium a crawl drives with the crawl's identity
 (farm.sessions.disguise), and reports BotD's verdict with any tell it finds itself: ``navigator.webdriver``,
-HeadlessChrome in the User-Agent, a platform, client hints or languages other than the identity's. Nothing
-leaves the machine. A browser judged a bot is a warning: the sites' walls would refuse its sessions.
+HeadlessChrome in the User-Agent, a platform, client hints, languages, locale or time zone other than the
+identity's. Nothing leaves the machine. A browser judged a bot is a warning: the sites' walls would refuse its
+sessions.
 """
 
 import asyncio
@@ -20,7 +21,8 @@ import {load} from '/botd.esm.js';
 const d = navigator.userAgentData;
 const seen = {agent: navigator.userAgent, webdriver: navigator.webdriver, platform: navigator.platform,
   languages: navigator.languages, brands: d ? d.brands.map(b => [b.brand, b.version]) : null,
-  hintsPlatform: d ? d.platform : null, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone};
+  hintsPlatform: d ? d.platform : null, timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+  locale: Intl.DateTimeFormat().resolvedOptions().locale};
 try { seen.botd = (await load()).detect(); } catch (e) { seen.botd = {error: String(e)}; }
 window.__farm = seen;
 </script></body></html>"""
@@ -77,6 +79,8 @@ def tells_of(seen: dict, identity) -> list[str]:
         tells.append(f"brands {seen.get('brands')} are not Chrome {identity.major}'s")
     if len(seen.get("languages") or []) < 2:
         tells.append(f"languages {seen.get('languages')}: a zh-CN Chrome has more than one")
+    if seen.get("locale") != identity.languages[0]:
+        tells.append(f"Intl's locale {seen.get('locale')!r}, the identity says {identity.languages[0]!r}")
     if seen.get("timezone") != identity.timezone:
         tells.append(f"time zone {seen.get('timezone')}, the identity says {identity.timezone}")
     return tells

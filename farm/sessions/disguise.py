@@ -5,23 +5,21 @@ JavaScript (a patched property is itself a tell a detector looks for):
 
 - launch: ``--disable-blink-features=AutomationControlled`` (``navigator.webdriver`` false, as in a browser
   a person opened) and the identity's language (``--lang``);
-- each context: the identity's User-Agent (no ``HeadlessChrome``), time zone, viewport and screen, locale;
+- each context: the identity's User-Agent (no ``HeadlessChrome``), time zone, viewport and screen (not
+  Playwright's locale, which sends an Accept-Language of its own on a page's requests);
 - each page, before it loads: DevTools' ``Emulation.setUserAgentOverride`` with the identity's client hints
   (the brands Chromium derives, the full version list, platform, mobile), its ``navigator.platform`` and its
-  languages, so that ``navigator.userAgentData``, ``navigator.languages`` and the headers the browser sends
-  (sec-ch-ua, Accept-Language) are those the plain requests send.
+  languages, and ``Emulation.setLocaleOverride`` (Intl's locale), so that ``navigator.userAgentData``,
+  ``navigator.languages`` and the headers the browser sends (sec-ch-ua, Accept-Language) are those the plain
+  requests send.
 
 The identity is the browser's own: ``crawl_identity`` reads the version of the Chromium farm drives, and
 ``dress`` refuses a browser whose version (``browser.version``, read at launch) is not the identity's.
 `farm doctor` (farm.cli.botcheck) runs a bot detector against a browser dressed here.
 """
 
-import logging
-
 from farm.errors import WallNotPassed
 from farm.sessions.identity import ClientIdentity, engine_version
-
-logger = logging.getLogger(__name__)
 
 LAUNCH_ARGS = ("--no-sandbox", "--disable-dev-shm-usage", "--disable-blink-features=AutomationControlled")
 
@@ -43,7 +41,8 @@ def context_options(identity: ClientIdentity) -> dict:
     screen_width, screen_height = identity.screen
     return {
         "user_agent": identity.user_agent,
-        "locale": identity.languages[0],
+        # no "locale": Playwright would send its Accept-Language on a page's requests; --lang and the DevTools
+        # override give the languages everywhere
         "timezone_id": identity.timezone,
         "viewport": {"width": width, "height": height},
         "screen": {"width": screen_width, "height": screen_height},
@@ -73,3 +72,4 @@ async def dress(context, page, identity: ClientIdentity, wall: str) -> None:
             "userAgentMetadata": identity.ua_metadata(),
         },
     )
+    await session.send("Emulation.setLocaleOverride", {"locale": identity.languages[0]})  # Intl's

@@ -129,6 +129,7 @@ def test_doctor_names_each_tell_a_page_sees():
         "brands": [list(b) for b in identity.brands],
         "languages": ["zh-CN", "zh"],
         "timezone": "Asia/Shanghai",
+        "locale": "zh-CN",
     }
     assert tells_of(person, identity) == []
     bot = {**person, "agent": identity.user_agent.replace("Chrome/", "HeadlessChrome/"), "webdriver": True}
