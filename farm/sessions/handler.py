@@ -2,17 +2,17 @@
 
 scrapy-impersonate opens a curl_cffi session, so a new connection and a full TLS handshake, for every
 request. A browser keeps one connection a site (HTTP/2, requests multiplexed over it; keep-alive on
-HTTP/1.1) and resumes its TLS sessions. This handler keeps one curl_cffi ``AsyncSession`` per
-(impersonation target, proxy, proxy credentials), made on its first request and closed when the crawl's
-downloader closes, so each identity's requests share their connections and TLS sessions.
+HTTP/1.1) and resumes its TLS sessions. This handler keeps one curl_cffi ``AsyncSession`` per (impersonation
+target, proxy, proxy credentials, kind of request: one a spider), made on its first request and closed when the
+crawl's downloader closes, so each identity's requests share their connections and TLS sessions.
 
 Cookies stay farm's alone (farm.sessions.middleware and Scrapy's cookie middleware write the Cookie header):
 the curl session discards every cookie an answer sets (``discard_cookies``), starts each request with its
 cookie engine empty (curl_cffi clears it per transfer) and is handed no cookies of its own, so nothing is
 added, kept or mixed between sessions. The session sends only the headers the request carries
 (``default_headers`` off: no navigation headers of curl's on a page's fetch), in the order Chrome sends a
-request of its kind (farm.sessions.identity.in_order); libcurl adds Host and decodes the encodings it
-offers. Requests without ``meta["impersonate"]`` go through Scrapy's own HTTP/1.1 handler, as before.
+request of its kind (libcurl-impersonate's header order, farm.sessions.identity.header_order); libcurl adds
+Host and decodes the encodings it offers. Requests without ``meta["impersonate"]`` go through Scrapy's own HTTP/1.1 handler, as before.
 """
 
 import time
@@ -26,8 +26,8 @@ from scrapy_impersonate.parser import CurlOptionsParser
 
 from farm.sessions.identity import ACCEPT_ENCODING, FETCH, NAVIGATE, header_order, in_order
 
-# (target, proxy URL or "", the proxy's credentials header or b"", the kind of request: one a spider)
-SessionKey = tuple[str, str, bytes, str]
+# (target, proxy URL or "", the proxy's credentials as curl options, the kind of request: one a spider)
+SessionKey = tuple[str, str, str, str]
 CLIENTS = 16  # curl handles a session may use at once: requests in flight over its connections
 
 
@@ -65,7 +65,7 @@ class KeptConnectionsHandler(ImpersonateDownloadHandler):
         copy = request.copy()  # CurlOptionsParser pops the proxy's credentials from the headers it reads
         curl_options = CurlOptionsParser(copy).as_dict()
         proxy = request.meta.get("proxy") or ""
-        proxy_auth = b"|".join(curl_options.get(CurlOpt.PROXYHEADER, [])) if curl_options else b""
+        credentials = repr(sorted((int(option), value) for option, value in curl_options.items()))
         headers = [
             (name, value)
             for name, value in copy.headers.to_unicode_dict().items()
@@ -73,7 +73,7 @@ class KeptConnectionsHandler(ImpersonateDownloadHandler):
         ]
         mode = copy.headers.get(b"Sec-Fetch-Mode", b"").decode("latin-1")
         kind = FETCH if mode == "cors" else NAVIGATE
-        key = (request.meta["impersonate"], proxy, proxy_auth, kind)
+        key = (request.meta["impersonate"], proxy, credentials, kind)
         session = self.session(key, [name for name, _ in headers], curl_options)
         started = time.time()
         answer = await session.request(
