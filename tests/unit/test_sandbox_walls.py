@@ -403,3 +403,38 @@ def test_bad_wall_flags_fail_with_one_clear_line(args, message):
     result = CliRunner().invoke(cli.sandbox, ["--port", "0", *args])
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert result.exit_code == 2 and len(errors) == 1 and message in errors[0]
+
+
+def post_verdict(sb, site, challenge, bot, kind=""):
+    body = json.dumps({"site": site, "challenge": challenge, "bot": bot, "botKind": kind}).encode()
+    request = urllib.request.Request(sb.url + "/_sandbox/botd", data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return answer.status
+
+
+def test_a_challenge_whose_page_botd_judged_a_bot_grants_no_session(sb):
+    z = boss_json(sb)["zpData"]
+    assert post_verdict(sb, "boss", z["name"], True, "headless_chrome") == 200
+    token = {"__zp_stoken__": boss_token(z["seed"], z["ts"], z["name"], UA)}
+    assert boss_json(sb, cookies=token)["code"] == 37  # the right token, but a bot solved it
+    assert served(sb, "boss").get("bot") == 1
+    people = earn_boss(sb)
+    post_verdict(sb, "boss", "someone-else", False)
+    assert boss_json(sb, cookies=people)["code"] == 0  # a challenge BotD did not flag still grants one
+    walls = sb.walls()
+    assert walls["bots"]["boss"] == 1 and walls["people"]["boss"] == 1
+    assert walls["bot_kinds"] == {"headless_chrome": 1}
+
+
+def test_every_token_page_runs_botd_before_it_sets_its_cookie(sb):
+    pages = [
+        fetch(sb, "/web/common/security-js/ab12cd34.js")[2],
+        fetch(sb, qcwy_path("python"))[2],
+        zhilian_verify_page(sb)[2],
+    ]
+    for body in pages:
+        text = body.decode()
+        # the cookie is set in the callback BotD's verdict calls: _0xbd('<site>', challenge, function(){…})
+        assert "/_sandbox/botd.esm.js" in text and re.search(r"_0xbd\('(boss|qcwy|zhilian)',\w+,function\(\)\{", text)
+    status, headers, bundle = fetch(sb, "/_sandbox/botd.esm.js")
+    assert status == 200 and b"Fingerprint BotD v2.0.0" in bundle
