@@ -201,3 +201,24 @@ def test_botd_judges_farm_s_browser_a_person_and_playwright_s_a_bot_granted_no_s
     assert agent == IDENTITY.user_agent and "HeadlessChrome" in raw_agent
     assert plain(sb, path, cookies, agent)[0] == 200  # farm's browser: a session
     assert plain(sb, path, raw_cookies, raw_agent)[0] == 302  # the bot's token is refused: back to the wall
+
+
+def test_the_sandbox_judges_the_engine_s_own_requests_coherent(browser):
+    # Chromium's own fetch of the API (boss's search page) and its own navigation (智联's search), judged by the
+    # sandbox's reading of what Chrome sends: the check holds the real engine, not only farm's imitation of it
+    # (the walls up for 智联 alone: the boss shell page is served only with walls)
+    with SandboxThread(Sandbox(seed=3, postings=(20, 20), walls=WallConfig(sites=("zhilian",)))) as bare:
+
+        async def visit(chromium):
+            page = await open_page(chromium, bare.url + "/web/geek/job?query=python&city=101010100")
+            await page.wait_for_selector("body[data-loaded]")
+            path = zhilian_path("python")
+            await page.goto(bare.url + path)
+            await page.wait_for_url(bare.url + path)  # through the 安全验证 page and back
+            await page.context.close()
+
+        browser(visit)
+        seen = bare.identity()
+        sent = {row["site"] for row in bare.requests(last=10)}
+    assert sent == {"boss", "zhilian"} and seen["requests"] >= 3
+    assert seen["incoherent"] == 0, seen
