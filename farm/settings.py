@@ -86,8 +86,8 @@ FARM_BLOCK_RETRIES = _env("FARM_BLOCK_RETRIES")
 FARM_BLOCK_BASE_DELAY = _env("FARM_BLOCK_BASE_DELAY")
 FARM_BLOCK_MAX_DELAY = _env("FARM_BLOCK_MAX_DELAY")
 # The client farm's page requests pass for (farm.sessions): "chrome" sends them with the TLS and HTTP/2
-# fingerprint and headers of the newest Chrome curl_cffi knows (scrapy-impersonate's download handler), a
-# target such as chrome146 with that one's; "" with Scrapy's own client. FARM_<SITE>_IMPERSONATE sets one site.
+# fingerprint of the newest Chrome curl_cffi knows (farm.sessions.handler), a target such as chrome146
+# with that one's; "" with Scrapy's own client, which claims no browser. FARM_<SITE>_IMPERSONATE sets one site.
 FARM_IMPERSONATE = os.environ.get("FARM_IMPERSONATE", defaults.FARM_IMPERSONATE)  # "" is a value: no impersonation
 # A wall a browser can pass (a page whose JavaScript computes a cookie) is opened in headless Chromium:
 # at most this many pages at once (0: never; walls are then blocks), the browser found on the PATH

@@ -12,7 +12,8 @@ cookie engine empty (curl_cffi clears it per transfer) and is handed no cookies 
 added, kept or mixed between sessions. The session sends only the headers the request carries
 (``default_headers`` off: no navigation headers of curl's on a page's fetch), in the order Chrome sends a
 request of its kind (libcurl-impersonate's header order, farm.sessions.identity.header_order); libcurl adds
-Host and decodes the encodings it offers. Requests without ``meta["impersonate"]`` go through Scrapy's own HTTP/1.1 handler, as before.
+Host and decodes the encodings it offers. Requests without ``meta["impersonate"]`` go through Scrapy's own
+HTTP/1.1 handler, as before.
 """
 
 import time
