@@ -1,8 +1,8 @@
 """SessionMiddleware: page requests go out as the crawl's client identity, with the site's current session.
 
 A page request takes the site's identity as it goes out (curl_cffi's browser fingerprint through
-farm.sessions.handler, that browser's headers for a request of the spider's ``request_kind``) and the
-cookies its site and proxy were granted (farm.sessions.pool). In the answers, Set-Cookie updates those cookies, and an answer that is a wall
+farm.sessions.handler, that browser's headers for its ``request_kind``) and the cookies its site and proxy were
+granted (farm.sessions.pool). In the answers, Set-Cookie updates those cookies, and an answer that is a wall
 the spider can pass (``LeaseSpider.browser_wall``) retires the session that met it, has a new one earned in
 headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall) and sends the
 request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry lane), so a
