@@ -101,9 +101,19 @@ class SessionMiddleware:
             return response
         key = (self.site, meta.get("proxy") or "")
         session = self.pool.sent(key, meta.get("farm_session"))  # None once retired or replaced
-        wall = self.crawler.spider.browser_wall(response)
+        spider = self.crawler.spider
+        wall = spider.wall_of(response)
+        unproven = session is not None and session.proving and session.proven is None
+        if unproven:  # an unknown wall's session: its first answer proves it, or it was no pass
+            session.proven = wall is None and spider.refusal(response) is None
+            unproven = not session.proven
+            if unproven:
+                failed = self.pool.unproven(session, f"the first request it carried got no data ({response.status})")
+                self.stats.inc_value("farm/wall/not_passed/unproven")
+                meta["farm_wall_refused"] = f"{failed.wall}_{failed.kind}"
+                logger.warning("farm %s: %s passed, but its session got no data: retired", self.site, failed.wall)
         if wall is None:
-            if session is not None:
+            if session is not None and not session.retired:
                 _take_cookies(session, response)  # not a wall's: those belong to the challenge, not the session
             return response
         if 300 <= response.status < 400:
@@ -112,6 +122,8 @@ class SessionMiddleware:
             meta["dont_redirect"] = meta["farm_wall_redirect"] = True
         self.stats.inc_value("farm/wall/met")
         self.stats.inc_value(f"farm/wall/met/{wall.name}")
+        if unproven:
+            return response  # a block (farm.middlewares.blocks)
         # sends with a fresh session, counted per attempt: a retry after a block may send as often again
         attempt, sends = meta.get("farm_session_sends", (0, 0))
         if attempt != meta.get("retry_times", 0):

@@ -14,7 +14,14 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
 - ``block_reason(response)``: why the response is a block, or None
   (call ``super()`` to keep the HTTP 403/429/503 rule);
 - ``browser_wall(response)``: the wall a browser can pass that the response is
-  (farm.sessions.wall.Wall: the page to open, the cookies it grants), or None.
+  (farm.sessions.wall.Wall: the page to open, the cookies it grants), or None;
+- ``refusals``: the kinds of its block reasons that no browser changes (a rate limit, a
+  block page, a captcha, a login): answers of those kinds are never tried as unknown walls.
+
+The walls a spider does not name are found by the base (``unknown_wall``): any answer that
+is not a page, an HTML page with scripts (or a redirect away from the data), and neither one
+of the spider's ``refusals`` nor a captcha or a login (farm.sessions.wall.unknown_wall).
+``wall_of`` gives the spider's own wall first, then an unknown one.
 
 An answer is a page only when farm understands it (``refusal``): not a block, parsed
 without error, and not empty while its own count says more remain. Anything else is a
@@ -47,7 +54,7 @@ from farm.config import FarmConfig
 from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.errors import ParseError, SettingError, UnknownCity
 from farm.items import JobPosting
-from farm.sessions.wall import Wall
+from farm.sessions.wall import Wall, captcha_in, looks_html, unknown_wall
 from farm.state.lease import Lease
 
 if TYPE_CHECKING:
@@ -105,6 +112,9 @@ class LeaseSpider(scrapy.Spider):
     # whatever the count says (51job's totalCount runs past its 50 pages)
     site_pages: int | None = None
     site: str | None = None  # whose FARM_<SITE>_* settings apply, when not the spider's name
+    refusals: frozenset[str] = frozenset({"http_429"})  # block kinds no browser changes (see the docstring)
+    # block kinds that say only "not understood" (HTML where JSON was due…): named a captcha when one shows
+    unrecognised: frozenset[str] = frozenset()
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -170,21 +180,47 @@ class LeaseSpider(scrapy.Spider):
     def browser_wall(self, response) -> Wall | None:
         return None
 
+    def wall_of(self, response) -> Wall | None:
+        """The wall ``response`` is: the spider's own (``browser_wall``, its fast path), else one no spider
+        names (``unknown_wall``), else None."""
+        return self.browser_wall(response) or self.unknown_wall(response)
+
+    def unknown_wall(self, response) -> Wall | None:
+        """A wall in a shape the spider does not name, to try in the browser where it was met: not a page
+        farm understands, not one of ``refusals``, an HTML page with scripts or a redirect away from the data."""
+        if response.status in (301, 302, 303, 307, 308):
+            reason = self.block_reason(response)
+        else:
+            reason = self.refusal(response)
+            if reason is None:
+                return None
+        if reason is not None and reason.split()[0] in self.refusals:
+            return None
+        return unknown_wall(self.site or self.name, response, _text(response))
+
     # --- what farm understands -------------------------------------------
 
     def refusal(self, response) -> str | None:
         """Why ``response`` is not a page farm understands, its shape first; None for a page."""
         reason = self.block_reason(response)
         if reason is not None:
-            return reason
+            return self._captcha_named(reason, response) if reason.split()[0] in self.unrecognised else reason
         try:
             page = self.page_of(response)
         except ParseError as exc:
-            return f"{self.name}_unrecognised {exc}"
+            return self._captcha_named(f"{self.name}_unrecognised {exc}", response)
         page_no = response.request.meta.get("farm_page", 1) if response.request is not None else 1
         if not page.postings and self.more_promised(page, page_no):
             return f"{self.name}_empty_page page {page_no} empty while {self.promise(page)}"
         return None
+
+    def _captcha_named(self, reason: str, response) -> str:
+        """``reason``, named a captcha when the answer is an HTML page with one that the spider did not name."""
+        if response.status != 200:
+            return reason
+        text = _text(response)
+        marker = captcha_in(text) if looks_html(response, text) else None
+        return f"{self.name}_captcha ({marker}) {reason}" if marker is not None else reason
 
     def page_of(self, response) -> Page:
         """``parse_page(response)``, parsed once per response (ParseError raised each time)."""
@@ -359,3 +395,10 @@ class LeaseSpider(scrapy.Spider):
             reason = f"{failure.type.__name__}: {failure.getErrorMessage()} at {request.url}"
         self.crawler.stats.inc_value("farm/page/error")
         self.registry.end(lease, Outcome("failed", reason, page))
+
+
+def _text(response) -> str:
+    try:
+        return response.text
+    except AttributeError:  # a bare Response: binary or unknown content type
+        return response.body.decode("utf-8", "replace")

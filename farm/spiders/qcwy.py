@@ -38,6 +38,8 @@ class QcwySpider(LeaseSpider):
     site_pages = 50  # docs/sites.md §4.2
     code_pattern = CODE_PATTERNS["qcwy"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["qcwy"]
+    refusals = frozenset({"http_429", "http_521", "qcwy_waf", "qcwy_waf_slider"})  # never tried as unknown walls
+    unrecognised = frozenset({"qcwy_html"})
     clock = staticmethod(time.time)  # the sign covers the timestamp: tests pin it
     # In a crawl with farm.middlewares.signing, every attempt is signed as it goes out: a
     # search request is made unsigned, not signed twice. Without it, it is signed when made.
