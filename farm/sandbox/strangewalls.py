@@ -88,7 +88,7 @@ class StrangeConfig:
 
 
 @dataclass
-class Challenge:
+class Guard:
     site: str
     form: str
     secret: str
@@ -99,7 +99,7 @@ class Challenge:
 
 
 @dataclass
-class Session:
+class Admission:
     agent: str
     issued: float
     used: int = 0
@@ -117,9 +117,9 @@ class StrangeWalls:
         self.config = config or StrangeConfig()
         self.clock = clock
         self.counts: Counter = Counter()  # "<site>/<what>": challenges served by form, sessions, passes, sliders
-        self._challenges: OrderedDict[str, Challenge] = OrderedDict()  # by id
+        self._challenges: OrderedDict[str, Guard] = OrderedDict()  # by id
         self._cookies: OrderedDict[str, str] = OrderedDict()  # cookie name -> challenge id
-        self._sessions: OrderedDict[tuple[str, str], Session] = OrderedDict()
+        self._sessions: OrderedDict[tuple[str, str], Admission] = OrderedDict()
         self._made = Counter()
 
     def replace(self, config: StrangeConfig) -> None:
@@ -143,7 +143,7 @@ class StrangeWalls:
                 continue
             session = self._sessions.get((name, value))
             if session is None:
-                session = _keep(self._sessions, (name, value), Session(agent, challenge.issued))
+                session = _keep(self._sessions, (name, value), Admission(agent, challenge.issued))
                 self.counts[f"{site}/sessions"] += 1
             c = self.config
             if self.clock() - session.issued >= c.session_seconds or session.used >= c.session_requests:
@@ -158,7 +158,7 @@ class StrangeWalls:
         digest = hashlib.blake2b(f"{self.config.seed}|strange|{site}|{n}".encode(), digest_size=24).hexdigest()
         form = self.config.forms[n % len(self.config.forms)]
         cookie = COOKIE_WORDS[int(digest[:2], 16) % len(COOKIE_WORDS)] + digest[2:8]
-        challenge = Challenge(site, form, digest[8:40], cookie, back, self.clock(), slider)
+        challenge = Guard(site, form, digest[8:40], cookie, back, self.clock(), slider)
         key = digest[40:48]
         _keep(self._challenges, key, challenge)
         _keep(self._cookies, cookie, key)

@@ -115,6 +115,14 @@ def unknown_wall(site: str, response, text: str) -> Wall | None:
     return Wall(name, met, (), data=(data,), sliders=CAPTCHA_MARKERS, markers=markers_of(text))
 
 
+def text_of(response) -> str:
+    """A response's body as text (a bare Response's decoded as UTF-8)."""
+    try:
+        return response.text
+    except AttributeError:
+        return response.body.decode("utf-8", "replace")
+
+
 def looks_html(response, text: str) -> bool:
     content_type = response.headers.get(b"Content-Type", b"").decode("latin-1").lower()
     return "html" in content_type or text.lstrip()[:1] == "<"

@@ -54,7 +54,7 @@ from farm.config import FarmConfig
 from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.errors import ParseError, SettingError, UnknownCity
 from farm.items import JobPosting
-from farm.sessions.wall import Wall, captcha_in, looks_html, unknown_wall
+from farm.sessions.wall import Wall, captcha_in, looks_html, text_of, unknown_wall
 from farm.state.lease import Lease
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class LeaseSpider(scrapy.Spider):
                 return None
         if reason is not None and reason.split()[0] in self.refusals:
             return None
-        return unknown_wall(self.site or self.name, response, _text(response))
+        return unknown_wall(self.site or self.name, response, text_of(response))
 
     # --- what farm understands -------------------------------------------
 
@@ -218,7 +218,7 @@ class LeaseSpider(scrapy.Spider):
         """``reason``, named a captcha when the answer is an HTML page with one that the spider did not name."""
         if response.status != 200:
             return reason
-        text = _text(response)
+        text = text_of(response)
         marker = captcha_in(text) if looks_html(response, text) else None
         return f"{self.name}_captcha ({marker}) {reason}" if marker is not None else reason
 
@@ -395,10 +395,3 @@ class LeaseSpider(scrapy.Spider):
             reason = f"{failure.type.__name__}: {failure.getErrorMessage()} at {request.url}"
         self.crawler.stats.inc_value("farm/page/error")
         self.registry.end(lease, Outcome("failed", reason, page))
-
-
-def _text(response) -> str:
-    try:
-        return response.text
-    except AttributeError:  # a bare Response: binary or unknown content type
-        return response.body.decode("utf-8", "replace")

@@ -59,9 +59,7 @@ def test_a_strange_puzzle_is_not_passed_its_keyword_goes_partial_named_and_the_o
     prepare_db(sqlite_url, rows)
     with SandboxProcess(seed=8, postings=(30, 30)) as sandbox:
         sandbox.set_strange_walls(sites=[source], slider_keywords=[f"{source}:java"], seed=3)
-        crawl = run_crawl(
-            source, sqlite_url, sandbox.url, timeout=240, FARM_BLOCK_RETRIES=2, FARM_BROWSER_COOLDOWN=0
-        )
+        crawl = run_crawl(source, sqlite_url, sandbox.url, timeout=240, FARM_BLOCK_RETRIES=2, FARM_BROWSER_COOLDOWN=0)
     assert crawl.returncode == 0, crawl.output[-3000:]
     status = {row["job"]: row for row in keywords(sqlite_url)}
     assert status["python"]["crawl_status"] == "completed"
