@@ -65,7 +65,7 @@ class StrangeConfig:
         unknown = sorted(set(data) - set(FIELDS))
         if unknown:
             raise ValueError(f"unknown strange walls field {unknown[0]!r}; known: {', '.join(FIELDS)}")
-        values = {}
+        values: dict[str, tuple | float | int] = {}
         for name in ("sites", "forms", "slider_keywords"):
             if name in data:
                 value = data[name]
@@ -78,7 +78,7 @@ class StrangeConfig:
                 if isinstance(value, bool) or not isinstance(value, int | float) or kind(value) != value:
                     raise ValueError(f"{name} must be a {'whole ' if kind is int else ''}number, not {value!r}")
                 values[name] = kind(value)
-        return cls(**values)
+        return cls(**values)  # type: ignore[arg-type]  # each value checked against its field above
 
     def to_json(self) -> dict:
         return {name: list(v) if isinstance(v := getattr(self, name), tuple) else v for name in FIELDS}
@@ -116,11 +116,11 @@ class StrangeWalls:
     def __init__(self, config: StrangeConfig | None = None, clock=time.time):
         self.config = config or StrangeConfig()
         self.clock = clock
-        self.counts: Counter = Counter()  # "<site>/<what>": challenges served by form, sessions, passes, sliders
+        self.counts: Counter[str] = Counter()  # "<site>/<what>": challenges served by form, sessions, passes, sliders
         self._challenges: OrderedDict[str, Guard] = OrderedDict()  # by id
         self._cookies: OrderedDict[str, str] = OrderedDict()  # cookie name -> challenge id
         self._sessions: OrderedDict[tuple[str, str], Admission] = OrderedDict()
-        self._made = Counter()
+        self._made: Counter[str] = Counter()
 
     def replace(self, config: StrangeConfig) -> None:
         self.config = config
