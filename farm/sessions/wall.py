@@ -108,11 +108,19 @@ def unknown_wall(site: str, response, text: str) -> Wall | None:
         if not target.netloc and _first_part(target.path) == _first_part(data):
             return None  # the same part of the site: an ordinary redirect, followed
         return Wall(name, met, (), data=(data,), sliders=CAPTCHA_MARKERS)
-    if response.status not in WALL_STATUSES or not looks_html(response, text) or not SCRIPT.search(text):
+    if not in_wall_shape(response, text):
         return None
     if captcha_in(text) or login_in(text):
         return None
     return Wall(name, met, (), data=(data,), sliders=CAPTCHA_MARKERS, markers=markers_of(text))
+
+
+def in_wall_shape(response, text: str) -> bool:
+    """Whether ``response`` may be a wall at all: a redirect, or an HTML page with scripts (or a refresh) served
+    with a status walls are served with. A quick look, before the spider parses the answer."""
+    if response.status in REDIRECTS:
+        return True
+    return response.status in WALL_STATUSES and looks_html(response, text) and SCRIPT.search(text) is not None
 
 
 def text_of(response) -> str:

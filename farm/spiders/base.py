@@ -15,13 +15,8 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
   (call ``super()`` to keep the HTTP 403/429/503 rule);
 - ``browser_wall(response)``: the wall a browser can pass that the response is
   (farm.sessions.wall.Wall: the page to open, the cookies it grants), or None;
-- ``refusals``: the kinds of its block reasons that no browser changes (a rate limit, a
-  block page, a captcha, a login): answers of those kinds are never tried as unknown walls.
-
-The walls a spider does not name are found by the base (``unknown_wall``): any answer that
-is not a page, an HTML page with scripts (or a redirect away from the data), and neither one
-of the spider's ``refusals`` nor a captcha or a login (farm.sessions.wall.unknown_wall).
-``wall_of`` gives the spider's own wall first, then an unknown one.
+- ``refusals``: its block kinds no browser changes (a limit, a block page, a captcha, a
+  login), never tried as walls it does not name (``unknown_wall``, farm.sessions.wall).
 
 An answer is a page only when farm understands it (``refusal``): not a block, parsed
 without error, and not empty while its own count says more remain. Anything else is a
@@ -54,7 +49,7 @@ from farm.config import FarmConfig
 from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.errors import ParseError, SettingError, UnknownCity
 from farm.items import JobPosting
-from farm.sessions.wall import Wall, captcha_in, looks_html, text_of, unknown_wall
+from farm.sessions.wall import Wall, captcha_in, in_wall_shape, looks_html, text_of, unknown_wall
 from farm.state.lease import Lease
 
 if TYPE_CHECKING:
@@ -188,6 +183,9 @@ class LeaseSpider(scrapy.Spider):
     def unknown_wall(self, response) -> Wall | None:
         """A wall in a shape the spider does not name, to try in the browser where it was met: not a page
         farm understands, not one of ``refusals``, an HTML page with scripts or a redirect away from the data."""
+        text = text_of(response)
+        if not in_wall_shape(response, text):
+            return None
         if response.status in (301, 302, 303, 307, 308):
             reason = self.block_reason(response)
         else:
@@ -196,7 +194,7 @@ class LeaseSpider(scrapy.Spider):
                 return None
         if reason is not None and reason.split()[0] in self.refusals:
             return None
-        return unknown_wall(self.site or self.name, response, text_of(response))
+        return unknown_wall(self.site or self.name, response, text)
 
     # --- what farm understands -------------------------------------------
 
