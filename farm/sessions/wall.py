@@ -2,9 +2,10 @@
 walls no spider names (``unknown_wall``): farm must not depend on the one shape it was written against.
 
 A wall farm has never seen is any answer where data was due that is an HTML page with scripts (or a refresh),
-or a redirect away from the data to one, and that is neither a slider or puzzle (``captcha_in``) nor a login
-(``login_in``); the spider rules out its known refusals first (LeaseSpider.unknown_wall). Such a wall has no
-cookie to wait for: its page is opened where it was met, and farm.sessions.watch decides when it is passed.
+or a redirect away from the data to one, and that is neither a slider or puzzle (``captcha_in``), nor a login
+(``login_in``), nor a page of the site's own (one that links to ``SITE_LINKS`` places); the spider rules out
+its known refusals first (LeaseSpider.unknown_wall). Such a wall has no cookie to wait for: its page is opened
+where it was met, and farm.sessions.watch decides when it is passed.
 See docs/walls.md.
 """
 
@@ -46,6 +47,8 @@ LOGIN_INPUT = re.compile(r"""<input\b[^>]*\btype\s*=\s*["']?password""", re.IGNO
 LOGIN_PATHS = re.compile(r"/(?:login|logon|signin|sign-in|passport)\b", re.IGNORECASE)
 SCRIPT = re.compile(r"<script\b|<meta\b[^>]*http-equiv\s*=\s*[\"']?refresh", re.IGNORECASE)
 TITLE = re.compile(r"<title\b[^>]*>.*?</title>", re.IGNORECASE | re.DOTALL)
+LINK = re.compile(r"<a\b[^>]*\bhref\s*=", re.IGNORECASE)
+SITE_LINKS = 5  # a page that links to this many places is the site's own (its navigation), not a wall's
 INLINE_SCRIPT = re.compile(r"<script\b[^>]*>\s*([^<\s][^<]{15,})", re.IGNORECASE)
 # The statuses an unknown wall is met with: a page in place of the data (200 to 299), or a challenge served as
 # forbidden or unavailable (403, 503, as several WAFs do). 429 says "too many", which no browser changes.
@@ -110,7 +113,7 @@ def unknown_wall(site: str, response, text: str) -> Wall | None:
         return Wall(name, met, (), data=(data,), sliders=CAPTCHA_MARKERS)
     if not in_wall_shape(response, text):
         return None
-    if captcha_in(text) or login_in(text):
+    if captcha_in(text) or login_in(text) or len(LINK.findall(text)) >= SITE_LINKS:
         return None
     return Wall(name, met, (), data=(data,), sliders=CAPTCHA_MARKERS, markers=markers_of(text))
 

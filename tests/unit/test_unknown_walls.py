@@ -8,6 +8,7 @@ from aiohttp.test_utils import make_mocked_request
 
 from farm.crawl.parts import CrawlParts
 from farm.sandbox.strangewalls import FORMS, StrangeConfig, StrangeWalls
+from farm.sandbox.zhilian import SHELL
 from farm.sessions.middleware import SessionMiddleware
 from farm.sessions.pool import SessionPool
 from farm.sessions.wall import CAPTCHA_MARKERS, Wall
@@ -44,7 +45,7 @@ RECORDED = [
     ("zhilian", "login_wall.html", {}, None),
     ("zhilian", "login_more.html", {}, None),
     ("zhilian", "security_verification.html", {}, None),  # no script: nothing a browser would run
-    ("zhilian", "blank.html", {}, "unknown"),
+    ("zhilian", "blank.html", {}, "unknown"),  # a script and under 80 characters of text
 ]
 
 
@@ -223,3 +224,8 @@ def test_strange_walls_config_names_a_bad_field():
     with pytest.raises(ValueError, match="unknown strange walls field 'colour'"):
         StrangeConfig.from_json({"colour": 1})
     assert StrangeConfig.from_json(json.loads(json.dumps(StrangeConfig().to_json()))) == StrangeConfig()
+
+
+def test_the_sites_own_page_with_its_navigation_is_not_a_wall():
+    spider, response = answer("zhilian", body=SHELL.format(tag="1a2b3c4d").encode())  # the client-rendered shell
+    assert spider.refusal(response).split()[0] == "zhilian_shell" and spider.wall_of(response) is None
