@@ -229,3 +229,21 @@ def test_strange_walls_config_names_a_bad_field():
 def test_the_sites_own_page_with_its_navigation_is_not_a_wall():
     spider, response = answer("zhilian", body=SHELL.format(tag="1a2b3c4d").encode())  # the client-rendered shell
     assert spider.refusal(response).split()[0] == "zhilian_shell" and spider.wall_of(response) is None
+
+
+# Aliyun WAF's JS challenge as public write-ups of it describe it (TapTap, 雷速体育, 华能 and others behind the
+# same WAF): a hidden renderData textarea, the aliyun_waf_aa meta and a script named aliyunwaf_…; this page is
+# drawn after those descriptions, not copied from a capture.
+ALIYUN_CHALLENGE = (
+    '<!DOCTYPE html><html><head><meta name="aliyun_waf_aa" content="a1b2c3"></head><body>'
+    '<textarea id="renderData" style="display:none">{"_waf_bd8ce2ce37":"U2ns52ozMjDjI9DQ"}</textarea>'
+    '<script name="aliyunwaf_6a6f5ea8">var _0x4818=["\\x63\\x73"];(function(){})();</script></body></html>'
+)
+
+
+@pytest.mark.parametrize("site", ["qcwy", "zhilian"])
+def test_aliyuns_js_challenge_without_var_arg1_is_tried_though_its_script_name_is_a_slider_marker(site):
+    spider, response = answer(site, body=ALIYUN_CHALLENGE.encode())
+    assert "waf_slider" in spider.block_reason(response)  # the spider's own marker names it a slider
+    wall = spider.wall_of(response)
+    assert wall is not None and wall.name == f"{site}_unknown_wall"
