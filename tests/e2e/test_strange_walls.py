@@ -53,7 +53,7 @@ def test_walls_of_every_strange_form_are_passed_every_keyword_done_every_posting
     assert f"{source}_unknown_wall passed in the browser" in crawl.output
 
 
-@pytest.mark.parametrize("source", ["boss", "zhilian"])
+@pytest.mark.parametrize("source", ["boss", "qcwy", "zhilian"])
 def test_a_strange_puzzle_is_not_passed_its_keyword_goes_partial_named_and_the_others_complete(source, sqlite_url):
     rows = [(source, "北京", "python"), (source, "上海", "java")]
     prepare_db(sqlite_url, rows)
