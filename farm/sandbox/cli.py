@@ -199,7 +199,7 @@ computes (farm/sandbox/walltoken.py), earns a session, for its User-Agent alone:
     "strange_forms",
     metavar="FORM,FORM",
     help="Put each site behind walls in shapes no spider names, in these forms in turn (reload, refresh, form, "
-    "chain; 'all' for every one): farm/sandbox/strangewalls.py. POST /_sandbox/strangewalls sets the rest.",
+    "chain, stay; 'all' for every one): farm/sandbox/strangewalls.py. POST /_sandbox/strangewalls sets the rest.",
 )
 def sandbox(
     host,

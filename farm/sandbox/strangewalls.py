@@ -14,6 +14,8 @@ them all; each sets a cookie whose name is new with every challenge (`_vx_3fa9c1
              back with a refresh
     chain    a 302 in place of the data to /_guard/hop (which sets a tracing cookie), a 307 on to /_guard/check,
              a 访问校验 page whose script sets the cookie and goes back where the visitor came from
+    stay     HTTP 200 in place of the data: a 环境检测 page whose script sets the cookie and says 检测通过, 请刷新,
+             and goes nowhere: the visitor asks again
 
 A session is the cookie of a challenge whose value is that challenge's token for the request's User-Agent; it
 lets through `session_requests` requests within `session_seconds`, then the next request meets a new challenge.
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 SITES = ("boss", "qcwy", "zhilian")
-FORMS = ("reload", "refresh", "form", "chain")
+FORMS = ("reload", "refresh", "form", "chain", "stay")
 FIELDS = ("sites", "forms", "session_seconds", "session_requests", "slider_keywords", "seed")
 COOKIE_WORDS = ("_vx_", "sgw_", "tkv", "__hc_", "rsk_")
 WORK = "00"  # the hex a form's proof of work must hash to first
@@ -179,6 +181,8 @@ class StrangeWalls:
         if form == "form":
             script = DIGEST_JS + FORM_JS.format(secret=_js(challenge.secret), work=_js(WORK))
             return _html(FORM.format(key=key, back=html.escape(challenge.back), script=script))
+        if form == "stay":
+            return _html(STAY.format(script=DIGEST_JS + STAY_JS.format(**values), trace=key))
         return _html(CHECK.format(script=DIGEST_JS + CHECK_JS.format(**values), trace=key))
 
     # --- the pages behind the first answer ---
@@ -274,6 +278,10 @@ CHECK_JS = (
     "__h({secret}+'|'+navigator.userAgent).then(function(v){{document.cookie={name}+'='+v+'; path=/';"
     "var b={back};if(b.charAt(0)!=='/'||b.charAt(1)==='/'){{b='/';}}location.href=b;}});"
 )
+STAY_JS = (
+    "__h({secret}+'|'+navigator.userAgent).then(function(v){{document.cookie={name}+'='+v+'; path=/';"
+    "document.getElementById('st').textContent='检测通过，请刷新页面';}});"
+)
 FORM_JS = (
     "(function(){{var s={secret},w={work},i=0;function next(){{__h(s+':'+i).then(function(v){{"
     "if(v.indexOf(w)===0){{document.getElementById('n').value=String(i);document.getElementById('v').submit();}}"
@@ -299,6 +307,10 @@ FORM = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Checking your 
 
 CHECK = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>访问校验</title></head>
 <body><section id="check"><p>访问校验中</p><p class="id">{trace}</p></section><script>{script}</script></body></html>"""
+
+STAY = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>环境检测</title></head>
+<body><div class="env"><p id="st">环境检测中…</p><p class="ref">{trace}</p></div>
+<script>{script}</script></body></html>"""
 
 # The puzzle no client passes: its script only draws; it sets no cookie.
 PUZZLE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>人机验证</title></head>

@@ -78,6 +78,8 @@ class Browser:
             raise WallNotPassed(wall.name, "browser", f"cannot open {_shown(wall.url)}: {_first_line(exc)}") from None
         if answer is not None and not wall.opens(answer.status):  # no wall there to pass: the site answered an error
             raise WallNotPassed(wall.name, "browser", f"{_shown(wall.url)} answered HTTP {answer.status}")
+        if answer is not None and not wall.known:
+            watch.answered(await answer.header_values("set-cookie"))
         host = urlsplit(wall.url).hostname or ""
         html = ""  # the page as last looked at
         while True:

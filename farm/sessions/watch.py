@@ -6,8 +6,8 @@ watch reads the page the way a person would, and takes a pass to be any of:
 - the page asked for the data again (the wall's script returned to where it was met, by a reload, a
   redirect or a form's answer: the browser does not fetch it, farm does);
 - the wall's markers (its title, its first script, as farm met them) were on the page and are gone;
-- cookies the page did not have when it first showed arrived, and nothing has changed since for ``STILL``
-  seconds (a script that sets a cookie and stays).
+- cookies the wall's answer did not set (by its Set-Cookie headers) arrived, and nothing has changed since for
+  ``STILL`` seconds (a script that sets a cookie and stays).
 
 Then the session is every cookie the browser holds for the site, and the request farm sends again with it
 proves it (farm.sessions.middleware): a session that does not get data is retired and the wall counted as not
@@ -30,7 +30,8 @@ class WallWatch:
         self.clock = clock
         self.opened = False  # the first navigation (to the wall's url) has gone out
         self.data_asked = False
-        self._first: dict[str, str] | None = None  # the cookies when the page first showed
+        self._set: set[str] = set()  # the cookies the wall's answer set (Set-Cookie): not the pass
+        self._first: dict[str, str] | None = None  # those cookies when the page first showed
         self._seen_markers = False
         self._last: tuple | None = None
         self._changed = clock()
@@ -42,6 +43,10 @@ class WallWatch:
             self.opened = True
         elif self.opened and self.wall.asks_data(url):
             self.data_asked = True
+
+    def answered(self, set_cookies: list[str]) -> None:
+        """The Set-Cookie headers of the wall's answer: cookies the site sets to challenge, not for a pass."""
+        self._set.update(header.split("=", 1)[0].strip() for header in set_cookies if "=" in header)
 
     def passed(self, cookies: dict[str, str], url: str, html: str) -> bool:
         """Whether the wall is passed, by the page's cookies for the site, its address and its HTML ("" while
@@ -55,7 +60,7 @@ class WallWatch:
         if look != self._last:
             self._last, self._changed = look, now
         if self._first is None:  # the first look, as the page commits: what its scripts add comes later
-            self._first = dict(cookies)
+            self._first = {name: value for name, value in cookies.items() if name in self._set}
         if not html:
             return False
         shows = any(marker in html for marker in self.wall.markers)

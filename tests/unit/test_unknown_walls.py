@@ -135,8 +135,9 @@ def test_an_unknown_wall_is_passed_when_its_markers_go_and_not_before_they_show(
 def test_an_unknown_wall_is_passed_by_new_cookies_on_a_page_that_stopped_changing():
     now, at = clock()
     watch = WallWatch(UNKNOWN, at)
+    watch.answered(["tracking=t; Path=/; HttpOnly"])  # the wall's answer's own cookie
     page = "<html><title>安全验证</title><script>set()</script></html>"
-    assert not watch.passed({"tracking": "t"}, UNKNOWN.url, "")  # what the wall's answer itself set
+    assert not watch.passed({"tracking": "t"}, UNKNOWN.url, "")
     now[0] = 5.0
     assert not watch.passed({"tracking": "t"}, UNKNOWN.url, page)  # no new cookie: not passed, however long
     now[0] = 5.2
@@ -144,6 +145,12 @@ def test_an_unknown_wall_is_passed_by_new_cookies_on_a_page_that_stopped_changin
     assert not watch.passed(cookies, UNKNOWN.url, page)  # a new cookie: wait for the page to settle
     now[0] = 5.2 + STILL
     assert watch.passed(cookies, UNKNOWN.url, page)
+    # a cookie the page's script set before the browser's first look is new too: the answer did not set it
+    quick = WallWatch(UNKNOWN, at)
+    quick.answered([])
+    assert not quick.passed({"_sv_y": "v"}, UNKNOWN.url, page)
+    now[0] += STILL
+    assert quick.passed({"_sv_y": "v"}, UNKNOWN.url, page)
 
 
 def test_an_unknown_wall_whose_page_changes_nothing_is_given_up_and_a_known_one_waits_for_its_cookie():
