@@ -79,6 +79,9 @@ def test_a_captcha_of_a_kind_no_spider_names_is_not_tried_and_its_refusal_says_c
     spider, response = answer("boss", body=page)
     assert spider.wall_of(response) is None
     assert spider.refusal(response).startswith("boss_captcha (TCaptcha) boss_unrecognised")
+    # 智联 answering its search with a page that loads Tencent's captcha, as a public crawler's notes describe
+    spider, response = answer("zhilian", body=page)
+    assert spider.wall_of(response) is None and spider.refusal(response).startswith("zhilian_captcha (TCaptcha)")
     login = b"<html><form><input type='password' name=p></form><script>init()</script></html>"
     spider, response = answer("qcwy", body=login)
     assert spider.wall_of(response) is None
