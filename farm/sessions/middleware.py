@@ -3,13 +3,14 @@
 A page request takes the site's identity as it goes out (curl_cffi's browser fingerprint through
 scrapy-impersonate's download handler, that browser's headers) and the cookies its site and proxy were
 granted (farm.sessions.pool). In the answers, Set-Cookie updates those cookies, and an answer that is a wall
-the spider can pass (``LeaseSpider.browser_wall``) retires the session that met it, has a new one earned in
+a browser may pass (``LeaseSpider.wall_of``) retires the session that met it, has a new one earned in
 headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall) and sends the
 request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry lane), so a
 back-off longer than a session's life cannot starve it. Each attempt of a request (each retry of
 farm.middlewares.blocks) is sent again with a fresh session at most twice; after that, or when the browser
 cannot pass the wall (a slider), the answer goes on to farm.middlewares.blocks as a block, named after the
-wall.
+wall. A session earned at a wall no spider names is proven by the first answer it carries: one that is not
+data retires it, and the wall counts as not passed (``unproven``), the browser cooling down as after a slider.
 
 It sits at 650: after Scrapy's RedirectMiddleware (600) on the way back, so it sees a wall's redirect before
 the redirect is followed. A request that carries a session is marked ``dont_merge_cookies`` for
