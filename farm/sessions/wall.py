@@ -97,8 +97,8 @@ class Wall:
 
 def unknown_wall(site: str, response, text: str) -> Wall | None:
     """The wall ``response`` (``text``: its body) is, in a shape no spider names, or None: an HTML page with
-    scripts or a refresh where data was due, or a redirect from the data to another part of the site or to
-    another host, neither a captcha nor a login. The browser opens the page where it was met."""
+    scripts or a refresh where data was due, or a redirect from the data to another part of a site (its path's
+    first part is another), neither a captcha nor a login. The browser opens the page where it was met."""
     request = response.request
     met = (request.meta.get("redirect_urls") or [request.url])[0] if request is not None else response.url
     data = urlsplit(met).path
@@ -108,8 +108,8 @@ def unknown_wall(site: str, response, text: str) -> Wall | None:
         target = urlsplit(location)
         if not location or LOGIN_PATHS.search(target.path) or captcha_in(location):
             return None
-        if not target.netloc and _first_part(target.path) == _first_part(data):
-            return None  # the same part of the site: an ordinary redirect, followed
+        if _first_part(target.path) == _first_part(data):
+            return None  # the same part of a site (another scheme, host or spelling): an ordinary redirect, followed
         return Wall(name, met, (), data=(data,), sliders=CAPTCHA_MARKERS)
     if not in_wall_shape(response, text):
         return None

@@ -68,8 +68,9 @@ def test_recorded_walls_are_known_tried_or_refused(site, name, extra, kind):
 def test_a_redirect_away_from_the_data_is_a_wall_and_one_within_its_part_of_the_site_is_followed():
     spider, away = answer("zhilian", status=302, headers={"Location": "/_waf/hop?c=1"})
     assert spider.wall_of(away).url == away.request.url
-    _, canonical = answer("zhilian", status=301, headers={"Location": "/sou/jl530/kwpython"})
-    assert spider.wall_of(canonical) is None
+    for location in ("/sou/jl530/kwpython", "https://www.zhaopin.com/sou/jl530?kw=python"):
+        _, canonical = answer("zhilian", status=301, headers={"Location": location})
+        assert spider.wall_of(canonical) is None
     _, login = answer("zhilian", status=302, headers={"Location": "https://passport.site.invalid/login?r=/sou"})
     assert spider.wall_of(login) is None
 
