@@ -46,7 +46,8 @@ class WallWatch:
 
     def answered(self, set_cookies: list[str]) -> None:
         """The Set-Cookie headers of the wall's answer: cookies the site sets to challenge, not for a pass."""
-        self._set.update(header.split("=", 1)[0].strip() for header in set_cookies if "=" in header)
+        lines = [line for header in set_cookies for line in header.splitlines()]  # Chromium joins them with \n
+        self._set.update(line.split("=", 1)[0].strip() for line in lines if "=" in line)
 
     def passed(self, cookies: dict[str, str], url: str, html: str) -> bool:
         """Whether the wall is passed, by the page's cookies for the site, its address and its HTML ("" while
@@ -59,7 +60,7 @@ class WallWatch:
         look = (url, len(html), hash(html), tuple(sorted(cookies.items())))
         if look != self._last:
             self._last, self._changed = look, now
-        if self._first is None:  # the first look, as the page commits: what its scripts add comes later
+        if self._first is None:  # the answer's own cookies as the page commits: a change to them counts too
             self._first = {name: value for name, value in cookies.items() if name in self._set}
         if not html:
             return False

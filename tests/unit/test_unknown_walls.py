@@ -139,13 +139,13 @@ def test_an_unknown_wall_is_passed_when_its_markers_go_and_not_before_they_show(
 def test_an_unknown_wall_is_passed_by_new_cookies_on_a_page_that_stopped_changing():
     now, at = clock()
     watch = WallWatch(UNKNOWN, at)
-    watch.answered(["tracking=t; Path=/; HttpOnly"])  # the wall's answer's own cookie
+    watch.answered(["tracking=t; Path=/; HttpOnly\nlang=zh; Path=/"])  # the wall's answer's own cookies
     page = "<html><title>安全验证</title><script>set()</script></html>"
-    assert not watch.passed({"tracking": "t"}, UNKNOWN.url, "")
+    assert not watch.passed({"tracking": "t", "lang": "zh"}, UNKNOWN.url, "")
     now[0] = 5.0
-    assert not watch.passed({"tracking": "t"}, UNKNOWN.url, page)  # no new cookie: not passed, however long
+    assert not watch.passed({"tracking": "t", "lang": "zh"}, UNKNOWN.url, page)  # no new cookie: never passed
     now[0] = 5.2
-    cookies = {"tracking": "t", "_sv_x": "v"}
+    cookies = {"tracking": "t", "lang": "zh", "_sv_x": "v"}
     assert not watch.passed(cookies, UNKNOWN.url, page)  # a new cookie: wait for the page to settle
     now[0] = 5.2 + STILL
     assert watch.passed(cookies, UNKNOWN.url, page)
