@@ -166,7 +166,8 @@ class Blocked(Exception):
 
 class WallNotPassed(Exception):
     """The browser could not pass a site's wall: ``kind`` is "slider" (a slider or puzzle, which farm does not
-    solve), "timeout" (the wall's page never granted its cookie) or "browser" (Chromium failed or is missing)."""
+    solve), "timeout" (the wall's page never granted its cookie), "browser" (Chromium failed or is missing) or
+    "unproven" (a wall no spider names seemed passed, but the session it gave got no data)."""
 
     def __init__(self, wall: str, kind: str, detail: str):
         super().__init__(f"{wall}: {kind}: {detail}")

@@ -80,9 +80,10 @@ LABELLED_COUNTERS = [
     ),
     (
         "farm_walls_not_passed",
-        "Walls the browser could not pass, by why: a slider (not solved), no cookie in time, no browser",
+        "Walls the browser could not pass, by why: a slider (not solved), no cookie in time, no browser, "
+        "or an unknown wall's session that got no data",
         "kind",
-        {kind: f"farm/wall/not_passed/{kind}" for kind in ("slider", "timeout", "browser")},
+        {kind: f"farm/wall/not_passed/{kind}" for kind in ("slider", "timeout", "browser", "unproven")},
     ),
     (
         "farm_retries",

@@ -12,6 +12,8 @@ import click
 from .faults import ALL_KINDS, DEFAULT_KINDS, DESCRIPTIONS, FaultConfig
 from .outage import Outage
 from .server import Sandbox, start
+from .strangewalls import FORMS as STRANGE_FORMS
+from .strangewalls import StrangeConfig
 from .walls import SITES as WALL_SITES
 from .walls import WallConfig
 
@@ -192,6 +194,13 @@ computes (farm/sandbox/walltoken.py), earns a session, for its User-Agent alone:
     metavar="KW|SITE:KW",
     help="With --walls: this keyword (or site:keyword) always meets a slider. Repeatable.",
 )
+@click.option(
+    "--strange-walls",
+    "strange_forms",
+    metavar="FORM,FORM",
+    help="Put each site behind walls in shapes no spider names, in these forms in turn (reload, refresh, form, "
+    "chain, stay; 'all' for every one): farm/sandbox/strangewalls.py. POST /_sandbox/strangewalls sets the rest.",
+)
 def sandbox(
     host,
     port,
@@ -214,6 +223,7 @@ def sandbox(
     session_requests,
     slider_rate,
     slider_keywords,
+    strange_forms,
 ):
     """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
 
@@ -239,7 +249,14 @@ def sandbox(
     if given and not walls:
         raise click.UsageError(f"{next(iter(given))[1]} needs --walls")
     wall_config = WallConfig(**{name: value for (name, _), value in given.items()}) if walls else None
-    asyncio.run(_serve(Sandbox(seed, postings, faults, outage, wall_config), host, port))
+    strange = None
+    if strange_forms:
+        forms = STRANGE_FORMS if strange_forms == "all" else tuple(strange_forms.split(","))
+        try:
+            strange = StrangeConfig(forms=forms)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--strange-walls") from None
+    asyncio.run(_serve(Sandbox(seed, postings, faults, outage, wall_config, strange=strange), host, port))
 
 
 async def _serve(box, host, port):

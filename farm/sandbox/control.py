@@ -24,6 +24,10 @@ GET  /_sandbox/identity                      → {"requests", "incoherent", "rea
                                                 "most_on_a_connection"}: each search request judged as the
                                                 Chrome it claims and as a request of its kind (coherence.py)
 POST /_sandbox/botd, GET /_sandbox/botd.esm.js → the wall pages' bot detector (botcheck.py)
+GET  /_sandbox/strangewalls                  → {"counts": {"<site>/<form>|sessions|let_through|answers|slider": n},
+                                                "config"} (strangewalls.py; config null without them)
+POST /_sandbox/strangewalls                  → raise the strange walls / replace their config (sites, forms,
+                                               session_seconds, session_requests, slider_keywords, seed)
 GET  /_sandbox/requests?last=N               → {"requests": [{"site", "method", "path", "headers": [[name,
                                                 value], …]}, …]}: the last N search requests (default 20), oldest
                                                 first, header names as sent and in order, a Cookie's value
@@ -40,6 +44,7 @@ from .faults import FaultConfig
 from .outage import Outage
 from .results import Query, int_param, page_of
 from .sites import SITE_MODULES
+from .strangewalls import StrangeConfig
 from .walls import WallConfig, WallTally
 
 
@@ -83,6 +88,16 @@ def add_routes(app, sandbox):
         if sandbox.walls is None:
             return web.json_response({**WallTally().to_json(), "config": None})
         return web.json_response(sandbox.walls.status(), dumps=_dumps)
+
+    async def strange_view(request):
+        if request.method == "POST":
+            try:
+                sandbox.set_strange_walls(StrangeConfig.from_json(await request.json()))
+            except (ValueError, TypeError) as exc:
+                return _error(str(exc))
+        if sandbox.strange is None:
+            return web.json_response({"counts": {}, "config": None})
+        return web.json_response(sandbox.strange.status(), dumps=_dumps)
 
     async def requests_view(request):
         last = int_param(request.query.get("last"), 20, high=len(sandbox.requests) or 1)
@@ -131,6 +146,7 @@ def add_routes(app, sandbox):
     app.router.add_route("*", "/_sandbox/walls", walls_view)
     app.router.add_get("/_sandbox/requests", requests_view)
     app.router.add_get("/_sandbox/identity", identity)
+    app.router.add_route("*", "/_sandbox/strangewalls", strange_view)
 
 
 def _request_row(site, method, path, raw_headers):

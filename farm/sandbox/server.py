@@ -7,10 +7,11 @@ process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered p
 hostile postings), so a new config empties the cache.
 
 A request goes: outage (outage.py: the connection closed) → parse → the site's wall, with --walls (walls.py: no
-live session, no page) → site rejection (bad qcwy sign, forged zhilian token) → fault draw → page. Only a
-normal page (or a slow one) counts in /_sandbox/counts. The last search requests are kept as they came, with
-their headers in order, for /_sandbox/requests; each is judged as the Chrome it claims, and counted by the
-connection it came on (coherence.py, /_sandbox/identity).
+live session, no page) → the strange walls, with --strange-walls (strangewalls.py) → site rejection (bad qcwy
+sign, forged zhilian token) → fault draw → page. Only a normal page (or a slow one) counts in
+/_sandbox/counts. The last search requests are kept as they came, with their headers in order, for
+/_sandbox/requests; each is judged as the Chrome it claims, and counted by the connection it came on
+(coherence.py, /_sandbox/identity).
 """
 
 import asyncio
@@ -25,6 +26,8 @@ from .data import World
 from .faults import Faults, drop, generic
 from .outage import Outage
 from .sites import SITE_MODULES
+from .strangewalls import StrangeConfig, StrangeWalls
+from .strangewalls import add_routes as add_strange_routes
 from .walls import WallConfig, Walls
 from .walls import add_routes as add_wall_routes
 
@@ -37,12 +40,15 @@ class Sandbox:
     """One seed's world, its fault config, its walls (None: no walls) and its counts. `app()` gives the aiohttp
     application. `clock` (unix seconds) is what the walls time sessions by."""
 
-    def __init__(self, seed=0, postings=None, fault_config=None, outage=None, walls=None, clock=time.time):
+    def __init__(
+        self, seed=0, postings=None, fault_config=None, outage=None, walls=None, clock=time.time, strange=None
+    ):
         self.world = World(seed, postings)
         self.faults = Faults(fault_config)
         self.outage = outage or Outage()
         self.clock = clock
         self.walls = None if walls is None else Walls(walls, clock)
+        self.strange = None if strange is None else StrangeWalls(strange, clock)  # strangewalls.py
         self.counts = Counter()
         self.rendered = 0  # pages generated on request (not served from the page cache)
         self.arrivals = Counter()  # search requests by the second they arrived (time.time())
@@ -61,6 +67,13 @@ class Sandbox:
         else:
             self.walls.replace(config)
 
+    def set_strange_walls(self, config: StrangeConfig) -> None:
+        """Raise the strange walls with this config, or replace the config of the raised ones."""
+        if self.strange is None:
+            self.strange = StrangeWalls(config, self.clock)
+        else:
+            self.strange.replace(config)
+
     def app(self):
         app = web.Application()
         for mod in SITE_MODULES.values():
@@ -68,6 +81,7 @@ class Sandbox:
             for path in mod.PATHS:
                 app.router.add_get(path, handler)
         add_wall_routes(app, self)
+        add_strange_routes(app, self)
         control.add_routes(app, self)
         return app
 
@@ -85,6 +99,10 @@ class Sandbox:
             query = mod.parse(request)
             if self.walls is not None:
                 wall = self.walls.guard(mod.SITE, request, query.keyword)
+                if wall is not None:
+                    return wall
+            if self.strange is not None:
+                wall = self.strange.guard(mod.SITE, request, query.keyword)
                 if wall is not None:
                     return wall
             refused = reject(request, query) if reject else None

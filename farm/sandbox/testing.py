@@ -95,6 +95,15 @@ class Control:
         """Clear the wall counts."""
         return self._call("/_sandbox/walls", method="DELETE")
 
+    def strange_walls(self):
+        """{"counts": {"<site>/<what>": n}, "config"} of the strange walls (strangewalls.py)."""
+        return self._call("/_sandbox/strangewalls")
+
+    def set_strange_walls(self, **config):
+        """Raise the strange walls, or replace their config: sites, forms, session_seconds, session_requests,
+        slider_keywords, seed."""
+        return self._call("/_sandbox/strangewalls", config)
+
     def requests(self, last=20):
         """The last search requests: [{"site", "method", "path", "headers": [[name, value], …]}, …]."""
         return self._call(f"/_sandbox/requests?last={last}")["requests"]

@@ -8,6 +8,10 @@ wall's page in headless Chromium (``browser``, dressed as the identity by ``disg
 page earns, and carries them on plain requests (``pool``) until the site refuses
 them or they grow old; then a new one is earned. ``middleware`` is the downloader middleware that does it.
 
+A wall no spider names (an HTML page with scripts where data was due, or a redirect away from it: ``wall``)
+is opened where it was met; ``watch`` says when the browser has passed it, and the first answer to the
+session it earns proves it.
+
 A wall the browser cannot pass (a slider, a puzzle) is never solved: it stays a block (farm.middlewares.blocks).
 See docs/walls.md.
 """

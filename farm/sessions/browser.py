@@ -21,6 +21,7 @@ from farm.errors import WallNotPassed
 from farm.sessions.disguise import context_options, dress, launch_args
 from farm.sessions.identity import ClientIdentity
 from farm.sessions.wall import Wall
+from farm.sessions.watch import QUIET, WallWatch
 
 logger = logging.getLogger(__name__)
 
@@ -58,16 +59,18 @@ class Browser:
                 options["proxy"] = _proxy_option(proxy)
             context = await browser.new_context(**options)
             await context.route("**/*", _only_the_wall(wall))
+            watch = WallWatch(wall)
             try:
                 page = await context.new_page()
                 await dress(context, page, identity, wall.name)
+                page.on("request", lambda request: watch.request(request.url, request.is_navigation_request()))
                 self.pages_opened += 1
-                return await self._cookies_of(page, context, wall)
+                return await self._cookies_of(page, context, wall, watch)
             finally:
                 self.rss_max = max(self.rss_max, self.resident_bytes())
                 await context.close()
 
-    async def _cookies_of(self, page, context, wall: Wall) -> dict[str, str]:
+    async def _cookies_of(self, page, context, wall: Wall, watch: WallWatch) -> dict[str, str]:
         from playwright.async_api import Error as PlaywrightError
 
         deadline = time.monotonic() + self.timeout
@@ -75,12 +78,15 @@ class Browser:
             answer = await page.goto(wall.url, wait_until="commit", timeout=self.timeout * 1000)
         except PlaywrightError as exc:
             raise WallNotPassed(wall.name, "browser", f"cannot open {_shown(wall.url)}: {_first_line(exc)}") from None
-        if answer is not None and answer.status >= 400:  # no wall there to pass: the site answered an error
+        if answer is not None and not wall.opens(answer.status):  # no wall there to pass: the site answered an error
             raise WallNotPassed(wall.name, "browser", f"{_shown(wall.url)} answered HTTP {answer.status}")
+        if answer is not None and not wall.known:
+            watch.answered(await answer.header_values("set-cookie"))
         host = urlsplit(wall.url).hostname or ""
+        html = ""  # the page as last looked at
         while True:
             cookies = {c["name"]: c["value"] for c in await context.cookies() if _same_site(c["domain"], host)}
-            if any(name in cookies for name in wall.cookies):
+            if watch.passed(cookies, page.url, html):
                 return cookies
             try:
                 html = await page.content()
@@ -91,10 +97,9 @@ class Browser:
                 raise WallNotPassed(
                     wall.name, "slider", f"the page shows a slider ({marker}), which farm does not solve"
                 )
-            if time.monotonic() >= deadline:
-                raise WallNotPassed(
-                    wall.name, "timeout", f"no {' or '.join(wall.cookies)} cookie within {self.timeout:g} s"
-                )
+            if time.monotonic() >= deadline or watch.given_up():
+                waited = f"{self.timeout:g} s" if time.monotonic() >= deadline else f"{QUIET:g} s of a page unchanged"
+                raise WallNotPassed(wall.name, "timeout", f"no {wall.awaited()} within {waited}")
             await asyncio.sleep(POLL)
 
     async def _launched(self, wall: Wall, identity: ClientIdentity):
@@ -151,9 +156,9 @@ def _only_the_wall(wall: Wall):
     async def route(route) -> None:
         nonlocal opened
         request = route.request
-        first = not opened and request.url == wall.url
+        first = not opened and request.is_navigation_request()  # page.goto(wall.url), however Chromium spells it
         opened = opened or first
-        if request.resource_type in SKIPPED_TYPES or (not first and any(part in request.url for part in wall.data)):
+        if request.resource_type in SKIPPED_TYPES or (not first and wall.asks_data(request.url)):
             await route.abort()
         else:
             await route.continue_()

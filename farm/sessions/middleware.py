@@ -3,13 +3,14 @@
 A page request takes the site's identity as it goes out (curl_cffi's browser fingerprint through
 farm.sessions.handler, that browser's headers for its ``request_kind``) and the cookies its site and proxy were
 granted (farm.sessions.pool). In the answers, Set-Cookie updates those cookies, and an answer that is a wall
-the spider can pass (``LeaseSpider.browser_wall``) retires the session that met it, has a new one earned in
+a browser may pass (``LeaseSpider.wall_of``) retires the session that met it, has a new one earned in
 headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall) and sends the
 request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry lane), so a
 back-off longer than a session's life cannot starve it. Each attempt of a request (each retry of
 farm.middlewares.blocks) is sent again with a fresh session at most twice; after that, or when the browser
 cannot pass the wall (a slider), the answer goes on to farm.middlewares.blocks as a block, named after the
-wall.
+wall. A session earned at a wall no spider names is proven by the first answer it carries: one that is not
+data retires it, and the wall counts as not passed (``unproven``), the browser cooling down as after a slider.
 
 It sits at 650: after Scrapy's RedirectMiddleware (600) on the way back, so it sees a wall's redirect before
 the redirect is followed. A request that carries a session is marked ``dont_merge_cookies`` for
@@ -104,9 +105,19 @@ class SessionMiddleware:
             return response
         key = (self.site, meta.get("proxy") or "")
         session = self.pool.sent(key, meta.get("farm_session"))  # None once retired or replaced
-        wall = self.crawler.spider.browser_wall(response)
+        spider = self.crawler.spider
+        wall = spider.wall_of(response)
+        unproven = session is not None and session.proving and session.proven is None
+        if unproven:  # an unknown wall's session: its first answer proves it, or it was no pass
+            session.proven = wall is None and spider.refusal(response) is None
+            unproven = not session.proven
+            if unproven:
+                failed = self.pool.unproven(session, f"the first request it carried got no data ({response.status})")
+                self.stats.inc_value("farm/wall/not_passed/unproven")
+                meta["farm_wall_refused"] = f"{failed.wall}_{failed.kind}"
+                logger.warning("farm %s: %s passed, but its session got no data: retired", self.site, failed.wall)
         if wall is None:
-            if session is not None:
+            if session is not None and not session.retired:
                 _take_cookies(session, response)  # not a wall's: those belong to the challenge, not the session
             return response
         if 300 <= response.status < 400:
@@ -115,6 +126,8 @@ class SessionMiddleware:
             meta["dont_redirect"] = meta["farm_wall_redirect"] = True
         self.stats.inc_value("farm/wall/met")
         self.stats.inc_value(f"farm/wall/met/{wall.name}")
+        if unproven:
+            return response  # a block (farm.middlewares.blocks)
         # sends with a fresh session, counted per attempt: a retry after a block may send as often again
         attempt, sends = meta.get("farm_session_sends", (0, 0))
         if attempt != meta.get("retry_times", 0):

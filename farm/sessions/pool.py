@@ -31,6 +31,10 @@ class SiteSession:
     serial: int
     uses: int = 0
     retired: str | None = field(default=None)
+    # an unknown wall's session is proven by its first answer getting data (farm.sessions.watch): None until
+    # then; a known wall's is not judged (its cookie arrived)
+    proven: bool | None = None
+    proving: bool = False
 
     def cookie_header(self) -> str:
         return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
@@ -86,6 +90,14 @@ class SessionPool:
             session.retired = why
             self.retired[why] = self.retired.get(why, 0) + 1
 
+    def unproven(self, session: SiteSession, detail: str) -> WallNotPassed:
+        """``session``'s first answer got no data: it is retired and its wall counted as not passed (the
+        browser cools down for the key, as after any wall it cannot pass)."""
+        self.retire(session, "unproven")
+        failed = WallNotPassed(session.wall, "unproven", detail)
+        self._failed[session.key] = (self.clock(), failed)
+        return failed
+
     async def renew(
         self, key: SessionKey, wall: Wall, identity: ClientIdentity, refused: SiteSession | None
     ) -> SiteSession:
@@ -123,7 +135,9 @@ class SessionPool:
         finally:
             self._earning.pop(key, None)
         self._failed.pop(key, None)
-        session = SiteSession(key, identity, cookies, wall.name, self.clock(), next(self._serials))
+        session = SiteSession(
+            key, identity, cookies, wall.name, self.clock(), next(self._serials), proving=not wall.known
+        )
         self._current[key] = session
         if self.on_earned is not None:
             self.on_earned(session, self.clock() - started)

@@ -14,7 +14,9 @@ A site spider subclasses :class:`LeaseSpider` and gives only what differs:
 - ``block_reason(response)``: why the response is a block, or None
   (call ``super()`` to keep the HTTP 403/429/503 rule);
 - ``browser_wall(response)``: the wall a browser can pass that the response is
-  (farm.sessions.wall.Wall: the page to open, the cookies it grants), or None.
+  (farm.sessions.wall.Wall: the page to open, the cookies it grants), or None;
+- ``refusals``: its block kinds no browser changes (a limit, a block page, a captcha, a
+  login), never tried as walls it does not name (``unknown_wall``, farm.sessions.wall).
 
 An answer is a page only when farm understands it (``refusal``): not a block, parsed
 without error, and not empty while its own count says more remain. Anything else is a
@@ -47,7 +49,7 @@ from farm.config import FarmConfig
 from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.errors import ParseError, SettingError, UnknownCity
 from farm.items import JobPosting
-from farm.sessions.wall import Wall
+from farm.sessions.wall import Wall, captcha_in, in_wall_shape, looks_html, text_of, unknown_wall
 from farm.state.lease import Lease
 
 if TYPE_CHECKING:
@@ -105,6 +107,9 @@ class LeaseSpider(scrapy.Spider):
     # whatever the count says (51job's totalCount runs past its 50 pages)
     site_pages: int | None = None
     site: str | None = None  # whose FARM_<SITE>_* settings apply, when not the spider's name
+    refusals: frozenset[str] = frozenset({"http_429"})  # block kinds no browser changes (see the docstring)
+    # block kinds that say only "not understood" (HTML where JSON was due…): named a captcha when one shows
+    unrecognised: frozenset[str] = frozenset()
 
     @classmethod
     def from_crawler(cls, crawler, *args, **kwargs):
@@ -170,21 +175,50 @@ class LeaseSpider(scrapy.Spider):
     def browser_wall(self, response) -> Wall | None:
         return None
 
+    def wall_of(self, response) -> Wall | None:
+        """The wall ``response`` is: the spider's own (``browser_wall``, its fast path), else one no spider
+        names (``unknown_wall``), else None."""
+        return self.browser_wall(response) or self.unknown_wall(response)
+
+    def unknown_wall(self, response) -> Wall | None:
+        """A wall in a shape the spider does not name, to try in the browser where it was met: not a page
+        farm understands, not one of ``refusals``, an HTML page with scripts or a redirect away from the data."""
+        text = text_of(response)
+        if not in_wall_shape(response, text):
+            return None
+        if response.status in (301, 302, 303, 307, 308):
+            reason = self.block_reason(response)
+        else:
+            reason = self.refusal(response)
+            if reason is None:
+                return None
+        if reason is not None and reason.split()[0] in self.refusals:
+            return None
+        return unknown_wall(self.site or self.name, response, text)
+
     # --- what farm understands -------------------------------------------
 
     def refusal(self, response) -> str | None:
         """Why ``response`` is not a page farm understands, its shape first; None for a page."""
         reason = self.block_reason(response)
         if reason is not None:
-            return reason
+            return self._captcha_named(reason, response) if reason.split()[0] in self.unrecognised else reason
         try:
             page = self.page_of(response)
         except ParseError as exc:
-            return f"{self.name}_unrecognised {exc}"
+            return self._captcha_named(f"{self.name}_unrecognised {exc}", response)
         page_no = response.request.meta.get("farm_page", 1) if response.request is not None else 1
         if not page.postings and self.more_promised(page, page_no):
             return f"{self.name}_empty_page page {page_no} empty while {self.promise(page)}"
         return None
+
+    def _captcha_named(self, reason: str, response) -> str:
+        """``reason``, named a captcha when the answer is an HTML page with one that the spider did not name."""
+        if response.status != 200:
+            return reason
+        text = text_of(response)
+        marker = captcha_in(text) if looks_html(response, text) else None
+        return f"{self.name}_captcha ({marker}) {reason}" if marker is not None else reason
 
     def page_of(self, response) -> Page:
         """``parse_page(response)``, parsed once per response (ParseError raised each time)."""

@@ -62,6 +62,17 @@ class BossSpider(LeaseSpider):
     request_kind = FETCH  # the search page's fetch of joblist.json (farm.sessions.identity)
     code_pattern = CODE_PATTERNS["boss"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["boss"]
+    # pages that say no whatever runs them (a limit, a block, a slider, a login): never tried as unknown walls
+    refusals = frozenset(
+        {
+            "http_429",
+            "boss_403_page",
+            "boss_too_frequent",
+            "boss_access_abnormal",
+            "boss_verify_slider",
+            "boss_passport_verify",
+        }
+    )
 
     clock = staticmethod(time.time)  # the client's ``_`` cache-buster: tests pin it
 

@@ -40,6 +40,11 @@ class QcwySpider(LeaseSpider):
     request_kind = FETCH  # the search page's fetch of search-pc (farm.sessions.identity)
     code_pattern = CODE_PATTERNS["qcwy"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["qcwy"]
+    # never tried as unknown walls. Not qcwy_waf_slider: its aliyunwaf_ marker is on Aliyun's JS challenge
+    # too (public write-ups of it: a renderData textarea and <script name="aliyunwaf_…">); a real slider shows
+    # the captcha markers farm.sessions.wall knows, and is not tried for them
+    refusals = frozenset({"http_429", "http_521"})
+    unrecognised = frozenset({"qcwy_html"})
     clock = staticmethod(time.time)  # the sign covers the timestamp: tests pin it
     # In a crawl with farm.middlewares.signing, every attempt is signed as it goes out: a
     # search request is made unsigned, not signed twice. Without it, it is signed when made.

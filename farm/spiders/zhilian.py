@@ -42,6 +42,10 @@ class ZhilianSpider(LeaseSpider):
     request_kind = NAVIGATE  # the server-rendered search page, loaded in the tab (farm.sessions.identity)
     code_pattern = CODE_PATTERNS["zhilian"]  # farm/cities.py: keyword validation uses the same
     city_codes = CITY_CODES["zhilian"]
+    # never tried as unknown walls; a verification page (安全验证) is, and so is zhilian_waf_slider, whose
+    # aliyunwaf_ marker Aliyun's JS challenge carries too (a real slider shows farm.sessions.wall's markers)
+    refusals = frozenset({"http_429", "zhilian_captcha", "zhilian_login_wall"})
+    unrecognised = frozenset({"zhilian_blank_page", "zhilian_shell"})
 
     def search_request(self, city_code, job, page):
         search = f"{self.base_url}/sou/jl{city_code}?kw={quote(job, safe='')}"
