@@ -177,6 +177,7 @@ def zhilian_crawler(sqlite_url):
         [("zhilian", "北京", "python")],
         spidercls=ZhilianSpider,
         FARM_ZHILIAN_BASE_URL="http://site.invalid",
+        FARM_BROWSER_EXECUTABLE="no-such-chromium",  # the identity is the target's: no browser version read
     )
     yield crawler
     crawler.get_extension(CrawlParts).close()
