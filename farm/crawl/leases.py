@@ -283,4 +283,4 @@ class KeywordLeaseMiddleware:
             await maybe_deferred_to_future(self.outbox.drain())
             await self.registry.release(reason)
         finally:
-            self.registry.closed()  # the run table is written after this (farm.extensions.runs)
+            self.registry.given_back.happened()  # the run table is written after this (farm.extensions.runs)

@@ -30,7 +30,7 @@ from twisted.python.failure import Failure
 from farm import signals
 from farm.crawl.backends.base import LeaseKey
 from farm.crawl.backends.checkpoint import Saved
-from farm.crawl.giveback import first_line, within
+from farm.crawl.giveback import Once, first_line, within
 from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.crawl.needs import RegistryParts, page_spider
 from farm.state.lease import Lease
@@ -59,8 +59,8 @@ class KeywordRegistry:
         self._given_up: set[int] = set()
         # the give-back at close met its deadline unanswered: the database thread may still be in it
         self.database_silent = False
-        self._closed = False  # the close's give-back is over (written, lost, or never reached)
-        self._waiting: list[Deferred[None]] = []
+        # the close is done with the keywords (released, lost or never reached): the run table waits for it
+        self.given_back = Once()
 
     @property
     def given_up(self) -> frozenset[int]:
@@ -374,23 +374,6 @@ class KeywordRegistry:
         lost = [(run.lease, status) for run, (ok, status) in zip(runs, results) if not ok]
         if lost:
             self._release_lost([lease for lease, _ in lost], lost[0][1])
-
-    def closed(self) -> None:
-        """The crawl's close is done with its keywords (their release written, lost, or never reached):
-        whoever waits on ``released()`` goes on, and reads the keyword table as the close left it."""
-        self._closed = True
-        waiting, self._waiting = self._waiting, []
-        for d in waiting:
-            d.callback(None)
-
-    def released(self) -> Deferred[None]:
-        """A Deferred fired once ``closed()`` is called (at once if it was)."""
-        d: Deferred[None] = Deferred()
-        if self._closed:
-            d.callback(None)
-        else:
-            self._waiting.append(d)
-        return d
 
     def _release_lost(self, leases: list[Lease], failure: object) -> None:
         """The database did not take the releases: the keywords stay ``crawling`` under this crawler.

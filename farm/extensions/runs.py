@@ -2,7 +2,7 @@
 
 At ``spider_opened`` it opens a ``running`` row (site, machine, crawler id, start); each scraped posting
 counts towards its fields' coverage; at ``spider_closed``, once the crawl has released the keywords it
-held (KeywordRegistry.released), the row gets the end, Scrapy's finish reason, the keywords claimed and
+held (KeywordRegistry.given_back), the row gets the end, Scrapy's finish reason, the keywords claimed and
 ended, pages, postings and refusals by shape, and the site's keywords of today are copied into
 ``keyword_day`` as the release left them (``partial``, not ``crawling``). The writes run on the crawl's
 DB thread; a failed one is logged and counted (``farm/runs/error``), never the crawl's end. A crawl
@@ -70,7 +70,7 @@ class RunLog(FarmExtension):
         for name, count in self.coverage.items():  # what the Spidermon monitors read (farm.checks.monitors)
             self.stats.set_value(f"farm/runs/coverage/{name}", count)
         # after the keywords' release: keyword_day copies the ends the close wrote (partial), not "crawling"
-        await maybe_deferred_to_future(parts.registry.released())
+        await maybe_deferred_to_future(parts.registry.given_back.wait())
         numbers = run_numbers(self.stats.get_stats(), self.coverage)
         self._opening.addCallback(lambda _: self.run_id is not None and parts.run(self._close, reason, numbers))
         self._opening.addErrback(self._failed)
