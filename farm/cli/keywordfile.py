@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 
 from farm.errors import KeywordError, KeywordFileError
-from farm.state.validation import validate_keyword
+from farm.state.validation import cleaned, validate_keyword
 
 HEADER = ("source", "city", "job")
 # No valid keyword line comes near this; it bounds what one line may cost.
@@ -103,10 +103,12 @@ def _next_row(reader, start: int) -> tuple[list[str] | None, tuple[int, str] | N
 
 
 def _keyword(row: list[str]) -> tuple[str, str, str]:
-    """A row as a keyword (farm.state.validation), or KeywordError."""
+    """A row as a keyword checked by farm.state.validation (its city as written: the store keeps it in
+    one spelling, and names the rows it merged), or KeywordError."""
     if len(row) != len(HEADER):
         raise KeywordError(f"expected {len(HEADER)} fields ({','.join(HEADER)}), found {len(row)}")
-    return validate_keyword(*row)
+    source, _, job = validate_keyword(*row)
+    return source, cleaned(row[1]), job
 
 
 def _check_header(path, line_no: int, row: list[str]) -> None:

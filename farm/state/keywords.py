@@ -22,7 +22,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from farm.cities import CITY_CODES, city_code
 from farm.state.models import Keyword
-from farm.state.validation import search_key, validate_keyword
+from farm.state.validation import cleaned, search_key, validate_keyword
 
 if TYPE_CHECKING:
     from farm.state.storeview import StoreView
@@ -35,8 +35,9 @@ Row = tuple[str, str, str]
 
 @dataclass
 class Added:
-    """What an add did: the rows inserted, and each row left out as the same search as another, with
-    the row it matched (stored before, or earlier in the same call); a row given twice exactly is neither."""
+    """What an add did: the rows inserted, and each row left out as the same search as another, both as
+    written, with the row it matched: the one stored, or the one of the same call that is stored now; a
+    row given twice exactly, or exactly as stored, is neither."""
 
     inserted: int = 0
     same_search: list[tuple[Row, Row]] = field(default_factory=list)
@@ -53,12 +54,17 @@ def add_keywords(store: StoreView, rows: Iterable[Row]) -> int:
 def import_keywords(store: StoreView, rows: Iterable[Row]) -> Added:
     """``add_keywords``, telling which rows were left out as the same search as another."""
     added = Added()
-    given: dict[tuple[str, str, str], list[Row]] = {}  # search key -> its rows, distinct, in order
+    # search key -> its rows as given (their city as written), distinct, in order; the first's keyword
+    given: dict[tuple[str, str, str], list[Row]] = {}
+    first: dict[tuple[str, str, str], Row] = {}
     for row in rows:
         keyword = validate_keyword(*row)
-        same = given.setdefault(search_key(*keyword), [])
-        if keyword not in same:
-            same.append(keyword)
+        key = search_key(*keyword)
+        same = given.setdefault(key, [])
+        first.setdefault(key, keyword)
+        written = (keyword[0], cleaned(row[1]), keyword[2])
+        if written not in same:
+            same.append(written)
     if not given:
         return added
     now = store.clock()
@@ -71,15 +77,15 @@ def import_keywords(store: StoreView, rows: Iterable[Row]) -> Added:
         # psycopg's executemany counts no rows: the inserted ones are counted by their ids
         stmt = postgresql.insert(K).on_conflict_do_nothing(index_elements=["source", "city", "job"]).returning(K.c.id)
     with store.engine.begin() as conn:
-        stored = _stored(conn, [same[0] for same in given.values()])
+        stored = _stored(conn, list(first.values()))
         params: list[dict[str, Any]] = []
         for key, same in given.items():
             kept = stored.get(key)
-            if kept is None:  # the first given is stored
-                kept = same[0]
-                source, city, job = kept
+            if kept is None:  # the first given is stored, its city in farm's spelling
+                source, city, job = first[key]
                 params.append({"source": source, "city": city, "job": job, "created_at": now, "updated_at": now})
-            added.same_search += [(keyword, kept) for keyword in same if keyword != kept]
+                kept, same = same[0], same[1:]
+            added.same_search += [(row, kept) for row in same if row != kept]
         for start in range(0, len(params), INSERT_CHUNK):
             result = conn.execute(stmt, params[start : start + INSERT_CHUNK])
             added.inserted += len(result.all()) if result.returns_rows else max(result.rowcount, 0)

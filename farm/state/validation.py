@@ -38,9 +38,7 @@ def validate_keyword(source: str, city: str, job: str) -> tuple[str, str, str]:
     """The keyword with surrounding blanks removed, in Unicode's composed form (NFC: "café"
     typed with one character or with "e" and a combining accent is one keyword), its city in the
     one spelling farm keeps (farm.cities.canonical_city), or KeywordError."""
-    source, city, job = (
-        unicodedata.normalize("NFC", str(v if v is not None else "")).strip() for v in (source, city, job)
-    )
+    source, city, job = (cleaned(v) for v in (source, city, job))
     sources = known_sources()
     if source not in sources:
         raise KeywordError(f"unknown source {source!r} (expected one of: {', '.join(sources)})")
@@ -54,6 +52,11 @@ def validate_keyword(source: str, city: str, job: str) -> tuple[str, str, str]:
     if canonical is None:
         raise KeywordError(f"unknown city {city!r} for {source}: use {accepted_cities(source)}")
     return source, canonical, job
+
+
+def cleaned(value: object) -> str:
+    """A field as typed, without its surrounding blanks, in Unicode's composed form (NFC)."""
+    return unicodedata.normalize("NFC", str(value if value is not None else "")).strip()
 
 
 def search_key(source: str, city: str, job: str) -> tuple[str, str, str]:

@@ -202,14 +202,16 @@ def test_import_writes_in_chunks_after_checking_the_whole_file(sqlite_url, tmp_p
 def test_one_search_is_stored_once_whatever_its_case_or_its_citys_spelling(every_db_url, tmp_path):
     upgraded(every_db_url)
     content = (
-        "source,city,job\nboss,北京,Python\nboss,北京,python\nzhilian,530,Java\nzhilian,北京,JAVA\nqcwy,上海,Ｇｏ\n"
+        "source,city,job\nboss,北京,Python\nboss,北京,python\nzhilian,530,Java\nzhilian,北京,Java\n"
+        "zhilian,北京,JAVA\nqcwy,上海,Ｇｏ\nboss,北京,Python\n"
     )
     result = run(every_db_url, "keywords", "import", str(write_csv(tmp_path, content)))
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [
-        "imported 3 new keywords (0 already present, 2 the same search as another)",
+        "imported 3 new keywords (0 already present, 1 repeated in the file, 3 the same search as another)",
         "  boss,北京,python is the same search as boss,北京,Python: stored once",
-        "  zhilian,北京,JAVA is the same search as zhilian,北京,Java: stored once",
+        "  zhilian,北京,Java is the same search as zhilian,530,Java: stored once",
+        "  zhilian,北京,JAVA is the same search as zhilian,530,Java: stored once",
     ]
     stored = [(r[1], r[2], r[3]) for r in keyword_rows(every_db_url)]
     assert stored == [("boss", "北京", "Python"), ("zhilian", "北京", "Java"), ("qcwy", "上海", "Ｇｏ")]
@@ -218,8 +220,8 @@ def test_one_search_is_stored_once_whatever_its_case_or_its_citys_spelling(every
     result = run(every_db_url, "keywords", "import", str(again))
     assert result.output.splitlines() == [
         "imported 0 new keywords (1 already present, 2 the same search as another)",
-        "  boss,北京,PYTHON is the same search as boss,北京,Python: stored once",
-        "  qcwy,上海,go is the same search as qcwy,上海,Ｇｏ: stored once",
+        "  boss,101010100,PYTHON is the same search as boss,北京,Python: stored once",
+        "  qcwy,020000,go is the same search as qcwy,上海,Ｇｏ: stored once",
     ]
     result = run(every_db_url, "keywords", "add", "zhilian", "530", "java")
     assert result.output == "already present as the same search: zhilian, 北京, Java\n"
