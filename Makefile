@@ -46,7 +46,7 @@ fuzz: install
 	FARM_FUZZ_EXAMPLES=$${FARM_FUZZ_EXAMPLES:-300} FARM_FUZZ_SEED=$${FARM_FUZZ_SEED:-$$(date +%s)} \
 		$(BIN)/python -m pytest tests/integration/test_api_fuzz.py
 
-# The three spiders against the sandbox, on the embedded defaults (SQLite in demo-run/).
+# The three spiders against the sandbox, on the embedded defaults (SQLite in demo-run/demo.db, the demo's own).
 demo: install
 	$(BIN)/farm demo
 

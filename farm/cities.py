@@ -3,7 +3,8 @@
 A keyword's ``city`` is a name of its source's map (北京) or a code of that site
 (101010100 for boss). The spiders take their ``city_codes`` and ``code_pattern``
 from here, and keyword validation (``farm keywords import`` / ``add``) checks a
-city against the same, so a keyword no crawl could use is refused at input.
+city against the same, so a keyword no crawl could use is refused at input, and
+keeps one spelling of each (``canonical_city``), so one city is one search.
 No Scrapy here: the ``farm`` command and the store import it.
 """
 
@@ -88,6 +89,16 @@ def city_code(source: str, city: str) -> str | None:
     if CODE_PATTERNS[source].fullmatch(city):
         return city
     return CITY_CODES[source].get(city)
+
+
+def canonical_city(source: str, city: str) -> str | None:
+    """The one spelling farm keeps of ``city`` for ``source``: the first name of the source's map with
+    the same code (530 and 北京 are 北京 on zhilian, 广东省 is 广东 on qcwy), else the code itself; None for
+    a city the source does not know."""
+    code = city_code(source, city)
+    if code is None:
+        return None
+    return next((name for name, named in CITY_CODES[source].items() if named == code), code)
 
 
 def accepted_cities(source: str) -> str:

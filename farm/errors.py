@@ -54,13 +54,20 @@ class KeywordError(ValueError):
 
 
 class KeywordFileError(ValueError):
-    """A keyword file that cannot be imported, with where and why."""
+    """A keyword file that cannot be imported, with where and why: its first bad line, and in ``more``
+    the others found, each (line, why); several are said one a line under the file's name."""
 
-    def __init__(self, path, line: int, message: str):
+    def __init__(self, path, line: int, message: str, more: tuple[tuple[int, str], ...] = ()):
         self.path = str(path)
         self.line = line
         self.message = message
-        super().__init__(f"{self.path} line {line}: {message}")
+        self.more = more
+        if not more:
+            text = f"{self.path} line {line}: {message}"
+        else:
+            lines = "".join(f"\n  line {at}: {why}" for at, why in ((line, message), *more))
+            text = f"{self.path}: {1 + len(more)} bad lines, the file refused whole:{lines}"
+        super().__init__(text)
 
 
 # --- The crawl's machinery --------------------------------------------------------------------------

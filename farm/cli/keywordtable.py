@@ -12,6 +12,8 @@ from farm.state.validation import validate_keyword
 
 # Keywords written per transaction by `farm keywords import`.
 IMPORT_CHUNK = 5000
+# Keywords left out as the same search as another that an import names, one a line.
+MOST_TOLD = 20
 
 
 @click.group()
@@ -26,8 +28,11 @@ def keywords_import(farm_ctx: Farm, file: str):
     """Add the keywords of a CSV FILE with the header source,city,job (- reads standard input).
 
     Keywords already in the table are skipped, and a keyword repeated in the file
-    is added once. The whole file is checked first: one bad line and nothing is
-    written. The file is read once, so a pipe or a process substitution works.
+    is added once. A keyword is one search: boss,北京,Python and boss,北京,python, or
+    zhilian,530,Java and zhilian,北京,Java, are stored once (the first given, its
+    city as farm spells it), and the import names each line it did not store for
+    that. The whole file is checked first: bad lines are all named, and nothing
+    is written. The file is read once, so a pipe or a process substitution works.
     """
     store = farm_ctx.store()
     farm_ctx.sources()  # a site of the project's own is a source a keyword may name
@@ -38,10 +43,23 @@ def keywords_import(farm_ctx: Farm, file: str):
     except OSError as exc:
         raise click.ClickException(f"{file}: cannot read: {exc.strerror or exc}") from None
     inserted = 0
+    same: list[tuple[tuple[str, str, str], tuple[str, str, str]]] = []
     for start in range(0, len(rows), IMPORT_CHUNK):
-        inserted += store.add_keywords(rows[start : start + IMPORT_CHUNK])
+        added = store.import_keywords(rows[start : start + IMPORT_CHUNK])
+        inserted += added.inserted
+        same += added.same_search
     repeated = f", {total - len(rows)} repeated in the file" if total > len(rows) else ""
-    click.echo(f"imported {inserted} new keywords ({len(rows) - inserted} already present{repeated})")
+    one = f", {len(same)} the same search as another" if same else ""
+    present = len(rows) - inserted - len(same)
+    click.echo(f"imported {inserted} new keywords ({present} already present{repeated}{one})")
+    for row, kept in same[:MOST_TOLD]:
+        click.echo(f"  {_shown(row)} is the same search as {_shown(kept)}: stored once")
+    if len(same) > MOST_TOLD:
+        click.echo(f"  … and {len(same) - MOST_TOLD} more")
+
+
+def _shown(row: tuple[str, str, str]) -> str:
+    return ",".join(escape(part) for part in row)
 
 
 def _unique_keywords(file: str) -> tuple[int, list[tuple[str, str, str]]]:
@@ -60,14 +78,20 @@ def _unique_keywords(file: str) -> tuple[int, list[tuple[str, str, str]]]:
 @click.argument("job")
 @database_command
 def keywords_add(farm_ctx: Farm, source: str, city: str, job: str):
-    """Add one keyword: SOURCE (boss, qcwy, zhilian, or a site of the project's own), CITY and JOB."""
+    """Add one keyword: SOURCE (boss, qcwy, zhilian, or a site of the project's own), CITY and JOB.
+
+    A keyword stored already as the same search (another case, the city's code or name) is not added."""
     farm_ctx.sources()  # a site of the project's own is a source a keyword may name
     try:
         row = validate_keyword(source, city, job)
     except KeywordError as exc:
         raise click.ClickException(str(exc)) from None
-    added = farm_ctx.store().add_keywords([row])
-    click.echo(f"{'added' if added else 'already present'}: {', '.join(row)}")
+    added = farm_ctx.store().import_keywords([row])
+    if added.same_search:
+        (_, kept), *_ = added.same_search
+        click.echo(f"already present as the same search: {', '.join(escape(part) for part in kept)}")
+    else:
+        click.echo(f"{'added' if added.inserted else 'already present'}: {', '.join(row)}")
 
 
 @keywords.command("list")

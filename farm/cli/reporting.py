@@ -118,7 +118,12 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
     required=True,
     help="csv (a header row, tags as JSON text), jsonl (one JSON object a line) or parquet.",
 )
-@click.option("--out", metavar="PATH", help="The file to write, - for standard output. [default: postings-DATE.FORMAT]")
+@click.option(
+    "-o",
+    "--out",
+    metavar="PATH",
+    help="The file to write, - for standard output. [default: postings-DATE.FORMAT]",
+)
 @click.option(
     "--bom/--no-bom",
     default=True,
@@ -129,15 +134,18 @@ def report_command(farm_ctx: Farm, day: date | None, days: int, gone_after: int,
 def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None, bom: bool):
     """Export the postings seen on a day (new ones included), with their salary as numbers.
 
-    Streamed: memory stays flat however many postings there are. The file is
+    Streamed: memory stays flat however many postings there are. A file is
     written under a temporary name beside it and renamed when complete: a
-    failed or interrupted export leaves the previous file as it was. CSV cells
-    that begin with = + - @, a tab or a carriage return start with a single
-    quote, so that a spreadsheet does not run them.
+    failed or interrupted export leaves the previous file as it was (through a
+    symlink, its target is replaced and the link kept). A device, a pipe or
+    /dev/stdout is written straight. CSV cells that begin with = + - @, a tab
+    or a carriage return start with a single quote, so that a spreadsheet does
+    not run them.
     """
     import sys
 
     from farm.report import export
+    from farm.report.outpath import is_stream
 
     if fmt == "parquet":
         _require("pyarrow", "farm export --format parquet")
@@ -151,8 +159,9 @@ def export_command(farm_ctx: Farm, day: date | None, fmt: str, out: str | None, 
         sys.stdout.buffer.flush()
         click.echo(f"{count:,} postings seen on {day} written to standard output", err=True)
         return
+    stream = is_stream(out)  # a device, pipe or descriptor: written straight, the count said on stderr
     try:
         count = export.write_file(engine, out, day, tz, fmt, bom=bom)
     except OSError as exc:
-        raise click.ClickException(f"cannot write {out}: {exc.strerror}") from None
-    click.echo(f"{count:,} postings seen on {day} written to {Path(out).resolve()}")
+        raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    click.echo(f"{count:,} postings seen on {day} written to {out if stream else Path(out).resolve()}", err=stream)

@@ -1,5 +1,6 @@
 """The give-back at close, as the keyword registry waits for it (KeywordRegistry.release): one
-deadline over the whole write, and what the database said when it failed, in one line."""
+deadline over the whole write, what the database said when it failed, in one line, and the moment
+it is over (``Once``), which the run table waits for."""
 
 from typing import TypeVar
 
@@ -36,3 +37,26 @@ def first_line(failure: object) -> str:
     error = getattr(failure, "value", failure)
     error = getattr(error, "orig", None) or error
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+class Once:
+    """Something that happens once: ``wait()`` is a Deferred fired when ``happened()`` is called, at once
+    if it was."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self._waiting: list[Deferred[None]] = []
+
+    def happened(self) -> None:
+        self.done = True
+        waiting, self._waiting = self._waiting, []
+        for d in waiting:
+            d.callback(None)
+
+    def wait(self) -> Deferred[None]:
+        d: Deferred[None] = Deferred()
+        if self.done:
+            d.callback(None)
+        else:
+            self._waiting.append(d)
+        return d

@@ -274,10 +274,13 @@ class KeywordLeaseMiddleware:
         if self._later is not None and self._later.active():
             self._later.cancel()
         self._later = None
-        if self._claim is not None:
-            await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
-        # keywords being taken on (adopted, with Redis) become runs first, released below
-        await maybe_deferred_to_future(self.backend.peers.closing())
-        # the progress of every page fetched goes before the releases
-        await maybe_deferred_to_future(self.outbox.drain())
-        await self.registry.release(reason)
+        try:
+            if self._claim is not None:
+                await maybe_deferred_to_future(DeferredList([self._claim], consumeErrors=True))
+            # keywords being taken on (adopted, with Redis) become runs first, released below
+            await maybe_deferred_to_future(self.backend.peers.closing())
+            # the progress of every page fetched goes before the releases
+            await maybe_deferred_to_future(self.outbox.drain())
+            await self.registry.release(reason)
+        finally:
+            self.registry.given_back.happened()  # the run table is written after this (farm.extensions.runs)

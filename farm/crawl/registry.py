@@ -30,7 +30,7 @@ from twisted.python.failure import Failure
 from farm import signals
 from farm.crawl.backends.base import LeaseKey
 from farm.crawl.backends.checkpoint import Saved
-from farm.crawl.giveback import first_line, within
+from farm.crawl.giveback import Once, first_line, within
 from farm.crawl.keywordrun import KeywordRun, Outcome
 from farm.crawl.needs import RegistryParts, page_spider
 from farm.state.lease import Lease
@@ -59,6 +59,8 @@ class KeywordRegistry:
         self._given_up: set[int] = set()
         # the give-back at close met its deadline unanswered: the database thread may still be in it
         self.database_silent = False
+        # the close is done with the keywords (released, lost or never reached): the run table waits for it
+        self.given_back = Once()
 
     @property
     def given_up(self) -> frozenset[int]:

@@ -1,17 +1,20 @@
 """RunLog: every crawl, local or Redis, remembered in the run table (farm.runs; docs/checks.md).
 
 At ``spider_opened`` it opens a ``running`` row (site, machine, crawler id, start); each scraped posting
-counts towards its fields' coverage; at ``spider_closed`` the row gets the end, Scrapy's finish reason,
-the keywords claimed and ended, pages, postings and refusals by shape, and the site's keywords of today
-are copied into ``keyword_day``. The writes run on the crawl's DB thread; a failed one is logged and
-counted (``farm/runs/error``), never the crawl's end. A crawl killed before its close leaves its row
-``running`` with no end: the checks call that a run that never finished.
+counts towards its fields' coverage; at ``spider_closed``, once the crawl has released the keywords it
+held (KeywordRegistry.given_back), the row gets the end, Scrapy's finish reason, the keywords claimed and
+ended, pages, postings and refusals by shape, and the site's keywords of today are copied into
+``keyword_day`` as the release left them (``partial``, not ``crawling``). The writes run on the crawl's
+DB thread; a failed one is logged and counted (``farm/runs/error``), never the crawl's end. A crawl
+killed before its close leaves its row ``running`` with no end: the checks call that a run that never
+finished.
 """
 
 import logging
 import socket
 
 from scrapy import signals
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from farm import salary
@@ -60,16 +63,18 @@ class RunLog(FarmExtension):
             if get(name):
                 counts[name] += 1
 
-    def spider_closed(self, spider, reason):
+    async def spider_closed(self, spider, reason):
         if self._opening is None:
-            return None
+            return
         parts = self.parts
         for name, count in self.coverage.items():  # what the Spidermon monitors read (farm.checks.monitors)
             self.stats.set_value(f"farm/runs/coverage/{name}", count)
+        # after the keywords' release: keyword_day copies the ends the close wrote (partial), not "crawling"
+        await maybe_deferred_to_future(parts.registry.given_back.wait())
         numbers = run_numbers(self.stats.get_stats(), self.coverage)
         self._opening.addCallback(lambda _: self.run_id is not None and parts.run(self._close, reason, numbers))
         self._opening.addErrback(self._failed)
-        return self._opening
+        await maybe_deferred_to_future(self._opening)
 
     def _close(self, reason, numbers):
         store = self.parts.store

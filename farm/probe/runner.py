@@ -6,6 +6,10 @@ project and settings as `scrapy crawl` run from here. Its crawl closes itself be
 (farm.probe.plan); one still running at the deadline is asked to stop (SIGTERM: Scrapy's graceful
 shutdown, which still writes the report) and, GRACE seconds later, killed with its whole group.
 The folder goes when the probes are done; ``log_dir`` keeps each crawl's log.
+
+The children are in sessions of their own: a Ctrl+C, a SIGTERM (a timeout, systemd) or a SIGHUP (the
+terminal gone) reaches the runner alone, which then kills every child with its group and removes the
+folder before it exits (SIGTERM and SIGHUP with 128 + the signal's number, as a process they kill).
 """
 
 import json
@@ -15,7 +19,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from farm.probe.child import LOG, REPORT
@@ -24,11 +31,12 @@ from farm.probe.verdict import Ended, Verdict, judge
 
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL at the deadline
 STDERR_TAIL = 4000  # characters of a child's stderr kept for a verdict
+STOPPING = (signal.SIGTERM, signal.SIGHUP)  # signals that end the runner as Ctrl+C does, its children with it
 
 
 def run_probes(probes: list[Probe], log_dir: Path | None = None, python: str = sys.executable) -> list[Verdict]:
     """Each probe's verdict, in the order given; all run at once, each within its ``timeout``."""
-    with tempfile.TemporaryDirectory(prefix="farm-probe-") as tmp:
+    with _stopped_by(STOPPING), tempfile.TemporaryDirectory(prefix="farm-probe-") as tmp:
         children = []
         try:
             for probe in probes:
@@ -41,11 +49,34 @@ def run_probes(probes: list[Probe], log_dir: Path | None = None, python: str = s
                     log_dir.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(folder / LOG, log_dir / f"{probe.site}.log")
             return verdicts
-        except BaseException:  # Ctrl+C: the children, in sessions of their own, did not get it
+        except BaseException:  # Ctrl+C, SIGTERM: the children, in sessions of their own, did not get it
             for _, _, process, _ in children:
                 _signal_group(process, signal.SIGKILL)
                 process.wait()
             raise
+
+
+@contextmanager
+def _stopped_by(signums: tuple[int, ...]) -> Iterator[None]:
+    """Each of ``signums`` raises SystemExit(128 + signum) meanwhile (once: a second is ignored while the
+    children are killed), so that the runner's cleanup runs. Only on the main thread, where Python
+    takes signals; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        for each in signums:
+            signal.signal(each, signal.SIG_IGN)
+        print(f"farm probe: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        raise SystemExit(128 + signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in signums}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _start(probe: Probe, folder: Path, python: str):

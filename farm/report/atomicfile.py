@@ -4,11 +4,12 @@ A rename within one folder is atomic (``os.replace``): whoever opens the path fi
 file or the new one whole, never a part. A write that fails or is interrupted (an exception,
 Ctrl-C) removes its temporary file and leaves the previous one as it was; a process killed outright
 (SIGKILL, a power cut) leaves the previous one too, and its temporary file, ``.NAME.XXXXXXXX.part``,
-beside it.
+beside it. The new file has the permissions of the one it replaces (a new one: 0o666 less the umask).
 """
 
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +29,10 @@ def replacing(path: str | os.PathLike) -> Iterator[BinaryIO]:
     # created as open() creates a file (0o666 less the umask), never over another one
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        try:
+            os.fchmod(descriptor, stat.S_IMODE(os.stat(path).st_mode))  # the file replaced keeps its permissions
+        except FileNotFoundError:
+            pass
         with os.fdopen(descriptor, "wb") as out:
             yield out
             out.flush()

@@ -7,7 +7,8 @@ chunks (Parquet: one row group a chunk), so memory stays flat however many
 there are. ``raw``, the site's whole item, is not exported. ``tags`` is a JSON
 list in JSON lines and its JSON text in CSV and Parquet; times are UTC.
 
-A file is replaced whole or not at all (farm.report.atomicfile). CSV is for
+A regular file is replaced whole or not at all, through its symlinks; a device, a pipe or a
+descriptor (``/dev/stdout``) is written straight (farm.report.outpath). CSV is for
 spreadsheets: it starts with a UTF-8 BOM unless told not to (Excel reads a file
 without one in the machine's code page, and Chinese text comes out garbled),
 and a text cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
@@ -30,8 +31,8 @@ import orjson
 from sqlalchemy import Text, cast, select, type_coerce
 from sqlalchemy.engine import Engine
 
-from farm.report.atomicfile import replacing
 from farm.report.days import day_span
+from farm.report.outpath import opened
 from farm.report.queries import P
 from farm.state.engine import reader
 
@@ -90,8 +91,9 @@ def write(
 def write_file(
     engine: Engine, path: str | os.PathLike, day: date, tz: ZoneInfo, fmt: str, chunk: int = CHUNK, bom: bool = True
 ) -> int:
-    """Write the day's postings to the file ``path``, replacing it only once they are all written; how many."""
-    with replacing(path) as out:
+    """Write the day's postings to ``path`` (farm.report.outpath: a regular file replaced only once they are
+    all written, through its symlinks; a device, pipe or descriptor written straight); how many."""
+    with opened(path) as out:
         return write(engine, out, day, tz, fmt, chunk, bom)
 
 

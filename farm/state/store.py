@@ -218,3 +218,7 @@ class KeywordStore:
     def add_keywords(self, rows: Iterable[tuple[str, str, str]]) -> int:
         """Insert the keywords not yet in the table, validated, in one transaction; how many were new."""
         return keywords.add_keywords(self, rows)
+
+    def import_keywords(self, rows: Iterable[tuple[str, str, str]]) -> keywords.Added:
+        """``add_keywords``, telling which rows were left out as the same search as another."""
+        return keywords.import_keywords(self, rows)

@@ -139,6 +139,50 @@ def test_a_probe_that_outlives_its_deadline_is_killed_with_everything_it_started
     wait_until(lambda: not _alive(grandchild), 5, f"process {grandchild} to end")
 
 
+def test_a_probe_stopped_with_sigterm_ends_its_child_crawl_and_removes_its_folder(tmp_path):
+    # a site that takes the connection and never answers: the child's crawl waits on it
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = dict(os.environ, FARM_DB_URL=f"sqlite:///{tmp_path / 'users.db'}", TMPDIR=str(temporary))
+    env["FARM_BOSS_BASE_URL"] = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    command = [sys.executable, "-m", "farm", "probe", "boss", "--timeout", "120"]
+    runner = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: _probe_children(temporary), 60, "the probe's child crawl to start")
+        (child,) = _probe_children(temporary)
+        wait_until(lambda: any(temporary.glob("farm-probe-*/boss/crawl.log")), 60, "the child's crawl to log")
+        runner.terminate()
+        _, err = runner.communicate(timeout=30)
+    finally:
+        silent.close()
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode == 128 + 15, err
+    assert "farm probe: stopped by SIGTERM" in err
+    wait_until(lambda: not _alive(child), 5, f"the child crawl {child} to end")
+    assert list(temporary.iterdir()) == []
+
+
+def _probe_children(temporary):
+    """The pids of the probe children whose folder is under ``temporary``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = open(f"/proc/{entry.name}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if b"farm.probe.child" in cmdline and any(str(temporary).encode() in arg for arg in cmdline):
+            if _alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
 def _alive(pid):
     try:
         state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]

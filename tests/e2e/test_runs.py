@@ -8,7 +8,7 @@ from sqlalchemy import select
 from farm.sandbox.testing import SandboxProcess
 from farm.state.db import make_engine
 from farm.state.models import CrawlRun, KeywordDay
-from tests.e2e.harness import prepare_db, run_crawl
+from tests.e2e.harness import keywords, prepare_db, run_crawl
 
 pytestmark = pytest.mark.e2e
 
@@ -53,3 +53,18 @@ def test_a_crawl_sharing_work_through_redis_is_remembered_too(mariadb_url, share
     assert proc.returncode == 0, proc.output[-3000:]
     (run,), days = runs_and_days(mariadb_url)
     check_run(run, days, proc.output)
+
+
+def test_a_crawl_closed_mid_way_copies_its_keywords_day_after_releasing_them(sqlite_url):
+    # closed after a few pages: the keywords it held are released partial before keyword_day is copied
+    prepare_db(sqlite_url, ROWS)
+    with SandboxProcess(seed=3, postings=(300, 400)) as sandbox:
+        proc = run_crawl("qcwy", sqlite_url, sandbox.url, CLOSESPIDER_PAGECOUNT=3)
+    assert proc.returncode == 0, proc.output[-3000:]
+    (run,), days = runs_and_days(sqlite_url)
+    assert run.status == "closespider_pagecount"
+    statuses = {(row["city"], row["job"]): row["crawl_status"] for row in keywords(sqlite_url)}
+    assert "partial" in statuses.values() and "crawling" not in statuses.values()
+    assert {(day.city, day.job): day.crawl_status for day in days} == {
+        key: status for key, status in statuses.items() if status != "idle"
+    }

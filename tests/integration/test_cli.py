@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 
 import farm.cli.context
 import farm.cli.keywordtable
+from farm.cities import accepted_cities
 from farm.cli import farm as farm_command
 from farm.state.db import URL_EXAMPLES, make_engine
 from farm.state.migrate import head_revision, require_current
@@ -177,14 +178,14 @@ def test_import_writes_in_chunks_after_checking_the_whole_file(sqlite_url, tmp_p
     upgraded(sqlite_url)
     monkeypatch.setattr(farm.cli.keywordtable, "IMPORT_CHUNK", 7)
     calls = []
-    real_add = KeywordStore.add_keywords
+    real_add = KeywordStore.import_keywords
 
     def spy(self, rows):
         rows = list(rows)
         calls.append(len(rows))
         return real_add(self, rows)
 
-    monkeypatch.setattr(KeywordStore, "add_keywords", spy)
+    monkeypatch.setattr(KeywordStore, "import_keywords", spy)
     lines = ["source,city,job"] + [f"zhilian,杭州,job{i}" for i in range(30)]
     result = run(sqlite_url, "keywords", "import", str(write_csv(tmp_path, "\n".join(lines))))
     assert result.output == "imported 30 new keywords (0 already present)\n"
@@ -196,6 +197,63 @@ def test_import_writes_in_chunks_after_checking_the_whole_file(sqlite_url, tmp_p
     assert result.exit_code == 1
     assert calls == []  # the bad last line stopped the import before any write
     assert len(keyword_rows(sqlite_url)) == 30
+
+
+def test_one_search_is_stored_once_whatever_its_case_or_its_citys_spelling(every_db_url, tmp_path):
+    upgraded(every_db_url)
+    content = (
+        "source,city,job\nboss,北京,Python\nboss,北京,python\nzhilian,530,Java\nzhilian,北京,Java\n"
+        "zhilian,北京,JAVA\nqcwy,上海,Ｇｏ\nboss,北京,Python\n"
+    )
+    result = run(every_db_url, "keywords", "import", str(write_csv(tmp_path, content)))
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        "imported 3 new keywords (0 already present, 1 repeated in the file, 3 the same search as another)",
+        "  boss,北京,python is the same search as boss,北京,Python: stored once",
+        "  zhilian,北京,Java is the same search as zhilian,530,Java: stored once",
+        "  zhilian,北京,JAVA is the same search as zhilian,530,Java: stored once",
+    ]
+    stored = [(r[1], r[2], r[3]) for r in keyword_rows(every_db_url)]
+    assert stored == [("boss", "北京", "Python"), ("zhilian", "北京", "Java"), ("qcwy", "上海", "Ｇｏ")]
+
+    again = write_csv(tmp_path, "source,city,job\nboss,101010100,PYTHON\nqcwy,020000,go\nboss,北京,Python\n", "b.csv")
+    result = run(every_db_url, "keywords", "import", str(again))
+    assert result.output.splitlines() == [
+        "imported 0 new keywords (1 already present, 2 the same search as another)",
+        "  boss,101010100,PYTHON is the same search as boss,北京,Python: stored once",
+        "  qcwy,020000,go is the same search as qcwy,上海,Ｇｏ: stored once",
+    ]
+    result = run(every_db_url, "keywords", "add", "zhilian", "530", "java")
+    assert result.output == "already present as the same search: zhilian, 北京, Java\n"
+    assert [(r[1], r[2], r[3]) for r in keyword_rows(every_db_url)] == stored
+
+
+def test_a_keyword_stored_under_a_city_code_is_kept_and_matched(sqlite_url, tmp_path):
+    # a row stored before cities had one spelling: kept as it is, and the same search is not stored again
+    upgraded(sqlite_url)
+    engine = make_engine(sqlite_url)
+    now = datetime.now(UTC)
+    with engine.begin() as conn:
+        conn.execute(insert(K).values(source="zhilian", city="530", job="java", created_at=now, updated_at=now))
+    engine.dispose()
+    before = keyword_rows(sqlite_url)
+    result = run(sqlite_url, "keywords", "import", str(write_csv(tmp_path, "source,city,job\nzhilian,北京,Java\n")))
+    assert result.output.splitlines()[1] == "  zhilian,北京,Java is the same search as zhilian,530,java: stored once"
+    assert keyword_rows(sqlite_url) == before
+
+
+def test_an_import_names_every_bad_line_at_once_and_writes_nothing(sqlite_url, tmp_path):
+    upgraded(sqlite_url)
+    path = write_csv(tmp_path, "source,city,job\nboss,北京,go\nlagou,北京,go\nboss,拉萨,go\nqcwy,上海\nqcwy,上海,go\n")
+    result = run(sqlite_url, "keywords", "import", str(path))
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"Error: {path}: 3 bad lines, the file refused whole:",
+        "  line 3: unknown source 'lagou' (expected one of: boss, qcwy, zhilian)",
+        f"  line 4: unknown city '拉萨' for boss: use {accepted_cities('boss')}",
+        "  line 5: expected 3 fields (source,city,job), found 2",
+    ]
+    assert keyword_rows(sqlite_url) == []
 
 
 BAD_FILES = [

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -287,3 +288,85 @@ def test_csv_has_a_utf8_bom_unless_told_no_bom(sqlite_url, tmp_path):
     assert result.exit_code == 0, result.output
     assert with_bom.read_bytes() == BOM + without.read_bytes()
     assert without.read_bytes().startswith(b"id,source,") and "某科技有限公司" in without.read_text(encoding="utf-8")
+
+
+def _filled(tmp_path, count=30) -> str:
+    url = f"sqlite:///{tmp_path / 'farm.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        _many(engine, count)
+    finally:
+        engine.dispose()
+    return url
+
+
+def _farm_export(url, fmt, *args, **popen):
+    command = [sys.executable, "-m", "farm", "--db-url", url, "export", "--date", str(DAY), "--format", fmt, *args]
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **popen}
+    return subprocess.run(command, timeout=120, **streams)
+
+
+@pytest.mark.parametrize("fmt", export.FORMATS)
+def test_an_export_to_dev_stdout_is_written_to_the_pipe_it_is(tmp_path, fmt):
+    url = _filled(tmp_path)
+    done = _farm_export(url, fmt, "-o", "/dev/stdout")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().strip() == f"30 postings seen on {DAY} written to /dev/stdout"
+    (tmp_path / "piped").write_bytes(done.stdout)
+    read = {"csv": lambda p: _from_csv(p.read_bytes()), "jsonl": lambda p: _from_jsonl(p.read_bytes())}
+    rows = read.get(fmt, _from_parquet)(tmp_path / "piped")
+    assert len(rows) == 30 and {row["company"] for row in rows} == {"某科技有限公司"}
+
+
+def test_an_export_to_dev_stdout_redirected_to_a_file_appends_as_the_shell_asked(tmp_path):
+    url = _filled(tmp_path)
+    out = tmp_path / "log.csv"
+    out.write_bytes(b"kept\n")
+    with open(out, "ab") as appended:
+        done = _farm_export(url, "csv", "--no-bom", "-o", "/dev/stdout", stdout=appended)
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes().startswith(b"kept\nid,source,job_id") and len(out.read_bytes().splitlines()) == 32
+
+
+def test_an_export_to_a_full_device_says_so_in_one_line_and_leaves_the_device_alone(tmp_path):
+    url = _filled(tmp_path)
+    before = os.stat("/dev/full")
+    done = _farm_export(url, "csv", "--out", "/dev/full")
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == ["Error: cannot write /dev/full: No space left on device"]
+    after = os.stat("/dev/full")
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    assert not [name for name in os.listdir("/dev") if name.startswith(".full.")]
+
+
+def test_an_export_through_a_symlink_replaces_its_target_and_keeps_the_link(tmp_path):
+    url = _filled(tmp_path)
+    target = tmp_path / "data" / "postings.csv"
+    target.parent.mkdir()
+    target.write_bytes(YESTERDAY)
+    target.chmod(0o640)
+    link = tmp_path / "latest.csv"
+    link.symlink_to(target)
+    done = _farm_export(url, "csv", "--out", str(link))
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and link.readlink() == target
+    assert target.read_bytes().startswith(BOM + b"id,source,job_id") and len(target.read_bytes().splitlines()) == 31
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert done.stdout.decode().strip() == f"30 postings seen on {DAY} written to {target}"
+
+
+def test_an_export_to_a_fifo_writes_into_it(tmp_path):
+    url = _filled(tmp_path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        done = _farm_export(url, "jsonl", "--out", str(fifo))
+        data, _ = reader.communicate(timeout=30)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+            reader.wait()
+    assert done.returncode == 0, done.stderr
+    assert len(_from_jsonl(data)) == 30 and stat.S_ISFIFO(fifo.stat().st_mode)

@@ -398,7 +398,7 @@ def test_add_keywords_is_idempotent(store):
     assert store.add_keywords([("boss", "北京", "go"), ("boss", "北京", "go")]) == 1
     listed = store.list_keywords()
     assert [(r["source"], r["city"], r["job"]) for r in listed] == rows + [
-        ("zhilian", "765", "java"),
+        ("zhilian", "深圳", "java"),  # 智联's code of 深圳: one city, one spelling
         ("boss", "北京", "go"),
     ]
     r = listed[0]
@@ -523,9 +523,10 @@ def test_upsert_postings_one_row_per_source_and_job_id(store, clock):
     assert store.upsert_postings([], clock.now) == 0
 
 
-def test_ids_and_keywords_differing_only_in_case_are_distinct(store, clock):
-    """Boss's encryptJobId mixes case: a case-blind unique key would merge two postings."""
-    assert store.add_keywords([("boss", "北京", "Java"), ("boss", "北京", "java")]) == 2
+def test_ids_differing_only_in_case_are_distinct_keywords_are_one_search(store, clock):
+    """Boss's encryptJobId mixes case: a case-blind unique key would merge two postings. A keyword's
+    job is searched case-blind by the sites: Java and java are one search, stored once."""
+    assert store.add_keywords([("boss", "北京", "Java"), ("boss", "北京", "java")]) == 1
     row = {
         "source": "boss",
         "title": "t",

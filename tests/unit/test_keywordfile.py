@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from farm.cli.keywordfile import MAX_LINE_BYTES, KeywordFileError, read_keywords
+from farm.cities import accepted_cities
+from farm.cli.keywordfile import MAX_LINE_BYTES, MOST_PROBLEMS, KeywordFileError, read_keywords
 
 DEMO_KEYWORDS = Path(__file__).resolve().parents[2] / "farm" / "demo" / "keywords.csv"
 
@@ -61,11 +62,33 @@ def test_streams_without_reading_ahead(tmp_path):
 
 
 def test_error_names_file_line_and_problem(tmp_path):
-    path = write(tmp_path, "source,city,job\nboss,北京,python\n" + "x,y,z\n" * 4 + "lagou,北京,java\n")
+    path = write(tmp_path, "source,city,job\nboss,北京,python\nx,y,z\nqcwy,上海,go\n")
     error = refusal(path)
     assert error.path == str(path)
     assert error.line == 3
     assert str(error) == (f"{path} line 3: unknown source 'x' (expected one of: boss, qcwy, zhilian)")
+
+
+def test_every_bad_line_is_named_at_once(tmp_path):
+    content = "source,city,job\nboss,北京,python\nx,y,z\nboss,拉萨,go\nqcwy,上海,go\nboss,北京\n".encode()
+    path = write(tmp_path, content + "zhilian,北京,go\n".encode("gbk") + b"qcwy,\xe5\x8c\x97\xe4\xba\xac,\n")
+    error = refusal(path)
+    assert (error.line, len(error.more)) == (3, 4)
+    assert str(error).splitlines() == [
+        f"{path}: 5 bad lines, the file refused whole:",
+        "  line 3: unknown source 'x' (expected one of: boss, qcwy, zhilian)",
+        f"  line 4: unknown city '拉萨' for boss: use {accepted_cities('boss')}",
+        "  line 6: expected 3 fields (source,city,job), found 2",
+        "  line 7: not UTF-8 text (byte 0xb1 at byte 9); save the file as UTF-8",
+        "  line 8: empty job",
+    ]
+
+
+def test_a_file_of_many_bad_lines_is_refused_at_the_twentieth(tmp_path):
+    path = write(tmp_path, "source,city,job\n" + "lagou,北京,go\n" * 1000)
+    error = refusal(path)
+    assert len(error.more) == MOST_PROBLEMS - 1 and error.more[-1][0] == MOST_PROBLEMS + 1
+    assert error.more[-1][1].endswith(f"(the first {MOST_PROBLEMS} bad lines: read no further)")
 
 
 @pytest.mark.parametrize(
