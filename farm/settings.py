@@ -65,12 +65,18 @@ FARM_BOSS_MAX_PAGES = _env("FARM_BOSS_MAX_PAGES")
 FARM_QCWY_MAX_PAGES = _env("FARM_QCWY_MAX_PAGES")
 FARM_ZHILIAN_MAX_PAGES = _env("FARM_ZHILIAN_MAX_PAGES")
 
-# Requests per second to each site from one crawler (0: no limit), each gap jittered
+# Requests per second to each site from one identity (0: no limit), each gap jittered
 # by half either way (why these: farm.defaults). A site of a project's own is read
 # from its FARM_<SITE>_* settings, or crawled politely (farm.defaults.SITE_RATE).
 FARM_BOSS_RATE = _env("FARM_BOSS_RATE")
 FARM_QCWY_RATE = _env("FARM_QCWY_RATE")
 FARM_ZHILIAN_RATE = _env("FARM_ZHILIAN_RATE")
+# Each rate is one identity's: each proxy of FARM_PROXIES (or this machine's own address) keeps it
+# (farm.crawl.identities). A ceiling caps the sum of every identity's requests to a site, for every
+# worker (0 or unset: none).
+FARM_BOSS_CEILING = _env("FARM_BOSS_CEILING")
+FARM_QCWY_CEILING = _env("FARM_QCWY_CEILING")
+FARM_ZHILIAN_CEILING = _env("FARM_ZHILIAN_CEILING")
 
 # Keywords one process holds at once; each keeps its pages flowing.
 FARM_LEASES_IN_FLIGHT = _env("FARM_LEASES_IN_FLIGHT")

@@ -65,6 +65,7 @@ from farm.crawl.starting import build_backend, open_jobdir, require_farm_schedul
 from farm.crawl.window import PageWindow
 from farm.display import mask_url
 from farm.spiders.base import LeaseSpider, SpiderParts
+from farm.state.identities import keep_learned_paces, learned_paces
 from farm.state.lease import Lease, Outlook
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
@@ -123,6 +124,7 @@ class CrawlParts(SpiderParts):
         self.backend = build_backend(crawler, self)
         self.pace = self.backend.pace
         self.proxies = self.backend.proxies
+        self.identities = self.backend.identities
         self._wake_call: IDelayedCall | None = None
         self._started = False
 
@@ -258,8 +260,22 @@ class CrawlParts(SpiderParts):
         # the interfaces every reactor has)
         return deferToThreadPool(cast(IReactorFromThreads, reactor), self._pool, function, *args, **kwargs)
 
+    def learned_paces(self) -> dict[str, float]:
+        """identity id -> the pace the site's identities learned in past runs (farm.state.identities)."""
+        return learned_paces(self.store.engine, self.site)
+
+    def keep_learned(self) -> None:
+        """The identities' learned paces and states into the stats, and their paces into the database
+        for the next run (blocking: off the reactor)."""
+        self.identities.note_stats()
+        try:
+            keep_learned_paces(self.store.engine, self.site, self.identities.learned_paces())
+        except DBAPIError as exc:
+            logger.warning("farm: keeping the identities' learned paces failed: %s", exc)
+
     async def engine_stopped(self) -> None:
         self._stop_sending()
+        await maybe_deferred_to_future(threads.deferToThread(self.keep_learned))
         try:
             await maybe_deferred_to_future(defer.maybeDeferred(self.backend.leave))
         except Exception as exc:
