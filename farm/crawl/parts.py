@@ -140,6 +140,7 @@ class CrawlParts(SpiderParts):
             raise NotConfigured("not a farm LeaseSpider: no keyword leases, progress or postings")
         parts = cls.from_settings(crawler)
         crawler.signals.connect(parts.engine_stopped, signal=signals.engine_stopped)
+        crawler.signals.connect(parts.spider_closed, signal=signals.spider_closed)
         if crawler.crawling:  # a crawl is starting, not a test or a tool building the parts
             parts.spawn_writer()
             parts._watch_start()
@@ -264,18 +265,19 @@ class CrawlParts(SpiderParts):
         """identity id -> the pace the site's identities learned in past runs (farm.state.identities)."""
         return learned_paces(self.store.engine, self.site)
 
-    def keep_learned(self) -> None:
-        """The identities' learned paces and states into the stats, and their paces into the database
-        for the next run (blocking: off the reactor)."""
+    async def spider_closed(self, spider: object, reason: str) -> None:
+        """The identities' learned paces and states into the stats (before the run's row takes them,
+        farm.extensions.runs), and their paces into the database, on the DB thread, for the next run."""
         self.identities.note_stats()
         try:
-            keep_learned_paces(self.store.engine, self.site, self.identities.learned_paces())
+            await maybe_deferred_to_future(
+                self.run(keep_learned_paces, self.store.engine, self.site, self.identities.learned_paces())
+            )
         except DBAPIError as exc:
             logger.warning("farm: keeping the identities' learned paces failed: %s", exc)
 
     async def engine_stopped(self) -> None:
         self._stop_sending()
-        await maybe_deferred_to_future(threads.deferToThread(self.keep_learned))
         try:
             await maybe_deferred_to_future(defer.maybeDeferred(self.backend.leave))
         except Exception as exc:

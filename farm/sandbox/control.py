@@ -17,6 +17,10 @@ GET  /_sandbox/walls                         → {"sessions_issued": {site: n}, 
 POST /_sandbox/walls                         → raise the walls / replace their config (walls.WallConfig: sites,
                                                session_seconds, session_requests, slider_rate, slider_keywords,
                                                seed); DELETE /_sandbox/walls clears their counts
+GET  /_sandbox/pace                          → {"config", "clients": {address: {"served", "too_fast", "banned", "bans",
+                                                "fastest"}}} (clientpace.py); POST {"rate", "burst", "strikes",
+                                               "ban_seconds", "rates"} holds each client to a pace (counts
+                                               cleared; rate 0: off); DELETE clears the counts
 GET  /_sandbox/requests?last=N               → {"requests": [{"site", "method", "path", "headers": [[name,
                                                 value], …]}, …]}: the last N search requests (default 20), oldest
                                                 first, header names as sent and in order, a Cookie's value
@@ -30,6 +34,7 @@ from aiohttp import web
 from . import hostile
 from .cities import SITES, city_for, city_named
 from .faults import FaultConfig
+from .clientpace import PaceConfig
 from .outage import Outage
 from .results import Query, int_param, page_of
 from .sites import SITE_MODULES
@@ -76,6 +81,16 @@ def add_routes(app, sandbox):
             return web.json_response({**WallTally().to_json(), "config": None})
         return web.json_response(sandbox.walls.status(), dumps=_dumps)
 
+    async def pace_view(request):
+        if request.method == "POST":
+            try:
+                sandbox.pace.replace(PaceConfig.from_json(await request.json()))
+            except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+                return _error(str(exc))
+        elif request.method == "DELETE":
+            sandbox.pace.reset_counts()
+        return web.json_response(sandbox.pace.status(), dumps=_dumps)
+
     async def requests_view(request):
         last = int_param(request.query.get("last"), 20, high=len(sandbox.requests) or 1)
         rows = list(sandbox.requests)[-last:]
@@ -119,6 +134,7 @@ def add_routes(app, sandbox):
     app.router.add_route("*", "/_sandbox/outage", outage_view)
     app.router.add_route("*", "/_sandbox/walls", walls_view)
     app.router.add_get("/_sandbox/requests", requests_view)
+    app.router.add_route("*", "/_sandbox/pace", pace_view)
 
 
 def _request_row(site, method, path, raw_headers):

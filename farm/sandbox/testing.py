@@ -95,6 +95,14 @@ class Control:
         """Clear the wall counts."""
         return self._call("/_sandbox/walls", method="DELETE")
 
+    def set_pace(self, **config):
+        """Hold each client (address) to a pace: rate, burst, strikes, ban_seconds, rates (address -> rate)."""
+        return self._call("/_sandbox/pace", config)
+
+    def pace(self):
+        """{"config", "clients": {address: {"served", "too_fast", "banned", "bans", "fastest"}}}."""
+        return self._call("/_sandbox/pace")
+
     def requests(self, last=20):
         """The last search requests: [{"site", "method", "path", "headers": [[name, value], …]}, …]."""
         return self._call(f"/_sandbox/requests?last={last}")["requests"]
