@@ -14,7 +14,17 @@ from farm.crawl.proxies import Proxy
 from farm.sandbox.testing import SandboxProcess
 from farm.state.db import make_engine
 from farm.state.models import IdentityPaceRow
-from tests.e2e.harness import crawl_stat, expected_crawl, fetched_pages, keywords, prepare_db, run_crawl, stored_postings
+from tests.e2e.harness import (
+    crawl_stat,
+    expected_crawl,
+    fetched_pages,
+    keywords,
+    prepare_db,
+    run_crawl,
+    start_crawl,
+    stop,
+    stored_postings,
+)
 from tests.proxy import ForwardProxy
 
 pytestmark = pytest.mark.e2e
@@ -69,8 +79,9 @@ def took(through):
     return max(times) - min(times)
 
 
-def judged_too_fast(sandbox):
-    return sum(client["too_fast"] + client["banned"] for client in sandbox.pace()["clients"].values())
+def judged_too_fast(clients):
+    """Requests the sandbox judged too fast (or sent while banned), all clients together."""
+    return sum(client["too_fast"] + client["banned"] for client in clients.values())
 
 
 def test_six_proxies_take_six_identities_paces_each_within_what_the_site_tolerates(tmp_path):
@@ -90,7 +101,7 @@ def test_six_proxies_take_six_identities_paces_each_within_what_the_site_tolerat
                 timings[count] = took(through)
                 clients = sandbox.pace()["clients"]
                 assert set(clients) == {proxy.source for proxy in through}  # each proxy a client of its own
-                assert judged_too_fast(sandbox) < 0.05 * len(pages), clients
+                assert judged_too_fast(clients) < 0.05 * len(pages), clients
                 assert all(proxy.relayed > 0 for proxy in through)
             finally:
                 for proxy in through:
@@ -130,3 +141,62 @@ def test_a_proxy_held_to_a_fifth_of_the_pace_learns_it_and_the_others_keep_their
     assert learned[Proxy.of(slow.url).id] <= RATE * 0.35, learned
     others = [Proxy.of(proxy.url).id for proxy in through[1:]]
     assert all(learned[i] >= RATE * 0.9 for i in others), learned
+
+
+def busiest(proxy, seconds=2.0):
+    """The most requests ``proxy`` relayed within any ``seconds``."""
+    times = sorted(proxy.times)
+    most, first = 0, 0
+    for last, at in enumerate(times):
+        while at - times[first] > seconds:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
+
+@pytest.mark.redis
+def test_two_workers_through_redis_share_six_proxies_and_drive_none_above_its_pace(mariadb_url, shared, tmp_path):
+    rows = rows_for(24)
+    prepare_db(mariadb_url, rows)
+    through = proxies(6)
+    try:
+        with SandboxProcess(seed=4, postings=POSTINGS) as sandbox:
+            sandbox.set_pace(rate=TOLERATED, burst=2, strikes=3, ban_seconds=2)
+            workers = [
+                start_crawl(
+                    "qcwy",
+                    mariadb_url,
+                    sandbox.url,
+                    tmp_path / f"worker{i}.log",
+                    redis=shared,
+                    FARM_CRAWLER_ID=f"worker{i}",
+                    FARM_QCWY_MAX_PAGES=MAX_PAGES,
+                    FARM_QCWY_RATE=RATE,
+                    FARM_PROXIES=",".join(proxy.url for proxy in through),
+                    FARM_PROXY_QUARANTINE=0.5,
+                    FARM_BLOCK_BASE_DELAY=0.5,
+                    FARM_BLOCK_MAX_DELAY=2,
+                    FARM_WORKER_TIMEOUT=2,
+                )
+                for i in range(2)
+            ]
+            try:
+                for worker in workers:
+                    assert stop(worker, 120) == 0
+            finally:
+                for worker in workers:
+                    worker.kill()
+                    worker.wait()
+            pages = check_completed(mariadb_url, sandbox, rows)
+            clients = sandbox.pace()["clients"]
+    finally:
+        for proxy in through:
+            proxy.stop()
+    logs = [(tmp_path / f"worker{i}.log").read_text() for i in range(2)]
+    labels = [Proxy.of(proxy.url).label for proxy in through]
+    for log in logs:  # both workers crawled, through the proxies they share
+        assert sum(crawl_stat(log, f"farm/identity/{label}/pages") for label in labels) > 0
+    # no proxy driven above its pace: the sandbox judged (almost) none too fast, and none relayed more in
+    # any two seconds than its pace allows (twice the pace if each worker kept its own)
+    assert judged_too_fast(clients) < 0.05 * len(pages), clients
+    assert max(busiest(proxy) for proxy in through) <= 2 * RATE + 2, [busiest(proxy) for proxy in through]
