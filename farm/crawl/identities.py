@@ -36,7 +36,7 @@ learned pace and state under ``farm/identity/<label>/...``.
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from scrapy import Request
@@ -132,7 +132,7 @@ class Identities:
     def __len__(self) -> int:
         return len(self.identities)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Identity]:
         return iter(self.identities)
 
     # --- sending ------------------------------------------------------------------------------

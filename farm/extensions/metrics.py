@@ -236,7 +236,9 @@ class _Collector:
             "farm_identity_pace", "Each identity's learned pace (requests a second; 0: no limit)", labels=label
         )
         state = GaugeMetricFamily(
-            "farm_identity_state", "1 for each identity's state: working, cooling or quarantined", labels=label + ["state"]
+            "farm_identity_state",
+            "1 for each identity's state: working, cooling or quarantined",
+            labels=label + ["state"],
         )
         for row in seen:
             named = labels + [row["identity"]]

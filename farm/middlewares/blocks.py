@@ -25,10 +25,12 @@ keyword's own retries:
 
 A page whose keyword has ended meanwhile is not retried. When a site has answered
 nothing but refusals for FARM_SITE_REFUSED_AFTER seconds (farm.middlewares.refusals), from every
-identity (one identity's page is an answer, and the site does not refuse the crawl), the crawl concludes the site refuses it and closes (``farm_site_refused``), its keywords partial.
+identity (one identity's page is an answer: the site does not refuse the crawl), the crawl
+concludes the site refuses it and closes (``farm_site_refused``), its keywords partial.
 
-With proxies (FARM_PROXIES), a connection to the proxy that fails (refused, timed out, its name unknown): through an HTTP proxy
-the site's own connection failures come back as the proxy's 502/504 answers, so
+With proxies (FARM_PROXIES), a connection to the proxy that fails (refused, timed out, its name
+unknown) is the proxy's: through an HTTP proxy the site's own connection failures come back as the
+proxy's 502/504 answers, so
 a connect error names the proxy itself, a dead one that would otherwise take
 every n-th request and pass for the site's trouble: it is quarantined, and its page is retried
 through another proxy without slowing the site. A timeout or a connection lost once
@@ -56,9 +58,9 @@ from scrapy.utils.misc import load_object
 from twisted.internet.error import ConnectError
 
 from farm.config import FarmConfig
+from farm.crawl.identities import Identities
 from farm.crawl.pace import SitePace
 from farm.crawl.parts import CrawlParts
-from farm.crawl.identities import Identities
 from farm.crawl.registry import KeywordRegistry
 from farm.middlewares.refusals import RefusalWatch
 from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, LeaseSpider, SiteUnavailable

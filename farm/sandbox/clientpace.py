@@ -63,8 +63,8 @@ class Client:
         self.at = now  # when the bucket was last filled
         self.in_a_row = 0  # too-fast requests since the last one served
         self.banned_until = 0.0
-        self.counts = Counter()  # served, too_fast, banned, bans
-        self.seconds = Counter()  # requests by the second they came
+        self.counts: Counter[str] = Counter()  # served, too_fast, banned, bans
+        self.seconds: Counter[int] = Counter()  # requests by the second they came
 
 
 class ClientPace:

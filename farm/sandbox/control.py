@@ -33,8 +33,8 @@ from aiohttp import web
 
 from . import hostile
 from .cities import SITES, city_for, city_named
-from .faults import FaultConfig
 from .clientpace import PaceConfig
+from .faults import FaultConfig
 from .outage import Outage
 from .results import Query, int_param, page_of
 from .sites import SITE_MODULES

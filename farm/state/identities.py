@@ -6,6 +6,7 @@ this machine's own address (``direct``); farm.crawl.identities says how its pace
 """
 
 import json
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection, Engine
@@ -38,12 +39,12 @@ def keep_learned_paces(engine: Engine, source: str, paces: dict[str, float]) -> 
         )
 
 
-def last_run_identities(conn: Connection, sources: list[str]) -> dict[str, dict]:
+def last_run_identities(conn: Connection, sources: list[str]) -> dict[str, dict[str, Any]]:
     """source -> {"run": id, "ended_at": ISO time, "identities": [{identity, pages, blocks, pace, state}]}: each
     site's identities as its last finished crawl left them (its stats in ``crawl_run``: labels with passwords
     masked, farm.crawl.identities); a source with no finished crawl that had any is left out."""
     runs = CrawlRun.__table__.c
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
     for source in sources:
         row = conn.execute(
             select(runs.id, runs.ended_at, runs.stats)
@@ -59,9 +60,9 @@ def last_run_identities(conn: Connection, sources: list[str]) -> dict[str, dict]
     return found
 
 
-def identities_in(stats: dict) -> list[dict]:
+def identities_in(stats: dict[str, Any]) -> list[dict[str, Any]]:
     """Each identity a crawl's stats name (``farm/identity/<label>/<what>``), in the order first named."""
-    by_label: dict[str, dict] = {}
+    by_label: dict[str, dict[str, Any]] = {}
     for name, value in stats.items():
         if not name.startswith(IDENTITY_PREFIX):
             continue

@@ -60,7 +60,9 @@ def test_stats_show_each_sites_identities_from_its_last_finished_crawl(sqlite_ur
     assert "http://alice:***@10.0.0.1:3128" in text and "s3cret" not in text
     line = next(line for line in text.splitlines() if "10.0.0.1" in line)
     assert line.split()[2:] == ["40", "3", "0.25", "cooling"]
-    [row] = json.loads(runner.invoke(farm_command, ["--db-url", sqlite_url, "stats", "--json", "--source", "qcwy"]).output)
+    [row] = json.loads(
+        runner.invoke(farm_command, ["--db-url", sqlite_url, "stats", "--json", "--source", "qcwy"]).output
+    )
     assert row["identities"]["run"] == 2
     assert row["identities"]["identities"] == [
         {"identity": label, "pages": 40, "blocks": 3, "pace": 0.25, "state": "cooling"},

@@ -4,9 +4,10 @@ farm has one scheduler (farm.crawl.scheduler.FarmScheduler) and a backend under 
 FARM_WORK_BACKEND as Scrapy names its SCHEDULER_QUEUE: farm.crawl.backends.local.LocalBackend (this
 process's memory, and the JOBDIR checkpoint; the default) or farm.crawl.backends.redis.RedisBackend (a
 queue every worker shares; the default when FARM_REDIS_URL is set). The scheduler applies farm's gates
-(the page window, the site's pace, the identities' paces and proxies, the retry lane) to what a backend hands out; a backend
-keeps requests, hands them out and settles them, and builds what it shares with other processes: its
-queue and dupefilter, the site's pace and the proxies' quarantine.
+(the page window, the site's pace, the identities' paces and proxies, the retry lane) to what a backend
+hands out; a backend keeps requests, hands them out and settles them, and builds what it shares with
+other processes: its queue and dupefilter, the site's pace, the identities' turns and the proxies'
+quarantine.
 
 This module is the contract and the few types both sides of it use; a backend imports nothing else of
 the crawl (a test holds it to that). docs/glossary.md gives the words.
@@ -136,7 +137,8 @@ class WorkBackend(ABC):
 
     What it builds for the crawl: ``pace`` (the site's own pace: its ceiling, and the back-off after
     its trouble), ``proxies`` (the FARM_PROXIES pool, or None), ``identities`` (each proxy, or this
-    machine's address, with its own pace: farm.crawl.identities) and ``peers`` (the other processes it shares the work with, farm.crawl.backends.base.Peers).
+    machine's address, with its own pace: farm.crawl.identities) and ``peers`` (the other processes it
+    shares the work with, farm.crawl.backends.base.Peers).
     """
 
     # True when ``fetch`` hands requests out at the site's pace itself; the scheduler then paces only

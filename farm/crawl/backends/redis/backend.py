@@ -132,7 +132,14 @@ class RedisBackend(WorkBackend):
             # this machine's own address is its own: another machine's is another identity
             shared_as = f"{identity}:{socket.gethostname()}" if identity == DIRECT else identity
             return SharedIdentityPace(
-                rate, base_delay, max_delay, learned.get(identity), identity=shared_as, link=link, key=turns, wake=crawl.wake
+                rate,
+                base_delay,
+                max_delay,
+                learned.get(identity),
+                identity=shared_as,
+                link=link,
+                key=turns,
+                wake=crawl.wake,
             )
 
         backend.identities = SharedIdentities(

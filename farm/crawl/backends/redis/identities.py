@@ -9,7 +9,7 @@ is let go, so that a late one never lands just before another worker's. Until th
 identity waits, and the engine is woken when it does. An identity with no pace (a rate of 0, no
 back-off) asks Redis nothing.
 
-The learned paces are shared too (``identities:learned``: identity id -> requests per second): a worker
+The learned paces are shared too (``identities:learned``: identity id -> thousandths of a request a second): a worker
 reads them when it starts and writes its own as they change, so that a worker starting later starts
 from what the others learned. The quarantines are the proxy pool's
 (farm.crawl.backends.redis.proxies).
@@ -123,8 +123,13 @@ class SharedIdentities(Identities):
     def read_learned(self) -> dict[str, float]:
         """identity id -> learned pace, as the workers left them. Blocking: on the link's thread, or at start."""
         raw = self.link.server.hgetall(self.key)
-        return {name.decode(): float(value) for name, value in raw.items()}
+        return {name.decode(): int(value) / 1000 for name, value in raw.items()}
+
+    def _write_learned(self, identity: str, pace: float) -> None:
+        self.link.server.hset(self.key, identity, round(pace * 1000))
 
     def learned(self, identity: Identity) -> None:
-        d = self.link.run(self.link.server.hset, self.key, identity.id, repr(identity.pace.learned))
-        d.addErrback(lambda failure: logger.warning("farm: sharing a learned pace failed: %s", failure.getErrorMessage()))
+        d = self.link.run(self._write_learned, identity.id, identity.pace.learned)
+        d.addErrback(
+            lambda failure: logger.warning("farm: sharing a learned pace failed: %s", failure.getErrorMessage())
+        )
