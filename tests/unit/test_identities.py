@@ -125,3 +125,27 @@ def test_with_every_proxy_quarantined_the_wait_is_until_the_first_comes_back():
         ids.refused(request, "HTTP 403")
         clock.now += 1
     assert ids.take(Request("http://example.com/")) == pytest.approx(7.0)  # the first, quarantined 3 s ago
+
+
+def test_a_crawl_starts_each_identity_from_the_pace_a_past_run_learned_and_keeps_what_it_learns(sqlite_url):
+    from farm.crawl.parts import CrawlParts
+    from farm.state.db import make_engine
+    from farm.state.identities import keep_learned_paces, learned_paces
+    from farm.state.migrate import upgrade
+    from tests.unit.components import make_crawler
+
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    keep_learned_paces(engine, "qcwy", {PROXIES[1].id: 0.5, "direct": 0.1})
+    keep_learned_paces(engine, "boss", {PROXIES[0].id: 0.05})  # another site's lesson is its own
+    proxies = ",".join(proxy.url for proxy in PROXIES)
+    crawler = make_crawler(sqlite_url, [("qcwy", "北京", "python")], FARM_QCWY_RATE=2, FARM_PROXIES=proxies)
+    parts = crawler.get_extension(CrawlParts)
+    try:
+        assert [i.pace.learned for i in parts.identities] == [2.0, 0.5, 2.0]
+        assert parts.identities.identities[1].pace.interval == 2.0
+    finally:
+        parts.close()
+    keep_learned_paces(engine, "qcwy", parts.identities.learned_paces())
+    assert learned_paces(engine, "qcwy") == {PROXIES[0].id: 2.0, PROXIES[1].id: 0.5, PROXIES[2].id: 2.0, "direct": 0.1}
+    engine.dispose()
