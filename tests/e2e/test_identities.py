@@ -7,9 +7,13 @@ kept under what the sandbox tolerates from one client, and a proxy the sandbox h
 learns it from its own refusals while the others keep theirs.
 """
 
+import json
+
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import select
 
+from farm.cli import farm as farm_command
 from farm.crawl.proxies import Proxy
 from farm.sandbox.testing import SandboxProcess
 from farm.state.db import make_engine
@@ -141,6 +145,13 @@ def test_a_proxy_held_to_a_fifth_of_the_pace_learns_it_and_the_others_keep_their
     assert learned[Proxy.of(slow.url).id] <= RATE * 0.35, learned
     others = [Proxy.of(proxy.url).id for proxy in through[1:]]
     assert all(learned[i] >= RATE * 0.9 for i in others), learned
+    # farm stats shows the identities as the crawl left them (the run table's stats)
+    result = CliRunner(catch_exceptions=False).invoke(farm_command, ["--db-url", db_url, "stats", "--json"])
+    [row] = [row for row in json.loads(result.output) if row["source"] == "qcwy"]
+    seen = {i["identity"]: i for i in row["identities"]["identities"]}
+    assert set(seen) == set(labels)
+    assert seen[slow_label]["pace"] == pytest.approx(learned[Proxy.of(slow.url).id], abs=1e-3)
+    assert seen[slow_label]["blocks"] == blocks[slow_label] and seen[slow_label]["state"] in ("cooling", "quarantined")
 
 
 def busiest(proxy, seconds=2.0):
