@@ -111,11 +111,12 @@ FARM_SESSION_MAX_USES = _env("FARM_SESSION_MAX_USES")
 # not understand; at least 6 of them, no page between) before the crawl concludes that the site refuses it
 # and ends, its keywords left partial (0: never conclude).
 FARM_SITE_REFUSED_AFTER = _env("FARM_SITE_REFUSED_AFTER")
-# Proxies for page requests, taken in turn (farm.crawl.proxies): a list, a comma-separated string, or
-# the path of a file with one URL a line (scheme://[user:password@]host:port, http or https;
-# `#` comments). Unset: no proxy. A proxy that draws a block is left out for
-# FARM_PROXY_QUARANTINE seconds (for every worker, with FARM_REDIS_URL); with none left the
-# crawl waits. Passwords are masked wherever farm names a proxy.
+# Proxies for page requests, each an identity with its own pace (farm.crawl.proxies,
+# farm.crawl.identities): a list, a comma-separated string, or the path of a file with one URL a line
+# (scheme://[user:password@]host:port, http or https; `#` comments). Unset: no proxy. A proxy that
+# draws a block is left out for FARM_PROXY_QUARANTINE seconds, doubled for blocks in a row (for
+# every worker, with FARM_REDIS_URL); with none left the crawl waits. Passwords are masked wherever
+# farm names a proxy.
 FARM_PROXIES = _env("FARM_PROXIES")
 FARM_PROXY_QUARANTINE = _env("FARM_PROXY_QUARANTINE")
 # Prometheus metrics of each crawl (farm.extensions.metrics): the port (unset or 0: off),
