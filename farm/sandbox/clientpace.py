@@ -9,8 +9,9 @@ banned). Too-fast and banned requests are the refusals a crawl drew for its pace
 as served.
 
 Off until set (POST /_sandbox/pace {"rate": R, ...}; rate 0 turns it off); GET /_sandbox/pace shows the
-config and, for each client, ``served``, ``too_fast``, ``banned``, ``bans`` and ``fastest`` (the most
-search requests it sent in one second, served or not).
+config and, for each client, ``served``, ``too_fast``, ``banned``, ``bans``, ``fastest`` (the most
+search requests it sent in one second, served or not), and ``first`` and ``last`` (when its first and its
+latest request came, unix time).
 """
 
 import time
@@ -65,6 +66,7 @@ class Client:
         self.banned_until = 0.0
         self.counts: Counter[str] = Counter()  # served, too_fast, banned, bans
         self.seconds: Counter[int] = Counter()  # requests by the second they came
+        self.first = self.last = 0.0  # when (unix time) its first and its latest request came
 
 
 class ClientPace:
@@ -93,7 +95,10 @@ class ClientPace:
         client = self.clients.get(name)
         if client is None:
             client = self.clients[name] = Client(now)
-        client.seconds[int(time.time())] += 1
+        arrived = time.time()
+        client.seconds[int(arrived)] += 1
+        client.first = client.first or arrived
+        client.last = arrived
         config = self.config
         if now < client.banned_until:
             client.counts["banned"] += 1
@@ -125,6 +130,8 @@ class ClientPace:
                     "banned": c.counts["banned"],
                     "bans": c.counts["bans"],
                     "fastest": max(c.seconds.values(), default=0),
+                    "first": c.first,
+                    "last": c.last,
                 }
                 for name, c in sorted(self.clients.items())
             },

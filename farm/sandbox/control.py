@@ -18,9 +18,9 @@ POST /_sandbox/walls                         → raise the walls / replace their
                                                session_seconds, session_requests, slider_rate, slider_keywords,
                                                seed); DELETE /_sandbox/walls clears their counts
 GET  /_sandbox/pace                          → {"config", "clients": {address: {"served", "too_fast", "banned", "bans",
-                                                "fastest"}}} (clientpace.py); POST {"rate", "burst", "strikes",
-                                               "ban_seconds", "rates"} holds each client to a pace (counts
-                                               cleared; rate 0: off); DELETE clears the counts
+                                                "fastest", "first", "last"}}} (clientpace.py); POST {"rate",
+                                               "burst", "strikes", "ban_seconds", "rates"} holds each client to
+                                               a pace (counts cleared; rate 0: off); DELETE clears the counts
 GET  /_sandbox/requests?last=N               → {"requests": [{"site", "method", "path", "headers": [[name,
                                                 value], …]}, …]}: the last N search requests (default 20), oldest
                                                 first, header names as sent and in order, a Cookie's value

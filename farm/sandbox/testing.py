@@ -100,7 +100,7 @@ class Control:
         return self._call("/_sandbox/pace", config)
 
     def pace(self):
-        """{"config", "clients": {address: {"served", "too_fast", "banned", "bans", "fastest"}}}."""
+        """{"config", "clients": {address: {"served", "too_fast", "banned", "bans", "fastest", "first", "last"}}}."""
         return self._call("/_sandbox/pace")
 
     def requests(self, last=20):

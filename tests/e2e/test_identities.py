@@ -1,6 +1,7 @@
-"""Identities in real crawls: six real forward proxies (tests/proxy.py), each connecting to the sandbox from
-an address of its own (127.0.0.2 and on), in front of a sandbox that holds each client (address) to a
-pace and bans one that goes faster (farm/sandbox/clientpace.py).
+"""Identities in real crawls: six real forward proxies (tests/proxy.py's, and Debian's tinyproxy, which farm
+did not write), each connecting to the sandbox from an address of its own (127.0.0.2 and on), in front of
+a sandbox that holds each client (address) to a pace and bans one that goes faster
+(farm/sandbox/clientpace.py).
 
 FARM_<SITE>_RATE is one identity's pace: with six proxies the crawl's take is six identities' paces, each
 kept under what the sandbox tolerates from one client, and a proxy the sandbox holds to a lower pace
@@ -30,6 +31,8 @@ from tests.e2e.harness import (
     stored_postings,
 )
 from tests.proxy import ForwardProxy
+from tests.tinyproxy import TinyProxy
+from tests.tinyproxy import available as tinyproxy_installed
 
 pytestmark = pytest.mark.e2e
 
@@ -46,8 +49,16 @@ def rows_for(n):
     return [("qcwy", CITIES[i % len(CITIES)], f"job{i}") for i in range(n)]
 
 
-def proxies(n):
-    return [ForwardProxy(source=f"127.0.0.{2 + i}").start() for i in range(n)]
+def proxies(n, kind=ForwardProxy):
+    """``n`` proxies of a ``kind`` (tests/proxy.py's ForwardProxy, or tinyproxy), each connecting to the
+    site from an address of its own."""
+    return [kind(source=f"127.0.0.{2 + i}").start() for i in range(n)]
+
+
+PROXY_KINDS = [
+    pytest.param(ForwardProxy, id="test-proxy"),
+    pytest.param(TinyProxy, id="tinyproxy", marks=pytest.mark.skipif(not tinyproxy_installed(), reason="no tinyproxy")),
+]
 
 
 def crawl_through(db_url, sandbox, through, **settings):
@@ -77,10 +88,9 @@ def check_completed(db_url, sandbox, rows):
     return pages
 
 
-def took(through):
-    """Seconds from the first request any proxy relayed to the last."""
-    times = [t for proxy in through for t in proxy.times]
-    return max(times) - min(times)
+def took(clients):
+    """Seconds from the first request the sandbox had from any client (proxy) to the last."""
+    return max(c["last"] for c in clients.values()) - min(c["first"] for c in clients.values())
 
 
 def judged_too_fast(clients):
@@ -88,7 +98,8 @@ def judged_too_fast(clients):
     return sum(client["too_fast"] + client["banned"] for client in clients.values())
 
 
-def test_six_proxies_take_six_identities_paces_each_within_what_the_site_tolerates(tmp_path):
+@pytest.mark.parametrize("kind", PROXY_KINDS)
+def test_six_proxies_take_six_identities_paces_each_within_what_the_site_tolerates(tmp_path, kind):
     rows = rows_for(12)
     timings = {}
     with SandboxProcess(seed=4, postings=POSTINGS) as sandbox:
@@ -97,16 +108,16 @@ def test_six_proxies_take_six_identities_paces_each_within_what_the_site_tolerat
             prepare_db(db_url, rows)
             sandbox.reset()
             sandbox.set_pace(rate=TOLERATED, burst=2, strikes=3, ban_seconds=2)
-            through = proxies(count)
+            through = proxies(count, kind)
             try:
                 proc = crawl_through(db_url, sandbox, through)
                 assert proc.returncode == 0, proc.output[-3000:]
                 pages = check_completed(db_url, sandbox, rows)
-                timings[count] = took(through)
                 clients = sandbox.pace()["clients"]
+                timings[count] = took(clients)
                 assert set(clients) == {proxy.source for proxy in through}  # each proxy a client of its own
+                assert all(client["served"] > 0 for client in clients.values())
                 assert judged_too_fast(clients) < 0.05 * len(pages), clients
-                assert all(proxy.relayed > 0 for proxy in through)
             finally:
                 for proxy in through:
                     proxy.stop()
