@@ -42,7 +42,15 @@ def links():
 
 def pace(link, prefix, woken, identity="proxy-a", learned=None):
     return SharedIdentityPace(
-        RATE, 1.0, 8.0, learned, identity=identity, link=link, key=f"{prefix}:identities:turns", wake=woken.callback
+        RATE,
+        1.0,
+        8.0,
+        learned,
+        identity=identity,
+        link=link,
+        key=f"{prefix}:identities:turns",
+        learned_key=f"{prefix}:identities:learned",
+        wake=woken.callback,
     )
 
 
@@ -78,6 +86,16 @@ async def test_two_workers_turns_through_one_identity_are_spaced_by_its_pace(pre
     elsewhere_woken = Woken()
     elsewhere = pace(links(), prefix, elsewhere_woken, identity="proxy-b")
     assert await turn(elsewhere, elsewhere_woken) <= 0.01  # another identity keeps its own turns
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pace_one_worker_learns_reaches_another_with_its_next_turn(prefix, links):
+    one_woken, other_woken = Woken(), Woken()
+    one, other = pace(links(), prefix, one_woken), pace(links(), prefix, other_woken)
+    one.slowed()  # a refusal through the identity, at this worker
+    await one.share()
+    await turn(other, other_woken)
+    assert other.learned == one.learned == RATE / 2 and other.interval == 1.0
 
 
 @pytest_twisted.ensureDeferred

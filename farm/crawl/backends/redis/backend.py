@@ -126,7 +126,7 @@ class RedisBackend(WorkBackend):
         backend.proxies = proxy_pool_from(crawler, backend._proxy_pool)
         rate, base_delay, max_delay = identity_settings(crawl)
         learned = crawl.learned_paces()
-        turns = queue.k("identities:turns")
+        turns, learned_key = queue.k("identities:turns"), queue.k("identities:learned")
 
         def make_pace(identity: str) -> SharedIdentityPace:
             # this machine's own address is its own: another machine's is another identity
@@ -139,12 +139,11 @@ class RedisBackend(WorkBackend):
                 identity=shared_as,
                 link=link,
                 key=turns,
+                learned_key=learned_key,
                 wake=crawl.wake,
             )
 
-        backend.identities = SharedIdentities(
-            backend.proxies, make_pace, link, queue.k("identities:learned"), stats=crawler.stats
-        )
+        backend.identities = SharedIdentities(backend.proxies, make_pace, link, learned_key, stats=crawler.stats)
         return backend
 
     @classmethod

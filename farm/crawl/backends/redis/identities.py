@@ -9,9 +9,10 @@ is let go, so that a late one never lands just before another worker's. Until th
 identity waits, and the engine is woken when it does. An identity with no pace (a rate of 0, no
 back-off) asks Redis nothing.
 
-The learned paces are shared too (``identities:learned``: identity id -> thousandths of a request a second): a worker
-reads them when it starts and writes its own as they change, so that a worker starting later starts
-from what the others learned. The quarantines are the proxy pool's
+The learned paces are shared too (``identities:learned``: identity -> thousandths of a request a second):
+a worker writes its own as they change, reads them all when it starts, and each answer to a turn carries
+the identity's as the workers left it last, so that one worker's lesson slows every worker at its next
+turn. The quarantines are the proxy pool's
 (farm.crawl.backends.redis.proxies).
 """
 
@@ -21,11 +22,12 @@ import logging
 import random
 from collections.abc import Callable
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from farm.crawl.identities import Identities, Identity, IdentityPace
 
 if TYPE_CHECKING:
+    from twisted.internet.defer import Deferred
     from twisted.python.failure import Failure
 
     from farm.crawl.backends.redis.link import RedisLink
@@ -52,13 +54,15 @@ class SharedIdentityPace(IdentityPace):
         identity: str,
         link: RedisLink,
         key: str,
+        learned_key: str,
         wake: Callable[[], None],
         **kwargs: Any,
     ) -> None:
         super().__init__(rate, base_delay, max_delay, learned, **kwargs)
-        self.identity = identity
+        self.identity = identity  # its name in Redis: the proxy's id, or direct:<host name>
         self.link = link
-        self.key = key
+        self.key = key  # identities:turns
+        self.learned_key = learned_key  # identities:learned
         self.wake = wake
         self.turn: float | None = None  # when (clock) the turn this worker holds begins
         self._asking = False
@@ -85,14 +89,26 @@ class SharedIdentityPace(IdentityPace):
         if self._asking:
             return
         self._asking = True
-        d = self.link.run(self._script, keys=[self.key], args=[self.identity, int(gap * 1000), random.random()])
+        d = self.link.run(
+            self._script, keys=[self.key, self.learned_key], args=[self.identity, int(gap * 1000), random.random()]
+        )
         d.addCallback(self._given)
         d.addErrback(self._failed)
         d.addBoth(self._answered)
 
-    def _given(self, ms: int) -> None:
+    def _given(self, reply: list[Any]) -> None:
+        ms, learned = reply
         self.turn = self.clock() + int(ms) / 1000
+        if learned:  # the pace the workers learned last, this one's or another's
+            self.learn(int(learned) / 1000)
         self.wake()
+
+    def share(self) -> Deferred[None]:
+        """Write this worker's learned pace for every worker (on the link's thread)."""
+        return self.link.run(self._write_learned, round(self.learned * 1000))
+
+    def _write_learned(self, thousandths: int) -> None:
+        self.link.server.hset(self.learned_key, self.identity, thousandths)
 
     def _answered(self, _: object) -> None:
         self._asking = False
@@ -108,7 +124,7 @@ class SharedIdentities(Identities):
     def __init__(
         self,
         pool: ProxyPool | None,
-        make_pace: Callable[[str], IdentityPace],
+        make_pace: Callable[[str], SharedIdentityPace],
         link: RedisLink,
         key: str,
         **kwargs: Any,
@@ -116,20 +132,19 @@ class SharedIdentities(Identities):
         super().__init__(pool, make_pace, **kwargs)
         self.link = link
         self.key = key  # identities:learned
-        for identity_id, rate in self.read_learned().items():  # before the first request: other workers' lessons
-            if identity_id in self.by_id:
-                self.by_id[identity_id].pace.learn(rate)
+        learned = self.read_learned()  # before the first request: the other workers' lessons
+        for identity in self.identities:
+            pace = cast(SharedIdentityPace, identity.pace)
+            if pace.identity in learned:
+                pace.learn(learned[pace.identity])
 
     def read_learned(self) -> dict[str, float]:
-        """identity id -> learned pace, as the workers left them. Blocking: on the link's thread, or at start."""
+        """Redis' name of each identity -> its learned pace, as the workers left them. Blocking: at start."""
         raw = self.link.server.hgetall(self.key)
         return {name.decode(): int(value) / 1000 for name, value in raw.items()}
 
-    def _write_learned(self, identity: str, pace: float) -> None:
-        self.link.server.hset(self.key, identity, round(pace * 1000))
-
     def learned(self, identity: Identity) -> None:
-        d = self.link.run(self._write_learned, identity.id, identity.pace.learned)
+        d = cast(SharedIdentityPace, identity.pace).share()
         d.addErrback(
             lambda failure: logger.warning("farm: sharing a learned pace failed: %s", failure.getErrorMessage())
         )
