@@ -30,13 +30,8 @@ Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
     calls:<w>    hash  call id -> reply of worker w's last calls that must not run twice (the last
                        CALLS_KEPT at most; old ones are forgotten a run at a time: .calls)
     live         zset  worker -> last heartbeat (Redis' own clock, ms)
-    pace         hash  next_at, interval, penalty (ms): the site's shared pace (FARM_<SITE>_CEILING and the
-                       back-off after its trouble); every pop carries the interval and this worker's
-                       back-off, and writes them back when they are gone
-    identities:turns    hash  identity -> when its next turn begins (ms): each identity's pace, for every
-                              worker (farm.crawl.backends.redis.identities)
-    identities:learned  hash  identity -> its learned pace (thousandths of a request a second)
-    proxies:quarantined zset  proxy id -> until (ms) (farm.crawl.backends.redis.proxies)
+    pace         hash  next_at, interval, penalty (ms): the site's shared pace; every pop carries the
+                       interval and this worker's back-off, and writes them back when they are gone
     epoch        str   set once; missing means Redis lost everything (farm rebuilds); made by a worker
                        that joins, it is fresh (FRESH_EPOCH): one that held work under another rebuilds.
                        A push under another epoch than its worker's queues nothing (scripts/send.lua)
