@@ -265,16 +265,13 @@ class CrawlParts(SpiderParts):
         """identity id -> the pace the site's identities learned in past runs (farm.state.identities)."""
         return learned_paces(self.store.engine, self.site)
 
-    async def spider_closed(self, spider: object, reason: str) -> None:
+    def spider_closed(self, spider: object, reason: str) -> None:
         """The identities' learned paces and states into the stats (before the run's row takes them,
-        farm.extensions.runs), and their paces into the database, on the DB thread, for the next run."""
+        farm.extensions.runs), and their paces into the database for the next run: on the DB thread,
+        which finishes it before it stops (``engine_stopped``)."""
         self.identities.note_stats()
-        try:
-            await maybe_deferred_to_future(
-                self.run(keep_learned_paces, self.store.engine, self.site, self.identities.learned_paces())
-            )
-        except DBAPIError as exc:
-            logger.warning("farm: keeping the identities' learned paces failed: %s", exc)
+        d = self.run(keep_learned_paces, self.store.engine, self.site, self.identities.learned_paces())
+        d.addErrback(lambda failure: logger.warning("farm: keeping the learned paces failed: %s", failure.value))
 
     async def engine_stopped(self) -> None:
         self._stop_sending()
