@@ -20,6 +20,7 @@ from bench import (
     claim_thread_bench,
     claims_bench,
     crawl_bench,
+    identities_bench,
     longday_bench,
     mariadb_bench,
     openings_bench,
@@ -50,6 +51,7 @@ SECTIONS = [
     ("openings: precision and recall on the sandbox's cross-posts; clustering 1M postings", openings_bench.run),
     ("openings stored: a day's update against the stored openings vs a rebuild (SQLite)", openings_stored_bench.run),
     ("the sites' walls: pages/s through them (browser sessions) vs without; the browser's cost", walls_bench.run),
+    ("identities: pages/s through 1, 2, 4 and 8 proxies, each at one identity's pace", identities_bench.run),
 ]
 
 

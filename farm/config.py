@@ -10,7 +10,7 @@ Every command builds it before it does anything: `farm ...` (farm.cli), `scrapy 
 gets the crawl's with ``FarmConfig.of(crawler)``, and reads its fields, never the settings.
 
 - ``FarmConfig``: a field is the setting ``FARM_<FIELD NAME>`` (or the key it names).
-- ``SiteConfig``: one site's ``FARM_<SITE>_BASE_URL``, ``_RATE``, ``_MAX_PAGES`` and ``_IMPERSONATE``,
+- ``SiteConfig``: one site's ``FARM_<SITE>_BASE_URL``, ``_RATE``, ``_CEILING``, ``_MAX_PAGES`` and ``_IMPERSONATE``,
   from ``config.site(name)``. farm's three sites have their own defaults (``SITES``); any other site
   (a project's own ``LeaseSpider``) is crawled politely unless its settings say otherwise: 0.5
   requests a second and 10 pages a keyword (farm.defaults.SITE_RATE, SITE_MAX_PAGES), never without
@@ -55,7 +55,7 @@ WORK_BACKEND = Kind(
     f"nothing ({LOCAL_BACKEND}, or {REDIS_BACKEND} with FARM_REDIS_URL), or a work backend's class path",
     CLASS_PATH.parse,
 )
-SITE_FIELDS = ("base_url", "rate", "max_pages", "impersonate")
+SITE_FIELDS = ("base_url", "rate", "max_pages", "impersonate", "ceiling")
 
 
 def setting(kind: Kind, default: object, *, key: str | None = None) -> Any:
@@ -109,9 +109,10 @@ class SiteConfig:
 
     name: str
     base_url: str = setting(BASE_URL, defaults.SITE_BASE_URL)
-    rate: float = setting(RATE, defaults.SITE_RATE)
+    rate: float = setting(RATE, defaults.SITE_RATE)  # one identity's pace (farm.crawl.identities)
     max_pages: int = setting(MAX_PAGES, defaults.SITE_MAX_PAGES)
     impersonate: str | None = setting(IMPERSONATE, None)
+    ceiling: float = setting(RATE, defaults.SITE_CEILING)  # the sum of every identity's (0: no ceiling)
 
     def key(self, name: str) -> str:
         """The setting a field reads, e.g. FARM_ACME_MAX_PAGES."""
@@ -139,7 +140,7 @@ def site_key(site: str, name: str) -> str:
 
 SITES = {name: _site(name) for name in ("boss", "qcwy", "zhilian")}
 # a site's setting: FARM_<SITE>_<FIELD> (a site's name takes a-z, 0-9 and _, farm.cities)
-SITE_KEY = re.compile(r"FARM_(?P<site>[A-Z][A-Z0-9_]{0,15}?)_(?P<field>BASE_URL|RATE|MAX_PAGES|IMPERSONATE)")
+SITE_KEY = re.compile(r"FARM_(?P<site>[A-Z][A-Z0-9_]{0,15}?)_(?P<field>BASE_URL|RATE|CEILING|MAX_PAGES|IMPERSONATE)")
 
 
 def _sites_of(settings) -> tuple[SiteConfig, ...]:

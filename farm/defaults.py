@@ -34,6 +34,9 @@ FARM_ZHILIAN_BASE_URL = "https://www.zhaopin.com"
 FARM_BOSS_RATE = 0.2
 FARM_QCWY_RATE = 0.5
 FARM_ZHILIAN_RATE = 0.33
+FARM_BOSS_CEILING = 0.0  # each rate is one identity's; no ceiling on their sum (SITE_CEILING)
+FARM_QCWY_CEILING = 0.0
+FARM_ZHILIAN_CEILING = 0.0
 FARM_BOSS_MAX_PAGES = 3
 FARM_QCWY_MAX_PAGES = 50
 FARM_ZHILIAN_MAX_PAGES = 15
@@ -42,6 +45,8 @@ FARM_ZHILIAN_MAX_PAGES = 15
 # a site farm knows nothing of is crawled politely until its project says otherwise.
 SITE_BASE_URL = ""
 SITE_RATE = 0.5
+# No site-wide ceiling: each identity (proxy) keeps its own pace, and the sum grows with them.
+SITE_CEILING = 0.0
 SITE_MAX_PAGES = 10
 
 FARM_LEASES_IN_FLIGHT = 8

@@ -65,12 +65,18 @@ FARM_BOSS_MAX_PAGES = _env("FARM_BOSS_MAX_PAGES")
 FARM_QCWY_MAX_PAGES = _env("FARM_QCWY_MAX_PAGES")
 FARM_ZHILIAN_MAX_PAGES = _env("FARM_ZHILIAN_MAX_PAGES")
 
-# Requests per second to each site from one crawler (0: no limit), each gap jittered
+# Requests per second to each site from one identity (0: no limit), each gap jittered
 # by half either way (why these: farm.defaults). A site of a project's own is read
 # from its FARM_<SITE>_* settings, or crawled politely (farm.defaults.SITE_RATE).
 FARM_BOSS_RATE = _env("FARM_BOSS_RATE")
 FARM_QCWY_RATE = _env("FARM_QCWY_RATE")
 FARM_ZHILIAN_RATE = _env("FARM_ZHILIAN_RATE")
+# Each rate is one identity's: each proxy of FARM_PROXIES (or this machine's own address) keeps it
+# (farm.crawl.identities). A ceiling caps the sum of every identity's requests to a site, for every
+# worker (0 or unset: none).
+FARM_BOSS_CEILING = _env("FARM_BOSS_CEILING")
+FARM_QCWY_CEILING = _env("FARM_QCWY_CEILING")
+FARM_ZHILIAN_CEILING = _env("FARM_ZHILIAN_CEILING")
 
 # Keywords one process holds at once; each keeps its pages flowing.
 FARM_LEASES_IN_FLIGHT = _env("FARM_LEASES_IN_FLIGHT")
@@ -105,11 +111,12 @@ FARM_SESSION_MAX_USES = _env("FARM_SESSION_MAX_USES")
 # not understand; at least 6 of them, no page between) before the crawl concludes that the site refuses it
 # and ends, its keywords left partial (0: never conclude).
 FARM_SITE_REFUSED_AFTER = _env("FARM_SITE_REFUSED_AFTER")
-# Proxies for page requests, taken in turn (farm.crawl.proxies): a list, a comma-separated string, or
-# the path of a file with one URL a line (scheme://[user:password@]host:port, http or https;
-# `#` comments). Unset: no proxy. A proxy that draws a block is left out for
-# FARM_PROXY_QUARANTINE seconds (for every worker, with FARM_REDIS_URL); with none left the
-# crawl waits. Passwords are masked wherever farm names a proxy.
+# Proxies for page requests, each an identity with its own pace (farm.crawl.proxies,
+# farm.crawl.identities): a list, a comma-separated string, or the path of a file with one URL a line
+# (scheme://[user:password@]host:port, http or https; `#` comments). Unset: no proxy. A proxy that
+# draws a block is left out for FARM_PROXY_QUARANTINE seconds, doubled for blocks in a row (for
+# every worker, with FARM_REDIS_URL); with none left the crawl waits. Passwords are masked wherever
+# farm names a proxy.
 FARM_PROXIES = _env("FARM_PROXIES")
 FARM_PROXY_QUARANTINE = _env("FARM_PROXY_QUARANTINE")
 # Prometheus metrics of each crawl (farm.extensions.metrics): the port (unset or 0: off),

@@ -7,7 +7,9 @@ whose address the site has banned (``blocking``: it answers the site's 403 itsel
         ...
         assert proxy.relayed > 0
 
-It runs on threads of the test process (a free port on 127.0.0.1); leaving the ``with`` block stops it.
+It runs on threads of the test process (a free port on 127.0.0.1); leaving the ``with`` block stops it. With
+``source`` (an address of the loopback network, 127.0.0.2 and on) it connects to the site from that address,
+so that a site telling clients apart by address (the sandbox's client pace) sees each proxy as a client.
 """
 
 import base64
@@ -36,8 +38,9 @@ BANNED = (
 
 
 class ForwardProxy:
-    def __init__(self, auth: tuple[str, str] | None = None, blocking: bool = False):
+    def __init__(self, auth: tuple[str, str] | None = None, blocking: bool = False, source: str | None = None):
         self.auth = auth
+        self.source = source  # the address it connects to the site from (127.0.0.N: a client of its own)
         self.blocking = blocking  # the site bans this proxy's address: every request gets its 403
         self.relayed = 0  # requests passed on to the site, answered
         self.blocked = 0  # requests answered with the ban
@@ -111,7 +114,8 @@ def _handler(proxy: ForwardProxy):
             if target.scheme != "http" or not target.hostname:
                 return self._answer(400, {}, b"a forward proxy takes absolute http:// URLs")
             headers = {name: value for name, value in self.headers.items() if name.lower() not in HOP_HEADERS}
-            upstream = http.client.HTTPConnection(target.hostname, target.port or 80, timeout=30)
+            source = (proxy.source, 0) if proxy.source else None
+            upstream = http.client.HTTPConnection(target.hostname, target.port or 80, timeout=30, source_address=source)
             try:
                 path = target.path + (f"?{target.query}" if target.query else "")
                 upstream.request(self.command, path or "/", body=body, headers=headers)

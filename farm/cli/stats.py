@@ -9,7 +9,7 @@ from sqlalchemy.exc import DBAPIError
 import farm.cli.repeat as repeat
 from farm.cli.context import Farm, SourceChoice, database_command, date_option, reason
 from farm.cli.tables import render_table
-from farm.state import caps, doors, tallies
+from farm.state import caps, doors, identities, tallies
 from farm.state.clock import today
 from farm.state.store import KeywordStore
 
@@ -95,6 +95,14 @@ def stats(
                  adds them as caps {setting, cap, keywords, site_total, took,
                  left_behind, capped: [{city, job, site_total, took,
                  left_behind}]}
+
+    \b
+    identities   per source, each identity (a proxy, its password masked, or
+                 this machine's own address: direct) as the last finished
+                 crawl left it: pages, refusals it drew, the pace it learned
+                 (requests a second) and its state (working, cooling,
+                 quarantined); --json adds them as identities {run, ended_at,
+                 identities: [{identity, pages, blocks, pace, state}]}, or null
     """
     store = farm_ctx.store(read_only=True)
     limits = tallies.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
@@ -109,7 +117,7 @@ def stats(
         unread = tallies.salary_unread(store.reader, date.fromisoformat(rows[0]["date"]), store.tz) if rows else {}
         for row in rows:
             row["salary"] = unread.get(row["source"], {"seen": 0, "unread": 0})
-        return now, _with_doors(store, _with_caps(farm_ctx, store, rows))
+        return now, _with_identities(store, _with_doors(store, _with_caps(farm_ctx, store, rows)))
 
     if watch:
         if as_json:
@@ -195,6 +203,7 @@ def _stats_text(
     body = [[r["source"], r["salary"]["seen"], r["salary"]["unread"], _share(r["salary"])] for r in rows]
     lines.append(render_table(["source", "seen", "salary unread", "share"], body, right={"seen", "salary unread"}))
     lines += _caps_text(rows, shown)
+    lines += _identities_text(rows)
     return "\n".join(lines)
 
 
@@ -215,6 +224,36 @@ def _with_doors(store: KeywordStore, rows: list[dict]) -> list[dict]:
         door = found[row["source"]]
         row["door"] = {**door.to_json(), "lines": door.lines(row["remaining"], store.tz)}
     return rows
+
+
+def _with_identities(store: KeywordStore, rows: list[dict]) -> list[dict]:
+    """The rows with each source's identities as its last finished crawl left them (farm.state.identities)."""
+    with store.reader.connect() as conn:
+        found = identities.last_run_identities(conn, [row["source"] for row in rows])
+    for row in rows:
+        row["identities"] = found.get(row["source"])
+    return rows
+
+
+def _identities_text(rows: list[dict]) -> list[str]:
+    body = [
+        [
+            r["source"],
+            i["identity"],
+            i["pages"],
+            i["blocks"],
+            "-" if i["pace"] is None else f"{i['pace']:g}",
+            i["state"] or "-",
+        ]
+        for r in rows
+        if r.get("identities")
+        for i in r["identities"]["identities"]
+    ]
+    if not body:
+        return []
+    columns = ["source", "identity", "pages", "blocks", "pace/s", "state"]
+    heading = "identities as each site's last crawl left them: pages, refusals drawn, learned pace, state"
+    return ["", heading, render_table(columns, body, right={"pages", "blocks", "pace/s"})]
 
 
 def _caps_text(rows: list[dict], shown: str) -> list[str]:

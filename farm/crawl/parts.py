@@ -65,6 +65,7 @@ from farm.crawl.starting import build_backend, open_jobdir, require_farm_schedul
 from farm.crawl.window import PageWindow
 from farm.display import mask_url
 from farm.spiders.base import LeaseSpider, SpiderParts
+from farm.state.identities import keep_learned_paces, learned_paces
 from farm.state.lease import Lease, Outlook
 from farm.state.migrate import require_current
 from farm.state.store import KeywordStore
@@ -123,6 +124,7 @@ class CrawlParts(SpiderParts):
         self.backend = build_backend(crawler, self)
         self.pace = self.backend.pace
         self.proxies = self.backend.proxies
+        self.identities = self.backend.identities
         self._wake_call: IDelayedCall | None = None
         self._started = False
 
@@ -138,6 +140,7 @@ class CrawlParts(SpiderParts):
             raise NotConfigured("not a farm LeaseSpider: no keyword leases, progress or postings")
         parts = cls.from_settings(crawler)
         crawler.signals.connect(parts.engine_stopped, signal=signals.engine_stopped)
+        crawler.signals.connect(parts.spider_closed, signal=signals.spider_closed)
         if crawler.crawling:  # a crawl is starting, not a test or a tool building the parts
             parts.spawn_writer()
             parts._watch_start()
@@ -257,6 +260,18 @@ class CrawlParts(SpiderParts):
         # the reactor Scrapy runs provides IReactorFromThreads (twisted.internet's ``reactor`` is typed with
         # the interfaces every reactor has)
         return deferToThreadPool(cast(IReactorFromThreads, reactor), self._pool, function, *args, **kwargs)
+
+    def learned_paces(self) -> dict[str, float]:
+        """identity id -> the pace the site's identities learned in past runs (farm.state.identities)."""
+        return learned_paces(self.store.engine, self.site)
+
+    def spider_closed(self, spider: object, reason: str) -> None:
+        """The identities' learned paces and states into the stats (before the run's row takes them,
+        farm.extensions.runs), and their paces into the database for the next run: on the DB thread,
+        which finishes it before it stops (``engine_stopped``)."""
+        self.identities.note_stats()
+        d = self.run(keep_learned_paces, self.store.engine, self.site, self.identities.learned_paces())
+        d.addErrback(lambda failure: logger.warning("farm: keeping the learned paces failed: %s", failure.value))
 
     async def engine_stopped(self) -> None:
         self._stop_sending()

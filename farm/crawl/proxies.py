@@ -158,31 +158,39 @@ class ProxyPool:
         """Send ``request`` through the next proxy free: 0. None free: the seconds to wait."""
         proxy, wait = self.next()
         if proxy is None:
-            self._inc("farm/proxy/none_free")
-            if not self._waiting:
-                self._waiting = True
-                logger.warning(
-                    "farm: every proxy is quarantined; the crawl waits %.0fs for the first to come back", wait
-                )
+            self.none_free(wait)
             return wait
+        self.send_through(proxy, request)
+        return 0.0
+
+    def none_free(self, wait: float) -> None:
+        """Every proxy is quarantined: counted, and said once in the log until one is used again."""
+        self._inc("farm/proxy/none_free")
+        if not self._waiting:
+            self._waiting = True
+            logger.warning("farm: every proxy is quarantined; the crawl waits %.0fs for the first to come back", wait)
+
+    def send_through(self, proxy: Proxy, request: Request) -> None:
+        """``request`` goes through ``proxy``."""
         self._waiting = False
         request.meta["proxy"] = proxy.url  # HttpProxyMiddleware makes the credentials a header
         request.meta["farm_proxy"] = proxy.id
         self._inc(f"farm/proxy/used/{proxy.label}")
-        return 0.0
 
-    def quarantine(self, proxy_id: str | None, why: str) -> bool:
-        """The proxy drew a block (or cannot be reached): out of the round for the quarantine.
-        False for a request that went through no proxy of this pool."""
+    def quarantine(self, proxy_id: str | None, why: str, seconds: float | None = None) -> bool:
+        """The proxy drew a block (or cannot be reached): out of the round for ``seconds`` (None:
+        FARM_PROXY_QUARANTINE). False for a request that went through no proxy of this pool."""
         proxy = self.by_id.get(proxy_id) if proxy_id is not None else None
         if proxy is None:
             return False
-        until = self.clock() + self.quarantine_seconds
+        if seconds is None:
+            seconds = self.quarantine_seconds
+        until = self.clock() + seconds
         if self.until.get(proxy.id, 0.0) < until:
             self.until[proxy.id] = until
         self._inc("farm/proxy/quarantined")
         self._inc(f"farm/proxy/quarantined/{proxy.label}")
-        logger.warning("farm: proxy %s quarantined for %.0fs: %s", proxy.label, self.quarantine_seconds, why)
+        logger.warning("farm: proxy %s quarantined for %.0fs: %s", proxy.label, seconds, why)
         return True
 
     def _inc(self, key: str) -> None:

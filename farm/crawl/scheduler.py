@@ -9,10 +9,12 @@ request leaves the scheduler only when
   downloader;
 - the page window has room (FARM_PAGES_IN_FLIGHT): otherwise it waits, parked, and the window
   wakes the engine when a page's progress is recorded;
-- the site's pace allows it (FARM_<SITE>_RATE and the back-off after blocks): otherwise it waits,
-  parked, until its turn (a backend that paces its own hand-outs, ``paced``, has done this);
-- a proxy is free (FARM_PROXIES, farm.crawl.proxies): it leaves with the next one in turn, or,
-  with every proxy quarantined, waits parked until one comes back.
+- the site's own pace allows it (FARM_<SITE>_CEILING and the back-off after the site's trouble):
+  otherwise it waits, parked, until its turn (a backend that paces its own hand-outs, ``paced``, has
+  done this);
+- an identity is ready (farm.crawl.identities: each proxy of FARM_PROXIES, or this machine's own
+  address, at its own pace, FARM_<SITE>_RATE, and out of quarantine): it leaves through the next one
+  ready, or, with none ready, waits parked until the first is.
 
 So back-pressure never holds a request inside the downloader, where an ended keyword's requests
 could not be taken back and would keep the crawl from ending.
@@ -21,7 +23,7 @@ A request for a page already in the window (a retry after a block or an error, a
 in this process and goes out before anything else, the window notwithstanding: its page leaves the
 window only once it has gone through, and behind a request waiting for the window it would wait for
 ever. One sent again with a session just earned in the browser (farm.sessions) goes at once, ahead of
-the pace and through the proxy it earned the session through: a back-off longer than a session lives
+the pace and through the identity (the proxy) it earned the session through: a back-off longer than a session lives
 would otherwise let every session expire before it is used; so does the copy of a request the signing
 middleware signed as it went out (farm.middlewares.signing). Requests of other spiders, and other
 requests, pass as Scrapy's would.
@@ -37,7 +39,6 @@ from twisted.internet.defer import Deferred
 
 from farm.crawl.backends.base import WorkBackend
 from farm.crawl.parts import CrawlParts
-from farm.crawl.proxies import take_proxy
 from farm.crawl.starting import build_backend
 
 
@@ -99,7 +100,7 @@ class FarmScheduler(BaseScheduler):
                 self._parked = request  # the window wakes the engine when a page leaves
                 return None
             pace = None if self.backend.paced else parts.pace
-            wait = (pace.wait() if pace is not None else 0) or take_proxy(parts.proxies, request)
+            wait = (pace.wait() if pace is not None else 0) or parts.identities.take(request)
             if wait > 0:
                 self._parked = request
                 parts.wake_in(wait)
@@ -124,7 +125,7 @@ def still_wanted(parts: CrawlParts, request: Request) -> bool:
 
 class RetryLane:
     """Retries and redirects of pages already in the window: they go out before anything
-    else, the window notwithstanding, at the site's pace and each with a fresh proxy."""
+    else, the window notwithstanding, at the site's pace, each through an identity ready anew."""
 
     def __init__(self, parts: CrawlParts):
         self.parts = parts
@@ -155,7 +156,7 @@ class RetryLane:
                 return request
             if "farm_signed" in request.meta:  # signed as it went out (farm.middlewares.signing): it goes now
                 return request
-            wait = parts.pace.wait() or take_proxy(parts.proxies, request)
+            wait = parts.pace.wait() or parts.identities.take(request)
             if wait > 0:
                 self.requests.appendleft(request)
                 parts.wake_in(wait)

@@ -29,6 +29,7 @@ from twisted.web.resource import Resource
 from twisted.web.server import Site
 
 from farm.config import FarmConfig
+from farm.crawl.identities import STATES
 from farm.crawl.parts import FarmExtension
 from farm.errors import MetricsPortError
 
@@ -223,6 +224,31 @@ class _Collector:
                 blocks.add_metric(labels + [reason], count)
         yield blocks
         yield from self._gauges(labels, stats)
+        yield from self._identities(labels)
+
+    def _identities(self, labels):
+        """Each identity of the site (a proxy, its password masked, or ``direct``): its pages, blocks,
+        learned pace and state (farm.crawl.identities)."""
+        seen = self.ext.parts.identities.seen()
+        label = LABELS + ["identity"]
+        pages = CounterMetricFamily("farm_identity_pages", "Good answers through each identity", labels=label)
+        blocks = CounterMetricFamily("farm_identity_blocks", "Refusals each identity drew", labels=label)
+        pace = GaugeMetricFamily(
+            "farm_identity_pace", "Each identity's learned pace (requests a second; 0: no limit)", labels=label
+        )
+        state = GaugeMetricFamily(
+            "farm_identity_state",
+            "1 for each identity's state: working, cooling or quarantined",
+            labels=label + ["state"],
+        )
+        for row in seen:
+            named = labels + [row["identity"]]
+            pages.add_metric(named, row["pages"])
+            blocks.add_metric(named, row["blocks"])
+            pace.add_metric(named, row["pace"])
+            for name in STATES:
+                state.add_metric(named + [name], int(row["state"] == name))
+        yield from (pages, blocks, pace, state)
 
     def _gauges(self, labels, stats):
         ext = self.ext

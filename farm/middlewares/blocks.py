@@ -9,9 +9,12 @@ answer it does not understand for the end of a keyword. Each is counted by its s
 (``farm/block/<shape>``). Site trouble is a refused, reset or dropped connection, a timeout,
 a DNS failure (Scrapy's RETRY_EXCEPTIONS), or a server error (RETRY_HTTP_CODES).
 
-Either way the page is retried up to FARM_BLOCK_RETRIES times while the site's
-pace (farm.crawl.pace) backs off exponentially, honouring Retry-After; good answers
-ease it back. None of that spends the keyword's own retries:
+Either way the page is retried up to FARM_BLOCK_RETRIES times. A refusal is the identity's that
+drew it (farm.crawl.identities: the proxy, or this machine's own address): that identity's pace backs
+off exponentially, honouring Retry-After, its learned pace drops, and a proxy is quarantined, so the
+retry goes through another; the other identities keep their pace. Site trouble backs off the site's
+own pace (farm.crawl.pace) for every identity. Good answers ease both back. None of that spends the
+keyword's own retries:
 
 - a page still blocked ends its keyword ``blocked`` (partial, counted against
   FARM_MAX_BLOCKED_CLAIMS for the day);
@@ -21,20 +24,20 @@ ease it back. None of that spends the keyword's own retries:
   and is retried after FARM_RETRY_DELAY.
 
 A page whose keyword has ended meanwhile is not retried. When a site has answered
-nothing but refusals for FARM_SITE_REFUSED_AFTER seconds (farm.middlewares.refusals), the
-crawl concludes the site refuses it and closes (``farm_site_refused``), its keywords partial.
+nothing but refusals for FARM_SITE_REFUSED_AFTER seconds (farm.middlewares.refusals), from every
+identity (one identity's page is an answer: the site does not refuse the crawl), the crawl
+concludes the site refuses it and closes (``farm_site_refused``), its keywords partial.
 
-With proxies (FARM_PROXIES), a block is also the proxy's: it is quarantined
-(farm.crawl.proxies) and the retry goes through another. So is a connection to the
-proxy that fails (refused, timed out, its name unknown): through an HTTP proxy
-the site's own connection failures come back as the proxy's 502/504 answers, so
+With proxies (FARM_PROXIES), a connection to the proxy that fails (refused, timed out, its name
+unknown) is the proxy's: through an HTTP proxy the site's own connection failures come back as the
+proxy's 502/504 answers, so
 a connect error names the proxy itself, a dead one that would otherwise take
-every n-th request and pass for the site's trouble. Its page is retried through
-another proxy without slowing the site. A timeout or a connection lost once
+every n-th request and pass for the site's trouble: it is quarantined, and its page is retried
+through another proxy without slowing the site. A timeout or a connection lost once
 connected may be the site's as well as the proxy's: site trouble, as without.
 
 Its ``from_crawler`` hands it what it uses of the crawl's parts (farm.crawl.parts.CrawlParts): the
-site's pace, the proxies, the keyword registry (is a page's keyword still live?) and the way to close
+site's pace, the identities, the keyword registry (is a page's keyword still live?) and the way to close
 the crawl.
 """
 
@@ -55,9 +58,9 @@ from scrapy.utils.misc import load_object
 from twisted.internet.error import ConnectError
 
 from farm.config import FarmConfig
+from farm.crawl.identities import Identities
 from farm.crawl.pace import SitePace
 from farm.crawl.parts import CrawlParts
-from farm.crawl.proxies import ProxyPool
 from farm.crawl.registry import KeywordRegistry
 from farm.middlewares.refusals import RefusalWatch
 from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, LeaseSpider, SiteUnavailable
@@ -90,13 +93,13 @@ class SiteBlockMiddleware:
         refused_after: float = 0.0,
         *,
         pace: SitePace,
-        proxies: ProxyPool | None,
+        identities: Identities,
         registry: KeywordRegistry,
         close_crawl: Callable[[str], None],
     ):
         self.crawler = crawler
-        self.pace = pace
-        self.proxies = proxies  # None without FARM_PROXIES
+        self.pace = pace  # the site's own: its trouble backs it off
+        self.identities = identities  # each proxy (or this machine's address): its refusals back it off
         self.registry = registry  # whether a page's keyword is still live, and the one way to give its page up
         self.close_crawl = close_crawl
         self.retries = retries
@@ -125,7 +128,7 @@ class SiteBlockMiddleware:
             transport_errors,
             config.site_refused_after,
             pace=parts.pace,
-            proxies=parts.proxies,
+            identities=parts.identities,
             registry=parts.registry,
             close_crawl=parts.close_crawl,
         )
@@ -144,6 +147,7 @@ class SiteBlockMiddleware:
         if reason is None:
             self.watch.page()
             self.pace.eased()
+            self.identities.answered(request)
             return response
         wall = request.meta.get("farm_wall_refused")  # the browser met it and could not pass it (on this page)
         if wall is not None:
@@ -151,11 +155,9 @@ class SiteBlockMiddleware:
         kind = reason.split()[0]
         self.stats.inc_value("farm/block/count")
         self.stats.inc_value(f"farm/block/{kind}")
-        self.pace.back_off(self._retry_after(response))
+        self.identities.refused(request, f"{reason} at {request.url}", self._retry_after(response))
         if self.watch.refused(kind, time.monotonic()):
             self._site_refused()
-        if self.proxies is not None:
-            self.proxies.quarantine(request.meta.get("farm_proxy"), f"{reason} at {request.url}")
         retry = self._retry(request, f"farm_block/{kind}", "farm/block/retry")
         if retry is not None:
             return retry
@@ -166,12 +168,8 @@ class SiteBlockMiddleware:
         if "farm_lease" not in request.meta or not isinstance(exception, self.transport_errors):
             return None
         what = f"{type(exception).__name__}: {exception}"
-        if (
-            self.proxies is not None
-            and isinstance(exception, PROXY_FAILURES)
-            and not isinstance(exception, CurlSSLError)
-        ):
-            if self.proxies.quarantine(request.meta.get("farm_proxy"), f"cannot be reached ({what})"):
+        if isinstance(exception, PROXY_FAILURES) and not isinstance(exception, CurlSSLError):
+            if self.identities.unreachable(request, f"cannot be reached ({what})"):
                 return self._proxy_failed(request, what)
         return self._site_trouble(request, what)
 

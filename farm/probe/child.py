@@ -1,4 +1,5 @@
-"""One site's probe crawl, in a process of its own: ``python -m farm.probe.child SITE CITY JOB TIMEOUT FOLDER``.
+"""One site's probe crawl, in a process of its own: ``python -m farm.probe.child SITE CITY JOB TIMEOUT FOLDER
+[PROXY]`` (PROXY: the index of the one proxy of FARM_PROXIES it goes through).
 
 The crawl is a real one (a CrawlerProcess of the site's spider, with the settings `scrapy crawl` would
 have, changed as farm.probe.plan says) into FOLDER/probe.db, a database of one keyword; its log goes to
@@ -171,8 +172,8 @@ def write_report(report: dict, folder: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    site, city, job, timeout, folder = argv
-    probe = Probe(site, city, job, float(timeout))
+    site, city, job, timeout, folder, *proxy = argv  # PROXY: --each-proxy's index into FARM_PROXIES
+    probe = Probe(site, city, job, float(timeout), int(proxy[0]) if proxy else None)
     folder_path = Path(folder)
     write_report(run(probe, folder_path), folder_path)
     return 0

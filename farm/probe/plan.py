@@ -33,6 +33,13 @@ class Probe:
     city: str
     job: str
     timeout: float  # seconds from the child's start to its end, whatever happens
+    proxy: int | None = None  # --each-proxy: the index of the one proxy of FARM_PROXIES it goes through
+    identity: str = ""  # that proxy's label (its password masked), for the verdict
+
+    @property
+    def name(self) -> str:
+        """What its files are named by: the site, and the proxy's index when it probes one."""
+        return self.site if self.proxy is None else f"{self.site}-proxy{self.proxy}"
 
     @property
     def crawl_seconds(self) -> float:
@@ -56,13 +63,16 @@ def overrides(probe: Probe, site: str, settings, db_url: str, log_file: str) -> 
     # every attempt's download, and the browser's page, fit in the crawl's time
     download = min(settings.getfloat("DOWNLOAD_TIMEOUT"), max(1.0, crawl / (attempts + 1)))
     browser = min(read(settings, "browser_timeout"), max(1.0, crawl / 3))
+    # --each-proxy: through that one proxy (an index: no password on a command line)
+    one_proxy = {} if probe.proxy is None else {"FARM_PROXIES": read(settings, "proxies")[probe.proxy].url}
     return {
+        **one_proxy,
         "FARM_DB_URL": db_url,
         "FARM_WORK_BACKEND": LOCAL_BACKEND,  # a probe shares no work
         "FARM_REDIS_URL": "",
         "JOBDIR": "",
         "FARM_METRICS_PORT": 0,
-        "FARM_CRAWLER_ID": f"farm-probe:{probe.site}",
+        "FARM_CRAWLER_ID": f"farm-probe:{probe.name}",
         site_key(site, "max_pages"): 1,
         "FARM_LEASES_IN_FLIGHT": 1,
         "FARM_BLOCK_RETRIES": RETRIES,

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from farm.probe.child import LOG, REPORT
@@ -40,14 +41,15 @@ def run_probes(probes: list[Probe], log_dir: Path | None = None, python: str = s
         children = []
         try:
             for probe in probes:
-                children.append(_start(probe, Path(tmp) / probe.site, python))
+                children.append(_start(probe, Path(tmp) / probe.name, python))
             verdicts = []
             for probe, folder, process, deadline in children:
                 ended = _wait(process, deadline, folder)
-                verdicts.append(judge(probe.site, _report(folder), ended, probe.timeout))
+                verdict = judge(probe.site, _report(folder), ended, probe.timeout)
+                verdicts.append(replace(verdict, identity=probe.identity) if probe.identity else verdict)
                 if log_dir is not None and (folder / LOG).exists():
                     log_dir.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(folder / LOG, log_dir / f"{probe.site}.log")
+                    shutil.copyfile(folder / LOG, log_dir / f"{probe.name}.log")
             return verdicts
         except BaseException:  # Ctrl+C, SIGTERM: the children, in sessions of their own, did not get it
             for _, _, process, _ in children:
@@ -83,7 +85,8 @@ def _start(probe: Probe, folder: Path, python: str):
     folder.mkdir()
     with open(folder / "stderr.txt", "wb") as err:
         process = subprocess.Popen(
-            [python, "-m", "farm.probe.child", probe.site, probe.city, probe.job, str(probe.timeout), str(folder)],
+            [python, "-m", "farm.probe.child", probe.site, probe.city, probe.job, str(probe.timeout), str(folder)]
+            + ([] if probe.proxy is None else [str(probe.proxy)]),
             stdin=subprocess.DEVNULL,
             stdout=err,
             stderr=err,

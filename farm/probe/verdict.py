@@ -59,13 +59,19 @@ class Verdict:
     city: str = ""
     job: str = ""
     blocks: dict[str, int] = field(default_factory=dict)  # refusals by shape
+    identity: str = ""  # --each-proxy: the proxy it went through (its password masked)
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def named(self) -> str:
+        """The site, and the proxy it went through when it probed one."""
+        return f"{self.site} via {self.identity}" if self.identity else self.site
+
     def line(self, width: int = 8) -> str:
-        return f"{self.site:<{width}} {self.status}: {self.what}" + (f" — {self.fix}" if self.fix else "")
+        return f"{self.named:<{width}} {self.status}: {self.what}" + (f" — {self.fix}" if self.fix else "")
 
     def as_json(self) -> dict:
         return asdict(self)

@@ -28,6 +28,10 @@ GET  /_sandbox/strangewalls                  → {"counts": {"<site>/<form>|sess
                                                 "config"} (strangewalls.py; config null without them)
 POST /_sandbox/strangewalls                  → raise the strange walls / replace their config (sites, forms,
                                                session_seconds, session_requests, slider_keywords, seed)
+GET  /_sandbox/pace                          → {"config", "clients": {address: {"served", "too_fast", "banned", "bans",
+                                                "fastest", "first", "last"}}} (clientpace.py); POST {"rate",
+                                               "burst", "strikes", "ban_seconds", "rates"} holds each client to
+                                               a pace (counts cleared; rate 0: off); DELETE clears the counts
 GET  /_sandbox/requests?last=N               → {"requests": [{"site", "method", "path", "headers": [[name,
                                                 value], …]}, …]}: the last N search requests (default 20), oldest
                                                 first, header names as sent and in order, a Cookie's value
@@ -40,6 +44,7 @@ from aiohttp import web
 
 from . import hostile
 from .cities import SITES, city_for, city_named
+from .clientpace import PaceConfig
 from .faults import FaultConfig
 from .outage import Outage
 from .results import Query, int_param, page_of
@@ -99,6 +104,16 @@ def add_routes(app, sandbox):
             return web.json_response({"counts": {}, "config": None})
         return web.json_response(sandbox.strange.status(), dumps=_dumps)
 
+    async def pace_view(request):
+        if request.method == "POST":
+            try:
+                sandbox.pace.replace(PaceConfig.from_json(await request.json()))
+            except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+                return _error(str(exc))
+        elif request.method == "DELETE":
+            sandbox.pace.reset_counts()
+        return web.json_response(sandbox.pace.status(), dumps=_dumps)
+
     async def requests_view(request):
         last = int_param(request.query.get("last"), 20, high=len(sandbox.requests) or 1)
         rows = list(sandbox.requests)[-last:]
@@ -147,6 +162,7 @@ def add_routes(app, sandbox):
     app.router.add_get("/_sandbox/requests", requests_view)
     app.router.add_get("/_sandbox/identity", identity)
     app.router.add_route("*", "/_sandbox/strangewalls", strange_view)
+    app.router.add_route("*", "/_sandbox/pace", pace_view)
 
 
 def _request_row(site, method, path, raw_headers):

@@ -6,12 +6,12 @@ process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered p
 `req` hash, which is filled in per request. A page's bytes also depend on the fault config (stale totals,
 hostile postings), so a new config empties the cache.
 
-A request goes: outage (outage.py: the connection closed) → parse → the site's wall, with --walls (walls.py: no
-live session, no page) → the strange walls, with --strange-walls (strangewalls.py) → site rejection (bad qcwy
-sign, forged zhilian token) → fault draw → page. Only a normal page (or a slow one) counts in
-/_sandbox/counts. The last search requests are kept as they came, with their headers in order, for
-/_sandbox/requests; each is judged as the Chrome it claims, and counted by the connection it came on
-(coherence.py, /_sandbox/identity).
+A request goes: outage (outage.py: the connection closed) → parse → the client's pace, once set
+(clientpace.py: too fast, or banned) → the site's wall, with --walls (walls.py: no live session, no page) →
+the strange walls, with --strange-walls (strangewalls.py) → site rejection (bad qcwy sign, forged zhilian
+token) → fault draw → page. Only a normal page (or a slow one) counts in /_sandbox/counts. The last search
+requests are kept as they came, with their headers in order, for /_sandbox/requests; each is judged as the
+Chrome it claims, and counted by the connection it came on (coherence.py, /_sandbox/identity).
 """
 
 import asyncio
@@ -21,6 +21,7 @@ from collections import Counter, OrderedDict, deque
 from aiohttp import web
 
 from . import control
+from .clientpace import ClientPace
 from .coherence import Coherence
 from .data import World
 from .faults import Faults, drop, generic
@@ -49,6 +50,7 @@ class Sandbox:
         self.clock = clock
         self.walls = None if walls is None else Walls(walls, clock)
         self.strange = None if strange is None else StrangeWalls(strange, clock)  # strangewalls.py
+        self.pace = ClientPace()  # off until set (POST /_sandbox/pace)
         self.counts = Counter()
         self.rendered = 0  # pages generated on request (not served from the page cache)
         self.arrivals = Counter()  # search requests by the second they arrived (time.time())
@@ -97,6 +99,9 @@ class Sandbox:
             if self.outage.drops():
                 return drop(request)
             query = mod.parse(request)
+            refused = self.pace.judge(request)
+            if refused is not None:
+                return refused
             if self.walls is not None:
                 wall = self.walls.guard(mod.SITE, request, query.keyword)
                 if wall is not None:

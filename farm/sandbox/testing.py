@@ -104,6 +104,14 @@ class Control:
         slider_keywords, seed."""
         return self._call("/_sandbox/strangewalls", config)
 
+    def set_pace(self, **config):
+        """Hold each client (address) to a pace: rate, burst, strikes, ban_seconds, rates (address -> rate)."""
+        return self._call("/_sandbox/pace", config)
+
+    def pace(self):
+        """{"config", "clients": {address: {"served", "too_fast", "banned", "bans", "fastest", "first", "last"}}}."""
+        return self._call("/_sandbox/pace")
+
     def requests(self, last=20):
         """The last search requests: [{"site", "method", "path", "headers": [[name, value], …]}, …]."""
         return self._call(f"/_sandbox/requests?last={last}")["requests"]

@@ -17,6 +17,7 @@ from sqlalchemy import (
     Column,
     Date,
     DateTime,
+    Float,
     Index,
     Integer,
     String,
@@ -259,3 +260,16 @@ class PostingDay(Base):
     posting_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # job_posting.id
     day: Mapped[date] = mapped_column(Date, primary_key=True)
     source: Mapped[str] = mapped_column(String(16))
+
+
+class IdentityPaceRow(Base):
+    """The pace an identity learned at a site (farm.crawl.identities): a proxy (its id, a hash of its URL:
+    no credentials) or this machine's own address (``direct``). The next crawl of the site starts from it."""
+
+    __tablename__ = "identity_pace"
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+
+    source: Mapped[str] = mapped_column(String(16), primary_key=True)
+    identity: Mapped[str] = mapped_column(String(64), primary_key=True)
+    pace: Mapped[float] = mapped_column(Float)  # requests per second
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)

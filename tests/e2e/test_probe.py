@@ -227,3 +227,24 @@ def test_probe_of_a_projects_own_site_searches_its_first_city(tmp_path):
     assert (tinyjobs["status"], tinyjobs["city"], tinyjobs["job"]) == ("ok", "Springfield", "python"), done.stdout
     assert tinyjobs["postings"] == min(site.PAGE_SIZE, site.postings("spr", "python"))
     assert not (project / "tinyjobs.db").exists()
+
+
+def test_probe_through_each_proxy_says_which_to_drop(tmp_path, monkeypatch):
+    from tests.proxy import ForwardProxy
+
+    with (
+        SandboxProcess(seed=3, postings=(40, 40)) as sandbox,
+        ForwardProxy(auth=("good", "pa55-Good-7f3a")) as good,
+        ForwardProxy(auth=("bad", "pa55-Bad-91c2"), blocking=True) as bad,
+    ):
+        monkeypatch.setenv("FARM_PROXIES", f"{good.url_with_credentials},{bad.url_with_credentials}")
+        code, out, _ = probe(tmp_path, sandbox.url, "qcwy", "--each-proxy")
+        expected = page_one(sandbox, "qcwy")
+    good_label, bad_label = f"http://good:***@127.0.0.1:{good.port}", f"http://bad:***@127.0.0.1:{bad.port}"
+    lines = [" ".join(line.split()) for line in out.splitlines()]  # the names padded to one width
+    assert code == 1, out  # a probe failed
+    assert lines[0].startswith(f"qcwy via {good_label} ok: {expected} postings on page 1"), out
+    assert lines[1].startswith(f"qcwy via {bad_label} blocked: http_403"), out
+    assert lines[2] == f"drop from FARM_PROXIES: {bad_label}"
+    assert "pa55" not in out  # passwords masked
+    assert good.relayed == 1 and bad.blocked >= 1 and bad.relayed == 0  # each probe through its own proxy

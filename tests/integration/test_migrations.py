@@ -55,8 +55,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0012():
-    assert head_revision() == "0012" == HEAD
+def test_head_is_0013():
+    assert head_revision() == "0013" == HEAD
 
 
 def test_upgrade_empty_database_to_head(engine):

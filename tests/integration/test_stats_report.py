@@ -18,7 +18,7 @@ from farm.state.store import KeywordStore
 from tests.integration.test_cli import DEMO_KEYWORDS, key, parse_table, run, set_rows, upgraded
 
 DESIGN_FIELDS = ["date", "source", "total", "used", "unused", "crawl_status", "jobs_found"]
-NEW_FIELDS = ["pages", "done", "remaining", "recent", "eta", "eta_seconds", "salary", "caps", "door"]
+NEW_FIELDS = ["pages", "done", "remaining", "recent", "eta", "eta_seconds", "salary", "caps", "door", "identities"]
 
 
 def today(url):

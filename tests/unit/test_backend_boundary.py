@@ -14,9 +14,9 @@ import farm
 ROOT = Path(farm.__file__).parent
 REDIS_PACKAGE = "farm/crawl/backends/redis/"
 REDIS_MODULES = ("redis", "scrapy_redis")
-# what the Redis backend may import of the crawl: the contract, the site's pace and the proxy pool it
-# builds its shared ones on
-SHARED_TYPES = ("farm.crawl.backends.base", "farm.crawl.pace", "farm.crawl.proxies")
+# what the Redis backend may import of the crawl: the contract, the site's pace, the identities and the
+# proxy pool it builds its shared ones on
+SHARED_TYPES = ("farm.crawl.backends.base", "farm.crawl.identities", "farm.crawl.pace", "farm.crawl.proxies")
 
 
 def _sources():

@@ -184,3 +184,43 @@ def test_a_tls_error_through_a_proxy_is_the_sites_trouble_not_the_proxys(sqlite_
         assert crawler.stats.get_value("farm/site/errors") == 1
     finally:
         crawler.get_extension(CrawlParts).close()
+
+
+def test_a_refusal_is_the_identitys_and_the_site_is_refusing_only_when_every_identity_is(sqlite_url, monkeypatch):
+    from farm.middlewares.refusals import RefusalWatch
+
+    crawler = make_crawler(
+        sqlite_url,
+        ROWS,
+        FARM_BLOCK_RETRIES=100,
+        FARM_QCWY_RATE=2,
+        FARM_PROXY_QUARANTINE=0,
+        FARM_PROXIES="http://alice:s3cret@10.0.0.1:3128,http://10.0.0.2:3128",
+    )
+    try:
+        middleware = SiteBlockMiddleware.from_crawler(crawler)
+        middleware.watch = RefusalWatch(after=100, least=3)
+        closed = []
+        monkeypatch.setattr(middleware, "close_crawl", closed.append)
+        now = [1000.0]
+        monkeypatch.setattr("farm.middlewares.blocks.time.monotonic", lambda: now[0])
+        parts = crawler.get_extension(CrawlParts)
+        refusing, answering = parts.identities.identities
+        first, second = page_requests(crawler, 2)
+        for request, identity in ((first, refusing), (second, answering)):
+            request.meta["farm_identity"] = identity.id
+        for _ in range(6):  # one identity refused for 240 s, the other answering between
+            now[0] += 40
+            middleware.process_response(first, answer(first, 403, b"Forbidden", "text/html"))
+            assert middleware.process_response(second, answer(second)).status == 200
+        assert closed == []  # one identity's pages are answers: the site does not refuse the crawl
+        assert refusing.pace.learned == refusing.pace.floor and refusing.blocks == 6
+        assert answering.pace.learned == 2.0 and answering.pace.penalty == 0 and answering.pages == 6
+        assert parts.pace.penalty == 0  # nor is the site's own pace backed off
+        for _ in range(4):  # then every identity refuses
+            now[0] += 40
+            for request in (first, second):
+                middleware.process_response(request, answer(request, 403, b"Forbidden", "text/html"))
+        assert closed == ["farm_site_refused"]
+    finally:
+        crawler.get_extension(CrawlParts).close()

@@ -172,3 +172,41 @@ def test_the_grafana_dashboard_charts_only_exported_metrics_from_a_prometheus_va
         "farm_writer_queued_postings",
         "farm_writer_frames_in_flight",
     } <= used
+
+
+def test_each_identity_is_a_labelled_series_its_proxy_password_masked(sqlite_url):
+    from scrapy import Request
+
+    crawler = make_crawler(
+        sqlite_url,
+        ROWS,
+        FARM_METRICS_PORT=free_port(),
+        FARM_METRICS_HOST="127.0.0.1",
+        FARM_CRAWLER_ID="unit-1",
+        FARM_QCWY_RATE=2,
+        FARM_PROXIES="http://alice:s3cret@10.0.0.1:3128,http://10.0.0.2:3128",
+    )
+    ext = component(crawler, FarmMetrics)
+    try:
+        identities = ext.parts.identities
+        first, second = Request("http://example.com/1"), Request("http://example.com/2")
+        assert identities.take(first) == 0 and identities.take(second) == 0
+        identities.answered(second)
+        identities.refused(first, "HTTP 403")
+        text = generate_latest(ext.registry).decode()
+    finally:
+        if ext._listening is not None:
+            ext._listening.stopListening()
+        crawler.get_extension(CrawlParts).close()
+    assert "s3cret" not in text
+    got = samples(text)
+    base = {("site", "qcwy"), ("crawler_id", "unit-1")}
+
+    def value(name, identity, **labels):
+        return got[(name, frozenset(base | {("identity", identity)} | set(labels.items())))]
+
+    masked, plain = "http://alice:***@10.0.0.1:3128", "http://10.0.0.2:3128"
+    assert value("farm_identity_blocks_total", masked) == 1 and value("farm_identity_pages_total", plain) == 1
+    assert value("farm_identity_pace", masked) == 1.0 and value("farm_identity_pace", plain) == 2.0
+    assert value("farm_identity_state", masked, state="quarantined") == 1
+    assert value("farm_identity_state", plain, state="working") == 1

@@ -46,7 +46,7 @@ def test_the_parts_are_one_extension_every_component_reaches_through_scrapy(craw
     assert leases.registry is parts.registry and leases.backend is parts.backend and leases.outbox is parts.outbox
     assert leases.claim == parts.claim and leases.close_crawl == parts.close_crawl  # the parts' own, bound
     blocks = SiteBlockMiddleware.from_crawler(crawler)
-    assert blocks.pace is parts.pace and blocks.proxies is parts.proxies and blocks.registry is parts.registry
+    assert blocks.pace is parts.pace and blocks.identities is parts.identities and blocks.registry is parts.registry
     assert blocks.close_crawl == parts.close_crawl
     assert not hasattr(leases, "parts") and not hasattr(blocks, "parts")  # handed what they use, not the parts
     assert FarmScheduler.from_crawler(crawler).parts is parts

@@ -97,7 +97,10 @@ def first_page(crawler):
 def test_a_soft_block_is_retried_with_the_back_off_and_leaves_the_keyword_blocked_not_completed(crawler):
     middleware = SiteBlockMiddleware.from_crawler(crawler)
     request = first_page(crawler)
-    pace = crawler.get_extension(CrawlParts).pace
+    identities = crawler.get_extension(CrawlParts).identities
+    assert identities.take(request) == 0  # through this machine's own address
+    [identity] = identities
+    pace = identity.pace
     for attempt in range(2):
         retry = middleware.process_response(request, TextResponse(request.url, body=qcwy_answer(100), request=request))
         assert retry.url == request.url and retry.meta["retry_times"] == attempt + 1

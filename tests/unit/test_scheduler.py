@@ -9,6 +9,7 @@ from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
 from farm.crawl.backends.base import WorkBackend
+from farm.crawl.identities import Identities, IdentityPace
 from farm.crawl.pace import SitePace
 from farm.crawl.scheduler import FarmScheduler
 from farm.crawl.window import PageWindow
@@ -51,7 +52,7 @@ class Parts(SimpleNamespace):
         super().__init__(
             window=PageWindow(window),
             pace=SitePace(rate, 1.0, 8.0),
-            proxies=None,
+            identities=Identities(None, lambda _: IdentityPace(0, 1.0, 8.0)),
             stats=MemoryStatsCollector(get_crawler()),
             runs=runs,
             given_up=[],

@@ -4,9 +4,10 @@ farm has one scheduler (farm.crawl.scheduler.FarmScheduler) and a backend under 
 FARM_WORK_BACKEND as Scrapy names its SCHEDULER_QUEUE: farm.crawl.backends.local.LocalBackend (this
 process's memory, and the JOBDIR checkpoint; the default) or farm.crawl.backends.redis.RedisBackend (a
 queue every worker shares; the default when FARM_REDIS_URL is set). The scheduler applies farm's gates
-(the page window, the site's pace, the proxies, the retry lane) to what a backend hands out; a backend
-keeps requests, hands them out and settles them, and builds what it shares with other processes: its
-queue and dupefilter, the site's pace and the proxies' quarantine.
+(the page window, the site's pace, the identities' paces and proxies, the retry lane) to what a backend
+hands out; a backend keeps requests, hands them out and settles them, and builds what it shares with
+other processes: its queue and dupefilter, the site's pace, the identities' turns and the proxies'
+quarantine.
 
 This module is the contract and the few types both sides of it use; a backend imports nothing else of
 the crawl (a test holds it to that). docs/glossary.md gives the words.
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from farm.config import FarmConfig
+    from farm.crawl.identities import Identities
     from farm.crawl.pace import SitePace
     from farm.crawl.proxies import ProxyPool
     from farm.state.lease import Lease
@@ -100,14 +102,23 @@ class Crawl(Protocol):
 
     def wake(self) -> None: ...
 
+    def learned_paces(self) -> dict[str, float]: ...  # identity id -> the pace a past run learned
+
     def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Deferred[Any]: ...
 
     def close_crawl(self, reason: str) -> None: ...
 
 
 def pace_settings(crawl: Crawl) -> tuple[float, float, float]:
-    """What a backend builds the site's pace with: FARM_<SITE>_RATE, and the block back-off's
-    FARM_BLOCK_BASE_DELAY and FARM_BLOCK_MAX_DELAY."""
+    """What a backend builds the site's own pace with: FARM_<SITE>_CEILING (the sum of every identity's
+    requests; 0: none), and the back-off's FARM_BLOCK_BASE_DELAY and FARM_BLOCK_MAX_DELAY."""
+    config = crawl.config
+    return config.site(crawl.site).ceiling, config.block_base_delay, config.block_max_delay
+
+
+def identity_settings(crawl: Crawl) -> tuple[float, float, float]:
+    """What a backend builds each identity's pace with (farm.crawl.identities): FARM_<SITE>_RATE, and
+    the back-off's FARM_BLOCK_BASE_DELAY and FARM_BLOCK_MAX_DELAY."""
     config = crawl.config
     return config.site(crawl.site).rate, config.block_base_delay, config.block_max_delay
 
@@ -124,8 +135,10 @@ class WorkBackend(ABC):
     A page request handed out by ``fetch`` is this crawl's until ``mark_handled`` (its page recorded or
     given up): until then no one else gets it, and if this process dies it is handed out again.
 
-    What it builds for the crawl: ``pace`` (the site's pace), ``proxies`` (the FARM_PROXIES pool, or
-    None) and ``peers`` (the other processes it shares the work with, farm.crawl.backends.base.Peers).
+    What it builds for the crawl: ``pace`` (the site's own pace: its ceiling, and the back-off after
+    its trouble), ``proxies`` (the FARM_PROXIES pool, or None), ``identities`` (each proxy, or this
+    machine's address, with its own pace: farm.crawl.identities) and ``peers`` (the other processes it
+    shares the work with, farm.crawl.backends.base.Peers).
     """
 
     # True when ``fetch`` hands requests out at the site's pace itself; the scheduler then paces only
@@ -136,6 +149,7 @@ class WorkBackend(ABC):
 
     pace: SitePace
     proxies: ProxyPool | None = None
+    identities: Identities
     peers: Peers
 
     @classmethod

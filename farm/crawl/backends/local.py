@@ -23,7 +23,8 @@ from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import Deferred
 
-from farm.crawl.backends.base import Crawl, Peers, WorkBackend, pace_settings
+from farm.crawl.backends.base import Crawl, Peers, WorkBackend, identity_settings, pace_settings
+from farm.crawl.identities import Identities, IdentityPace
 from farm.crawl.pace import SitePace
 from farm.crawl.proxies import proxy_pool_from
 
@@ -39,6 +40,7 @@ class LocalBackend(WorkBackend):
         self.queue = queue  # Scrapy's scheduler: its queues and dupefilter
         self.checkpoint = checkpoint  # JOBDIR: farm.crawl.backends.checkpoint.Checkpoint, else None
         self.pace = pace if pace is not None else SitePace(0, 0, 0)
+        self.identities = Identities(None, lambda _: IdentityPace(0, 0, 0))
         self.peers = Peers()
 
     @classmethod
@@ -51,6 +53,13 @@ class LocalBackend(WorkBackend):
         queue = _without_jobdir(crawler) if jobdir_is_farms else Scheduler.from_crawler(crawler)
         backend = cls(queue, crawl.checkpoint, SitePace(*pace_settings(crawl)))
         backend.proxies = proxy_pool_from(crawler)
+        rate, base_delay, max_delay = identity_settings(crawl)
+        learned = crawl.learned_paces()
+        backend.identities = Identities(
+            backend.proxies,
+            lambda identity: IdentityPace(rate, base_delay, max_delay, learned.get(identity)),
+            crawler.stats,
+        )
         return backend
 
     @classmethod

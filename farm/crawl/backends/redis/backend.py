@@ -27,6 +27,7 @@ pop (batched), one acknowledgement (batched).
 from __future__ import annotations
 
 import logging
+import socket
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -36,13 +37,15 @@ from scrapy.crawler import Crawler
 from twisted.internet import reactor, threads
 from twisted.internet.defer import Deferred
 
-from farm.crawl.backends.base import Crawl, LeaseKey, Peers, WorkBackend, pace_settings
+from farm.crawl.backends.base import Crawl, LeaseKey, Peers, WorkBackend, identity_settings, pace_settings
 from farm.crawl.backends.redis.dupefilter import DayDupeFilter
+from farm.crawl.backends.redis.identities import SharedIdentities, SharedIdentityPace
 from farm.crawl.backends.redis.link import RedisLink, check_reach
 from farm.crawl.backends.redis.membership import SharedWork
 from farm.crawl.backends.redis.pace import SharedPace
 from farm.crawl.backends.redis.proxies import SharedProxyPool
 from farm.crawl.backends.redis.queue import SharedQueue
+from farm.crawl.identities import DIRECT
 from farm.crawl.proxies import Proxy, proxy_pool_from
 from farm.errors import BadPayload, FarmStartError, RedisUnreachable
 from farm.state.clock import utcnow
@@ -121,6 +124,26 @@ class RedisBackend(WorkBackend):
         resuming = set(checkpoint.saved.leases) if checkpoint is not None and checkpoint.saved is not None else None
         backend = cls(crawler, crawl, link, queue, resuming)
         backend.proxies = proxy_pool_from(crawler, backend._proxy_pool)
+        rate, base_delay, max_delay = identity_settings(crawl)
+        learned = crawl.learned_paces()
+        turns, learned_key = queue.k("identities:turns"), queue.k("identities:learned")
+
+        def make_pace(identity: str) -> SharedIdentityPace:
+            # this machine's own address is its own: another machine's is another identity
+            shared_as = f"{identity}:{socket.gethostname()}" if identity == DIRECT else identity
+            return SharedIdentityPace(
+                rate,
+                base_delay,
+                max_delay,
+                learned.get(identity),
+                identity=shared_as,
+                link=link,
+                key=turns,
+                learned_key=learned_key,
+                wake=crawl.wake,
+            )
+
+        backend.identities = SharedIdentities(backend.proxies, make_pace, link, learned_key, stats=crawler.stats)
         return backend
 
     @classmethod

@@ -76,11 +76,13 @@ class SharedProxyPool(ProxyPool):
         if self._loop.running:
             self._loop.stop()
 
-    def quarantine(self, proxy_id: str | None, why: str) -> bool:
-        if not super().quarantine(proxy_id, why):
+    def quarantine(self, proxy_id: str | None, why: str, seconds: float | None = None) -> bool:
+        if seconds is None:
+            seconds = self.quarantine_seconds
+        if not super().quarantine(proxy_id, why, seconds):
             return False
         assert proxy_id is not None  # quarantined above: a proxy of this pool
-        d = self.link.run(self._write, keys=[self.key], args=[proxy_id, int(self.quarantine_seconds * 1000)])
+        d = self.link.run(self._write, keys=[self.key], args=[proxy_id, int(seconds * 1000)])
         d.addErrback(self._failed, "writing a proxy's quarantine")
         return True
 

@@ -1,0 +1,224 @@
+"""Identities in real crawls: six real forward proxies (tests/proxy.py's, and Debian's tinyproxy, which farm
+did not write), each connecting to the sandbox from an address of its own (127.0.0.2 and on), in front of
+a sandbox that holds each client (address) to a pace and bans one that goes faster
+(farm/sandbox/clientpace.py).
+
+FARM_<SITE>_RATE is one identity's pace: with six proxies the crawl's take is six identities' paces, each
+kept under what the sandbox tolerates from one client, and a proxy the sandbox holds to a lower pace
+learns it from its own refusals while the others keep theirs.
+"""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import select
+
+from farm.cli import farm as farm_command
+from farm.crawl.proxies import Proxy
+from farm.sandbox.testing import SandboxProcess
+from farm.state.db import make_engine
+from farm.state.models import IdentityPaceRow
+from tests.e2e.harness import (
+    crawl_stat,
+    expected_crawl,
+    fetched_pages,
+    keywords,
+    prepare_db,
+    run_crawl,
+    start_crawl,
+    stop,
+    stored_postings,
+)
+from tests.proxy import ForwardProxy
+from tests.tinyproxy import TinyProxy
+from tests.tinyproxy import available as tinyproxy_installed
+
+pytestmark = pytest.mark.e2e
+
+CITIES = ("北京", "上海", "广州", "深圳", "杭州", "成都")
+# The crawl's pace for one identity (requests a second), and what the sandbox tolerates from one client.
+# Six identities' sum stays well under what one crawl, its proxies and the sandbox can do on two cores.
+RATE = 2.5
+TOLERATED = 3.2
+MAX_PAGES = 3
+POSTINGS = (60, 60)  # three pages a keyword
+
+
+def rows_for(n):
+    return [("qcwy", CITIES[i % len(CITIES)], f"job{i}") for i in range(n)]
+
+
+def proxies(n, kind=ForwardProxy):
+    """``n`` proxies of a ``kind`` (tests/proxy.py's ForwardProxy, or tinyproxy), each connecting to the
+    site from an address of its own."""
+    return [kind(source=f"127.0.0.{2 + i}").start() for i in range(n)]
+
+
+PROXY_KINDS = [
+    pytest.param(ForwardProxy, id="test-proxy"),
+    pytest.param(TinyProxy, id="tinyproxy", marks=pytest.mark.skipif(not tinyproxy_installed(), reason="no tinyproxy")),
+]
+
+
+def crawl_through(db_url, sandbox, through, **settings):
+    return run_crawl(
+        "qcwy",
+        db_url,
+        sandbox.url,
+        timeout=120,
+        FARM_QCWY_MAX_PAGES=MAX_PAGES,
+        FARM_QCWY_RATE=RATE,
+        FARM_PROXIES=",".join(proxy.url for proxy in through),
+        FARM_PROXY_QUARANTINE=0.5,
+        FARM_BLOCK_BASE_DELAY=0.5,
+        FARM_BLOCK_MAX_DELAY=2,
+        FARM_LEASES_IN_FLIGHT=24,  # every keyword at once: the identities, not the keywords, set the pace
+        **settings,
+    )
+
+
+def check_completed(db_url, sandbox, rows):
+    pages, ids, per_keyword = expected_crawl(sandbox, "qcwy", rows, MAX_PAGES)
+    progress = {(k["city"], k["job"]): (k["crawl_status"], k["jobs_found"]) for k in keywords(db_url)}
+    assert progress == {key: ("completed", jobs) for key, (_, jobs) in per_keyword.items()}
+    stored = stored_postings(db_url, "qcwy")
+    assert len(stored) == len(set(stored)) and set(stored) == ids  # every posting, once
+    assert fetched_pages(sandbox, "qcwy") == {page: 1 for page in pages}
+    return pages
+
+
+def took(clients):
+    """Seconds from the first request the sandbox had from any client (proxy) to the last."""
+    return max(c["last"] for c in clients.values()) - min(c["first"] for c in clients.values())
+
+
+def judged_too_fast(clients):
+    """Requests the sandbox judged too fast (or sent while banned), all clients together."""
+    return sum(client["too_fast"] + client["banned"] for client in clients.values())
+
+
+@pytest.mark.parametrize("kind", PROXY_KINDS)
+def test_six_proxies_take_six_identities_paces_each_within_what_the_site_tolerates(tmp_path, kind):
+    rows = rows_for(12)
+    timings = {}
+    with SandboxProcess(seed=4, postings=POSTINGS) as sandbox:
+        for count in (1, 6):
+            db_url = f"sqlite:///{tmp_path / f'farm{count}.db'}"
+            prepare_db(db_url, rows)
+            sandbox.reset()
+            sandbox.set_pace(rate=TOLERATED, burst=2, strikes=3, ban_seconds=2)
+            through = proxies(count, kind)
+            try:
+                proc = crawl_through(db_url, sandbox, through)
+                assert proc.returncode == 0, proc.output[-3000:]
+                pages = check_completed(db_url, sandbox, rows)
+                clients = sandbox.pace()["clients"]
+                timings[count] = took(clients)
+                assert set(clients) == {proxy.source for proxy in through}  # each proxy a client of its own
+                assert all(client["served"] > 0 for client in clients.values())
+                assert judged_too_fast(clients) < 0.05 * len(pages), clients
+            finally:
+                for proxy in through:
+                    proxy.stop()
+    print(f"pages {len(pages)}, seconds through 1 and 6 proxies: {timings}")
+    assert len(pages) >= 30  # one proxy takes seconds: a quarter of them is more than start-up's noise
+    assert timings[6] <= timings[1] / 4, timings
+
+
+def test_a_proxy_held_to_a_fifth_of_the_pace_learns_it_and_the_others_keep_theirs(sqlite_url):
+    rows = rows_for(24)
+    db_url = sqlite_url
+    prepare_db(db_url, rows)
+    through = proxies(6)
+    slow = through[0]
+    try:
+        with SandboxProcess(seed=4, postings=POSTINGS) as sandbox:
+            sandbox.set_pace(rate=TOLERATED, burst=2, strikes=3, ban_seconds=2, rates={slow.source: RATE / 5})
+            proc = crawl_through(db_url, sandbox, through)
+            assert proc.returncode == 0, proc.output[-3000:]
+            check_completed(db_url, sandbox, rows)
+            clients = sandbox.pace()["clients"]
+    finally:
+        for proxy in through:
+            proxy.stop()
+    labels = {Proxy.of(proxy.url).label: proxy for proxy in through}
+    blocks = {label: crawl_stat(proc.output, f"farm/identity/{label}/blocks") for label in labels}
+    slow_label = Proxy.of(slow.url).label
+    assert blocks[slow_label] >= 1  # its own refusals ...
+    assert clients[slow.source]["too_fast"] + clients[slow.source]["banned"] == blocks[slow_label]
+    engine = make_engine(db_url)
+    with engine.connect() as conn:
+        table = IdentityPaceRow.__table__
+        learned = dict(conn.execute(select(table.c.identity, table.c.pace).where(table.c.source == "qcwy")).all())
+    engine.dispose()
+    # ... backed it off, and the pace it learned is kept for the next run; the others keep the setting
+    assert learned[Proxy.of(slow.url).id] <= RATE * 0.35, learned
+    others = [Proxy.of(proxy.url).id for proxy in through[1:]]
+    assert all(learned[i] >= RATE * 0.9 for i in others), learned
+    # farm stats shows the identities as the crawl left them (the run table's stats)
+    result = CliRunner(catch_exceptions=False).invoke(farm_command, ["--db-url", db_url, "stats", "--json"])
+    [row] = [row for row in json.loads(result.output) if row["source"] == "qcwy"]
+    seen = {i["identity"]: i for i in row["identities"]["identities"]}
+    assert set(seen) == set(labels)
+    assert seen[slow_label]["pace"] == pytest.approx(learned[Proxy.of(slow.url).id], abs=1e-3)
+    assert seen[slow_label]["blocks"] == blocks[slow_label] and seen[slow_label]["state"] in ("cooling", "quarantined")
+
+
+def busiest(proxy, seconds=2.0):
+    """The most requests ``proxy`` relayed within any ``seconds``."""
+    times = sorted(proxy.times)
+    most, first = 0, 0
+    for last, at in enumerate(times):
+        while at - times[first] > seconds:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
+
+@pytest.mark.redis
+def test_two_workers_through_redis_share_six_proxies_and_drive_none_above_its_pace(mariadb_url, shared, tmp_path):
+    rows = rows_for(24)
+    prepare_db(mariadb_url, rows)
+    through = proxies(6)
+    try:
+        with SandboxProcess(seed=4, postings=POSTINGS) as sandbox:
+            sandbox.set_pace(rate=TOLERATED, burst=2, strikes=3, ban_seconds=2)
+            workers = [
+                start_crawl(
+                    "qcwy",
+                    mariadb_url,
+                    sandbox.url,
+                    tmp_path / f"worker{i}.log",
+                    redis=shared,
+                    FARM_CRAWLER_ID=f"worker{i}",
+                    FARM_QCWY_MAX_PAGES=MAX_PAGES,
+                    FARM_QCWY_RATE=RATE,
+                    FARM_PROXIES=",".join(proxy.url for proxy in through),
+                    FARM_PROXY_QUARANTINE=0.5,
+                    FARM_BLOCK_BASE_DELAY=0.5,
+                    FARM_BLOCK_MAX_DELAY=2,
+                    FARM_WORKER_TIMEOUT=2,
+                )
+                for i in range(2)
+            ]
+            try:
+                for worker in workers:
+                    assert stop(worker, 120) == 0
+            finally:
+                for worker in workers:
+                    worker.kill()
+                    worker.wait()
+            pages = check_completed(mariadb_url, sandbox, rows)
+            clients = sandbox.pace()["clients"]
+    finally:
+        for proxy in through:
+            proxy.stop()
+    logs = [(tmp_path / f"worker{i}.log").read_text() for i in range(2)]
+    labels = [Proxy.of(proxy.url).label for proxy in through]
+    for log in logs:  # both workers crawled, through the proxies they share
+        assert sum(crawl_stat(log, f"farm/identity/{label}/pages") for label in labels) > 0
+    # no proxy driven above its pace: the sandbox judged (almost) none too fast, and none relayed more in
+    # any two seconds than its pace allows (twice the pace if each worker kept its own)
+    assert judged_too_fast(clients) < 0.05 * len(pages), clients
+    assert max(busiest(proxy) for proxy in through) <= 2 * RATE + 2, [busiest(proxy) for proxy in through]
