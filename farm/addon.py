@@ -25,6 +25,7 @@ from scrapy.settings import BaseSettings, get_settings_priority
 from farm import settings as defaults
 from farm.middlewares.signing import signs
 from farm.startlog import quiet_start_errors
+from farm.suffixes import use_bundled_suffix_list
 
 logger = logging.getLogger(__name__)
 
@@ -105,10 +106,13 @@ class FarmAddon:
     @classmethod
     def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
         """Before any crawler exists (Scrapy calls it as it makes its crawler process): farm's
-        start-up errors are their one line from here on (farm.startlog)."""
+        start-up errors are their one line from here on (farm.startlog), and the public suffix list is
+        tldextract's bundled one (farm.suffixes)."""
         quiet_start_errors()
+        use_bundled_suffix_list()
 
     def update_settings(self, settings: BaseSettings) -> None:
+        use_bundled_suffix_list()  # a crawler made by hand skips update_pre_crawler_settings
         settings.update(farm_defaults(), priority=PRIORITY)
         tune(settings)
         settings.set("SCHEDULER", SCHEDULER, priority=PRIORITY)

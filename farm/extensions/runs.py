@@ -12,6 +12,7 @@ import logging
 import socket
 
 from scrapy import signals
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from farm import salary
@@ -60,16 +61,16 @@ class RunLog(FarmExtension):
             if get(name):
                 counts[name] += 1
 
-    def spider_closed(self, spider, reason):
+    async def spider_closed(self, spider, reason):
         if self._opening is None:
-            return None
+            return
         parts = self.parts
         for name, count in self.coverage.items():  # what the Spidermon monitors read (farm.checks.monitors)
             self.stats.set_value(f"farm/runs/coverage/{name}", count)
         numbers = run_numbers(self.stats.get_stats(), self.coverage)
         self._opening.addCallback(lambda _: self.run_id is not None and parts.run(self._close, reason, numbers))
         self._opening.addErrback(self._failed)
-        return self._opening
+        await maybe_deferred_to_future(self._opening)
 
     def _close(self, reason, numbers):
         store = self.parts.store
