@@ -4,6 +4,7 @@ failures reach a webhook (a local HTTP server) through apprise."""
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from zoneinfo import ZoneInfo
 
 import pytest
 from click.testing import CliRunner
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 from farm.cli import farm
 from farm.sandbox.market import ENVIRONMENT
 from farm.sandbox.testing import SandboxProcess
+from farm.state.clock import today, utcnow
 from tests.e2e.days import move_a_day_back
 from tests.e2e.harness import prepare_db, run_crawl
 
@@ -65,6 +67,7 @@ def test_check_fails_on_a_halved_keyword_and_sends_the_failures_to_a_webhook(sql
     monkeypatch.setenv(ENVIRONMENT, json.dumps({"halve": ["java"]}))
     crawl_day(sqlite_url)
     second = check(sqlite_url, "--notify", url)
+    day = today(utcnow(), ZoneInfo("Asia/Shanghai"))
     assert second.exit_code == 1, second.output
     failures = [line for line in second.output.splitlines() if line.startswith("FAIL")]
     assert sorted(failures) == [
@@ -73,6 +76,7 @@ def test_check_fails_on_a_halved_keyword_and_sends_the_failures_to_a_webhook(sql
     ]
     assert "ok   postings_drop      qcwy 北京/python" in second.output
     (sent,) = received
-    assert sent["title"].startswith("farm check: 2 of ") and "qcwy 北京/java" in sent["message"]
+    assert sent["title"].startswith(f"farm check {day} on sqlite {sqlite_url.removeprefix('sqlite:///')}: 2 of ")
+    assert "qcwy 北京/java" in sent["message"]
     assert "the failures sent to: JSON" in second.output
     assert "farm-hook" not in second.output  # the URL, which may hold a secret, is never printed
