@@ -65,6 +65,8 @@ EXTENSIONS = {
     "farm.extensions.checkpoint.JobCheckpoint": 140,
     # the run table: a row a crawl (farm.runs), what `farm check` reads
     "farm.extensions.runs.RunLog": 150,
+    # after RunLog: the walls passed written into the row RunLog opened, as they are passed
+    "farm.extensions.walls.WallNotes": 151,
 }
 COMPONENTS = {
     "DOWNLOADER_MIDDLEWARES": DOWNLOADER_MIDDLEWARES,
