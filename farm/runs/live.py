@@ -13,16 +13,32 @@ Otherwise its crawler is gone: `farm check` fails it, `farm stats` gives no ETA 
 
 import os
 import socket
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from farm.runs.history import KeptRun
 from farm.state.models import Keyword
 
 
-def alive_runs(engine: Engine, runs: list[KeptRun], now: datetime, lease_timeout: float) -> set[int]:
+class Run(Protocol):
+    """What liveness reads of a run (farm.runs.history.KeptRun, farm.state.tallies' spans)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def crawler_id(self) -> str: ...
+    @property
+    def machine(self) -> str: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def ended_at(self) -> datetime | None: ...
+
+
+def alive_runs(engine: Engine, runs: Sequence[Run], now: datetime, lease_timeout: float) -> set[int]:
     """The ids of ``runs`` that have no end and whose crawler is still crawling."""
     open_runs = [run for run in runs if run.ended_at is None]
     if not open_runs:
@@ -40,7 +56,7 @@ def alive_runs(engine: Engine, runs: list[KeptRun], now: datetime, lease_timeout
     return {run.id for run in open_runs if run.crawler_id in beating or _alive(run, host, fresh)}
 
 
-def _alive(run: KeptRun, host: str, fresh: datetime) -> bool:
+def _alive(run: Run, host: str, fresh: datetime) -> bool:
     """Without a fresh lease: its process, when it runs here; else whether it is too soon to tell."""
     if run.machine == host:
         named, _, pid = run.crawler_id.rpartition(":")
