@@ -89,8 +89,8 @@ def stats(
     With --watch, "pages/min now" is the change in pages between the last two
     refreshes. --json adds pages, done, remaining, recent {window, minutes,
     spans, keywords, pages, keywords_per_minute, pages_per_minute},
-    crawlers_alive, eta (ISO time, or null) and eta_seconds to each source's {"date", "source", "total", "used", "unused",
-    "crawl_status", "jobs_found"}, and salary {seen, unread}: the postings
+    crawlers_alive, eta (ISO time, or null) and eta_seconds to each source's
+    {"date", "source", "total", "used", "unused", "crawl_status", "jobs_found"}, and salary {seen, unread}: the postings
     seen that day and those whose salary text no rule reads.
 
     \b
