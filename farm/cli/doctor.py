@@ -1,12 +1,14 @@
 """`farm doctor`: is this machine set up to crawl? One line per check: ok, warn or fail, and what to do.
 
 Checks: the settings (each one's value), the database URL (reachable), the schema revision, the work
-backend (FARM_WORK_BACKEND; Redis answering, with FARM_REDIS_URL), each site's base URL (reachable
-or not: a warning, as a crawl may run elsewhere; a site the keyword table names that no spider here
-crawls: a warning), FARM_TIMEZONE (and what "today" is there), stale leases, and keywords that
-failed for the day. Only a failure makes the command exit non-zero. Nothing is written anywhere: a
-missing SQLite file is reported, not created. No line shows a secret (farm.display.without_secrets) or a control
-character a client stored (farm.display.escape).
+backend (FARM_WORK_BACKEND; Redis answering, with FARM_REDIS_URL), the browser that passes walls
+(FARM_BROWSER_EXECUTABLE or Chromium on the PATH: found, and started headless as a crawl starts it),
+each site's base URL (unreachable: a failure where this machine's crawl of it would fail, that is when
+the keyword table holds its keywords and no FARM_PROXIES carries the crawl elsewhere, else a warning; a
+site the keyword table names that no spider here crawls: a warning), FARM_TIMEZONE (and what "today"
+is there), stale leases, and keywords that failed for the day. Only a failure makes the command exit
+non-zero. Nothing is written anywhere: a missing SQLite file is reported, not created. No line shows a
+secret (farm.display.without_secrets) or a control character a client stored (farm.display.escape).
 """
 
 import urllib.error
@@ -18,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from scrapy.utils.misc import load_object
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
@@ -29,6 +32,7 @@ from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine
 from farm.state.engine import URL_EXAMPLES, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
+from farm.state.models import Keyword
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 NAME_BACKEND = "work backend"
@@ -58,6 +62,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
     tz_check, tz = check_timezone(settings.get("FARM_TIMEZONE"))
     engine, db_check = connect(db_url, url_origin, timeout)
     stored: list[str] = []  # the sites the keyword table holds
+    crawled: set[str] | None = None  # the sites it holds keywords of; None when it cannot be read
     try:
         if engine is None:
             db_check = Check(
@@ -72,6 +77,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
             if schema.status == OK:
                 with engine.connect() as conn:
                     stored = tallies.sources(conn)
+                    crawled = set(conn.execute(select(Keyword.source).distinct()).scalars())
             if schema.status == OK and config is None:
                 yield Check(WARN, "stale leases", "not checked: fix the settings first")
             elif schema.status == OK:
@@ -84,7 +90,8 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
             engine.dispose()
     yield tz_check
     yield check_backend(config, timeout)
-    yield from check_sites(settings, timeout, stored)
+    yield check_browser(config, timeout)
+    yield from check_sites(settings, timeout, stored, crawled, bool(config and config.proxies))
 
 
 def check_settings(settings) -> tuple[FarmConfig | None, Check]:
@@ -271,10 +278,84 @@ def check_backend(config: FarmConfig | None, timeout: float) -> Check:
     return Check(OK, NAME_BACKEND, f"{path.rsplit('.', 1)[-1]}: {line}")
 
 
-def check_sites(settings, timeout: float, stored: Iterable[str] = ()) -> list[Check]:
-    """Each site's base URL (farm's three and the project's own), all at once: reachable
-    (any HTTP answer) or a warning; and a warning for each site of ``stored`` (the keyword
-    table's) that no spider of this project crawls."""
+# --- the browser ----------------------------------------------------------------
+
+NAME_BROWSER = "browser"
+BROWSER_START_MOST = 20.0  # seconds a headless start may take before the browser is called hung
+
+
+def check_browser(config: FarmConfig | None, timeout: float) -> Check:
+    """The browser a crawl passes walls in: found (FARM_BROWSER_EXECUTABLE, else Chromium on the PATH)
+    and started headless, through Playwright with a crawl's options, within a few seconds."""
+    if config is None:
+        return Check(WARN, NAME_BROWSER, "not checked: fix the settings first")
+    if config.browser_pages == 0:
+        return Check(OK, NAME_BROWSER, "FARM_BROWSER_PAGES=0: no browser; a wall is a block")
+    from farm.sessions.browser import CANDIDATES, find_chromium
+
+    given = config.browser_executable
+    path = find_chromium(given)
+    if path is None:
+        if given:
+            return Check(
+                FAIL,
+                NAME_BROWSER,
+                f"FARM_BROWSER_EXECUTABLE={escape(given)!r} is not found: walls cannot be passed; set it to "
+                "Chromium's path, or unset it to use Chromium on the PATH",
+            )
+        return Check(
+            FAIL,
+            NAME_BROWSER,
+            f"no Chromium on the PATH ({', '.join(CANDIDATES)}): walls cannot be passed; "
+            "apt-get install chromium, or set FARM_BROWSER_EXECUTABLE",
+        )
+    started, what = _start_browser(path, min(max(timeout, 5.0), BROWSER_START_MOST))
+    named = f"FARM_BROWSER_EXECUTABLE={escape(given)!r} ({path})" if given else path
+    if not started:
+        fix = "set FARM_BROWSER_EXECUTABLE to a Chromium that starts" if given else "set FARM_BROWSER_EXECUTABLE"
+        return Check(FAIL, NAME_BROWSER, f"{named} did not start headless: {what}: walls cannot be passed; {fix}")
+    return Check(OK, NAME_BROWSER, f"{named} starts headless ({what})")
+
+
+def _start_browser(path: str, seconds: float) -> tuple[bool, str]:
+    """Start ``path`` headless as a crawl does (farm.sessions.browser), then close it: (started, what)."""
+    import time
+
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+
+    began = time.monotonic()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=path,
+                headless=True,
+                args=["--no-sandbox", "--disable-dev-shm-usage"],
+                timeout=seconds * 1000,
+            )
+            version = browser.version
+            browser.close()
+    except PlaywrightError as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        return False, escape(lines[0] if lines else type(exc).__name__)[:200]
+    return True, f"version {version}, in {time.monotonic() - began:.1f} s"
+
+
+# --- the sites ------------------------------------------------------------------
+
+
+def check_sites(
+    settings,
+    timeout: float,
+    stored: Iterable[str] = (),
+    crawled: set[str] | None = None,
+    proxied: bool = False,
+) -> list[Check]:
+    """Each site's base URL (farm's three and the project's own), all at once: reachable (any HTTP
+    answer), else a failure where a crawl of it on this machine would fail (``crawled``, the sites the
+    keyword table holds keywords of, names it, or is None: unknown; and no proxy, ``proxied``, carries
+    the crawl), a warning otherwise; and a warning for each site of ``stored`` (the keyword table's)
+    that no spider of this project crawls."""
     from farm.sites import load_sources  # not before: it imports the spiders
 
     try:
@@ -288,15 +369,33 @@ def check_sites(settings, timeout: float, stored: Iterable[str] = ()) -> list[Ch
     for source, url in urls.items():
         setting = f"FARM_{source.upper()}_BASE_URL"
         ok, what = answers[source]
+        unreached = f"{url or '(empty)'} cannot be reached from here ({what})"
         if ok:
             checks.append(Check(OK, f"site {source}", f"{url} answers ({what})"))
-        else:
+        elif proxied:
             checks.append(
                 Check(
                     WARN,
                     f"site {source}",
-                    f"{url or '(empty)'} cannot be reached from here ({what}): "
-                    f"crawls of {source} on this machine will fail; check the "
+                    f"{unreached}; the crawls go through FARM_PROXIES, which doctor does not try: "
+                    f"`farm probe {source}` asks the site through them",
+                )
+            )
+        elif crawled is not None and source not in crawled:
+            checks.append(
+                Check(
+                    WARN,
+                    f"site {source}",
+                    f"{unreached}; the keyword table holds no keyword of {source}, so no crawl of it runs yet; "
+                    f"check the network or proxy, or {setting}, before adding some",
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    FAIL,
+                    f"site {source}",
+                    f"{unreached}: crawls of {source} on this machine will fail; check the "
                     f"network or proxy, or {setting}",
                 )
             )
