@@ -32,7 +32,7 @@ class FiniteRange(click.FloatRange):
 
 
 STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial", "pages", "jobs found"]
-RATE_COLUMNS = ["done", "left", "crawled min", "keywords/min", "pages/min"]
+RATE_COLUMNS = ["done", "left", "crawled", "keywords/min", "pages/min"]
 
 
 @click.command()
@@ -76,7 +76,7 @@ def stats(
                  keywords counts twice; job_posting stores it once)
     done, left   done: completed, or failed with no claim left today (retries
                  or block claims used up); left: every other keyword
-    crawled min  the minutes of the last --window the site's crawls ran (from a
+    crawled      the time of the last --window the site's crawls ran (from a
                  run's start to its end, or to now while it is alive): a crawl
                  of 5 s is a rate over 5 s
     keywords/min keywords that ended (completed or failed) in the last --window
@@ -197,7 +197,7 @@ def _stats_text(
             r["source"],
             r["done"],
             r["remaining"],
-            f"{recent['minutes']:.1f}" if recent["spans"] else "-",
+            _crawled(recent),
             f"{recent['keywords_per_minute']:.1f}",
             f"{recent['pages_per_minute']:.1f}",
         ]
@@ -250,6 +250,14 @@ def _sampled_rate(earlier: dict | None, then: datetime, row: dict, now: datetime
     if earlier is None or earlier["date"] != row["date"] or seconds <= 0 or row["pages"] < earlier["pages"]:
         return "-"
     return f"{(row['pages'] - earlier['pages']) * 60 / seconds:.1f}"
+
+
+def _crawled(recent: dict) -> str:
+    """The time the site's crawls ran within the window: seconds under a minute, else minutes."""
+    if not recent["spans"]:
+        return "-"
+    minutes = recent["minutes"]
+    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{minutes:.1f} min"
 
 
 def _eta_text(row: dict, now: datetime, store: KeywordStore) -> str:

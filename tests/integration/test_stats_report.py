@@ -163,8 +163,8 @@ def test_stats_table_shows_pages_and_the_rate_table(sqlite_url):
     boss = rates["boss"]
     assert (boss["done"], boss["left"], boss["keywords/min"], boss["pages/min"]) == ("5", "7", "0.5", "0.7")
     assert boss["ETA"].endswith("(in 0h14m)")
-    assert boss["crawled min"] == "10.0"
-    assert rates["qcwy"]["ETA"] == "no crawler" and rates["qcwy"]["crawled min"] == "-"
+    assert boss["crawled"] == "10.0 min"
+    assert rates["qcwy"]["ETA"] == "no crawler" and rates["qcwy"]["crawled"] == "-"
     # all three sites: 31 left at 0.5 a minute
     assert rates["all"]["left"] == "31" and rates["all"]["ETA"].endswith(" (in 1h02m)")
 
@@ -192,8 +192,8 @@ def test_a_crawl_of_seconds_is_a_rate_over_its_seconds_and_no_crawler_alive_give
     shown = run(sqlite_url, "stats").output
     text = shown[shown.index("the last 10 minutes") :]
     rates = {row["source"]: row for row in parse_table(text)}
-    assert (rates["qcwy"]["crawled min"], rates["qcwy"]["pages/min"], rates["qcwy"]["ETA"]) == (
-        "0.1",
+    assert (rates["qcwy"]["crawled"], rates["qcwy"]["pages/min"], rates["qcwy"]["ETA"]) == (
+        "6 s",
         "300.0",
         "no crawler",
     )
