@@ -49,7 +49,8 @@ def check_command(farm_ctx: Farm, day: date | None, as_json: bool, failed_only: 
     sender = services(urls) if urls else None  # a bad URL stops the command before it reads anything
     store = farm_ctx.store(read_only=True)
     day = day or today(utcnow(), store.tz)
-    checks = check_day(store.engine, day, store.tz, limits, utcnow(), farm_ctx.config.lease_timeout)
+    config = farm_ctx.config
+    checks = check_day(store.engine, day, store.tz, limits, utcnow(), config.lease_timeout, config.reap_interval)
     shown = failed(checks) if failed_only else checks
     if as_json:
         click.echo(json.dumps({"date": day.isoformat(), "checks": [c.as_dict() for c in shown]}, ensure_ascii=False))

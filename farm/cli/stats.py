@@ -118,6 +118,7 @@ def stats(
             limits=limits,
             window_minutes=window,
             lease_timeout=farm_ctx.config.lease_timeout,
+            reap_interval=farm_ctx.config.reap_interval,
         )
         unread = tallies.salary_unread(store.reader, date.fromisoformat(rows[0]["date"]), store.tz) if rows else {}
         for row in rows:

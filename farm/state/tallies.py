@@ -41,6 +41,7 @@ c = K.c
 
 DEFAULT_WINDOW_MINUTES = 10
 DEFAULT_LEASE_TIMEOUT = 1800  # FARM_LEASE_TIMEOUT's default: a heartbeat older than this is a crawler gone
+DEFAULT_REAP_INTERVAL = 60.0  # FARM_REAP_INTERVAL's default: how often a crawl heartbeats its keywords
 Span = tuple[datetime, datetime]
 ERROR_EXAMPLES = 3  # failing keywords named by name in a report
 
@@ -82,6 +83,7 @@ def progress(
     limits: Limits = Limits(),
     window_minutes: float = DEFAULT_WINDOW_MINUTES,
     lease_timeout: float = DEFAULT_LEASE_TIMEOUT,
+    reap_interval: float = DEFAULT_REAP_INTERVAL,
 ) -> list[dict[str, Any]]:
     """``stats`` (KeywordStore.stats rows, one per source, all of one day) with the new fields added.
 
@@ -113,17 +115,18 @@ def progress(
         .where(of_day, ended, c.updated_at >= since, c.updated_at <= now)
         .group_by(c.source)
     )
+    spans, alive, known = crawl_spans(engine, sources, since, now, lease_timeout, reap_interval)
+    # a crawler that keeps no run row (the keyword API's workers) is alive while it heartbeats
     beating_q = (
         select(c.source, func.count())
         .where(c.source.in_(sources), c.crawl_status == "crawling")
-        .where(c.heartbeat_at >= now - timedelta(seconds=lease_timeout))
+        .where(c.heartbeat_at >= now - timedelta(seconds=lease_timeout), c.crawler_id.not_in(known))
         .group_by(c.source)
     )
     with engine.connect() as conn:
         per_day = {s: (int(p), int(d)) for s, p, d in conn.execute(day_q)}
         recent = {s: (int(n), int(p)) for s, n, p in conn.execute(recent_q)}
         beating = {s: int(n) for s, n in conn.execute(beating_q)}
-    spans, alive = crawl_spans(engine, sources, since, now, lease_timeout)
     out = []
     for row in stats:
         source = row["source"]
@@ -136,17 +139,18 @@ def progress(
 
 
 def crawl_spans(
-    engine: Engine, sources: list[str], since: datetime, now: datetime, lease_timeout: float
-) -> tuple[dict[str, list[Span]], dict[str, int]]:
+    engine: Engine, sources: list[str], since: datetime, now: datetime, lease_timeout: float, reap_interval: float
+) -> tuple[dict[str, list[Span]], dict[str, int], set[str]]:
     """Per source, the times from ``since`` to ``now`` its crawls ran (a run from its start to its end,
-    or to now while alive; a run killed before its close not at all), and how many of its runs are alive."""
+    or to now while alive; a run killed before its close not at all), how many of its runs are alive,
+    and the crawler ids of those runs."""
     r = CrawlRun.__table__.c
     query = select(r.id, r.source, r.crawler_id, r.machine, r.started_at, r.ended_at).where(
         r.source.in_(sources), r.started_at <= now, or_(r.ended_at.is_(None), r.ended_at >= since)
     )
     with engine.connect() as conn:
         runs = list(conn.execute(query))
-    living = alive_runs(engine, runs, now, lease_timeout)
+    living = alive_runs(engine, runs, now, lease_timeout, reap_interval)
     spans: dict[str, list[Span]] = {}
     alive: dict[str, int] = {}
     for run in runs:
@@ -157,7 +161,7 @@ def crawl_spans(
         start, end = max(run.started_at, since), min(run.ended_at or now, now)
         if end > start:
             spans.setdefault(run.source, []).append((start, end))
-    return spans, alive
+    return spans, alive, {run.crawler_id for run in runs}
 
 
 def _union_minutes(spans: list[Span]) -> float:
