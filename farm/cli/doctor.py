@@ -15,7 +15,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
+from farm.cli.browsercheck import check_browser
+from farm.cli.checkline import FAIL, OK, WARN, Check
 from farm.config import FarmConfig
 from farm.display import escape, mask_url, without_secrets
 from farm.errors import DatabaseUrlError, FarmStartError, SettingError
@@ -34,18 +35,9 @@ from farm.state.engine import URL_EXAMPLES, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
 from farm.state.models import Keyword
 
-OK, WARN, FAIL = "ok", "warn", "fail"
+__all__ = ["FAIL", "OK", "WARN", "Check", "run_checks"]
+
 NAME_BACKEND = "work backend"
-
-
-@dataclass(frozen=True)
-class Check:
-    status: str  # ok, warn or fail
-    name: str
-    message: str
-
-    def line(self) -> str:
-        return f"{self.status:<4}  {self.name}: {self.message}"
 
 
 def run_checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[Check]:
@@ -276,69 +268,6 @@ def check_backend(config: FarmConfig | None, timeout: float) -> Check:
     except FarmStartError as exc:
         return Check(FAIL, NAME_BACKEND, f"{path.rsplit('.', 1)[-1]}: {exc}")
     return Check(OK, NAME_BACKEND, f"{path.rsplit('.', 1)[-1]}: {line}")
-
-
-# --- the browser ----------------------------------------------------------------
-
-NAME_BROWSER = "browser"
-BROWSER_START_MOST = 20.0  # seconds a headless start may take before the browser is called hung
-
-
-def check_browser(config: FarmConfig | None, timeout: float) -> Check:
-    """The browser a crawl passes walls in: found (FARM_BROWSER_EXECUTABLE, else Chromium on the PATH)
-    and started headless, through Playwright with a crawl's options, within a few seconds."""
-    if config is None:
-        return Check(WARN, NAME_BROWSER, "not checked: fix the settings first")
-    if config.browser_pages == 0:
-        return Check(OK, NAME_BROWSER, "FARM_BROWSER_PAGES=0: no browser; a wall is a block")
-    from farm.sessions.browser import CANDIDATES, find_chromium
-
-    given = config.browser_executable
-    path = find_chromium(given)
-    if path is None:
-        if given:
-            return Check(
-                FAIL,
-                NAME_BROWSER,
-                f"FARM_BROWSER_EXECUTABLE={escape(given)!r} is not found: walls cannot be passed; set it to "
-                "Chromium's path, or unset it to use Chromium on the PATH",
-            )
-        return Check(
-            FAIL,
-            NAME_BROWSER,
-            f"no Chromium on the PATH ({', '.join(CANDIDATES)}): walls cannot be passed; "
-            "apt-get install chromium, or set FARM_BROWSER_EXECUTABLE",
-        )
-    started, what = _start_browser(path, min(max(timeout, 5.0), BROWSER_START_MOST))
-    named = f"FARM_BROWSER_EXECUTABLE={escape(given)!r} ({path})" if given else path
-    if not started:
-        fix = "set FARM_BROWSER_EXECUTABLE to a Chromium that starts" if given else "set FARM_BROWSER_EXECUTABLE"
-        return Check(FAIL, NAME_BROWSER, f"{named} did not start headless: {what}: walls cannot be passed; {fix}")
-    return Check(OK, NAME_BROWSER, f"{named} starts headless ({what})")
-
-
-def _start_browser(path: str, seconds: float) -> tuple[bool, str]:
-    """Start ``path`` headless as a crawl does (farm.sessions.browser), then close it: (started, what)."""
-    import time
-
-    from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import sync_playwright
-
-    began = time.monotonic()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=path,
-                headless=True,
-                args=["--no-sandbox", "--disable-dev-shm-usage"],
-                timeout=seconds * 1000,
-            )
-            version = browser.version
-            browser.close()
-    except PlaywrightError as exc:
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        return False, escape(lines[0] if lines else type(exc).__name__)[:200]
-    return True, f"version {version}, in {time.monotonic() - began:.1f} s"
 
 
 # --- the sites ------------------------------------------------------------------
