@@ -1,6 +1,7 @@
 """`farm check` on the real databases fails what cron is for: a day nothing ran, a site never crawled, its
 keywords not reached, a keyword failed, a run killed before its close; a failed alert has its own status."""
 
+import os
 import socket
 import subprocess
 from datetime import timedelta
@@ -97,3 +98,39 @@ def test_an_alert_that_cannot_be_sent_says_why_with_its_own_exit_status(sqlite_u
     assert result.exit_code == 3, result.output
     assert "the failures could not be sent to JSON (1): A Connection error occurred" in result.output
     assert "s3cret" not in result.output
+
+
+def test_a_run_is_alive_by_its_process_here_by_its_heartbeats_elsewhere(sqlite_url):
+    from farm.runs.history import kept_runs
+    from farm.runs.live import alive_runs
+
+    upgrade(sqlite_url)
+    store = KeywordStore(make_engine(sqlite_url))
+    store.add_keywords(ROWS)
+    engine, now, host = store.engine, utcnow(), socket.gethostname()
+    ended = f"{host}:{_ended_pid()}"
+    hour = timedelta(hours=1)
+    runs = {
+        "here, running": open_run(engine, "qcwy", f"{host}:{os.getpid()}", host, now - hour),
+        "here, resumed": open_run(engine, "qcwy", ended, host, now - hour),  # its first process gone, beating
+        "here, killed": open_run(engine, "zhilian", f"{host}:{_ended_pid()}", host, now - hour),
+        "elsewhere, beating": open_run(engine, "boss", "far:1", "far", now - hour),
+        "elsewhere, silent": open_run(engine, "boss", "far:2", "far", now - hour),
+        "elsewhere, just begun": open_run(engine, "boss", "far:3", "far", now - timedelta(minutes=1)),
+    }
+    with engine.begin() as connection:
+        for crawler, beat in ((ended, now - timedelta(seconds=30)), ("far:1", now - timedelta(minutes=20))):
+            connection.execute(
+                update(Keyword)
+                .where(Keyword.id == {ended: 1, "far:1": 2}[crawler])
+                .values(crawl_status="crawling", crawler_id=crawler, heartbeat_at=beat)
+            )
+    day = today(now, store.tz)
+    alive = alive_runs(engine, kept_runs(engine, day - timedelta(days=1), day, store.tz), now, 1800, 60)
+    store.close()
+    assert {name for name, run_id in runs.items() if run_id in alive} == {
+        "here, running",
+        "here, resumed",
+        "elsewhere, beating",
+        "elsewhere, just begun",
+    }
