@@ -25,6 +25,7 @@ from scrapy.settings import BaseSettings, get_settings_priority
 from farm import settings as defaults
 from farm.middlewares.signing import signs
 from farm.startlog import quiet_start_errors
+from farm.suffixes import use_bundled_suffix_list
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +66,8 @@ EXTENSIONS = {
     "farm.extensions.checkpoint.JobCheckpoint": 140,
     # the run table: a row a crawl (farm.runs), what `farm check` reads
     "farm.extensions.runs.RunLog": 150,
+    # after RunLog: the walls passed written into the row RunLog opened, as they are passed
+    "farm.extensions.walls.WallNotes": 151,
 }
 COMPONENTS = {
     "DOWNLOADER_MIDDLEWARES": DOWNLOADER_MIDDLEWARES,
@@ -106,10 +109,13 @@ class FarmAddon:
     @classmethod
     def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
         """Before any crawler exists (Scrapy calls it as it makes its crawler process): farm's
-        start-up errors are their one line from here on (farm.startlog)."""
+        start-up errors are their one line from here on (farm.startlog), and the public suffix list is
+        tldextract's bundled one (farm.suffixes)."""
         quiet_start_errors()
+        use_bundled_suffix_list()
 
     def update_settings(self, settings: BaseSettings) -> None:
+        use_bundled_suffix_list()  # a crawler made by hand skips update_pre_crawler_settings
         settings.update(farm_defaults(), priority=PRIORITY)
         tune(settings)
         settings.set("SCHEDULER", SCHEDULER, priority=PRIORITY)

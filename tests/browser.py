@@ -156,13 +156,13 @@ class Browser:
 
 
 def main(argv=None):
-    """python -m tests.browser PAGE.html SHOT.png: a screenshot of the whole page."""
+    """python -m tests.browser PAGE.html SHOT.png: a screenshot of the whole page, 1,280 px wide."""
     import sys
 
     page, out = map(Path, (argv or sys.argv[1:]))
-    with Browser() as browser:
+    with Browser(width=1280) as browser:
         browser.open(page)
-        browser.screenshot(out)
+        browser.screenshot(out, width=1280)
 
 
 if __name__ == "__main__":

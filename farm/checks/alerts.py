@@ -1,17 +1,27 @@
 """The failed checks sent where a team reads alerts, through apprise: DingTalk and WeCom robots
 (``dingtalk://TOKEN/``, ``wecombot://KEY``), Slack (``slack://…``), e-mail (``mailtos://…``), any
 webhook (``json://host/path``). The URLs carry secrets: nothing here prints or logs one, only each
-service's name; apprise's own log is kept quiet while it sends, as its lines may name the URLs."""
+service's name; apprise's own log is kept off the console while it sends, as its lines may name the URLs.
+A service that does not take the message is named with apprise's reason, its secrets masked.
+
+The alert's title names the day checked and the database (its kind, host and name; never a password), so
+that a team reading alerts from several farms knows which one failed."""
 
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date
 
 import apprise
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from farm.checks.result import CheckResult
+from farm.display import mask_url, without_secrets
 from farm.errors import BadSetting
 
-TITLE = "farm check: {failed} of {total} checks failed"
+TITLE = "farm check {day} on {database}: {failed} of {total} checks failed"
 MOST_LINES = 40  # a robot's message has a length limit: the first failures, then how many more
 
 
@@ -27,32 +37,79 @@ def services(urls: list[str]) -> apprise.Apprise:
     return sender
 
 
-def message(checks: list[CheckResult]) -> tuple[str, str]:
-    """(title, body) of the failed checks."""
+def message(checks: list[CheckResult], day: date, database: str) -> tuple[str, str]:
+    """(title, body) of the failed checks of ``day`` on ``database`` (a name without secrets)."""
     failed = [check for check in checks if not check.ok]
     lines = [check.line() for check in failed[:MOST_LINES]]
     if len(failed) > MOST_LINES:
         lines.append(f"… and {len(failed) - MOST_LINES} more")
-    return TITLE.format(failed=len(failed), total=len(checks)), "\n".join(lines)
+    title = TITLE.format(day=day, database=database, failed=len(failed), total=len(checks))
+    return title, "\n".join(lines)
 
 
-def send(sender: apprise.Apprise, checks: list[CheckResult]) -> tuple[list[str], bool]:
-    """Send the failed checks; (the services' names, whether every one took them)."""
-    title, body = message(checks)
-    names = [service.service_name for service in sender]
-    with _quiet_apprise():
-        delivered = sender.notify(title=title, body=body)
-    return names, bool(delivered)
+def database_name(url: str) -> str:
+    """The database of ``url`` as an alert names it: its kind, host, port and name; no user, no password."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return mask_url(url)
+    kind = parsed.get_backend_name()
+    if not parsed.host:
+        return f"{kind} {parsed.database or '(memory)'}"
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{kind} {parsed.host}{port}/{parsed.database or ''}"
+
+
+@dataclass
+class Sent:
+    """Where the failures went: every service by name, and those that did not take them with apprise's reason."""
+
+    services: list[str] = field(default_factory=list)
+    unsent: dict[str, str] = field(default_factory=dict)  # service name -> why
+
+    @property
+    def delivered(self) -> bool:
+        return not self.unsent
+
+
+def send(sender: apprise.Apprise, checks: list[CheckResult], day: date, database: str, urls: list[str]) -> Sent:
+    """Send the failed checks to each service of ``sender``; the reasons of the ones that failed, with
+    every secret of ``urls`` masked."""
+    title, body = message(checks, day, database)
+    sent = Sent()
+    for place, service in enumerate(sender, 1):
+        name = str(service.service_name)
+        sent.services.append(name)
+        with _apprise_log() as said:
+            delivered = service.notify(title=title, body=body)
+        if not delivered:
+            why = "; ".join(dict.fromkeys(said)) or "apprise gave no reason"
+            sent.unsent[f"{name} ({place})"] = without_secrets(why, *urls)
+    return sent
+
+
+class _Kept(logging.Handler):
+    def __init__(self, lines: list[str]):
+        super().__init__(logging.WARNING)
+        self.lines = lines
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 
 @contextmanager
-def _quiet_apprise():
+def _apprise_log() -> Iterator[list[str]]:
+    """apprise's warnings and errors while it sends, kept in a list instead of logged."""
     log = logging.getLogger("apprise")
     level, propagate = log.level, log.propagate
-    log.setLevel(logging.CRITICAL + 1)
+    lines: list[str] = []
+    handler = _Kept(lines)
+    log.setLevel(logging.WARNING)
     log.propagate = False
+    log.addHandler(handler)
     try:
-        yield
+        yield lines
     finally:
+        log.removeHandler(handler)
         log.setLevel(level)
         log.propagate = propagate

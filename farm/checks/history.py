@@ -5,8 +5,12 @@
 - coverage_drop: a site's postings carrying a field (salary parsed, company, city, published date) less
   often than on its median day, by more than a share;
 - refusals_rise: a site's refusals, as a share of its requests, above its median day's by more than a share;
+- site_crawled: a site with keywords on which no crawl ran that day;
+- keywords_crawled: a site's keywords that no crawl of the day reached;
 - keyword_partial: a keyword partial (or still crawling) at the end of the day;
-- run_unfinished: a run with no end that started longer ago than FARM_CHECK_RUN_HOURS.
+- keyword_failed: a keyword that ended the day failed;
+- run_unfinished: a run of the day or the day before with no end, whose crawler is gone (farm.runs.live)
+  or which started longer ago than FARM_CHECK_RUN_HOURS.
 """
 
 from collections import defaultdict
@@ -15,10 +19,11 @@ from statistics import median
 
 from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds
-from farm.runs.history import KeptKeyword, KeptRun
+from farm.runs.history import KeptKeyword, KeptRun, SiteDay
 from farm.runs.tally import FIELDS
 
 UNFINISHED = ("partial", "crawling")
+NAMED = 5  # keywords never crawled named by name; then how many more
 
 
 def postings_drop(keywords: list[KeptKeyword], day: date, limits: Thresholds) -> list[CheckResult]:
@@ -42,10 +47,55 @@ def postings_drop(keywords: list[KeptKeyword], day: date, limits: Thresholds) ->
 
 def keyword_partial(keywords: list[KeptKeyword], day: date) -> list[CheckResult]:
     return [
-        CheckResult("keyword_partial", f"{kept.source} {kept.city}/{kept.job}", False, f"ended the day {kept.status}")
+        CheckResult("keyword_partial", f"{kept.source} {kept.city}/{kept.job}", False, f"ended {day} {kept.status}")
         for kept in keywords
         if kept.day == day and kept.status in UNFINISHED
     ]
+
+
+def keyword_failed(keywords: list[KeptKeyword], day: date) -> list[CheckResult]:
+    return [
+        CheckResult("keyword_failed", f"{kept.source} {kept.city}/{kept.job}", False, f"ended {day} failed")
+        for kept in keywords
+        if kept.day == day and kept.status == "failed"
+    ]
+
+
+def site_crawled(sites: list[SiteDay], runs: list[KeptRun], day: date) -> list[CheckResult]:
+    """A site with keywords and no run that started on ``day`` fails; no keyword at all fails too."""
+    if not any(site.keywords for site in sites):
+        return [CheckResult("site_crawled", "every site", False, f"no keyword to crawl on {day}, no crawl ran")]
+    ran = defaultdict(int)
+    for run in runs:
+        if run.day == day:
+            ran[run.source] += 1
+    return [
+        CheckResult(
+            "site_crawled",
+            site.source,
+            bool(ran[site.source]),
+            f"{ran[site.source]} run(s) on {day}" if ran[site.source] else f"no crawl ran on {day}",
+        )
+        for site in sites
+        if site.keywords
+    ]
+
+
+def keywords_crawled(sites: list[SiteDay], runs: list[KeptRun], day: date) -> list[CheckResult]:
+    """A site that ran on ``day`` fails when some of its keywords were neither kept nor requested that day."""
+    ran = {run.source for run in runs if run.day == day}
+    checks = []
+    for site in sites:
+        if site.source not in ran or not site.keywords:
+            continue  # site_crawled says it
+        missed = site.uncrawled
+        if not missed:
+            detail = f"all {site.keywords} keywords crawled on {day}"
+        else:
+            named = ", ".join(missed[:NAMED]) + (f" and {len(missed) - NAMED} more" if len(missed) > NAMED else "")
+            detail = f"{len(missed)} of {site.keywords} keywords never crawled on {day}: {named}"
+        checks.append(CheckResult("keywords_crawled", site.source, not missed, detail))
+    return checks
 
 
 def _by_source_day(runs: list[KeptRun]) -> dict:
@@ -94,15 +144,27 @@ def refusals_rise(runs: list[KeptRun], day: date, limits: Thresholds) -> list[Ch
     return checks
 
 
-def run_unfinished(runs: list[KeptRun], day: date, now: datetime, limits: Thresholds) -> list[CheckResult]:
+def run_unfinished(
+    runs: list[KeptRun], day: date, now: datetime, limits: Thresholds, alive: set[int] | None = None
+) -> list[CheckResult]:
+    """A run with no end that started on ``day`` or the day before (a run killed late in the evening is
+    told the next day) fails when its crawler is gone (not in ``alive``, farm.runs.live) or it started
+    longer ago than FARM_CHECK_RUN_HOURS."""
     late = now - timedelta(hours=limits.run_hours)
-    return [
-        CheckResult(
-            "run_unfinished",
-            f"{run.source} run {run.id}",
-            False,
-            f"started {run.started_at:%Y-%m-%d %H:%M} UTC on {run.machine}, never ended",
+    checks = []
+    for run in runs:
+        if run.ended_at is not None or run.day not in (day, day - timedelta(days=1)):
+            continue
+        gone = alive is not None and run.id not in alive
+        if not gone and run.started_at >= late:
+            continue
+        why = "its crawler is gone (killed before its close)" if gone else f"running for over {limits.run_hours} h"
+        checks.append(
+            CheckResult(
+                "run_unfinished",
+                f"{run.source} run {run.id}",
+                False,
+                f"started {run.day} ({run.started_at:%Y-%m-%d %H:%M} UTC) on {run.machine}, never ended: {why}",
+            )
         )
-        for run in runs
-        if run.day == day and run.ended_at is None and run.started_at < late
-    ]
+    return checks

@@ -28,7 +28,7 @@ window.__farm = seen;
 </script></body></html>"""
 
 
-def check_browser(config) -> Iterator[tuple[str, str, str]]:
+def check_person(config) -> Iterator[tuple[str, str, str]]:
     """One check (status, name, message): BotD's verdict on the crawl's browser, or why it could not be had."""
     from farm.sessions.browser import find_chromium
     from farm.sessions.disguise import crawl_identity

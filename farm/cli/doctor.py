@@ -1,27 +1,31 @@
 """`farm doctor`: is this machine set up to crawl? One line per check: ok, warn or fail, and what to do.
 
 Checks: the settings (each one's value), the database URL (reachable), the schema revision, the work
-backend (FARM_WORK_BACKEND; Redis answering, with FARM_REDIS_URL), each site's base URL (reachable
-or not: a warning, as a crawl may run elsewhere; a site the keyword table names that no spider here
-crawls: a warning), FARM_TIMEZONE (and what "today" is there), stale leases, and keywords that
-failed for the day. Only a failure makes the command exit non-zero. Nothing is written anywhere: a
-missing SQLite file is reported, not created. No line shows a secret (farm.display.without_secrets) or a control
-character a client stored (farm.display.escape).
+backend (FARM_WORK_BACKEND; Redis answering, with FARM_REDIS_URL), the browser that passes walls
+(FARM_BROWSER_EXECUTABLE or Chromium on the PATH: found, and started headless as a crawl starts it),
+each site's base URL (unreachable: a failure where this machine's crawl of it would fail, that is when
+the keyword table holds its keywords and no FARM_PROXIES carries the crawl elsewhere, else a warning; a
+site the keyword table names that no spider here crawls: a warning), FARM_TIMEZONE (and what "today"
+is there), stale leases, and keywords that failed for the day. Only a failure makes the command exit
+non-zero. Nothing is written anywhere: a missing SQLite file is reported, not created. No line shows a
+secret (farm.display.without_secrets) or a control character a client stored (farm.display.escape).
 """
 
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from scrapy.utils.misc import load_object
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
-from farm.cli.botcheck import check_browser
+from farm.cli.botcheck import check_person
+from farm.cli.browsercheck import check_browser
+from farm.cli.checkline import FAIL, OK, WARN, Check
 from farm.config import FarmConfig
 from farm.display import escape, mask_url, without_secrets
 from farm.errors import DatabaseUrlError, FarmStartError, SettingError
@@ -30,19 +34,11 @@ from farm.state.clock import load_timezone, today, utcnow
 from farm.state.db import make_engine
 from farm.state.engine import URL_EXAMPLES, parse_url
 from farm.state.migrate import HEAD, MIGRATIONS, current_revision
+from farm.state.models import Keyword
 
-OK, WARN, FAIL = "ok", "warn", "fail"
+__all__ = ["FAIL", "OK", "WARN", "Check", "run_checks"]
+
 NAME_BACKEND = "work backend"
-
-
-@dataclass(frozen=True)
-class Check:
-    status: str  # ok, warn or fail
-    name: str
-    message: str
-
-    def line(self) -> str:
-        return f"{self.status:<4}  {self.name}: {self.message}"
 
 
 def run_checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[Check]:
@@ -59,6 +55,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
     tz_check, tz = check_timezone(settings.get("FARM_TIMEZONE"))
     engine, db_check = connect(db_url, url_origin, timeout)
     stored: list[str] = []  # the sites the keyword table holds
+    crawled: set[str] | None = None  # the sites it holds keywords of; None when it cannot be read
     try:
         if engine is None:
             db_check = Check(
@@ -73,6 +70,7 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
             if schema.status == OK:
                 with engine.connect() as conn:
                     stored = tallies.sources(conn)
+                    crawled = set(conn.execute(select(Keyword.source).distinct()).scalars())
             if schema.status == OK and config is None:
                 yield Check(WARN, "stale leases", "not checked: fix the settings first")
             elif schema.status == OK:
@@ -85,8 +83,9 @@ def _checks(settings, db_url: str, url_origin: str, timeout: float) -> Iterator[
             engine.dispose()
     yield tz_check
     yield check_backend(config, timeout)
-    yield from check_sites(settings, timeout, stored)
-    yield from (Check(*found) for found in check_browser(config))  # farm.cli.botcheck: BotD on the browser
+    yield check_browser(config, timeout)
+    yield from (Check(*found) for found in check_person(config))  # farm.cli.botcheck: BotD on the browser
+    yield from check_sites(settings, timeout, stored, crawled, bool(config and config.proxies))
 
 
 def check_settings(settings) -> tuple[FarmConfig | None, Check]:
@@ -273,10 +272,21 @@ def check_backend(config: FarmConfig | None, timeout: float) -> Check:
     return Check(OK, NAME_BACKEND, f"{path.rsplit('.', 1)[-1]}: {line}")
 
 
-def check_sites(settings, timeout: float, stored: Iterable[str] = ()) -> list[Check]:
-    """Each site's base URL (farm's three and the project's own), all at once: reachable
-    (any HTTP answer) or a warning; and a warning for each site of ``stored`` (the keyword
-    table's) that no spider of this project crawls."""
+# --- the sites ------------------------------------------------------------------
+
+
+def check_sites(
+    settings,
+    timeout: float,
+    stored: Iterable[str] = (),
+    crawled: set[str] | None = None,
+    proxied: bool = False,
+) -> list[Check]:
+    """Each site's base URL (farm's three and the project's own), all at once: reachable (any HTTP
+    answer), else a failure where a crawl of it on this machine would fail (``crawled``, the sites the
+    keyword table holds keywords of, names it, or is None: unknown; and no proxy, ``proxied``, carries
+    the crawl), a warning otherwise; and a warning for each site of ``stored`` (the keyword table's)
+    that no spider of this project crawls."""
     from farm.sites import load_sources  # not before: it imports the spiders
 
     try:
@@ -290,15 +300,33 @@ def check_sites(settings, timeout: float, stored: Iterable[str] = ()) -> list[Ch
     for source, url in urls.items():
         setting = f"FARM_{source.upper()}_BASE_URL"
         ok, what = answers[source]
+        unreached = f"{url or '(empty)'} cannot be reached from here ({what})"
         if ok:
             checks.append(Check(OK, f"site {source}", f"{url} answers ({what})"))
-        else:
+        elif proxied:
             checks.append(
                 Check(
                     WARN,
                     f"site {source}",
-                    f"{url or '(empty)'} cannot be reached from here ({what}): "
-                    f"crawls of {source} on this machine will fail; check the "
+                    f"{unreached}; the crawls go through FARM_PROXIES, which doctor does not try: "
+                    f"`farm probe {source}` asks the site through them",
+                )
+            )
+        elif crawled is not None and source not in crawled:
+            checks.append(
+                Check(
+                    WARN,
+                    f"site {source}",
+                    f"{unreached}; the keyword table holds no keyword of {source}, so no crawl of it runs yet; "
+                    f"check the network or proxy, or {setting}, before adding some",
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    FAIL,
+                    f"site {source}",
+                    f"{unreached}: crawls of {source} on this machine will fail; check the "
                     f"network or proxy, or {setting}",
                 )
             )

@@ -53,8 +53,12 @@ def doctor(farm_ctx: Farm, timeout: float):
                       failed on their last day and not claimed since
     timezone          FARM_TIMEZONE is a known zone; what "today" is there
     work backend      FARM_WORK_BACKEND loads; with Redis, FARM_REDIS_URL answers
+    browser           FARM_BROWSER_EXECUTABLE (else Chromium on the PATH) is found
+                      and starts headless, as a crawl starts it to pass walls
     site boss/qcwy/zhilian, and each LeaseSpider site of the project's own
-                      its FARM_<SITE>_BASE_URL answers (a warning if not)
+                      its FARM_<SITE>_BASE_URL answers; if not, a failure when
+                      the keyword table holds its keywords and no FARM_PROXIES
+                      carries the crawl (the crawl would fail), else a warning
 
     Exits 1 when a check fails, else 0 (warnings included).
     """

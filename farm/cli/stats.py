@@ -32,7 +32,7 @@ class FiniteRange(click.FloatRange):
 
 
 STAT_COLUMNS = ["total", "used", "unused", "crawling", "completed", "failed", "partial", "pages", "jobs found"]
-RATE_COLUMNS = ["done", "left", "keywords/min", "pages/min"]
+RATE_COLUMNS = ["done", "left", "crawled", "keywords/min", "pages/min"]
 
 
 @click.command()
@@ -76,16 +76,21 @@ def stats(
                  keywords counts twice; job_posting stores it once)
     done, left   done: completed, or failed with no claim left today (retries
                  or block claims used up); left: every other keyword
+    crawled      the time of the last --window the site's crawls ran (from a
+                 run's start to its end, or to now while it is alive): a crawl
+                 of 5 s is a rate over 5 s
     keywords/min keywords that ended (completed or failed) in the last --window
-                 minutes, by the time of their last write (updated_at)
-    pages/min    the pages of those keywords, over the same minutes
+                 minutes, by the time of their last write (updated_at), per
+                 minute crawled
+    pages/min    the pages of those keywords, per minute crawled
     ETA          now + left / keywords/min; "-" when no keyword ended lately
+                 or no crawler of the site is alive
 
     With --watch, "pages/min now" is the change in pages between the last two
-    refreshes. --json adds pages, done, remaining, recent {minutes, keywords,
-    pages, keywords_per_minute, pages_per_minute}, eta (ISO time, or null) and
-    eta_seconds to each source's {"date", "source", "total", "used", "unused",
-    "crawl_status", "jobs_found"}, and salary {seen, unread}: the postings
+    refreshes. --json adds pages, done, remaining, recent {window, minutes,
+    spans, keywords, pages, keywords_per_minute, pages_per_minute},
+    crawlers_alive, eta (ISO time, or null) and eta_seconds to each source's
+    {"date", "source", "total", "used", "unused", "crawl_status", "jobs_found"}, and salary {seen, unread}: the postings
     seen that day and those whose salary text no rule reads.
 
     \b
@@ -113,7 +118,16 @@ def stats(
         now = store.clock()
         shown = day or today(now, store.tz)
         rows = [row for name in _sites(store, source) for row in store.stats(source=name, day=shown)]
-        rows = tallies.progress(store.reader, rows, now=now, tz=store.tz, limits=limits, window_minutes=window)
+        rows = tallies.progress(
+            store.reader,
+            rows,
+            now=now,
+            tz=store.tz,
+            limits=limits,
+            window_minutes=window,
+            lease_timeout=farm_ctx.config.lease_timeout,
+            reap_interval=farm_ctx.config.reap_interval,
+        )
         unread = tallies.salary_unread(store.reader, date.fromisoformat(rows[0]["date"]), store.tz) if rows else {}
         for row in rows:
             row["salary"] = unread.get(row["source"], {"seen": 0, "unread": 0})
@@ -178,7 +192,9 @@ def _stats_text(
     body = [[r["source"], *_stat_values(r)] for r in all_rows]
     lines.append(render_table(["source", *STAT_COLUMNS], body, right=set(STAT_COLUMNS)))
     lines.append("")
-    lines.append(f"the last {window:g} minutes: keywords ended (completed or failed) and their pages")
+    lines.append(
+        f"the last {window:g} minutes: keywords ended (completed or failed) and their pages, per minute crawled"
+    )
     columns = RATE_COLUMNS + (["pages/min now"] if before is not None else []) + ["ETA"]
     earlier = {r["source"]: r for r in before[1]} if before is not None else {}
     if before is not None and all_rows and len(all_rows) > len(rows):
@@ -190,6 +206,7 @@ def _stats_text(
             r["source"],
             r["done"],
             r["remaining"],
+            _crawled(recent),
             f"{recent['keywords_per_minute']:.1f}",
             f"{recent['pages_per_minute']:.1f}",
         ]
@@ -275,9 +292,19 @@ def _sampled_rate(earlier: dict | None, then: datetime, row: dict, now: datetime
     return f"{(row['pages'] - earlier['pages']) * 60 / seconds:.1f}"
 
 
+def _crawled(recent: dict) -> str:
+    """The time the site's crawls ran within the window: seconds under a minute, else minutes."""
+    if not recent["spans"]:
+        return "-"
+    minutes = recent["minutes"]
+    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{minutes:.1f} min"
+
+
 def _eta_text(row: dict, now: datetime, store: KeywordStore) -> str:
     if row["remaining"] == 0:
         return "done"
+    if not row["crawlers_alive"]:
+        return "no crawler"
     if row["eta"] is None:
         return "-"
     finish = datetime.fromisoformat(row["eta"])

@@ -80,11 +80,16 @@ def crawl_states(crawl: list[dict]) -> str:
         return _svg(figure)
 
 
-def new_per_day(days: list, counts: dict[str, list[int]]) -> str:
-    """New postings per day, one line per site."""
+def new_per_day(days: list, counts: dict[str, list[int]], first=None) -> str:
+    """New postings per day, one line per site; the days before ``first`` (the first posting ever seen)
+    drawn as no data, a grey band, not as days of none."""
     with _figure("new-per-day", 6.4, 2.6) as (figure, axes):
         for source, values in counts.items():
-            axes.plot(days, values, marker=".", label=source, color=SITE_COLOURS.get(source))
+            shown = [None if first is not None and day < first else n for day, n in zip(days, values)]
+            axes.plot(days, shown, marker=".", label=source, color=SITE_COLOURS.get(source))
+        if first is not None and first > days[0]:
+            axes.axvspan(days[0], min(first, days[-1]), color="#e9ecef", zorder=0)
+            axes.text(days[0], 0.5, " no data", transform=axes.get_xaxis_transform(), color="#6c757d", va="center")
         axes.set_ylabel("new postings")
         axes.yaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_ylim(bottom=0)

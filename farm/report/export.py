@@ -5,7 +5,10 @@ day, which includes the new ones), in id order. Rows come from the database in
 chunks (a server-side cursor on MariaDB, SQLite's own stepping) and leave in
 chunks (Parquet: one row group a chunk), so memory stays flat however many
 there are. ``raw``, the site's whole item, is not exported. ``tags`` is a JSON
-list in JSON lines and its JSON text in CSV and Parquet; times are UTC.
+list in JSON lines and its JSON text in CSV and Parquet. Times are UTC in JSON lines
+(ISO 8601, ``+00:00``) and Parquet (a UTC timestamp type); in CSV, which a spreadsheet shows as
+text, they are in FARM_TIMEZONE with their offset (``2026-12-02 09:05:00+08:00``), so that the
+cell says which clock it reads.
 
 A regular file is replaced whole or not at all, through its symlinks; a device, a pipe or a
 descriptor (``/dev/stdout``) is written straight (farm.report.outpath). CSV is for
@@ -84,7 +87,7 @@ def write(
     engine: Engine, out: BinaryIO, day: date, tz: ZoneInfo, fmt: str, chunk: int = CHUNK, bom: bool = True
 ) -> int:
     """Write the day's postings to ``out`` in ``fmt`` (CSV with a BOM unless ``bom`` is false); how many."""
-    writer = {"csv": partial(_csv, bom=bom), "jsonl": _jsonl, "parquet": _parquet}[fmt]
+    writer = {"csv": partial(_csv, bom=bom, tz=tz), "jsonl": _jsonl, "parquet": _parquet}[fmt]
     return writer(day_postings(engine, day, tz, chunk), out)
 
 
@@ -118,7 +121,12 @@ def csv_cell(value):
     return value
 
 
-def _csv(chunks, out: BinaryIO, bom: bool = True) -> int:
+def _local(value, tz: ZoneInfo):
+    """A time as a CSV cell: in ``tz``, with its offset, to the second."""
+    return None if value is None else value.astimezone(tz).isoformat(sep=" ", timespec="seconds")
+
+
+def _csv(chunks, out: BinaryIO, bom: bool = True, tz: ZoneInfo = ZoneInfo("UTC")) -> int:
     if bom:
         out.write(codecs.BOM_UTF8)
     text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
@@ -129,7 +137,7 @@ def _csv(chunks, out: BinaryIO, bom: bool = True) -> int:
         for row in rows:
             row = list(row)
             for at in _TIME_AT:
-                row[at] = _iso(row[at])
+                row[at] = _local(row[at], tz)
             writer.writerow([csv_cell(value) for value in row])
         count += len(rows)
         text.flush()

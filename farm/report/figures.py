@@ -26,6 +26,8 @@ class DayFigures:
     keywords_stored: int = 0
     postings_stored: int = 0
     crawl: list = field(default_factory=list)
+    not_crawled: list = field(default_factory=list)  # sites with keywords, none requested that day
+    first_seen: date | None = None  # the day the first posting stored was seen: no data before it
     failures: list = field(default_factory=list)
     postings: list = field(default_factory=list)
     cities: list = field(default_factory=list)
@@ -117,6 +119,8 @@ def _read(
     if not (figures.keywords_stored or figures.postings_stored):
         return
     figures.crawl = queries.crawl_by_site(conn, day)
+    figures.not_crawled = queries.not_crawled(conn, day)
+    figures.first_seen = queries.first_seen_day(conn, tz)
     figures.failures = queries.failures(conn, day)
     figures.postings = queries.postings_by_site(conn, day, tz, gone_after)
     figures.cities = queries.postings_by_city(conn, day, tz, gone_after)

@@ -10,18 +10,20 @@ from farm.report import charts
 from farm.report.checked import checks_section
 from farm.report.figures import DayFigures
 from farm.report.openings import openings_section
+from farm.report.reasons import short_reason
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 60em; padding: 0 1em; color: #212529; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #212529; }
 h1 { font-size: 1.6em; margin-bottom: 0.1em; } h2 { margin-top: 2em; border-bottom: 1px solid #dee2e6; }
 .meta, .note { color: #6c757d; } .empty { font-size: 1.2em; padding: 2em; background: #f8f9fa; }
 /* a table wider than the page scrolls in its own box; a long name without spaces wraps, a header or a
    number never breaks inside a word */
 table { border-collapse: collapse; margin: 0.8em 0; max-width: 100%; display: block; overflow-x: auto; }
 body, td { overflow-wrap: anywhere; } th, td.n { overflow-wrap: normal; white-space: nowrap; }
-td:first-child { overflow-wrap: normal; }
-td, th { padding: 0.2em 0.8em; border-bottom: 1px solid #e9ecef; }
+td:first-child, td.w { overflow-wrap: normal; } td.w { white-space: nowrap; }
+td, th { padding: 0.2em 0.6em; border-bottom: 1px solid #e9ecef; }
+tr.none td { color: #6c757d; font-style: italic; }
 th { text-align: left; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 0.8em 0; } figure svg { max-width: 100%; height: auto; }
 """
@@ -78,15 +80,26 @@ def _e(value) -> str:
     return html.escape(str(value))
 
 
-def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()) -> str:
+def _table(
+    headers: list[str],
+    rows: list[list],
+    numeric: set[int] = frozenset(),
+    words: set[int] = frozenset(),
+    quiet: list[list] = (),
+) -> str:
+    """A table; ``words``: columns of names never broken (a setting's); ``quiet``: rows after the others,
+    greyed, their cells spanning as given (a site not crawled)."""
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f"<td class=n>{_number(v)}</td>" if at in numeric else f"<td>{_e(v)}</td>" for at, v in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
+
+    def cell(at, value):
+        if at in numeric:
+            return f"<td class=n>{_number(value)}</td>"
+        return f"<td class=w>{_e(value)}</td>" if at in words else f"<td>{_e(value)}</td>"
+
+    body = "".join("<tr>" + "".join(cell(at, v) for at, v in enumerate(row)) + "</tr>" for row in rows)
+    spans = len(headers) - 1
+    body += "".join(
+        f"<tr class=none><td>{_e(first)}</td><td colspan={spans}>{_e(rest)}</td></tr>" for first, rest in quiet
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -104,7 +117,8 @@ def _chart(svg: str, caption: str) -> str:
 def _crawl(figures: DayFigures, tz) -> str:
     out = ["<h2 id=crawl>The day's crawl</h2>"]
     if not figures.crawled:
-        out.append(f"<p class=empty>No keyword was crawled on {figures.day}.</p>")
+        sites = f" ({', '.join(figures.not_crawled)} hold keywords)" if figures.not_crawled else ""
+        out.append(f"<p class=empty>No keyword was crawled on {figures.day}{_e(sites)}.</p>")
         return "".join(out)
     rows = []
     for row in figures.crawl:
@@ -120,7 +134,7 @@ def _crawl(figures: DayFigures, tz) -> str:
                 row["pages"],
                 row["blocks"],
                 row["jobs_found"],
-                row["started"].astimezone(tz).strftime(_TIME) if row["started"] else "–",
+                _claimed(row["started"], figures.day, tz),
                 _duration(duration),
             ]
         )
@@ -141,26 +155,50 @@ def _crawl(figures: DayFigures, tz) -> str:
             ],
             rows,
             set(range(1, 9)),
+            words={9, 10},
+            quiet=[
+                [site, f"not crawled on {figures.day}: it holds keywords, none was requested"]
+                for site in figures.not_crawled
+            ],
         )
     )
     out.append(_chart(charts.crawl_states(figures.crawl), "The day's keywords per site, by how they stand."))
     if figures.failures:
-        out.append("<h3>Failed, and why</h3>")
+        out.append(
+            "<h3>Failed, and why</h3><p class=note>Each reason on one line, its URLs shortened; the figures "
+            "at the end of the page keep it whole.</p>"
+        )
         out.append(
             _table(
                 ["site", "reason", "keywords"],
-                [[r["source"], r["reason"] or "(no message)", r["keywords"]] for r in figures.failures],
+                [[r["source"], short_reason(r["reason"]) or "(no message)", r["keywords"]] for r in figures.failures],
                 {2},
             )
         )
     return "".join(out)
 
 
+def _claimed(when, day, tz) -> str:
+    """The first claim's time; its date too when it is not the report's day."""
+    if when is None:
+        return "–"
+    local = when.astimezone(tz)
+    return local.strftime("%H:%M") if local.date() == day else local.strftime(_TIME)
+
+
 def _duration(delta) -> str:
+    """A crawl's length as people say it: 42 s, 12 min 05 s, 1 h 05 min."""
     if delta is None:
         return "–"
-    minutes = int(delta.total_seconds() // 60)
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{delta.total_seconds() / 60:.1f} min"
+    seconds = max(0, round(delta.total_seconds()))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 10:
+        return f"{minutes} min {seconds:02d} s"
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def _postings(figures: DayFigures) -> str:
@@ -195,13 +233,22 @@ def _new(figures: DayFigures) -> str:
     if not figures.new_per_day:
         out.append("<p class=empty>No posting was first seen in these days.</p>")
         return "".join(out)
+    first = figures.first_seen
+    before = f" No data before {first}: no crawl had seen a posting." if first and first > figures.chart_days[0] else ""
     out.append(
-        _chart(charts.new_per_day(figures.chart_days, figures.new_per_day), "Postings first seen each day, per site.")
+        _chart(
+            charts.new_per_day(figures.chart_days, figures.new_per_day, first),
+            f"Postings first seen each day, per site.{before}",
+        )
     )
+    shown = figures.chart_days[-7:]
     out.append(
         _table(
-            ["site", *(day.strftime("%m-%d") for day in figures.chart_days[-7:]), f"{figures.days} days"],
-            [[site, *values[-7:], sum(values)] for site, values in figures.new_per_day.items()],
+            ["site", *(day.strftime("%m-%d") for day in shown), f"{figures.days} days"],
+            [
+                [site, *(None if first and day < first else n for day, n in zip(shown, values[-7:])), sum(values)]
+                for site, values in figures.new_per_day.items()
+            ],
             set(range(1, 9)),
         )
     )
@@ -237,6 +284,7 @@ def _caps(figures: DayFigures) -> str:
                 for s in figures.caps
             ],
             {2, 3, 4, 5, 6},
+            words={1},
         )
     )
     held = sum(s["keywords"] for s in figures.caps)

@@ -22,7 +22,7 @@ What the words mean, for a day D in FARM_TIMEZONE:
   the two nearest ranks (``statistics.quantiles(method="inclusive")``).
 """
 
-from datetime import date, timedelta
+from datetime import UTC, date, timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
@@ -83,6 +83,23 @@ def crawl_by_site(conn: Connection, day: date) -> list[dict]:
         .order_by(K.source)
     )
     return _rows(conn.execute(query))
+
+
+def not_crawled(conn: Connection, day: date) -> list[str]:
+    """The sites that hold keywords none of which was requested on ``day``, by name."""
+    crawled = select(K.source).where(K.last_requested_date == day).distinct()
+    query = select(K.source).where(K.source.not_in(crawled)).distinct().order_by(K.source)
+    return list(conn.execute(query).scalars())
+
+
+def first_seen_day(conn: Connection, tz: ZoneInfo):
+    """The day (in ``tz``) the first posting stored was first seen: no crawl kept any before it; or None."""
+    first = conn.execute(select(func.min(P.first_seen_at))).scalar()
+    if first is None:
+        return None
+    if first.tzinfo is None:  # func.min returns the raw column
+        first = first.replace(tzinfo=UTC)
+    return first.astimezone(tz).date()
 
 
 def failures(conn: Connection, day: date) -> list[dict]:

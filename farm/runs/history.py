@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from farm.state.models import CrawlRun, KeywordDay
+from farm.state.models import CrawlRun, Keyword, KeywordDay
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class KeptRun:
     refusals: dict
     coverage: dict
     stats: dict
+    crawler_id: str = ""
 
 
 def day_bounds(day: date, tz: ZoneInfo) -> tuple[datetime, datetime]:
@@ -79,6 +80,37 @@ def kept_runs(engine: Engine, first: date, last: date, tz: ZoneInfo) -> list[Kep
             json.loads(row.refusals),
             json.loads(row.coverage),
             json.loads(row.stats),
+            row.crawler_id,
         )
         for row in rows
     ]
+
+
+@dataclass(frozen=True)
+class SiteDay:
+    """A site's keywords on one day: how many it held by the day's end, and which of them that day's
+    crawls never reached (neither kept in keyword_day for the day nor requested that day)."""
+
+    source: str
+    keywords: int
+    uncrawled: tuple[str, ...]  # "city/job", in the keyword table's order
+
+
+def site_days(engine: Engine, day: date, tz: ZoneInfo) -> list[SiteDay]:
+    """Every site of the keyword table with the keywords it held by the end of ``day``, by name."""
+    _, end = day_bounds(day, tz)
+    k = Keyword.__table__.c
+    held = (
+        select(k.id, k.source, k.city, k.job, k.last_requested_date).where(k.created_at < end).order_by(k.source, k.id)
+    )
+    kept = select(KeywordDay.keyword_id).where(KeywordDay.day == day)
+    with engine.connect() as connection:
+        crawled = set(connection.execute(kept).scalars())
+        rows = connection.execute(held).all()
+    sites: dict[str, tuple[int, list[str]]] = {}
+    for keyword_id, source, city, job, requested in rows:
+        count, missed = sites.get(source, (0, []))
+        if keyword_id not in crawled and requested != day:
+            missed.append(f"{city}/{job}")
+        sites[source] = (count + 1, missed)
+    return [SiteDay(source, count, tuple(missed)) for source, (count, missed) in sites.items()]

@@ -48,6 +48,17 @@ def open_run(engine: Engine, source: str, crawler_id: str, machine: str, now: da
         return result.inserted_primary_key[0]
 
 
+def note_walls(engine: Engine, run_id: int, walls: dict) -> None:
+    """The walls a running crawl met and passed so far (``farm/wall/*``, ``farm/session/earned``) as its
+    row's stats, while it has no end: its close writes every stat over them, a late note never does."""
+    with engine.begin() as connection:
+        connection.execute(
+            update(CrawlRun)
+            .where(CrawlRun.id == run_id, CrawlRun.ended_at.is_(None))
+            .values(stats=json.dumps(walls, sort_keys=True, default=str))
+        )
+
+
 def close_run(engine: Engine, run_id: int, status: str, numbers: RunNumbers, now: datetime) -> None:
     with engine.begin() as connection:
         connection.execute(

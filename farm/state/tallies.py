@@ -11,10 +11,16 @@ recently is read off what the rows hold:
   of the rows requested that day), i.e. pages recorded done in order from page 1;
 - **recent rate**: the keywords of the day that ended (``completed`` or
   ``failed``) in the last N minutes by ``updated_at`` (the time of a row's last
-  write, which for an ended row is its end), and the pages of those keywords;
+  write, which for an ended row is its end), and the pages of those keywords,
+  over the minutes of those N that the site's crawls ran (``crawl_run``: from a
+  run's start to its end, or to now while it is alive, farm.runs.live): a crawl
+  of 5 seconds is a rate over 5 seconds, not over the N minutes. Crawls that
+  keep no run row (the keyword API's workers) are counted over the N minutes;
 - **remaining**: the day's keywords not done for the day, where done means
   ``completed``, or ``failed`` with no claim left today (retries or block
-  claims exhausted); **ETA**: remaining ÷ recent keywords per minute.
+  claims exhausted); **ETA**: remaining ÷ recent keywords per minute, only while
+  a crawler of the site is alive (a run alive, or a ``crawling`` keyword whose
+  heartbeat is fresher than FARM_LEASE_TIMEOUT).
 """
 
 from dataclasses import dataclass
@@ -27,12 +33,16 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.elements import ColumnElement
 
 from farm.cities import known_sources
-from farm.state.models import STATUSES, JobPostingRow, Keyword
+from farm.runs.live import alive_runs
+from farm.state.models import STATUSES, CrawlRun, JobPostingRow, Keyword
 
 K = Keyword.__table__
 c = K.c
 
 DEFAULT_WINDOW_MINUTES = 10
+DEFAULT_LEASE_TIMEOUT = 1800  # FARM_LEASE_TIMEOUT's default: a heartbeat older than this is a crawler gone
+DEFAULT_REAP_INTERVAL = 60.0  # FARM_REAP_INTERVAL's default: how often a crawl heartbeats its keywords
+Span = tuple[datetime, datetime]
 ERROR_EXAMPLES = 3  # failing keywords named by name in a report
 
 
@@ -72,12 +82,15 @@ def progress(
     tz: ZoneInfo,
     limits: Limits = Limits(),
     window_minutes: float = DEFAULT_WINDOW_MINUTES,
+    lease_timeout: float = DEFAULT_LEASE_TIMEOUT,
+    reap_interval: float = DEFAULT_REAP_INTERVAL,
 ) -> list[dict[str, Any]]:
     """``stats`` (KeywordStore.stats rows, one per source, all of one day) with the new fields added.
 
-    Added to each row: ``pages``, ``done``, ``remaining``, ``recent`` (``minutes``,
-    ``keywords``, ``pages``, ``keywords_per_minute``, ``pages_per_minute``),
-    ``eta`` (ISO time in FARM_TIMEZONE, or None) and ``eta_seconds``.
+    Added to each row: ``pages``, ``done``, ``remaining``, ``recent`` (``window``, ``minutes``: those
+    of the window the site's crawls ran, ``spans``: their times, ``keywords``, ``pages``,
+    ``keywords_per_minute``, ``pages_per_minute``), ``crawlers_alive``, ``eta`` (ISO time in
+    FARM_TIMEZONE, or None: nothing left, no rate, or no crawler alive) and ``eta_seconds``.
     """
     if not stats:
         return stats
@@ -102,30 +115,100 @@ def progress(
         .where(of_day, ended, c.updated_at >= since, c.updated_at <= now)
         .group_by(c.source)
     )
+    spans, alive, known = crawl_spans(engine, sources, since, now, lease_timeout, reap_interval)
+    # a crawler that keeps no run row (the keyword API's workers) is alive while it heartbeats
+    beating_q = (
+        select(c.source, func.count())
+        .where(c.source.in_(sources), c.crawl_status == "crawling")
+        .where(c.heartbeat_at >= now - timedelta(seconds=lease_timeout), c.crawler_id.not_in(known))
+        .group_by(c.source)
+    )
     with engine.connect() as conn:
         per_day = {s: (int(p), int(d)) for s, p, d in conn.execute(day_q)}
         recent = {s: (int(n), int(p)) for s, n, p in conn.execute(recent_q)}
+        beating = {s: int(n) for s, n in conn.execute(beating_q)}
     out = []
     for row in stats:
-        pages, done_count = per_day.get(row["source"], (0, 0))
-        keywords, recent_pages = recent.get(row["source"], (0, 0))
-        out.append(_with_rate(dict(row, pages=pages, done=done_count), keywords, recent_pages, window_minutes, now, tz))
+        source = row["source"]
+        pages, done_count = per_day.get(source, (0, 0))
+        keywords, recent_pages = recent.get(source, (0, 0))
+        living = max(alive.get(source, 0), beating.get(source, 0))
+        row = dict(row, pages=pages, done=done_count)
+        out.append(_with_rate(row, keywords, recent_pages, window_minutes, spans.get(source), living, now, tz))
     return out
 
 
+def crawl_spans(
+    engine: Engine, sources: list[str], since: datetime, now: datetime, lease_timeout: float, reap_interval: float
+) -> tuple[dict[str, list[Span]], dict[str, int], set[str]]:
+    """Per source, the times from ``since`` to ``now`` its crawls ran (a run from its start to its end,
+    or to now while alive; a run killed before its close not at all), how many of its runs are alive,
+    and the crawler ids of those runs."""
+    r = CrawlRun.__table__.c
+    query = select(r.id, r.source, r.crawler_id, r.machine, r.started_at, r.ended_at).where(
+        r.source.in_(sources), r.started_at <= now, or_(r.ended_at.is_(None), r.ended_at >= since)
+    )
+    with engine.connect() as conn:
+        runs = list(conn.execute(query))
+    living = alive_runs(engine, runs, now, lease_timeout, reap_interval)
+    spans: dict[str, list[Span]] = {}
+    alive: dict[str, int] = {}
+    for run in runs:
+        if run.ended_at is None and run.id not in living:
+            continue
+        if run.id in living:
+            alive[run.source] = alive.get(run.source, 0) + 1
+        start, end = max(run.started_at, since), min(run.ended_at or now, now)
+        if end > start:
+            spans.setdefault(run.source, []).append((start, end))
+    return spans, alive, {run.crawler_id for run in runs}
+
+
+def _union_minutes(spans: list[Span]) -> float:
+    """The minutes the spans cover, an overlap counted once."""
+    covered = 0.0
+    current: Span | None = None
+    for start, end in sorted(spans):
+        if current is None or start > current[1]:
+            if current is not None:
+                covered += (current[1] - current[0]).total_seconds()
+            current = (start, end)
+        else:
+            current = (current[0], max(current[1], end))
+    if current is not None:
+        covered += (current[1] - current[0]).total_seconds()
+    return covered / 60
+
+
 def _with_rate(
-    row: dict[str, Any], keywords: int, pages: int, minutes: float, now: datetime, tz: ZoneInfo
+    row: dict[str, Any],
+    keywords: int,
+    pages: int,
+    window: float,
+    spans: list[Span] | None,
+    alive: int,
+    now: datetime,
+    tz: ZoneInfo,
 ) -> dict[str, Any]:
+    """The row with its rate over the minutes its crawls ran in the window (the whole window when no
+    crawl left a run row), and an ETA while a crawler is alive."""
     row["remaining"] = max(0, row["total"] - row["done"])
+    minutes = _union_minutes(spans) if spans else window
     per_minute = keywords / minutes if minutes > 0 else 0.0
     row["recent"] = {
-        "minutes": minutes,
+        "window": window,
+        "minutes": round(minutes, 3),
+        "spans": [[start.isoformat(), end.isoformat()] for start, end in sorted(spans or [])],
         "keywords": keywords,
         "pages": pages,
         "keywords_per_minute": round(per_minute, 3),
         "pages_per_minute": round(pages / minutes, 3) if minutes > 0 else 0.0,
     }
-    row["eta"], row["eta_seconds"] = eta(row["remaining"], per_minute, now, tz)
+    if alive:
+        row["eta"], row["eta_seconds"] = eta(row["remaining"], per_minute, now, tz)
+    else:
+        row["eta"], row["eta_seconds"] = None, None
+    row["crawlers_alive"] = alive
     return row
 
 
@@ -145,10 +228,16 @@ def total(rows: list[dict[str, Any]], now: datetime, tz: ZoneInfo) -> dict[str, 
     summed["crawl_status"] = {
         status: sum(row["crawl_status"][status] for row in rows) for status in rows[0]["crawl_status"]
     }
-    minutes = rows[0]["recent"]["minutes"]
+    window = rows[0]["recent"]["window"]
     keywords = sum(row["recent"]["keywords"] for row in rows)
     pages = sum(row["recent"]["pages"] for row in rows)
-    return _with_rate(summed, keywords, pages, minutes, now, tz)
+    spans = [
+        (datetime.fromisoformat(start), datetime.fromisoformat(end))
+        for row in rows
+        for start, end in row["recent"]["spans"]
+    ]
+    alive = sum(row["crawlers_alive"] for row in rows)
+    return _with_rate(summed, keywords, pages, window, spans, alive, now, tz)
 
 
 # --- farm doctor ----------------------------------------------------------------

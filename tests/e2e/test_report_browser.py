@@ -88,3 +88,38 @@ def test_long_names_wrap_and_markup_in_a_name_leaves_the_figures_whole(sqlite_ur
     assert errors == []
     assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a window of {widths[1]}"
     assert company in companies and last == "farm-figures"
+
+
+def test_at_1280_px_every_table_fits_and_no_setting_name_breaks(sqlite_url, tmp_path):
+    from sqlalchemy import update
+
+    from farm.state.models import Keyword
+
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    fill(engine)
+    k = Keyword.__table__.c
+    with engine.begin() as conn:  # boss's completed keyword held back by its page cap: the caps table shows
+        conn.execute(update(Keyword.__table__).where(k.id == 1).values(total_pages=10, site_total=900))
+    engine.dispose()
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "report", "--date", str(DAY), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with Browser(width=1280) as browser:
+        browser.open(out)
+        tables = browser.evaluate(
+            "Array.from(document.querySelectorAll('table')).map(t => [t.scrollWidth, t.clientWidth,"
+            " t.querySelector('th').parentNode.textContent])"
+        )
+        settings = browser.evaluate(
+            "Array.from(document.querySelectorAll('td.w')).filter(td => td.textContent.startsWith('FARM_'))"
+            ".map(td => [td.textContent, td.getClientRects().length, td.getBoundingClientRect().height,"
+            " parseFloat(getComputedStyle(td).lineHeight)])"
+        )
+        errors = browser.errors()
+    assert errors == []
+    for scroll, client, head in tables:
+        assert scroll <= client, f"the table of {head!r} is cut: {scroll} px in a box of {client}"
+    assert settings and all(name == "FARM_BOSS_MAX_PAGES" for name, *_ in settings)
+    for name, _, height, line in settings:
+        assert height < 1.5 * line + 8, f"{name} breaks over lines ({height} px, lines of {line} px)"

@@ -6,6 +6,7 @@ its keyword goes partial with the wall's name, and a site that answers nothing b
 """
 
 import csv
+import json
 import re
 import subprocess
 import sys
@@ -215,3 +216,32 @@ def test_workers_sharing_work_through_redis_each_earn_their_session_and_fetch_ev
     # each worker is its own client: it earns its own session in its own browser
     assert issued == sum(crawl_stat(log, "farm/session/earned") for log in logs) >= 2
     assert all("passed in the browser" in log for log in logs)
+
+
+def test_farm_stats_tells_a_wall_passed_while_the_crawl_still_runs(sqlite_url, tmp_path):
+    from click.testing import CliRunner
+
+    from farm.cli import farm
+
+    rows = [row for row in DEMO_ROWS if row[0] == "qcwy"]
+    prepare_db(sqlite_url, rows)
+    with SandboxProcess(seed=2026, postings=(20, 120), walls=True) as sandbox:
+        # paced, so that keywords are left for seconds after the first pass
+        crawl = start_crawl("qcwy", sqlite_url, sandbox.url, tmp_path / "crawl.log", FARM_QCWY_RATE=4)
+        try:
+            seen = left = None
+            deadline = time.monotonic() + 120
+            while seen is None and crawl.poll() is None and time.monotonic() < deadline:
+                shown = CliRunner().invoke(farm, ["--db-url", sqlite_url, "stats", "--source", "qcwy", "--json"])
+                assert shown.exit_code == 0, shown.output
+                (row,) = json.loads(shown.output)
+                if row["door"]["sessions_earned"]:
+                    seen, left = row["door"]["lines"], row["remaining"]
+                time.sleep(0.2)
+        finally:
+            stop(crawl, 120)
+    log = (tmp_path / "crawl.log").read_text(encoding="utf-8")
+    assert crawl.returncode == 0, log[-3000:]
+    assert "passed in the browser" in log
+    assert seen is not None and left, "farm stats told the wall passed only once the keywords were done"
+    assert "passed in the browser" in seen[0] and "plain requests, no wall met" not in seen

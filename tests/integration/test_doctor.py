@@ -24,6 +24,7 @@ CHECKS = [
     "failing keywords",
     "timezone",
     "work backend",
+    "browser",
     "site boss",
     "site qcwy",
     "site zhilian",
@@ -65,8 +66,8 @@ def doctor(tmp_path, db_url, site_url, **settings):
     """Run `farm doctor`; (exit code, {check name: (status, message)}, output)."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("FARM_")}
     env.update({f"FARM_{site}_BASE_URL": site_url for site in SITES})
-    # no browser launched but where a test asks for one (test_the_machine_s_browser_passes_botd_as_a_person)
-    env.update({"FARM_DB_URL": db_url, "FARM_BROWSER_PAGES": "0", **settings})
+    env["FARM_BROWSER_PAGES"] = "0"  # no browser started but where a test asks for it: seconds each
+    env.update(FARM_DB_URL=db_url, **settings)
     proc = subprocess.run(
         [sys.executable, "-m", "farm", "doctor", "--timeout", "3"],
         cwd=tmp_path,
@@ -109,7 +110,40 @@ def test_the_machine_s_browser_passes_botd_as_a_person(sqlite_url, tmp_path, sit
     assert message.startswith("BotD says not a bot, no tell found; Chromium at ")
 
 
-def test_unreachable_site_is_a_warning_not_a_failure(sqlite_url, tmp_path, site_url):
+def test_unreachable_site_with_keywords_fails_where_its_crawl_would_fail(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    run(sqlite_url, "keywords", "add", "boss", "北京", "python")
+    down = f"http://127.0.0.1:{closed_port()}"
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, FARM_BOSS_BASE_URL=down)
+    assert code == 1, output
+    status, message = checks["site boss"]
+    assert status == "fail" and "crawls of boss on this machine will fail" in message
+    assert output.splitlines()[-1] == "1 failure, 0 warnings"
+    # through proxies, doctor cannot tell: a warning that says so
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, FARM_BOSS_BASE_URL=down, FARM_PROXIES=site_url)
+    assert code == 0, output
+    assert checks["site boss"][0] == "warn" and "FARM_PROXIES" in checks["site boss"][1]
+
+
+def test_the_browser_is_found_and_started_and_a_bad_one_fails_naming_the_setting(sqlite_url, tmp_path, site_url):
+    upgraded(sqlite_url)
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, FARM_BROWSER_PAGES="2")
+    status, message = checks["browser"]
+    assert code == 0 and status == "ok" and "starts headless (version " in message, output
+    browser = {"FARM_BROWSER_PAGES": "2"}
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, **browser, FARM_BROWSER_EXECUTABLE="/opt/no/chromium")
+    assert code == 1, output
+    status, message = checks["browser"]
+    assert status == "fail" and message.startswith("FARM_BROWSER_EXECUTABLE='/opt/no/chromium' is not found")
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, **browser, FARM_BROWSER_EXECUTABLE="/bin/true")
+    assert code == 1, output
+    status, message = checks["browser"]
+    assert status == "fail" and message.startswith("FARM_BROWSER_EXECUTABLE='/bin/true' (/bin/true) did not start")
+    code, checks, output = doctor(tmp_path, sqlite_url, site_url, FARM_BROWSER_PAGES="0")
+    assert checks["browser"][0] == "ok" and "no browser" in checks["browser"][1]
+
+
+def test_unreachable_site_with_no_keywords_is_a_warning_not_a_failure(sqlite_url, tmp_path, site_url):
     upgraded(sqlite_url)
     down = f"http://127.0.0.1:{closed_port()}"
     code, checks, output = doctor(tmp_path, sqlite_url, site_url, FARM_BOSS_BASE_URL=down)

@@ -76,7 +76,7 @@ def test_doctor_checks_the_base_url_of_a_site_of_the_projects_own(project_db):
         text=True,
         timeout=60,
     )
-    sites = re.findall(r"^(?:ok|warn)\s+site (\w+): (\S+)", proc.stdout, re.MULTILINE)
+    sites = re.findall(r"^(?:ok|warn|fail)\s+site (\w+): (\S+)", proc.stdout, re.MULTILINE)
     assert [name for name, _ in sites] == ["boss", "qcwy", "zhilian", "tinyjobs"], proc.stdout
     assert dict(sites)["tinyjobs"] == "http://127.0.0.1:8765"  # FARM_TINYJOBS_BASE_URL of its settings
 

@@ -34,6 +34,10 @@ def test_the_report_leads_with_the_checks_and_counts_the_openings(db_url, tmp_pa
 
     # qcwy 北京/python found 10 against a median of 40; qcwy 上海/java ended the day partial
     checks = [(c["name"], c["subject"], c["ok"]) for c in figures["checks"]]
+    # the run table holds no run of the day: each site with keywords fails site_crawled
+    per_site = [check for check in checks if check[0] == "site_crawled"]
+    assert per_site == [("site_crawled", site, False) for site in ("boss", "qcwy", "zhilian")]
+    checks = [check for check in checks if check[0] != "site_crawled"]
     assert checks[:2] == [("keyword_partial", "qcwy 上海/java", False), ("postings_drop", "qcwy 北京/python", False)]
     assert sorted(checks[2:]) == [
         ("postings_drop", "boss 北京/python", True),
@@ -41,7 +45,7 @@ def test_the_report_leads_with_the_checks_and_counts_the_openings(db_url, tmp_pa
     ]
     sections = re.findall(r"<h2 id=([\w-]+)>", page)
     assert sections[0] == "checks" and sections.index("openings") > sections.index("postings")
-    assert "2 of 4 checks failed" in page
+    assert "5 of 7 checks failed" in page
 
     # openings: b1+q1 (北京, open), b2 (gone day 2), q2+z1 (gone day 3), z2 (new day 3), b3 (gone day 2,
     # back day 3), q3 (上海, gone day 2), q4 (上海, open: its keyword ended day 3 partial, which proves

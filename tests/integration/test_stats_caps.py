@@ -126,7 +126,7 @@ def test_the_report_shows_each_sites_cap_and_the_keywords_it_held_back(db_url, d
         ("qcwy", "北京", "python", 234),
     ]
     section = page[page.index("<h2 id=caps>") : page.index("<h2", page.index("<h2 id=caps>") + 1)]
-    assert "<td>boss</td><td>FARM_BOSS_MAX_PAGES</td><td class=n>3</td><td class=n>1</td>" in section
+    assert "<td>boss</td><td class=w>FARM_BOSS_MAX_PAGES</td><td class=n>3</td><td class=n>1</td>" in section
     assert (
         "<td>boss</td><td>北京</td><td>python</td><td class=n>385</td><td class=n>45</td><td class=n>340</td>"
         in section

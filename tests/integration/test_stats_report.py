@@ -13,12 +13,25 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import farm.cli.context
+from farm.runs.record import RunNumbers, close_run, open_run
 from farm.state.db import make_engine
 from farm.state.store import KeywordStore
 from tests.integration.test_cli import DEMO_KEYWORDS, key, parse_table, run, set_rows, upgraded
 
 DESIGN_FIELDS = ["date", "source", "total", "used", "unused", "crawl_status", "jobs_found"]
-NEW_FIELDS = ["pages", "done", "remaining", "recent", "eta", "eta_seconds", "salary", "caps", "door", "identities"]
+NEW_FIELDS = [
+    "pages",
+    "done",
+    "remaining",
+    "recent",
+    "eta",
+    "eta_seconds",
+    "crawlers_alive",
+    "salary",
+    "caps",
+    "door",
+    "identities",
+]
 
 
 def today(url):
@@ -29,8 +42,20 @@ def today(url):
         engine.dispose()
 
 
+def live_run(url, source, started, ended=None, crawler="elsewhere:1"):
+    """A run of ``source`` in the run table: ended, or alive through a fresh heartbeat of its crawler."""
+    engine = make_engine(url)
+    try:
+        run_id = open_run(engine, source, crawler, crawler.split(":")[0], started)
+        if ended is not None:
+            close_run(engine, run_id, "finished", RunNumbers(), ended)
+    finally:
+        engine.dispose()
+
+
 def seed(url):
-    """boss today (12 keywords): 4 completed (3 of them 2 minutes ago), 2 failed, 1 crawling, 1 partial.
+    """boss today (12 keywords): 4 completed (3 of them 2 minutes ago), 2 failed, 1 crawling, 1 partial,
+    crawled by a run that started 40 minutes ago and is alive (its crawling keyword's heartbeat is fresh).
 
     pages 3+2+1+3 (completed) + 0+1 (failed) + 2 (crawling) + 1 (partial) = 13
     done: the 4 completed and the failed one with no retry left (FARM_MAX_RETRIES=3) = 5; left 12 - 5 = 7
@@ -47,7 +72,7 @@ def seed(url):
         (("上海", "python"), "completed", 3, 30, 0),
         (("上海", "java"), "failed", 0, 1, 3),
         (("上海", "前端"), "failed", 1, 5, 1),
-        (("深圳", "python"), "crawling", 2, 0, 0),
+        (("深圳", "python"), "crawling", 2, 0, 0),  # held by the live run
         (("深圳", "java"), "partial", 1, 20, 0),
     ]:
         set_rows(
@@ -60,6 +85,8 @@ def seed(url):
             retry_count=retries,
             updated_at=now - timedelta(minutes=ago),
         )
+    set_rows(url, key("boss", "深圳", "python"), crawler_id="elsewhere:1", heartbeat_at=now)
+    live_run(url, "boss", now - timedelta(minutes=40))
     # yesterday's work counts neither in pages nor in the rate
     set_rows(
         url,
@@ -93,8 +120,11 @@ def test_stats_json_keeps_its_shape_and_adds_pages_rate_and_eta(db_url):
     }
     assert boss["pages"] == 13
     assert (boss["done"], boss["remaining"]) == (5, 7)
-    assert boss["recent"] == {
+    assert boss["recent"]["spans"][0][1] <= after.isoformat()
+    assert {**boss["recent"], "spans": None} == {
+        "window": 10.0,
         "minutes": 10.0,
+        "spans": None,
         "keywords": 5,
         "pages": 7,
         "keywords_per_minute": 0.5,
@@ -115,8 +145,10 @@ def test_stats_window_counts_only_the_keywords_ended_within_it(sqlite_url):
     seed(sqlite_url)
     rows = json.loads(run(sqlite_url, "stats", "--json", "--source", "boss", "--window", "3").output)
     # 3 completed 2 minutes ago and the failed one 1 minute ago; not the one failed 5 minutes ago
-    assert rows[0]["recent"] == {
+    assert {**rows[0]["recent"], "spans": None} == {
+        "window": 3.0,
         "minutes": 3.0,
+        "spans": None,
         "keywords": 4,
         "pages": 6,
         "keywords_per_minute": 1.333,
@@ -134,16 +166,49 @@ def test_stats_table_shows_pages_and_the_rate_table(sqlite_url):
     counts = {row["source"]: row for row in parse_table(result.output)}
     assert counts["boss"]["pages"] == "13" and counts["all"]["pages"] == "13"
     assert counts["boss"]["jobs found"] == "130"
-    rate_part = result.output.split("\n\n", 1)[1]
-    assert rate_part.startswith("the last 10 minutes: keywords ended (completed or failed) and their pages\n")
+    rate_part = result.output[result.output.index("the last 10 minutes") :]
+    assert rate_part.startswith(
+        "the last 10 minutes: keywords ended (completed or failed) and their pages, per minute crawled\n"
+    )
     rates = {row["source"]: row for row in parse_table(rate_part)}
     assert list(rates) == ["boss", "qcwy", "zhilian", "all"]
     boss = rates["boss"]
     assert (boss["done"], boss["left"], boss["keywords/min"], boss["pages/min"]) == ("5", "7", "0.5", "0.7")
     assert boss["ETA"].endswith("(in 0h14m)")
-    assert rates["qcwy"]["ETA"] == "-"
+    assert boss["crawled"] == "10.0 min"
+    assert rates["qcwy"]["ETA"] == "no crawler" and rates["qcwy"]["crawled"] == "-"
     # all three sites: 31 left at 0.5 a minute
     assert rates["all"]["left"] == "31" and rates["all"]["ETA"].endswith(" (in 1h02m)")
+
+
+def test_a_crawl_of_seconds_is_a_rate_over_its_seconds_and_no_crawler_alive_gives_no_eta(sqlite_url):
+    day = seed(sqlite_url)
+    now = datetime.now(UTC)
+    # qcwy: a crawl of 6 seconds, ended a minute ago, that completed 3 keywords of 30 pages
+    for city, job in [("北京", "python"), ("北京", "java"), ("北京", "前端")]:
+        set_rows(
+            sqlite_url,
+            key("qcwy", city, job),
+            crawl_status="completed",
+            last_requested_date=day,
+            last_completed_page=10,
+            updated_at=now - timedelta(seconds=62),
+        )
+    live_run(sqlite_url, "qcwy", now - timedelta(seconds=66), ended=now - timedelta(seconds=60))
+    rows = {row["source"]: row for row in json.loads(run(sqlite_url, "stats", "--json").output)}
+    qcwy = rows["qcwy"]
+    assert qcwy["recent"]["minutes"] == 0.1 and qcwy["recent"]["pages_per_minute"] == 300.0
+    assert qcwy["recent"]["keywords_per_minute"] == 30.0
+    assert (qcwy["crawlers_alive"], qcwy["eta"], qcwy["remaining"]) == (0, None, 9)  # its crawler ended
+    assert rows["boss"]["crawlers_alive"] == 1 and rows["boss"]["eta_seconds"] == 840
+    shown = run(sqlite_url, "stats").output
+    text = shown[shown.index("the last 10 minutes") :]
+    rates = {row["source"]: row for row in parse_table(text)}
+    assert (rates["qcwy"]["crawled"], rates["qcwy"]["pages/min"], rates["qcwy"]["ETA"]) == (
+        "6 s",
+        "300.0",
+        "no crawler",
+    )
 
 
 def test_stats_watch_with_json_is_a_usage_error(sqlite_url):

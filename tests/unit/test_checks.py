@@ -5,12 +5,12 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from farm.checks import history
-from farm.checks.alerts import message, services
+from farm.checks.alerts import database_name, message, send, services
 from farm.checks.monitors import run_monitors
 from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds, thresholds_from
 from farm.errors import BadSetting
-from farm.runs.history import KeptKeyword, KeptRun
+from farm.runs.history import KeptKeyword, KeptRun, SiteDay
 
 DAY = date(2026, 5, 8)
 LIMITS = Thresholds()
@@ -46,7 +46,7 @@ def test_postings_drop_leaves_small_keywords_and_unfinished_days_alone():
 
 def test_a_keyword_partial_at_the_end_of_the_day_fails():
     checks = history.keyword_partial([kept(0, 3, "partial"), kept(0, 9, job="java"), kept(1, 1, "partial")], DAY)
-    assert [(c.subject, c.ok, c.detail) for c in checks] == [("qcwy 北京/python", False, "ended the day partial")]
+    assert [(c.subject, c.ok, c.detail) for c in checks] == [("qcwy 北京/python", False, "ended 2026-05-08 partial")]
 
 
 def test_coverage_drop_and_refusals_rise_compare_the_site_with_its_median_day():
@@ -105,9 +105,68 @@ def test_an_unknown_alert_url_is_named_by_its_place_and_scheme_never_its_secret(
     ]
 
 
-def test_the_alert_names_the_failures_only():
+def test_the_alert_names_the_failures_the_day_and_the_database_never_its_password():
     title, body = message(
-        [CheckResult("a", "x", True, "held"), CheckResult("postings_drop", "qcwy 北京/java", False, "20")]
+        [CheckResult("a", "x", True, "held"), CheckResult("postings_drop", "qcwy 北京/java", False, "20")],
+        DAY,
+        database_name("mysql+pymysql://farm:s3cret@db.example:3306/farm?charset=utf8mb4"),
     )
-    assert title == "farm check: 1 of 2 checks failed"
+    assert title == "farm check 2026-05-08 on mysql db.example:3306/farm: 1 of 2 checks failed"
     assert body == "FAIL postings_drop      qcwy 北京/java: 20"
+    assert database_name("sqlite:////srv/farm.db") == "sqlite /srv/farm.db"
+
+
+def test_a_send_that_fails_names_the_service_and_why_without_its_secret():
+    url = "json://farm:s3cret-pass@127.0.0.1:9/hook"  # the discard port: nothing listens
+    sent = send(
+        services([url]), [CheckResult("keyword_failed", "qcwy 北京/java", False, "ended failed")], DAY, "x", [url]
+    )
+    assert not sent.delivered and sent.services == ["JSON"]
+    ((service, why),) = sent.unsent.items()
+    assert service == "JSON (1)" and "Connection error" in why and "s3cret" not in why
+
+
+def site(source="qcwy", keywords=3, uncrawled=()):
+    return SiteDay(source, keywords, tuple(uncrawled))
+
+
+def test_a_site_with_keywords_and_no_crawl_that_day_fails_naming_the_site_and_the_day():
+    checks = history.site_crawled([site(), site("zhilian")], [run(0), run(1)], DAY)
+    assert [(c.subject, c.ok, c.detail) for c in checks] == [
+        ("qcwy", True, "1 run(s) on 2026-05-08"),
+        ("zhilian", False, "no crawl ran on 2026-05-08"),
+    ]
+    (nothing,) = history.site_crawled([site(keywords=0)], [], DAY)
+    assert (nothing.ok, nothing.detail) == (False, "no keyword to crawl on 2026-05-08, no crawl ran")
+
+
+def test_keywords_no_crawl_of_the_day_reached_fail_named():
+    missed = [f"北京/job{n}" for n in range(7)]
+    (check,) = history.keywords_crawled([site(keywords=9, uncrawled=missed), site("boss")], [run(0)], DAY)
+    assert (check.subject, check.ok) == ("qcwy", False)
+    assert check.detail == (
+        "7 of 9 keywords never crawled on 2026-05-08: 北京/job0, 北京/job1, 北京/job2, 北京/job3, 北京/job4 and 2 more"
+    )
+    (held,) = history.keywords_crawled([site()], [run(0)], DAY)
+    assert held.ok and held.detail == "all 3 keywords crawled on 2026-05-08"
+
+
+def test_a_keyword_that_ended_the_day_failed_fails():
+    (check,) = history.keyword_failed([kept(0, 0, "failed"), kept(0, 9, job="java"), kept(1, 0, "failed")], DAY)
+    assert (check.name, check.subject, check.ok, check.detail) == (
+        "keyword_failed",
+        "qcwy 北京/python",
+        False,
+        "ended 2026-05-08 failed",
+    )
+
+
+def test_a_run_whose_crawler_is_gone_fails_at_once_and_again_the_next_day():
+    killed = run(0, ended=False, run_id=7)
+    soon = killed.started_at + timedelta(minutes=5)
+    assert history.run_unfinished([killed], DAY, soon, LIMITS, alive={7}) == []
+    (gone,) = history.run_unfinished([killed], DAY, soon, LIMITS, alive=set())
+    assert gone.subject == "qcwy run 7" and "killed before its close" in gone.detail
+    assert "2026-05-08" in gone.detail
+    (next_day,) = history.run_unfinished([killed], DAY + timedelta(days=1), soon, LIMITS, alive=set())
+    assert next_day.subject == "qcwy run 7"
