@@ -25,10 +25,10 @@ CHECKS = [
     "timezone",
     "work backend",
     "browser",
+    "browser passes as a person",
     "site boss",
     "site qcwy",
     "site zhilian",
-    "browser passes as a person",
 ]
 SITES = ("BOSS", "QCWY", "ZHILIAN")
 
