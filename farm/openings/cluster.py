@@ -44,6 +44,7 @@ class PostingSeen:
     salary_max: int | None = None
     area: str | None = None
     degree: str | None = None
+    experience: str | None = None
 
 
 @dataclass
