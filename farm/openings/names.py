@@ -76,10 +76,16 @@ class CompanyNames:
             pairs[brand.strip()] = legal.strip()
         return cls(pairs)
 
-    def learn(self, brand: str, legal: str) -> None:
-        brand_key, legal_key = company_key(brand), company_key(legal)
+    def learn(self, brand: str, legal: str) -> tuple[str, str] | None:
+        """Pair the brand with the legal name (a brand paired already keeps its first); the keys paired."""
+        return self.know(company_key(brand), company_key(legal))
+
+    def know(self, brand_key: str, legal_key: str) -> tuple[str, str] | None:
+        """Pair two keys, as ``learn`` pairs two names; the keys, or None for no pair."""
         if brand_key and legal_key and brand_key != legal_key:
             self._aliases.setdefault(brand_key, legal_key)
+            return brand_key, legal_key
+        return None
 
     def key(self, name: str | None) -> str:
         key = company_key(name)

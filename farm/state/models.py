@@ -219,7 +219,10 @@ class OpeningRow(Base):
     1 upward, in the order the openings were opened."""
 
     __tablename__ = "opening"
-    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+    __table_args__ = (
+        Index("ix_opening_block", "block"),
+        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     city: Mapped[str] = mapped_column(String(CITY_MAX))
@@ -227,8 +230,23 @@ class OpeningRow(Base):
     title_key: Mapped[str] = mapped_column(String(255))
     salary_min: Mapped[int | None] = mapped_column(Integer)
     salary_max: Mapped[int | None] = mapped_column(Integer)
-    district: Mapped[str] = mapped_column(String(128))
+    district: Mapped[str] = mapped_column(String(128))  # the place: farm.openings.details.place_of
     degree: Mapped[str] = mapped_column(String(16))
+    experience: Mapped[str] = mapped_column(String(16), default="", server_default="")
+    # the blocking key (farm.openings.cluster.block_of): an update reads the openings of its postings' blocks
+    block: Mapped[str] = mapped_column(String(96), default="", server_default="")
+
+
+class CompanyPair(Base):
+    """A brand's company key and the legal name's key it is paired with (farm.openings.names), learnt from the
+    postings that carry both (51job's), the first learnt kept: what an update knows of every posting's pairs
+    without reading them."""
+
+    __tablename__ = "company_pair"
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+
+    brand_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    legal_key: Mapped[str] = mapped_column(String(255))
 
 
 class OpeningPosting(Base):
