@@ -5,7 +5,8 @@ day, which includes the new ones), in id order. Rows come from the database in
 chunks (a server-side cursor on MariaDB, SQLite's own stepping) and leave in
 chunks (Parquet: one row group a chunk), so memory stays flat however many
 there are. ``raw``, the site's whole item, is not exported. ``tags`` is a JSON
-list in JSON lines and its JSON text in CSV and Parquet; times are UTC.
+list in JSON lines and its JSON text in CSV and Parquet; times are UTC. ``opening_id`` is the posting's
+opening (farm.openings), empty while it is in none yet.
 
 A file is replaced whole or not at all (farm.report.atomicfile). CSV is for
 spreadsheets: it starts with a UTF-8 BOM unless told not to (Excel reads a file
@@ -34,6 +35,7 @@ from farm.report.atomicfile import replacing
 from farm.report.days import day_span
 from farm.report.queries import P
 from farm.state.engine import reader
+from farm.state.models import JobPostingRow, OpeningPosting
 
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK = 10_000  # rows a fetch, and a Parquet row group
@@ -58,6 +60,7 @@ COLUMNS = (
     "keyword_id",
     "first_seen_at",
     "last_seen_at",
+    "opening_id",  # the posting's opening (docs/openings.md); empty while it is in none yet
 )
 _TIMES = ("published_at", "first_seen_at", "last_seen_at")
 
@@ -68,8 +71,10 @@ def day_postings(engine: Engine, day: date, tz: ZoneInfo, chunk: int = CHUNK) ->
     # tags as the JSON text stored: written out as it is, never decoded and encoded again (psycopg
     # decodes a json column whatever the type it is read as: PostgreSQL casts it to text itself)
     as_text = cast if engine.dialect.name == "postgresql" else type_coerce
+    columns = {"tags": as_text(P.tags, Text).label("tags"), "opening_id": OpeningPosting.opening_id}
     query = (
-        select(*(as_text(P.tags, Text).label("tags") if name == "tags" else P[name] for name in COLUMNS))
+        select(*(columns.get(name, P.get(name)) for name in COLUMNS))
+        .select_from(JobPostingRow.__table__.outerjoin(OpeningPosting, OpeningPosting.posting_id == P.id))
         .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
         .order_by(P.id)
     )
@@ -161,6 +166,7 @@ def parquet_schema():
         "salary_max": pa.int32(),
         "salary_months": pa.int16(),
         "keyword_id": pa.int64(),
+        "opening_id": pa.int64(),
         **{name: time for name in _TIMES},
     }
     return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
