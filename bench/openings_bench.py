@@ -2,7 +2,8 @@
 time to cluster a million postings.
 
 Precision and recall are over pairs of postings: a pair the clustering puts in one opening is right when
-the sandbox's truth has them in one opening (bench.openings_data). Three sites, two cities, 200 keywords,
+the sandbox's truth has them in one opening (bench.openings_data); the same again on a held-out imitation
+drawn with its own lists and forms (bench.openings_heldout). Three sites, two cities, 200 keywords,
 the sandbox's default spread of postings per keyword (each site's page caps applied). Each pair it gets
 wrong is put under the first rule that tells why:
 
@@ -30,6 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.openings_data import DAY, KEYWORDS, Truth, sandbox_postings  # noqa: E402
+from bench.openings_heldout import heldout_postings  # noqa: E402
 from farm.openings.cluster import Clusterer, PostingSeen  # noqa: E402
 from farm.openings.details import degree_of, experience_of, place_of  # noqa: E402
 from farm.openings.evidence import Side, evidence  # noqa: E402
@@ -142,6 +144,16 @@ def run(rounds: int = 1, total: int = 1_000_000):
     yield "sandbox cross-posts: pairwise precision", result["precision"], "ratio"
     yield "sandbox cross-posts: pairwise recall", result["recall"], "ratio"
     yield "sandbox cross-posts: clustering time", seconds, "s"
+    for kind in sorted(result["errors"]):
+        yield f"  {kind}", result["errors"][kind], "pairs"
+    postings, held, names = heldout_postings()
+    clusters = Clusterer(names)
+    clusters.add_all(postings)
+    result = score(clusters, postings, {key: Truth(*value) for key, value in held.items()})
+    yield "held-out imitation: postings", result["postings"], "postings"
+    yield "held-out imitation: true openings", result["true openings"], "openings"
+    yield "held-out imitation: pairwise precision", result["precision"], "ratio"
+    yield "held-out imitation: pairwise recall", result["recall"], "ratio"
     for kind in sorted(result["errors"]):
         yield f"  {kind}", result["errors"][kind], "pairs"
     many = million(total)

@@ -47,8 +47,8 @@ def openings_section(openings: dict, day: date) -> str:
     ]
     if openings.get("waiting"):
         out.append(
-            f"<p class=note>{openings['waiting']:,} postings are in no opening yet: <code>farm openings update</code> puts "
-            "them in one (an account that may only read leaves them waiting).</p>"
+            f"<p class=note>{openings['waiting']:,} postings are in no opening yet: <code>farm openings update</code> "
+            "puts them in one (an account that may only read leaves them waiting).</p>"
         )
     if not openings.get("openings"):
         out.append(f"<p class=empty>No posting was seen by {day}: no opening yet.</p>")

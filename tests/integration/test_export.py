@@ -19,10 +19,10 @@ from click.testing import CliRunner
 from sqlalchemy import insert, select
 
 from farm.cli import farm
+from farm.openings.stored import update_openings
 from farm.report import export
 from farm.report.days import day_span
 from farm.state.db import make_engine
-from farm.openings.stored import update_openings
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, OpeningPosting
 from tests.report_data import DAY, TZ, fill
