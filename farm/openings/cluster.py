@@ -19,6 +19,8 @@ times at one company costs no more than a few.
 """
 
 import json
+import math
+import zlib
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -71,14 +73,15 @@ class Opening:
     def side(self) -> Side:
         return Side(self.title_key, self.salary_min, self.salary_max, self.district, self.degree, self.experience)
 
-    @property
-    def block(self) -> str:
-        """The stored blocking key: the openings a posting of this city and company key may join share it."""
-        return block_of(self.city, self.company_key)
 
-
-def block_of(city: str, company: str) -> str:
-    return f"{city}|{company[:2]}"
+def blocking_keys(city: str, company: str, title: str, threshold: float) -> list[str]:
+    """The keys an opening is stored under and a posting looks its candidates up by: the city, the company
+    key's first two characters and each of the title's first bigrams in one fixed order (by CRC-32), as
+    many as prefix filtering needs (|x| − ⌈t·|x|⌉ + 1): two titles whose bigrams' Jaccard index is at least
+    ``threshold`` share one of them, and a key that starts another shares its first two characters."""
+    grams = sorted(bigrams(title), key=lambda gram: (zlib.crc32(gram.encode()), gram))
+    prefix = max(1, len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1)
+    return [f"{city}|{company[:2]}|{gram}" for gram in grams[:prefix]]
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,16 @@
-"""Openings kept in the database (tables ``opening``, ``opening_posting`` and ``company_pair``, migrations
-0011 and 0013).
+"""Openings kept in the database (tables ``opening``, ``opening_posting``, ``opening_key`` and
+``company_pair``, migrations 0011 and 0013).
 
 `farm openings update` reads the postings in no opening yet, once, in the clustering's order (first seen,
-site, id), and adds them to the openings stored: only the openings of their blocks (the city and the
-company key's first two characters, ``opening.block``, indexed) are taken back into a Clusterer, with the
-pairs stored for the companies they name and the pairs they carry themselves (``company_pair``); what is
-new is written in one transaction. An update's cost follows its new postings, not the table. The same
-postings updated in the same order give the same openings. An update gives what clustering every posting at
-once (``rebuild``) gives, unless a brand ↔ legal-name pair learnt later names a company that earlier
-openings keyed apart, or the title threshold or the user's pairs changed: a rebuild then clusters
-everything again with what is known now.
+site, id), and adds them to the openings stored: only the openings their blocking keys name
+(``opening_key``: the city, the company key's start and the title's first bigrams,
+farm.openings.cluster.blocking_keys) are taken back into a Clusterer, with the pairs stored for the
+companies they name and the pairs they carry themselves (``company_pair``); what is new is written in one
+transaction. An update's cost follows its new postings, not the table. The same postings updated in the
+same order give the same openings. An update gives what clustering every posting at once (``rebuild``)
+gives, unless a brand ↔ legal-name pair learnt later names a company that earlier openings keyed apart, or
+the title threshold or the user's pairs changed: a rebuild then clusters everything again with what is
+known now.
 
 An account that may only read (`farm report` run as `farm stats` is) gets the openings stored:
 ``update_if_allowed`` leaves the postings waiting when the database refuses the write.
@@ -22,14 +23,20 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from farm.openings.cluster import Clusterer, Opening, Why, block_of
+from farm.openings.cluster import Clusterer, Opening, Why, blocking_keys
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.postings import learn_pair, read_postings
-from farm.state.models import CompanyPair, JobPostingRow, OpeningPosting, OpeningRow
+from farm.openings.titles import title_key
+from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow
 
 logger = logging.getLogger(__name__)
 
-POSTINGS, OPENINGS, PAIRS = JobPostingRow.__table__, OpeningRow.__table__, CompanyPair.__table__
+POSTINGS, OPENINGS, PAIRS, KEYS = (
+    JobPostingRow.__table__,
+    OpeningRow.__table__,
+    CompanyPair.__table__,
+    OpeningKey.__table__,
+)
 BATCH = 5000  # rows an INSERT sends at once
 KEYS_AT_ONCE = 500  # values in one IN (...)
 # what each database says when an account may not write: MariaDB/MySQL's error numbers (command denied,
@@ -55,16 +62,31 @@ def update_openings(
             connection.execute(delete(OpeningPosting))
             connection.execute(delete(OpeningRow))
             connection.execute(delete(CompanyPair))
+            connection.execute(delete(OpeningKey))
         new = read_postings(connection, POSTINGS.c.id.not_in(select(OpeningPosting.posting_id)))
         learnt = _learn_pairs(connection, names, new)
         stored = connection.execute(select(func.count()).select_from(OPENINGS)).scalar_one()
         last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
         clusters = Clusterer(names, threshold, next_id=last + 1)
-        blocks = {block_of(posting.city or "", key) for _, posting, _ in new if (key := names.key(posting.company))}
-        for opening in _stored_openings(connection, blocks):
+        keys = {
+            key
+            for _, posting, _ in new
+            if (company := names.key(posting.company))
+            for key in blocking_keys(posting.city or "", company, title_key(posting.title), threshold)
+        }
+        for opening in _stored_openings(connection, keys):
             clusters.restore(opening)
         clusters.add_all(posting for _, posting, _ in new)
         _insert(connection, OpeningRow, [_opening_row(opening) for opening in clusters.opened])
+        _insert(
+            connection,
+            OpeningKey,
+            [
+                {"block_key": key, "opening_id": opening.id}
+                for opening in clusters.opened
+                for key in blocking_keys(opening.city, opening.company_key, opening.title_key, threshold)
+            ],
+        )
         members = []
         for posting_id, posting, _ in new:
             why = clusters.why[(posting.source, posting.job_id)]
@@ -113,14 +135,16 @@ def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list
     return sorted(learnt.items())
 
 
-def _stored_openings(connection: Connection, blocks: set[str]) -> list[Opening]:
-    """The stored openings of ``blocks``, by id, each with the sites of its postings."""
-    found: dict[int, Opening] = {}
-    wanted = sorted(blocks)
+def _stored_openings(connection: Connection, keys: set[str]) -> list[Opening]:
+    """The stored openings ``keys`` name, by id, each with the sites of its postings."""
+    wanted, named = sorted(keys), set()
     for start in range(0, len(wanted), KEYS_AT_ONCE):
-        for row in connection.execute(
-            select(OPENINGS).where(OPENINGS.c.block.in_(wanted[start : start + KEYS_AT_ONCE]))
-        ):
+        query = select(KEYS.c.opening_id).where(KEYS.c.block_key.in_(wanted[start : start + KEYS_AT_ONCE]))
+        named.update(connection.execute(query).scalars())
+    found: dict[int, Opening] = {}
+    ids = sorted(named)
+    for start in range(0, len(ids), KEYS_AT_ONCE):
+        for row in connection.execute(select(OPENINGS).where(OPENINGS.c.id.in_(ids[start : start + KEYS_AT_ONCE]))):
             found[row.id] = Opening(
                 row.id,
                 row.city,
@@ -193,7 +217,6 @@ def _opening_row(opening: Opening) -> dict:
         "district": opening.district,
         "degree": opening.degree,
         "experience": opening.experience,
-        "block": opening.block,
     }
 
 

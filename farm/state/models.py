@@ -219,10 +219,7 @@ class OpeningRow(Base):
     1 upward, in the order the openings were opened."""
 
     __tablename__ = "opening"
-    __table_args__ = (
-        Index("ix_opening_block", "block"),
-        {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},
-    )
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     city: Mapped[str] = mapped_column(String(CITY_MAX))
@@ -233,8 +230,17 @@ class OpeningRow(Base):
     district: Mapped[str] = mapped_column(String(128))  # the place: farm.openings.details.place_of
     degree: Mapped[str] = mapped_column(String(16))
     experience: Mapped[str] = mapped_column(String(16), default="", server_default="")
-    # the blocking key (farm.openings.cluster.block_of): an update reads the openings of its postings' blocks
-    block: Mapped[str] = mapped_column(String(96), default="", server_default="")
+
+
+class OpeningKey(Base):
+    """An opening's blocking keys (farm.openings.cluster.blocking_keys), a row each: an update reads the
+    openings its new postings' keys name, through the primary key, and no other."""
+
+    __tablename__ = "opening_key"
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+
+    block_key: Mapped[str] = mapped_column(String(96), primary_key=True)
+    opening_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
 
 
 class CompanyPair(Base):
