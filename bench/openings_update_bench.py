@@ -37,7 +37,7 @@ CHUNK = 100_000
 ONE_TITLE = 16_000
 
 # run in a new process: the update's time and the process's peak memory, and the memory after the imports
-_TIMED = """
+_TIMED = r"""
 import json, re, sys, time
 from farm.openings.stored import update_openings
 from farm.state.db import make_engine

@@ -22,7 +22,8 @@ def city_of(text: str | None) -> str:
     return CITY_PART.split(text.strip(), maxsplit=1)[0].removesuffix("市")
 
 
-ORDER = (JobPostingRow.first_seen_at, JobPostingRow.source, JobPostingRow.job_id)
+_TABLE = JobPostingRow.__table__
+ORDER = (_TABLE.c.first_seen_at, _TABLE.c.source, _TABLE.c.job_id)
 
 
 def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, PostingSeen, object]]:

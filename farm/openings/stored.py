@@ -119,7 +119,7 @@ def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list
     """The pairs stored for the companies the new postings name taken into ``names``, then the pairs the new
     postings carry; the pairs learnt here and not stored yet."""
     keys = sorted({company_key(posting.company) for _, posting, _ in new} - {""})
-    stored = {}
+    stored: dict[str, str] = {}
     for start in range(0, len(keys), KEYS_AT_ONCE):
         chunk = keys[start : start + KEYS_AT_ONCE]
         stored.update(
@@ -137,7 +137,7 @@ def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list
 
 def _stored_openings(connection: Connection, keys: set[str]) -> list[Opening]:
     """The stored openings ``keys`` name, by id, each with the sites of its postings."""
-    wanted, named = sorted(keys), set()
+    wanted, named = sorted(keys), set[int]()
     for start in range(0, len(wanted), KEYS_AT_ONCE):
         query = select(KEYS.c.opening_id).where(KEYS.c.block_key.in_(wanted[start : start + KEYS_AT_ONCE]))
         named.update(connection.execute(query).scalars())

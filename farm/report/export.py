@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterator
 from datetime import date
 from functools import partial
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -71,9 +71,9 @@ def day_postings(engine: Engine, day: date, tz: ZoneInfo, chunk: int = CHUNK) ->
     # tags as the JSON text stored: written out as it is, never decoded and encoded again (psycopg
     # decodes a json column whatever the type it is read as: PostgreSQL casts it to text itself)
     as_text = cast if engine.dialect.name == "postgresql" else type_coerce
-    columns = {"tags": as_text(P.tags, Text).label("tags"), "opening_id": OpeningPosting.opening_id}
+    columns: dict[str, Any] = {"tags": as_text(P.tags, Text).label("tags"), "opening_id": OpeningPosting.opening_id}
     query = (
-        select(*(columns.get(name, P.get(name)) for name in COLUMNS))
+        select(*(columns[name] if name in columns else P[name] for name in COLUMNS))
         .select_from(JobPostingRow.__table__.outerjoin(OpeningPosting, OpeningPosting.posting_id == P.id))
         .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
         .order_by(P.id)
