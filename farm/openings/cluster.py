@@ -22,7 +22,7 @@ import json
 import math
 import zlib
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
 
@@ -99,7 +99,8 @@ class Why:
     score: float = 0.0
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        # the fields by hand: dataclasses.asdict deep-copies every tuple, and an update writes a row a posting
+        return json.dumps({name: getattr(self, name) for name in self.__dataclass_fields__}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> "Why":

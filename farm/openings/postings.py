@@ -26,9 +26,9 @@ _TABLE = JobPostingRow.__table__
 ORDER = (_TABLE.c.first_seen_at, _TABLE.c.source, _TABLE.c.job_id)
 
 
-def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, PostingSeen, object]]:
+def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, PostingSeen, object, object]]:
     """The postings ``where`` holds of, read once, by first seen, site and id: (job_posting id, the posting as
-    the clustering sees it, the raw item of a qcwy posting or None)."""
+    the clustering sees it, the raw item of a qcwy posting or None, its first seen)."""
     table = JobPostingRow.__table__
     query = select(
         table.c.id,
@@ -43,6 +43,7 @@ def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, Post
         table.c.degree,
         table.c.experience,
         case((table.c.source == "qcwy", table.c.raw), else_=None).label("raw"),
+        table.c.first_seen_at,
     ).order_by(*ORDER)
     if where is not None:
         query = query.where(where)
@@ -61,7 +62,7 @@ def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, Post
                 row.degree,
                 row.experience,
             )
-            postings.append((row.id, seen, row.raw))
+            postings.append((row.id, seen, row.raw, row.first_seen_at))
     return postings
 
 

@@ -63,20 +63,20 @@ def update_openings(
             connection.execute(delete(OpeningRow))
             connection.execute(delete(CompanyPair))
             connection.execute(delete(OpeningKey))
-        new = read_postings(connection, POSTINGS.c.id.not_in(select(OpeningPosting.posting_id)))
+        new = _unstored(connection)
         learnt = _learn_pairs(connection, names, new)
         stored = connection.execute(select(func.count()).select_from(OPENINGS)).scalar_one()
         last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
         clusters = Clusterer(names, threshold, next_id=last + 1)
         keys = {
             key
-            for _, posting, _ in new
+            for _, posting, *_ in new
             if (company := names.key(posting.company))
             for key in blocking_keys(posting.city or "", company, title_key(posting.title), threshold)
         }
         for opening in _stored_openings(connection, keys):
             clusters.restore(opening)
-        clusters.add_all(posting for _, posting, _ in new)
+        clusters.add_all(posting for _, posting, *_ in new)
         _insert(connection, OpeningRow, [_opening_row(opening) for opening in clusters.opened])
         _insert(
             connection,
@@ -88,7 +88,7 @@ def update_openings(
             ],
         )
         members = []
-        for posting_id, posting, _ in new:
+        for posting_id, posting, *_ in new:
             why = clusters.why[(posting.source, posting.job_id)]
             members.append({"posting_id": posting_id, "opening_id": why.opening, "why": why.to_json()})
         _insert(connection, OpeningPosting, members)
@@ -115,10 +115,21 @@ def denied(exc: DBAPIError) -> bool:
     return number in DENIED_NUMBERS or state in DENIED_STATES or "readonly database" in str(original)
 
 
+def _unstored(connection: Connection) -> list:
+    """The postings in no opening yet, each read once: their ids first, from a narrow index (no posting's
+    row is read but theirs), then their rows by id."""
+    unstored = POSTINGS.c.id.not_in(select(OpeningPosting.posting_id))
+    ids = list(connection.execute(select(POSTINGS.c.id).where(unstored)).scalars())
+    new = []
+    for start in range(0, len(ids), BATCH):
+        new += read_postings(connection, POSTINGS.c.id.in_(ids[start : start + BATCH]))
+    return sorted(new, key=lambda found: (found[3], found[1].source, found[1].job_id))
+
+
 def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list[tuple[str, str]]:
     """The pairs stored for the companies the new postings name taken into ``names``, then the pairs the new
     postings carry; the pairs learnt here and not stored yet."""
-    keys = sorted({company_key(posting.company) for _, posting, _ in new} - {""})
+    keys = sorted({company_key(posting.company) for _, posting, *_ in new} - {""})
     stored: dict[str, str] = {}
     for start in range(0, len(keys), KEYS_AT_ONCE):
         chunk = keys[start : start + KEYS_AT_ONCE]
@@ -128,7 +139,7 @@ def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list
     for brand, legal in sorted(stored.items()):
         names.know(brand, legal)
     learnt: dict[str, str] = {}
-    for _, posting, raw in new:
+    for _, posting, raw, _ in new:
         pair = learn_pair(names, posting.source, raw)
         if pair is not None and pair[0] not in stored:
             learnt.setdefault(*pair)
