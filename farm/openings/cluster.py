@@ -133,12 +133,6 @@ def _range(low, high) -> str:
     return "none" if low is None and high is None else f"{low}-{high}"
 
 
-def salaries_overlap(low: int | None, high: int | None, other_low: int | None, other_high: int | None) -> bool:
-    if low is None or other_low is None:
-        return True
-    return low <= (other_high or other_low) and other_low <= (high or low)
-
-
 class Clusterer:
     def __init__(self, names: CompanyNames | None = None, title_threshold: float = 0.85, next_id: int = 1):
         self.names = names or CompanyNames()
