@@ -25,6 +25,7 @@ from bench import (
     mariadb_bench,
     openings_bench,
     openings_stored_bench,
+    openings_update_bench,
     redis_bench,
     redis_commands_bench,
     report_bench,
@@ -48,8 +49,15 @@ SECTIONS = [
     ("a keyword claim on a thread of a busy process (why the state writer makes the claims)", claim_thread_bench.run),
     ("pause and resume (JOBDIR): checkpoint saves, crawl with JOBDIR vs without vs Scrapy's", checkpoint_bench.run),
     ("farm report on 1M postings over 30 days (SQLite, MariaDB, PostgreSQL); farm export (SQLite)", report_bench.run),
-    ("openings: precision and recall on the sandbox's cross-posts; clustering 1M postings", openings_bench.run),
+    (
+        "openings: precision and recall on the sandbox's cross-posts and a held-out imitation; clustering 1M postings",
+        openings_bench.run,
+    ),
     ("openings stored: a day's update against the stored openings vs a rebuild (SQLite)", openings_stored_bench.run),
+    (
+        "openings: an update of 1,000 new postings against 10k, 100k, 1M stored; one title many times",
+        openings_update_bench.run,
+    ),
     ("the sites' walls: pages/s through them (browser sessions) vs without; the browser's cost", walls_bench.run),
     ("identities: pages/s through 1, 2, 4 and 8 proxies, each at one identity's pace", identities_bench.run),
 ]

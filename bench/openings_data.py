@@ -77,6 +77,7 @@ def sandbox_postings(
                         high,
                         stored["area"],
                         stored["degree"],
+                        stored.get("experience"),
                     )
                     truth[key] = Truth(crossposts.opening_of(source, city_name, keyword, slot), made.company.number)
     return [found[key] for key in sorted(found)], truth, names

@@ -49,22 +49,24 @@ def update(farm_ctx: Farm, pairs: str | None, threshold: float, rebuild: bool):
 @click.argument("job_id")
 @database_command
 def explain(farm_ctx: Farm, source: str, job_id: str):
-    """Say which stored opening the posting is in, why it joined it, and why each other posting of it did."""
+    """Say which stored opening the posting is in, why it joined it, and why each other posting of it did.
+    Crawled text is printed with its control characters escaped (farm.display.escape)."""
+    from farm.display import escape
     from farm.openings.stored import stored_why
 
     store = farm_ctx.store(read_only=True)
     found = _posting(store.engine, source, job_id)
     if found is None:
-        raise click.ClickException(f"no posting {source} {job_id!r} in job_posting")
+        raise click.ClickException(f"no posting {escape(source)} {escape(job_id)!r} in job_posting")
     whys = stored_why(store.engine, source, job_id)
     if whys is None:
         raise click.ClickException(f"posting {source} {job_id!r} is in no opening yet: run `farm openings update`")
     why, others = whys
     title, company, city = found
-    click.echo(f"{source} {job_id}: {title} · {company} · {city}")
-    click.echo(why.text())
+    click.echo(escape(f"{source} {job_id}: {title} · {company} · {city}"))
+    click.echo(escape(why.text()))
     for other_source, other_id, other in others:
-        click.echo(f"  with {other_source} {other_id}: {other.text()}")
+        click.echo(escape(f"  with {other_source} {other_id}: {other.text()}"))
 
 
 def _posting(engine, source: str, job_id: str) -> tuple[str, str, str] | None:

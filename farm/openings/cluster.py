@@ -1,34 +1,42 @@
-"""Postings into openings, incrementally and deterministically, each join explained.
+"""Postings into openings, incrementally and deterministically, each join explained by its evidence.
 
-A posting joins an opening when all hold:
+A posting's candidates are the openings
 
-- the same city;
-- the same company: equal keys (farm.openings.names), a known brand ↔ legal-name pair, or one key the
-  start of the other (腾讯 / 腾讯计算机系统);
-- a like title: character-bigram Jaccard of the undecorated titles at least ``title_threshold``;
-- overlapping salary ranges (a posting without a salary figure overlaps any);
-- the same district and the same degree asked for, where both name one (farm.openings.details);
-- the opening has no posting of the posting's site yet (a site's own ids already tell its postings apart).
+- of its city;
+- of its company: equal keys (farm.openings.names), a known brand ↔ legal-name pair, or one key the start
+  of the other (腾讯 / 腾讯计算机系统);
+- of a like title: character-bigram Jaccard of the undecorated titles at least ``title_threshold``;
+- with no posting of the posting's site yet (a site's own ids already tell its postings apart).
 
-Among the openings that qualify it joins the one with the most alike title, then the oldest; with none, it
-opens a new one. Postings are added in the order given (farm reads them by first seen, site, id), so the
-same postings give the same openings. Where a (city, company) holds many titles, candidates come from a
-MinHash LSH over the titles' bigrams (datasketch), not from reading them all; a title's MinHash is made once.
+Each candidate is scored by the evidence (farm.openings.evidence): the company's match, the title's being
+equal, the place, the pay, the degree and the experience, each for or against; the posting joins the
+candidate of the highest score above 0, then the most alike title, then the oldest, and opens a new opening
+when none scores above 0. Postings are added in the order given (farm reads them by first seen, site, id),
+so the same postings give the same openings. Where a (city, company) holds many titles, candidates come from
+a MinHash LSH over the titles' bigrams (datasketch), not from reading them all; of one title's openings, at
+most SAME_TITLE of those without the posting's site are scored, oldest first, so one title posted many
+times at one company costs no more than a few.
 """
 
 import json
+import math
+import zlib
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 
 from datasketch import MinHash, MinHashLSH
 
-from farm.openings.details import agree, degree_of, district_of
+from farm.openings.details import degree_of, experience_of, place_of
+from farm.openings.evidence import Side, evidence
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.titles import bigrams, similarity, title_key
 
 LSH_FROM = 64  # titles in one (city, company) before candidates come from the LSH
 PERMUTATIONS = 32
+SAME_TITLE = 64  # of one title's openings without the posting's site, those scored
+SITES = ("boss", "qcwy", "zhilian")
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,7 @@ class PostingSeen:
     salary_max: int | None = None
     area: str | None = None
     degree: str | None = None
+    experience: str | None = None
 
 
 @dataclass
@@ -54,15 +63,30 @@ class Opening:
     title_key: str
     salary_min: int | None
     salary_max: int | None
-    district: str
+    district: str  # the place (farm.openings.details.place_of) of the posting that opened it
     degree: str
+    experience: str = ""
     postings: list = field(default_factory=list)  # (source, job_id), in joining order
     sources: set = field(default_factory=set)
+
+    @property
+    def side(self) -> Side:
+        return Side(self.title_key, self.salary_min, self.salary_max, self.district, self.degree, self.experience)
+
+
+def blocking_keys(city: str, company: str, title: str, threshold: float) -> list[str]:
+    """The keys an opening is stored under and a posting looks its candidates up by: the city, the company
+    key's first two characters and each of the title's first bigrams in one fixed order (by CRC-32), as
+    many as prefix filtering needs (|x| − ⌈t·|x|⌉ + 1): two titles whose bigrams' Jaccard index is at least
+    ``threshold`` share one of them, and a key that starts another shares its first two characters."""
+    grams = sorted(bigrams(title), key=lambda gram: (zlib.crc32(gram.encode()), gram))
+    prefix = max(1, len(grams) - math.ceil(threshold * len(grams) - 1e-9) + 1)
+    return [f"{city}|{company[:2]}|{gram}" for gram in grams[:prefix]]
 
 
 @dataclass(frozen=True)
 class Why:
-    """Why a posting is in its opening: the rule that matched, with the values compared."""
+    """Why a posting is in its opening: the company and title matched, and the evidence with its weights."""
 
     opening: int
     joined: bool  # False: it opened the opening
@@ -71,27 +95,37 @@ class Why:
     title_keys: tuple[str, str]
     title_similarity: float
     salary: tuple  # (posting's min, max, opening's min, max)
-    district: str = ""  # the district both name, or ""
+    evidence: tuple = ()  # (field, outcome, weight) of the opening joined
+    score: float = 0.0
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        # the fields by hand: dataclasses.asdict deep-copies every tuple, and an update writes a row a posting
+        return json.dumps({name: getattr(self, name) for name in self.__dataclass_fields__}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> "Why":
         fields = json.loads(text)
-        return cls(**{name: tuple(value) if isinstance(value, list) else value for name, value in fields.items()})
+        known = {name for name in cls.__dataclass_fields__}
+        return cls(
+            **{
+                name: tuple(tuple(v) if isinstance(v, list) else v for v in value) if isinstance(value, list) else value
+                for name, value in fields.items()
+                if name in known
+            }
+        )
 
     def text(self) -> str:
         if not self.joined:
             return (
                 f"opened opening {self.opening}: no opening in its city of company {self.company_keys[0]!r} "
-                f"with a title like {self.title_keys[0]!r} and an overlapping salary"
+                f"with a title like {self.title_keys[0]!r} that the evidence joins it to"
             )
+        weighed = ", ".join(f"{name} {outcome} {weight:+g}" for name, outcome, weight in self.evidence)
         return (
             f"joined opening {self.opening}: company {self.company} ({self.company_keys[0]!r} ~ "
             f"{self.company_keys[1]!r}), title {self.title_similarity:.2f} alike ({self.title_keys[0]!r} ~ "
-            f"{self.title_keys[1]!r}), salary {_range(*self.salary[:2])} overlaps {_range(*self.salary[2:])}"
-            + (f", district {self.district}" if self.district else "")
+            f"{self.title_keys[1]!r}), salary {_range(*self.salary[:2])} ~ {_range(*self.salary[2:])}"
+            + (f"; evidence {self.score:+g}: {weighed}" if self.evidence else "")
         )
 
 
@@ -99,20 +133,17 @@ def _range(low, high) -> str:
     return "none" if low is None and high is None else f"{low}-{high}"
 
 
-def salaries_overlap(low: int | None, high: int | None, other_low: int | None, other_high: int | None) -> bool:
-    if low is None or other_low is None:
-        return True
-    return low <= (other_high or other_low) and other_low <= (high or low)
-
-
 class Clusterer:
-    def __init__(self, names: CompanyNames | None = None, title_threshold: float = 0.85):
+    def __init__(self, names: CompanyNames | None = None, title_threshold: float = 0.85, next_id: int = 1):
         self.names = names or CompanyNames()
         self.title_threshold = title_threshold
-        self.openings: list[Opening] = []
+        self.openings: dict[int, Opening] = {}  # by id: those restored and those opened
+        self.opened: list[Opening] = []  # those opened here, in order
+        self.next_id = next_id
         self.why: dict[tuple[str, str], Why] = {}
-        # (city, company key) -> title key -> the ids of its openings with that title, oldest first
-        self._blocks: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
+        # (city, company key) -> title key -> site -> the ids of its openings with that title without a
+        # posting of the site, oldest first (a dict as an ordered set)
+        self._blocks: dict[tuple[str, str], dict[str, dict[str, dict[int, None]]]] = defaultdict(dict)
         self._keys_by_start: dict[tuple[str, str], set[str]] = defaultdict(set)  # (city, 2 chars) -> keys
         self._lsh: dict[tuple[str, str], MinHashLSH] = {}
 
@@ -125,20 +156,24 @@ class Clusterer:
         company = self.names.key(posting.company)
         same = "paired" if company != company_key(posting.company) else "equal"
         title = title_key(posting.title)
-        district, degree = district_of(posting.area), degree_of(posting.degree)
+        side = Side(
+            title,
+            posting.salary_min,
+            posting.salary_max,
+            place_of(posting.area, city),
+            degree_of(posting.degree),
+            experience_of(posting.experience),
+        )
         best = None
-        for opening, how, alike in self._candidates(city, company, title, same):
-            if posting.source in opening.sources:
+        for opening, how, alike in self._candidates(city, company, title, same, posting.source):
+            score, weighed = evidence(how, side, opening.side)
+            if score <= 0:
                 continue
-            if not salaries_overlap(posting.salary_min, posting.salary_max, opening.salary_min, opening.salary_max):
-                continue
-            if not agree(district, opening.district) or not agree(degree, opening.degree):
-                continue
-            rank = (-alike, opening.id)
+            rank = (-score, -alike, opening.id)
             if best is None or rank < best[0]:
-                best = (rank, opening, how, alike)
+                best = (rank, opening, how, alike, score, weighed)
         if best is None:
-            opening = self._open(city, company, title, (district, degree), posting)
+            opening = self._open(city, company, side)
             why = Why(
                 opening.id,
                 False,
@@ -149,7 +184,7 @@ class Clusterer:
                 (posting.salary_min, posting.salary_max) * 2,
             )
         else:
-            _, opening, how, alike = best
+            _, opening, how, alike, score, weighed = best
             why = Why(
                 opening.id,
                 True,
@@ -158,10 +193,10 @@ class Clusterer:
                 (title, opening.title_key),
                 round(alike, 4),
                 (posting.salary_min, posting.salary_max, opening.salary_min, opening.salary_max),
-                district if district and district == opening.district else "",
+                weighed,
+                score,
             )
-        opening.postings.append(key)
-        opening.sources.add(posting.source)
+        self._join(opening, key)
         self.why[key] = why
         return why
 
@@ -174,28 +209,50 @@ class Clusterer:
         return None if why is None else why.opening
 
     def restore(self, opening: Opening) -> None:
-        """Take back an opening as stored (farm.openings.stored), in the order of their ids, 1 first, before
-        any posting is added; its postings' explanations stay stored (``why`` holds the added ones')."""
-        if opening.id != len(self.openings) + 1:
-            raise ValueError(f"opening {opening.id} restored after {len(self.openings)} openings")
+        """Take back an opening as stored (farm.openings.stored), with its postings, before any posting is
+        added; its postings' explanations stay stored (``why`` holds the added ones')."""
+        if opening.id >= self.next_id:
+            raise ValueError(f"opening {opening.id} restored, but openings from {self.next_id} are to be opened")
         self._register(opening)
 
-    def _open(self, city: str, company: str, title: str, details: tuple[str, str], posting: PostingSeen) -> Opening:
+    def _open(self, city: str, company: str, side: Side) -> Opening:
         opening = Opening(
-            len(self.openings) + 1, city, company, title, posting.salary_min, posting.salary_max, *details
+            self.next_id,
+            city,
+            company,
+            side.title,
+            side.salary_min,
+            side.salary_max,
+            side.place,
+            side.degree,
+            side.experience,
         )
+        self.next_id += 1
+        self.opened.append(opening)
         self._register(opening)
         return opening
 
+    def _join(self, opening: Opening, key: tuple[str, str]) -> None:
+        opening.postings.append(key)
+        if key[0] not in opening.sources:
+            opening.sources.add(key[0])
+            waiting = self._blocks[(opening.city, opening.company_key)][opening.title_key].get(key[0])
+            if waiting is not None:
+                waiting.pop(opening.id, None)
+
     def _register(self, opening: Opening) -> None:
-        self.openings.append(opening)
+        self.openings[opening.id] = opening
         city, company, title = opening.city, opening.company_key, opening.title_key
         block = self._blocks[(city, company)]
         same_title = block.get(title)
-        if same_title is not None:
-            same_title.append(opening.id)
+        new_title = same_title is None
+        if same_title is None:
+            same_title = block[title] = {}
+        for site in SITES:
+            if site not in opening.sources:
+                same_title.setdefault(site, {})[opening.id] = None
+        if not new_title:
             return
-        block[title] = [opening.id]
         if company:
             self._keys_by_start[(city, company[:2])].add(company)
         lsh = self._lsh.get((city, company))
@@ -206,9 +263,9 @@ class Clusterer:
         elif lsh is not None:
             lsh.insert(title, _minhash(title))
 
-    def _candidates(self, city: str, company: str, title: str, same: str):
-        """(opening, how the company matched, how alike its title is) for the openings of a title alike enough:
-        the same key's (equal, or through a pair), then the prefix keys'."""
+    def _candidates(self, city: str, company: str, title: str, same: str, source: str):
+        """(opening, how the company matched, how alike its title is) for the openings of a title alike enough
+        without a posting of ``source``: the same key's (equal, or through a pair), then the prefix keys'."""
         if not company:
             return
         keys = [(company, same)]
@@ -221,8 +278,9 @@ class Clusterer:
             for other in lsh.query(_minhash(title)) if lsh is not None else block:
                 alike = similarity(title, other)
                 if alike >= self.title_threshold:
-                    for opening_id in block[other]:
-                        yield self.openings[opening_id - 1], how, alike
+                    waiting = block[other].get(source, {})
+                    for opening_id in islice(waiting, SAME_TITLE):
+                        yield self.openings[opening_id], how, alike
 
 
 @lru_cache

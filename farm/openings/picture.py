@@ -1,7 +1,7 @@
 """The openings and their lives as known at the end of a day, from the openings stored
 (farm.openings.stored): what `farm openings days` and the report read."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from zoneinfo import ZoneInfo
 
@@ -19,6 +19,7 @@ class Picture:
     postings: dict[tuple[str, str], Life]  # (source, job_id) -> its life
     openings: list[OpeningLife]  # by opening id
     waiting: int  # postings in no stored opening yet: `farm openings update` puts them in one
+    sites: dict[int, int] = field(default_factory=dict)  # opening id -> the sites its postings are on
 
 
 def picture(engine: Engine, tz: ZoneInfo, gone_after: int, until: date) -> Picture:
@@ -36,7 +37,8 @@ def picture(engine: Engine, tz: ZoneInfo, gone_after: int, until: date) -> Pictu
         OpeningLife(opening_id, *keywords.get(members[opening_id][0], (cities.get(opening_id, ""), "")), life)
         for opening_id, life in zip(ids, opening_lives((members[i] for i in ids), lives), strict=True)
     ]
-    return Picture(lives, openings, left)
+    sites = {opening_id: len({source for source, _ in keys}) for opening_id, keys in members.items()}
+    return Picture(lives, openings, left, sites)
 
 
 def _keywords(connection) -> dict[tuple[str, str], tuple[str, str]]:

@@ -1,10 +1,11 @@
-"""Postings read from job_posting for the clustering, in the order that makes it deterministic."""
+"""Postings read from job_posting for the clustering, in the order that makes it deterministic, with the
+brand ↔ legal-name pairs they carry."""
 
 import json
 import re
 from contextlib import nullcontext
 
-from sqlalchemy import select
+from sqlalchemy import case, select
 from sqlalchemy.engine import Connection, Engine
 
 from farm.openings.cluster import PostingSeen
@@ -21,13 +22,16 @@ def city_of(text: str | None) -> str:
     return CITY_PART.split(text.strip(), maxsplit=1)[0].removesuffix("市")
 
 
-def read_postings(
-    bind: Engine | Connection, names: CompanyNames, city: str | None = None, where=None
-) -> list[PostingSeen]:
-    """Every posting (of ``city``; that ``where`` holds of), by first seen, site and id; qcwy's brand ↔
-    legal-name pairs learnt."""
+_TABLE = JobPostingRow.__table__
+ORDER = (_TABLE.c.first_seen_at, _TABLE.c.source, _TABLE.c.job_id)
+
+
+def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, PostingSeen, object, object]]:
+    """The postings ``where`` holds of, read once, by first seen, site and id: (job_posting id, the posting as
+    the clustering sees it, the raw item of a qcwy posting or None, its first seen)."""
     table = JobPostingRow.__table__
     query = select(
+        table.c.id,
         table.c.source,
         table.c.job_id,
         table.c.title,
@@ -37,45 +41,36 @@ def read_postings(
         table.c.salary_max,
         table.c.area,
         table.c.degree,
-        table.c.raw,
-    ).order_by(table.c.first_seen_at, table.c.source, table.c.job_id)
+        table.c.experience,
+        case((table.c.source == "qcwy", table.c.raw), else_=None).label("raw"),
+        table.c.first_seen_at,
+    ).order_by(*ORDER)
     if where is not None:
         query = query.where(where)
     postings = []
     with bind.connect() if isinstance(bind, Engine) else nullcontext(bind) as connection:
         for row in connection.execute(query):
-            where = city_of(row.city)
-            if city is not None and where != city:
-                continue
-            learn_pair(names, row.source, row.raw)
-            postings.append(
-                PostingSeen(
-                    row.source,
-                    row.job_id,
-                    row.title,
-                    row.company,
-                    where,
-                    row.salary_min,
-                    row.salary_max,
-                    row.area,
-                    row.degree,
-                )
+            seen = PostingSeen(
+                row.source,
+                row.job_id,
+                row.title,
+                row.company,
+                city_of(row.city),
+                row.salary_min,
+                row.salary_max,
+                row.area,
+                row.degree,
+                row.experience,
             )
+            postings.append((row.id, seen, row.raw, row.first_seen_at))
     return postings
 
 
-def learn_pairs(engine: Engine, names: CompanyNames) -> None:
-    """The pairs every qcwy posting carries (what the clustering of a few postings knows of all)."""
-    table = JobPostingRow.__table__
-    with engine.connect() as connection:
-        for (raw,) in connection.execute(select(table.c.raw).where(table.c.source == "qcwy").order_by(table.c.id)):
-            learn_pair(names, "qcwy", raw)
-
-
-def learn_pair(names: CompanyNames, source: str, raw) -> None:
-    """qcwy lists a company's brand (companyName) beside its legal name (fullCompanyName)."""
+def learn_pair(names: CompanyNames, source: str, raw) -> tuple[str, str] | None:
+    """qcwy lists a company's brand (companyName) beside its legal name (fullCompanyName): the keys paired."""
     if source != "qcwy" or not raw:
-        return
+        return None
     item = json.loads(raw) if isinstance(raw, str) else raw
     if isinstance(item, dict) and item.get("companyName") and item.get("fullCompanyName"):
-        names.learn(str(item["companyName"]), str(item["fullCompanyName"]))
+        return names.learn(str(item["companyName"]), str(item["fullCompanyName"]))
+    return None

@@ -1,26 +1,48 @@
-"""Openings kept in the database (tables ``opening`` and ``opening_posting``, migration 0011).
+"""Openings kept in the database (tables ``opening``, ``opening_posting``, ``opening_key`` and
+``company_pair``, migrations 0011 and 0013).
 
-`farm openings update` adds the postings not in an opening yet to the openings stored, in the clustering's
-order (first seen, site, id): the stored openings are taken back into a Clusterer as they were, the new
-postings added to them, and only what is new written, in one transaction. The same postings updated in the
+`farm openings update` reads the postings in no opening yet, once, in the clustering's order (first seen,
+site, id), and adds them to the openings stored: only the openings their blocking keys name
+(``opening_key``: the city, the company key's start and the title's first bigrams,
+farm.openings.cluster.blocking_keys) are taken back into a Clusterer, with the pairs stored for the
+companies they name and the pairs they carry themselves (``company_pair``); what is new is written in one
+transaction. An update's cost follows its new postings, not the table. The same postings updated in the
 same order give the same openings. An update gives what clustering every posting at once (``rebuild``)
 gives, unless a brand ↔ legal-name pair learnt later names a company that earlier openings keyed apart, or
 the title threshold or the user's pairs changed: a rebuild then clusters everything again with what is
 known now.
+
+An account that may only read (`farm report` run as `farm stats` is) gets the openings stored:
+``update_if_allowed`` leaves the postings waiting when the database refuses the write.
 """
 
+import logging
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 
-from farm.openings.cluster import Clusterer, Opening, Why
-from farm.openings.names import CompanyNames
-from farm.openings.postings import learn_pairs, read_postings
-from farm.state.models import JobPostingRow, OpeningPosting, OpeningRow
+from farm.openings.cluster import Clusterer, Opening, Why, blocking_keys
+from farm.openings.names import CompanyNames, company_key
+from farm.openings.postings import learn_pair, read_postings
+from farm.openings.titles import title_key
+from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow
 
-POSTINGS, OPENINGS = JobPostingRow.__table__, OpeningRow.__table__
+logger = logging.getLogger(__name__)
+
+POSTINGS, OPENINGS, PAIRS, KEYS = (
+    JobPostingRow.__table__,
+    OpeningRow.__table__,
+    CompanyPair.__table__,
+    OpeningKey.__table__,
+)
 BATCH = 5000  # rows an INSERT sends at once
+KEYS_AT_ONCE = 500  # values in one IN (...)
+# what each database says when an account may not write: MariaDB/MySQL's error numbers (command denied,
+# access denied, read-only), PostgreSQL's SQLSTATE (insufficient privilege, read-only transaction)
+DENIED_NUMBERS = {1142, 1044, 1227, 1290, 1792}
+DENIED_STATES = {"42501", "25006"}
 
 
 @dataclass(frozen=True)
@@ -35,44 +57,126 @@ def update_openings(
 ) -> Updated:
     """Put every posting not in a stored opening into one; ``rebuild``: forget the stored ones first."""
     names = names or CompanyNames()
-    learn_pairs(engine, names)  # from every posting, as a rebuild learns them
     with engine.begin() as connection:
         if rebuild:
             connection.execute(delete(OpeningPosting))
             connection.execute(delete(OpeningRow))
-        clusters = restore(connection, names, threshold)
-        known = len(clusters.openings)
-        unstored = POSTINGS.c.id.not_in(select(OpeningPosting.posting_id))
-        ids = _posting_ids(connection, unstored)
-        new = read_postings(connection, names, where=unstored)
-        clusters.add_all(new)
-        _insert(connection, OpeningRow, [_opening_row(opening) for opening in clusters.openings[known:]])
-        members = [
-            {
-                "posting_id": ids[(posting.source, posting.job_id)],
-                "opening_id": clusters.why[(posting.source, posting.job_id)].opening,
-                "why": clusters.why[(posting.source, posting.job_id)].to_json(),
-            }
-            for posting in new
-        ]
-        _insert(connection, OpeningPosting, members)
-    return Updated(len(new), len(clusters.openings) - known, len(clusters.openings))
-
-
-def restore(connection: Connection, names: CompanyNames, threshold: float) -> Clusterer:
-    """The stored openings in a Clusterer, each with its postings in the clustering's order."""
-    clusters = Clusterer(names, threshold)
-    members: dict[int, list] = {}
-    for key, opening_id in opening_of_postings(connection).items():
-        members.setdefault(opening_id, []).append(key)
-    for row in connection.execute(select(OPENINGS).order_by(OPENINGS.c.id)):
-        opening = Opening(
-            row.id, row.city, row.company_key, row.title_key, row.salary_min, row.salary_max, row.district, row.degree
+            connection.execute(delete(CompanyPair))
+            connection.execute(delete(OpeningKey))
+        new = _unstored(connection)
+        learnt = _learn_pairs(connection, names, new)
+        stored = connection.execute(select(func.count()).select_from(OPENINGS)).scalar_one()
+        last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
+        clusters = Clusterer(names, threshold, next_id=last + 1)
+        keys = {
+            key
+            for _, posting, *_ in new
+            if (company := names.key(posting.company))
+            for key in blocking_keys(posting.city or "", company, title_key(posting.title), threshold)
+        }
+        for opening in _stored_openings(connection, keys):
+            clusters.restore(opening)
+        clusters.add_all(posting for _, posting, *_ in new)
+        _insert(connection, OpeningRow, [_opening_row(opening) for opening in clusters.opened])
+        _insert(
+            connection,
+            OpeningKey,
+            [
+                {"block_key": key, "opening_id": opening.id}
+                for opening in clusters.opened
+                for key in blocking_keys(opening.city, opening.company_key, opening.title_key, threshold)
+            ],
         )
-        opening.postings = members.get(row.id, [])
-        opening.sources = {source for source, _ in opening.postings}
-        clusters.restore(opening)
-    return clusters
+        members = []
+        for posting_id, posting, *_ in new:
+            why = clusters.why[(posting.source, posting.job_id)]
+            members.append({"posting_id": posting_id, "opening_id": why.opening, "why": why.to_json()})
+        _insert(connection, OpeningPosting, members)
+        _insert(connection, CompanyPair, [{"brand_key": brand, "legal_key": legal} for brand, legal in learnt])
+    return Updated(len(new), len(clusters.opened), stored + len(clusters.opened))
+
+
+def update_if_allowed(engine: Engine) -> Updated | None:
+    """``update_openings``, or None where the database refuses the account the write (the postings wait)."""
+    try:
+        return update_openings(engine)
+    except DBAPIError as exc:
+        if not denied(exc):
+            raise
+        logger.warning("openings not updated: the database refuses this account the write (%s)", exc.orig)
+        return None
+
+
+def denied(exc: DBAPIError) -> bool:
+    """Whether the database refused the statement for want of a right to write."""
+    original = exc.orig
+    number = getattr(original, "args", (None,))[0] if getattr(original, "args", None) else None
+    state = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    return number in DENIED_NUMBERS or state in DENIED_STATES or "readonly database" in str(original)
+
+
+def _unstored(connection: Connection) -> list:
+    """The postings in no opening yet, each read once: their ids first, from a narrow index (no posting's
+    row is read but theirs), then their rows by id."""
+    unstored = POSTINGS.c.id.not_in(select(OpeningPosting.posting_id))
+    ids = list(connection.execute(select(POSTINGS.c.id).where(unstored)).scalars())
+    new = []
+    for start in range(0, len(ids), BATCH):
+        new += read_postings(connection, POSTINGS.c.id.in_(ids[start : start + BATCH]))
+    return sorted(new, key=lambda found: (found[3], found[1].source, found[1].job_id))
+
+
+def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list[tuple[str, str]]:
+    """The pairs stored for the companies the new postings name taken into ``names``, then the pairs the new
+    postings carry; the pairs learnt here and not stored yet."""
+    keys = sorted({company_key(posting.company) for _, posting, *_ in new} - {""})
+    stored: dict[str, str] = {}
+    for start in range(0, len(keys), KEYS_AT_ONCE):
+        chunk = keys[start : start + KEYS_AT_ONCE]
+        stored.update(
+            connection.execute(select(PAIRS.c.brand_key, PAIRS.c.legal_key).where(PAIRS.c.brand_key.in_(chunk))).all()
+        )
+    for brand, legal in sorted(stored.items()):
+        names.know(brand, legal)
+    learnt: dict[str, str] = {}
+    for _, posting, raw, _ in new:
+        pair = learn_pair(names, posting.source, raw)
+        if pair is not None and pair[0] not in stored:
+            learnt.setdefault(*pair)
+    return sorted(learnt.items())
+
+
+def _stored_openings(connection: Connection, keys: set[str]) -> list[Opening]:
+    """The stored openings ``keys`` name, by id, each with the sites of its postings."""
+    wanted, named = sorted(keys), set[int]()
+    for start in range(0, len(wanted), KEYS_AT_ONCE):
+        query = select(KEYS.c.opening_id).where(KEYS.c.block_key.in_(wanted[start : start + KEYS_AT_ONCE]))
+        named.update(connection.execute(query).scalars())
+    found: dict[int, Opening] = {}
+    ids = sorted(named)
+    for start in range(0, len(ids), KEYS_AT_ONCE):
+        for row in connection.execute(select(OPENINGS).where(OPENINGS.c.id.in_(ids[start : start + KEYS_AT_ONCE]))):
+            found[row.id] = Opening(
+                row.id,
+                row.city,
+                row.company_key,
+                row.title_key,
+                row.salary_min,
+                row.salary_max,
+                row.district,
+                row.degree,
+                row.experience,
+            )
+    ids = sorted(found)
+    for start in range(0, len(ids), KEYS_AT_ONCE):
+        query = (
+            select(OpeningPosting.opening_id, POSTINGS.c.source)
+            .join(POSTINGS, POSTINGS.c.id == OpeningPosting.posting_id)
+            .where(OpeningPosting.opening_id.in_(ids[start : start + KEYS_AT_ONCE]))
+        )
+        for opening_id, source in connection.execute(query):
+            found[opening_id].sources.add(source)
+    return [found[opening_id] for opening_id in ids]
 
 
 def stored_why(engine: Engine, source: str, job_id: str) -> tuple[Why, list[tuple[str, str, Why]]] | None:
@@ -113,11 +217,6 @@ def waiting(connection: Connection) -> int:
     return connection.execute(select(func.count()).where(POSTINGS.c.id.not_in(stored))).scalar_one()
 
 
-def _posting_ids(connection: Connection, where) -> dict[tuple[str, str], int]:
-    rows = connection.execute(select(POSTINGS.c.source, POSTINGS.c.job_id, POSTINGS.c.id).where(where))
-    return {(source, job_id): posting_id for source, job_id, posting_id in rows}
-
-
 def _opening_row(opening: Opening) -> dict:
     return {
         "id": opening.id,
@@ -128,6 +227,7 @@ def _opening_row(opening: Opening) -> dict:
         "salary_max": opening.salary_max,
         "district": opening.district,
         "degree": opening.degree,
+        "experience": opening.experience,
     }
 
 

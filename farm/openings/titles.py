@@ -1,27 +1,55 @@
-"""Titles without what sites decorate them with (【急招】, （双休）, +五险一金), and how alike two are:
-the Jaccard index of their character bigrams."""
+"""Titles without what sites decorate them with, and how alike two are: the Jaccard index of their
+character bigrams.
+
+A title is first put in Unicode's compatibility form (NFKC: full-width letters, digits, brackets and
+spaces become their plain forms), then its decorations go, by their form rather than a list of them:
+
+- a bracketed tag anywhere (【急招】, [双休], (五险一金), 「远程」, <热招>);
+- everything after a ``+`` (benefits joined on: ``+五险一金+带薪年假``; C++ and C# are kept);
+- a leading tag closed by a colon or an exclamation mark (``急招：``), and a leading urgency word: a few
+  characters ending in 招 or 聘 before the title (急聘, 名企直招);
+- a trailing part after a dash, slash, bar or space that names a perk, a work mode or urgency (``-包吃住``,
+  ``/远程``, `` 驻场``): a part with one of PERK_ROOTS.
+"""
 
 import re
+import unicodedata
 from functools import lru_cache
 
-BRACKETED = re.compile(r"【[^】]*】|\[[^\]]*\]|[(（][^()（）]*[)）]|<[^>]*>")
-# a trailing "+五险一金" / "-包吃住" / "/双休" run of perks
-PERKS_AFTER = re.compile(
-    r"\s*[+＋/|｜-]\s*[^+＋/|｜-]*(五险|双休|包吃|包住|年终|周末|六险|补贴|急招|高薪|可实习|应届).*$"
-)
-DECORATIONS = ("急招", "急聘", "诚聘", "高薪", "双休", "直招", "五险一金", "包吃住", "可实习", "应届生可投")
+BRACKETED = re.compile(r"【[^】]*】|\[[^\]]*\]|\([^()]*\)|「[^」]*」|『[^』]*』|<[^>]*>|〔[^〕]*〕|《[^》]*》")
+PLUS_TAIL = re.compile(r"\+(?![+#]).*$")
+LEADING_TAG = re.compile(r"^[^:!]{1,6}[:!]+")
+URGENT_LEAD = re.compile(r"^(?:[急热诚直速]|高薪|名企|紧急|火速|大量|长期)[\u4e00-\u9fff]{0,3}?[招聘]+")
+TAIL_PART = re.compile(r"[\s\-—–/|~]+([^\s\-—–/|~]+)$")
+# what a perk, a work mode or an urgency word holds: a trailing part with one is a decoration
+PERK_ROOTS = ("险", "金", "休", "假", "餐", "薪", "补", "包吃", "包住", "福利", "弹性", "远程", "居家", "驻场",
+              "坐班", "办公", "急", "招", "聘")  # fmt: skip
+PROTECTED = (("c++", "cpp"), ("c#", "csharp"))
 NOT_WORD = re.compile(r"[\s\W_]+")
 
 
+@lru_cache(maxsize=1 << 16)
 def title_key(title: str | None) -> str:
     """The title's words only, lower case: '【急招】Python开发工程师（双休）+五险一金' → 'python开发工程师'."""
     if not title:
         return ""
-    text = BRACKETED.sub(" ", title)
-    text = PERKS_AFTER.sub("", text)
-    for word in DECORATIONS:
-        text = text.replace(word, " ")
-    return NOT_WORD.sub("", text).lower()
+    text = unicodedata.normalize("NFKC", title).lower()
+    for plain, safe in PROTECTED:
+        text = text.replace(plain, safe)
+    text = BRACKETED.sub(" ", text).strip()
+    text = PLUS_TAIL.sub("", text).strip() or text
+    lead = LEADING_TAG.match(text)
+    if lead and len(text) > lead.end() + 1:
+        text = text[lead.end() :].strip()
+    lead = URGENT_LEAD.match(text)
+    if lead and len(text) > lead.end() + 1:
+        text = text[lead.end() :].strip()
+    while True:
+        tail = TAIL_PART.search(text)
+        if tail is None or tail.start() < 2 or not any(root in tail.group(1) for root in PERK_ROOTS):
+            break
+        text = text[: tail.start()].strip()
+    return NOT_WORD.sub("", text)
 
 
 @lru_cache(maxsize=1 << 16)  # an opening's title is compared again and again

@@ -9,6 +9,7 @@ list in JSON lines and its JSON text in CSV and Parquet. Times are UTC in JSON l
 (ISO 8601, ``+00:00``) and Parquet (a UTC timestamp type); in CSV, which a spreadsheet shows as
 text, they are in FARM_TIMEZONE with their offset (``2026-12-02 09:05:00+08:00``), so that the
 cell says which clock it reads.
+``opening_id`` is the posting's opening (farm.openings), empty while it is in none yet.
 
 A regular file is replaced whole or not at all, through its symlinks; a device, a pipe or a
 descriptor (``/dev/stdout``) is written straight (farm.report.outpath). CSV is for
@@ -27,7 +28,7 @@ import os
 from collections.abc import Iterator
 from datetime import date
 from functools import partial
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -38,6 +39,7 @@ from farm.report.days import day_span
 from farm.report.outpath import opened
 from farm.report.queries import P
 from farm.state.engine import reader
+from farm.state.models import JobPostingRow, OpeningPosting
 
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK = 10_000  # rows a fetch, and a Parquet row group
@@ -62,6 +64,7 @@ COLUMNS = (
     "keyword_id",
     "first_seen_at",
     "last_seen_at",
+    "opening_id",  # the posting's opening (docs/openings.md); empty while it is in none yet
 )
 _TIMES = ("published_at", "first_seen_at", "last_seen_at")
 
@@ -72,8 +75,10 @@ def day_postings(engine: Engine, day: date, tz: ZoneInfo, chunk: int = CHUNK) ->
     # tags as the JSON text stored: written out as it is, never decoded and encoded again (psycopg
     # decodes a json column whatever the type it is read as: PostgreSQL casts it to text itself)
     as_text = cast if engine.dialect.name == "postgresql" else type_coerce
+    columns: dict[str, Any] = {"tags": as_text(P.tags, Text).label("tags"), "opening_id": OpeningPosting.opening_id}
     query = (
-        select(*(as_text(P.tags, Text).label("tags") if name == "tags" else P[name] for name in COLUMNS))
+        select(*(columns[name] if name in columns else P[name] for name in COLUMNS))
+        .select_from(JobPostingRow.__table__.outerjoin(OpeningPosting, OpeningPosting.posting_id == P.id))
         .where(P.first_seen_at < span.end, P.last_seen_at >= span.start)
         .order_by(P.id)
     )
@@ -171,6 +176,7 @@ def parquet_schema():
         "salary_max": pa.int32(),
         "salary_months": pa.int16(),
         "keyword_id": pa.int64(),
+        "opening_id": pa.int64(),
         **{name: time for name in _TIMES},
     }
     return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])

@@ -21,6 +21,7 @@ def read_openings(engine: Engine, day: date, tz: ZoneInfo, gone_after: int) -> d
     seen = picture(engine, tz, gone_after, day)
     postings = list(seen.postings.values())
     lives = [opening.life for opening in seen.openings]
+    listed = [opening.opening for opening in seen.openings if opening.life.first_seen <= day]
     per_day = [asdict(day_counts(one, postings, lives)) for one in last_days(day, DAYS_SHOWN)]
     return {
         "gone_after": gone_after,
@@ -29,6 +30,9 @@ def read_openings(engine: Engine, day: date, tz: ZoneInfo, gone_after: int) -> d
         "per_day": per_day,
         "reposted": sum(any(when <= day for when in life.back) for life in lives),
         "by_keyword": open_by_keyword(seen.openings, day),
+        "two_sites": sum(seen.sites.get(opening, 0) == 2 for opening in listed),
+        "three_sites": sum(seen.sites.get(opening, 0) >= 3 for opening in listed),
+        "waiting": seen.waiting,
     }
 
 
@@ -41,12 +45,18 @@ def openings_section(openings: dict, day: date) -> str:
         "it; a keyword that ended partial or failed proves nothing gone. Back (reposted): seen again after it "
         "went.</p>"
     ]
+    if openings.get("waiting"):
+        out.append(
+            f"<p class=note>{openings['waiting']:,} postings are in no opening yet: <code>farm openings update</code> "
+            "puts them in one (an account that may only read leaves them waiting).</p>"
+        )
     if not openings.get("openings"):
         out.append(f"<p class=empty>No posting was seen by {day}: no opening yet.</p>")
         return "".join(out)
     out.append(
         f"<p>{openings['openings']:,} openings from {openings['postings']:,} postings, first seen by {day}; "
-        f"{openings['reposted']:,} came back after they went.</p>"
+        f"{openings['reposted']:,} came back after they went. Posted on two sites: "
+        f"{openings.get('two_sites', 0):,} openings; on three: {openings.get('three_sites', 0):,}.</p>"
         "<h3 id=openings-days>New, gone and back each day</h3>"
     )
     out.append(

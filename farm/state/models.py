@@ -228,8 +228,32 @@ class OpeningRow(Base):
     title_key: Mapped[str] = mapped_column(String(255))
     salary_min: Mapped[int | None] = mapped_column(Integer)
     salary_max: Mapped[int | None] = mapped_column(Integer)
-    district: Mapped[str] = mapped_column(String(128))
+    district: Mapped[str] = mapped_column(String(128))  # the place: farm.openings.details.place_of
     degree: Mapped[str] = mapped_column(String(16))
+    experience: Mapped[str] = mapped_column(String(16), default="", server_default="")
+
+
+class OpeningKey(Base):
+    """An opening's blocking keys (farm.openings.cluster.blocking_keys), a row each: an update reads the
+    openings its new postings' keys name, through the primary key, and no other."""
+
+    __tablename__ = "opening_key"
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+
+    block_key: Mapped[str] = mapped_column(String(96), primary_key=True)
+    opening_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+
+
+class CompanyPair(Base):
+    """A brand's company key and the legal name's key it is paired with (farm.openings.names), learnt from the
+    postings that carry both (51job's), the first learnt kept: what an update knows of every posting's pairs
+    without reading them."""
+
+    __tablename__ = "company_pair"
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+
+    brand_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    legal_key: Mapped[str] = mapped_column(String(255))
 
 
 class OpeningPosting(Base):

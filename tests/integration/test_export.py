@@ -20,15 +20,16 @@ from click.testing import CliRunner
 from sqlalchemy import insert, select
 
 from farm.cli import farm
+from farm.openings.stored import update_openings
 from farm.report import export
 from farm.report.days import day_span
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from farm.state.models import JobPostingRow
+from farm.state.models import JobPostingRow, OpeningPosting
 from tests.report_data import DAY, TZ, fill
 
 BOM = b"\xef\xbb\xbf"
-INTS = ("id", "salary_min", "salary_max", "salary_months", "keyword_id")
+INTS = ("id", "salary_min", "salary_max", "salary_months", "keyword_id", "opening_id")
 TIMES = ("published_at", "first_seen_at", "last_seen_at")
 
 
@@ -37,7 +38,8 @@ def _expected(engine) -> list[dict]:
     T = JobPostingRow.__table__
     with engine.connect() as conn:
         rows = conn.execute(
-            select(*(T.c[name] for name in export.COLUMNS))
+            select(*(OpeningPosting.opening_id if name == "opening_id" else T.c[name] for name in export.COLUMNS))
+            .select_from(T.outerjoin(OpeningPosting, OpeningPosting.posting_id == T.c.id))
             .where(T.c.first_seen_at < span.end, T.c.last_seen_at >= span.start)
             .order_by(T.c.id)
         )
@@ -78,10 +80,12 @@ def test_csv_jsonl_and_parquet_hold_the_same_rows_the_days_postings_with_salary_
     engine = make_engine(every_db_url)
     try:
         fill(engine)
+        update_openings(engine)  # each posting's opening id is exported
         expected = _expected(engine)
     finally:
         engine.dispose()
     assert len(expected) > 50 and any(row["salary_min"] for row in expected)
+    assert all(row["opening_id"] for row in expected)
     read = {
         "csv": lambda path: _from_csv(path.read_bytes()),
         "jsonl": lambda path: _from_jsonl(path.read_bytes()),

@@ -8,6 +8,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, select, text
 
+from farm.openings.cluster import blocking_keys
 from farm.salary import COLUMNS as SALARY
 from farm.state import KeywordStore
 from farm.state.db import make_engine
@@ -55,8 +56,24 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0013():
-    assert head_revision() == "0013" == HEAD
+def test_head_is_0014():
+    assert head_revision() == "0014" == HEAD
+
+
+def test_upgrade_to_opening_keys_gives_each_stored_opening_its_blocking_keys(every_db_url):
+    upgrade(every_db_url, revision="0013")
+    engine = make_engine(every_db_url)
+    row = dict(city="北京", company_key="字节跳动", title_key="python开发工程师", salary_min=None, salary_max=None)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO opening (id, city, company_key, title_key, district, degree) "
+                          "VALUES (1, :city, :company_key, :title_key, '', '')"), row)  # fmt: skip
+    upgrade(every_db_url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT experience FROM opening")).scalar_one() == ""
+        keys = conn.execute(text("SELECT block_key, opening_id FROM opening_key ORDER BY block_key")).all()
+    expected = blocking_keys("北京", "字节跳动", "python开发工程师", 0.85)
+    assert sorted(keys) == sorted((key, 1) for key in expected) and len(expected) == 2
+    engine.dispose()
 
 
 def test_upgrade_empty_database_to_head(engine):

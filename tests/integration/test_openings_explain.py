@@ -41,9 +41,23 @@ def test_explain_names_the_opening_and_why_each_posting_joined_it(sqlite_url):
     assert result.output.splitlines() == [
         "qcwy q1: 【急招】Python开发工程师（双休） · 北京字节跳动科技有限公司 · 北京",
         "joined opening 1: company equal ('字节跳动' ~ '字节跳动'), title 1.00 alike "
-        "('python开发工程师' ~ 'python开发工程师'), salary 25000-35000 overlaps 20000-30000",
+        "('python开发工程师' ~ 'python开发工程师'), salary 25000-35000 ~ 20000-30000; evidence +2.5: company "
+        "equal +0.5, title equal +1.5, place unknown +0, pay agree +0, degree unknown +0, experience unknown +0",
         "  with boss b1: opened opening 1: no opening in its city of company '字节跳动' with a title like "
-        "'python开发工程师' and an overlapping salary",
+        "'python开发工程师' that the evidence joins it to",
     ]
     missing = CliRunner().invoke(farm, ["--db-url", sqlite_url, "openings", "explain", "qcwy", "nope"])
     assert missing.exit_code == 1 and "no posting qcwy 'nope' in job_posting" in missing.output
+
+
+def test_explain_escapes_the_control_characters_of_crawled_text(sqlite_url):
+    upgrade(sqlite_url)
+    store = KeywordStore(make_engine(sqlite_url))
+    title = "Python开发\x1b]0;owned\x07工程师"
+    store.upsert_postings([posting("boss", "b1", title, "抖音\x1b[2J", "20-30K")], NOW)
+    store.close()
+    CliRunner().invoke(farm, ["--db-url", sqlite_url, "openings", "update"])
+    result = CliRunner().invoke(farm, ["--db-url", sqlite_url, "openings", "explain", "boss", "b1"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert result.output.splitlines()[0] == "boss b1: Python开发\\e]0;owned\\x07工程师 · 抖音\\e[2J · 北京"

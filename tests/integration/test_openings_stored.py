@@ -84,3 +84,27 @@ def test_explain_reads_the_stored_opening_until_a_rebuild(sqlite_url):
     run(sqlite_url, "update", "--rebuild")
     assert run(sqlite_url, "explain", "qcwy", "q1").splitlines()[1].startswith("opened opening 3: no opening")
     store.close()
+
+
+def test_an_update_takes_back_only_the_openings_its_new_postings_keys_name(sqlite_url):
+    """One company's fifty titles stored; a new posting of one of them reads that opening, not the fifty."""
+    from farm.openings.cluster import blocking_keys
+    from farm.openings.stored import _stored_openings
+
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    store = KeywordStore(engine)
+    roles = [f"{field}{kind}" for field in ("数据", "后端", "前端", "测试", "运维") for kind in "甲乙丙丁戊己庚辛壬癸"]
+    store.upsert_postings(
+        [posting("boss", f"b{n}", f"{role}工程师", "字节跳动", "20-30K") for n, role in enumerate(roles)], DAY_1
+    )
+    assert run(sqlite_url, "update") == "50 postings put in openings, 50 openings opened; 50 stored\n"
+    keys = set(blocking_keys("北京", "字节跳动", "后端丙工程师", 0.85))
+    with engine.connect() as connection:
+        read = _stored_openings(connection, keys)
+    # the keys are a filter: every alike title shares one, and few others do
+    titles = {opening.title_key: opening.sources for opening in read}
+    assert titles["后端丙工程师"] == {"boss"} and len(titles) <= 5
+    store.upsert_postings([posting("qcwy", "q1", "后端丙工程师+五险一金", "北京字节跳动科技有限公司", "2-3万")], DAY_1)
+    assert run(sqlite_url, "update") == "1 postings put in openings, 0 openings opened; 50 stored\n"
+    store.close()
