@@ -1,5 +1,5 @@
 """Openings kept in the database (tables ``opening``, ``opening_posting``, ``opening_key`` and
-``company_pair``, migrations 0011 and 0013).
+``company_pair``, migrations 0011 and 0014).
 
 `farm openings update` reads the postings in no opening yet, once, in the clustering's order (first seen,
 site, id), and adds them to the openings stored: only the openings their blocking keys name
