@@ -6,11 +6,20 @@ without it, meets the wall and earns a new one. Requests that meet the wall whil
 for the same key wait for that one (single flight): a wall costs one browser page, not one per request.
 A pass that fails (a slider, a timeout) is remembered for FARM_BROWSER_COOLDOWN seconds, so that a site that
 refuses the browser does not get a browser page for every request meanwhile.
+
+A session the site answers with its wall after it has served pages has run out (of age or of uses, by the
+site's own count): how long it lived and how many pages it served are learned, and the next session is
+earned in the background once the current one has lived RENEW_AHEAD of that (or of FARM_SESSION_MAX_AGE,
+FARM_SESSION_MAX_USES), so that requests find a new one ready instead of waiting on the browser. A session
+the site answers with its wall on its first use is the site's refusal of the client that earned it, not
+a session run out: it is not earned again at once; the refusal is remembered for FARM_BROWSER_COOLDOWN
+seconds like a failed pass (``refused_at_first_use``).
 """
 
 import asyncio
 import itertools
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +28,8 @@ from farm.sessions.identity import ClientIdentity
 from farm.sessions.wall import Wall
 
 SessionKey = tuple[str, str]  # (site, proxy URL or "")
+RENEW_AHEAD = 0.6  # of a session's known life (age or uses) after which the next one is earned in the background
+LIVES_KEPT = 5  # sessions whose life is learned from: the latest ones that ran out
 
 
 @dataclass(eq=False)
@@ -31,6 +42,8 @@ class SiteSession:
     serial: int
     uses: int = 0
     retired: str | None = field(default=None)
+    answers: int = 0  # answers to its requests that were not the wall
+    passed: Wall | None = None  # the wall whose pass earned it (renewed ahead through the same page)
 
     def cookie_header(self) -> str:
         return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
@@ -59,7 +72,10 @@ class SessionPool:
         self._earning: dict[SessionKey, asyncio.Future] = {}
         self._failed: dict[SessionKey, tuple[float, WallNotPassed]] = {}
         self._serials = itertools.count(1)
+        self._lives: deque[tuple[int, float]] = deque(maxlen=LIVES_KEPT)  # (answers, seconds) of sessions run out
         self.retired: dict[str, int] = {}  # why -> how many
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop sessions are earned on
+        self.ahead = 0  # sessions earned in the background before the current one ran out
 
     def current(self, key: SessionKey) -> SiteSession | None:
         """The session to send with the next request of ``key``, counted as used; None: go without."""
@@ -73,7 +89,47 @@ class SessionPool:
             self.retire(session, "uses")
             return None
         session.uses += 1
+        self._renew_ahead(session)
         return session
+
+    def answered(self, session: SiteSession) -> None:
+        """An answer to a request ``session`` was sent with that was not the wall."""
+        session.answers += 1
+
+    def refused_at_first_use(self, session: SiteSession, wall: Wall) -> bool:
+        """The wall answered a request ``session`` (the current one) was sent with. True, the session retired
+        and the refusal remembered for the cooldown, when it had served nothing: the site refuses the client
+        that earned it. False when it had: it ran out, and its life is learned."""
+        if session.answers:
+            self._lives.append((session.answers, self.clock() - session.earned_at))
+            return False
+        self.retire(session, "refused_at_first_use")
+        refusal = WallNotPassed(
+            wall.name, "refused", "the site refused the session the browser earned on its first use"
+        )
+        self._failed[session.key] = (self.clock(), refusal)
+        return True
+
+    def _renew_ahead(self, session: SiteSession) -> None:
+        """The next session earned in the background once ``session`` nears the end of its known life."""
+        key = session.key
+        if session.passed is None or key in self._earning or key in self._failed:
+            return
+        ages = [self.max_age] + [age for _, age in self._lives]
+        uses = ([self.max_uses] if self.max_uses else []) + [answers for answers, _ in self._lives]
+        age = self.clock() - session.earned_at
+        if age < RENEW_AHEAD * min(ages) and (not uses or session.uses < RENEW_AHEAD * max(uses)):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or loop is not self._loop:  # outside the loop sessions are earned on: none in the background
+            return
+        pending = self._earning[key] = asyncio.ensure_future(self._earn_one(key, session.passed, session.identity))
+        pending.wall = session.passed  # type: ignore[attr-defined]
+        pending.add_done_callback(_retrieved)
+        self.ahead += 1
 
     def sent(self, key: SessionKey, serial: int | None) -> SiteSession | None:
         """The session a request was sent with (its ``serial``), while it is still the current one of ``key``."""
@@ -91,6 +147,7 @@ class SessionPool:
     ) -> SiteSession:
         """A session for ``key`` newer than ``refused`` (the one the wall answered, retired here): the one
         being earned, one earned meanwhile, or a new one earned now. WallNotPassed when the browser cannot."""
+        self._loop = asyncio.get_running_loop()
         if refused is not None:
             self.retire(refused, "refused")
         newer = self._current.get(key)
@@ -103,12 +160,12 @@ class SessionPool:
             pending = self._earning.get(key)
             if pending is None:
                 pending = self._earning[key] = asyncio.ensure_future(self._earn_one(key, wall, identity))
-                pending.wall = wall
+                pending.wall = wall  # type: ignore[attr-defined]
             try:
                 # shield: a request cancelled while waiting does not cancel the earning others wait for
                 return await asyncio.shield(pending)
             except WallNotPassed:
-                if pending.wall.url == wall.url:
+                if pending.wall.url == wall.url:  # type: ignore[attr-defined]
                     raise
                 # another request's wall page could not be passed: this request's own page is tried once
         raise WallNotPassed(wall.name, "browser", "no session earned")
@@ -123,8 +180,17 @@ class SessionPool:
         finally:
             self._earning.pop(key, None)
         self._failed.pop(key, None)
-        session = SiteSession(key, identity, cookies, wall.name, self.clock(), next(self._serials))
+        session = SiteSession(key, identity, cookies, wall.name, self.clock(), next(self._serials), passed=wall)
+        replaced = self._current.get(key)
+        if replaced is not None:  # earned ahead: the one it replaces still serves the requests it went out with
+            self.retire(replaced, "renewed")
         self._current[key] = session
         if self.on_earned is not None:
             self.on_earned(session, self.clock() - started)
         return session
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    """A session earned in the background: its failure is remembered for the cooldown, not logged by asyncio."""
+    if not future.cancelled():
+        future.exception()
