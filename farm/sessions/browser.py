@@ -66,15 +66,15 @@ class Browser:
     async def earn(self, wall: Wall, identity: ClientIdentity, proxy: str) -> dict[str, str]:
         """The cookies ``wall``'s page grants this identity through ``proxy`` ("" for none); WallNotPassed
         whatever goes wrong: the browser never fails a keyword, and never waits beyond its timeout."""
-        from playwright.async_api import Error as PlaywrightError
-
         async with self._slots:
             deadline = time.monotonic() + self.timeout
             for attempt in (1, 2):  # Chromium that dies during a pass is started again, and the pass tried once more
                 browser = await self._launched(wall, deadline)
                 try:
                     return await self._pass(browser, wall, identity, proxy, deadline)
-                except PlaywrightError as exc:
+                except WallNotPassed:
+                    raise
+                except Exception as exc:  # Playwright's errors, and whatever a dying browser raises
                     if self._closed or self.closing():
                         raise WallNotPassed(wall.name, "closing", "the crawl is closing") from None
                     if attempt == 2 or browser.is_connected():
@@ -111,8 +111,8 @@ class Browser:
 
     async def _cookies_of(self, page, context, wall: Wall, deadline: float) -> dict[str, str]:
         from playwright.async_api import Error as PlaywrightError
-        from playwright.async_api import TargetClosedError
 
+        TargetClosedError = _target_closed()
         try:
             answer = await self._bounded(
                 page.goto(wall.url, wait_until="commit", timeout=self.timeout * 1000), wall, deadline
@@ -240,6 +240,14 @@ class Browser:
     def resident_bytes(self) -> int:
         """The memory the browser holds: every Chromium process below this one and Playwright's driver (PSS)."""
         return sum(_pss(pid) for pid in _descendants(os.getpid()) if _comm(pid).startswith(BROWSER_PROCESSES))
+
+
+def _target_closed() -> type[Exception]:
+    """Playwright's error for a page, context or browser that closed under a call (its public class, which
+    playwright.async_api does not export)."""
+    from playwright._impl._errors import TargetClosedError
+
+    return TargetClosedError
 
 
 def _retrieved(task: asyncio.Future) -> None:

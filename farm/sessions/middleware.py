@@ -35,7 +35,8 @@ from farm.sessions.pool import SessionPool, SiteSession
 
 logger = logging.getLogger(__name__)
 
-FRESH_SENDS = 4  # times one request is sent again with a freshly earned session, per attempt
+FRESH_SENDS = 2  # times one request is sent again with a freshly earned session, per attempt
+TURNOVER_SENDS = 16  # times one request is sent again because the session it went with ran out
 
 
 class SessionMiddleware:
@@ -88,6 +89,7 @@ class SessionMiddleware:
         # the session's serial, not the session: a request's meta may be written out (a queue in Redis,
         # a checkpoint), and a session's cookies belong to this process alone
         meta["farm_session"] = session.serial if session is not None else None
+        meta["farm_session_use"] = session.uses if session is not None else 0  # the how-many-th use of it
         if meta.pop("farm_wall_redirect", False):  # the attempt before met a wall's redirect: this one may follow
             meta.pop("dont_redirect", None)
         if session is not None:
@@ -122,9 +124,14 @@ class SessionMiddleware:
         attempt, sends = meta.get("farm_session_sends", (0, 0))
         if attempt != meta.get("retry_times", 0):
             attempt, sends = meta.get("retry_times", 0), 0
-        if self.browser is None or sends >= FRESH_SENDS:
+        # a session that served pages, or one replaced since the request went, ran out: the next is no
+        # refusal, and a request sent again for that (turnover, many requests sharing sessions that live
+        # a few requests each) is counted apart, with a wider bound
+        ran_out = session.answers > 0 if session is not None else meta.get("farm_session") is not None
+        turns = meta.get("farm_session_turns", 0)
+        if self.browser is None or sends >= FRESH_SENDS or turns >= TURNOVER_SENDS:
             return response  # a block (farm.middlewares.blocks)
-        if session is not None and self.pool.refused_at_first_use(session, wall):
+        if session is not None and self.pool.refused_at_first_use(session, wall, meta.get("farm_session_use", 0)):
             self.stats.inc_value("farm/session/refused_at_first_use")
             meta["farm_wall_refused"] = f"{wall.name}_refused"
             logger.warning(
@@ -149,7 +156,10 @@ class SessionMiddleware:
             return response
         again = request.replace(dont_filter=True)
         again.meta["farm_session_fresh"] = True
-        again.meta["farm_session_sends"] = (attempt, sends + 1)
+        if ran_out:
+            again.meta["farm_session_turns"] = turns + 1
+        else:
+            again.meta["farm_session_sends"] = (attempt, sends + 1)
         return again
 
     def session_earned(self, session: SiteSession, seconds: float) -> None:

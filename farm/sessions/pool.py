@@ -96,12 +96,15 @@ class SessionPool:
         """An answer to a request ``session`` was sent with that was not the wall."""
         session.answers += 1
 
-    def refused_at_first_use(self, session: SiteSession, wall: Wall) -> bool:
-        """The wall answered a request ``session`` (the current one) was sent with. True, the session retired
-        and the refusal remembered for the cooldown, when it had served nothing: the site refuses the client
-        that earned it. False when it had: it ran out, and its life is learned."""
+    def refused_at_first_use(self, session: SiteSession, wall: Wall, use: int) -> bool:
+        """The wall answered the request sent with ``session`` (the current one) as its ``use``-th. True, the
+        session retired and the refusal remembered for the cooldown, when that was its first use and nothing
+        it was sent with has been answered otherwise: the site refuses the client that earned it. False
+        when it served pages: it ran out, and its life is learned."""
         if session.answers:
             self._lives.append((session.answers, self.clock() - session.earned_at))
+            return False
+        if use != 1:  # another request went with it first: its answer tells
             return False
         self.retire(session, "refused_at_first_use")
         refusal = WallNotPassed(
