@@ -16,7 +16,8 @@ GET  /_sandbox/walls                         → {"sessions_issued": {site: n}, 
                                                 "config"} (walls.py; config null and counts 0 without walls)
 POST /_sandbox/walls                         → raise the walls / replace their config (walls.WallConfig: sites,
                                                session_seconds, session_requests, slider_rate, slider_keywords,
-                                               seed); DELETE /_sandbox/walls clears their counts
+                                               seed, refuse_sessions, hang); DELETE /_sandbox/walls clears
+                                               their counts
 GET  /_sandbox/requests?last=N               → {"requests": [{"site", "method", "path", "headers": [[name,
                                                 value], …]}, …]}: the last N search requests (default 20), oldest
                                                 first, header names as sent and in order, a Cookie's value
