@@ -60,7 +60,9 @@ FIELDS = (
     "hang",
 )
 # a wall page whose script never yields: the page's renderer answers nothing more (a browser's wait must be bounded)
-HANG_PAGE = "<!doctype html><html><head><title>安全验证</title></head><body><script>while(true){}</script></body></html>"
+HANG_PAGE = (
+    "<!doctype html><html><head><title>安全验证</title></head><body><script>while(true){}</script></body></html>"
+)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,12 @@ chromium-browser, google-chrome on the PATH): Playwright drives it and never dow
 At most FARM_BROWSER_PAGES pages are open at once, each in a context of its own (cookies of one session only,
 the identity's user agent and proxy) that is closed as soon as its cookies are taken: the browser's memory is
 bounded by that, and measured (``resident_bytes``: the proportional set size of its processes, summed).
+
+Nothing the browser does may fail a keyword or hold the crawl: every await on it is bounded by
+FARM_BROWSER_TIMEOUT for the whole pass and given up as soon as the crawl closes (a page whose script never
+yields answers no call that runs in it); Chromium that dies is started again, and the pass tried once more,
+at most RESTARTS times a crawl; whatever goes wrong is WallNotPassed, which the crawl takes for a block named
+after the wall (kind "timeout", "browser"), or "closing" while the crawl closes.
 """
 
 import asyncio

@@ -130,7 +130,7 @@ class SessionPool:
         if loop is None or loop is not self._loop:  # outside the loop sessions are earned on: none in the background
             return
         pending = self._earning[key] = asyncio.ensure_future(self._earn_one(key, session.passed, session.identity))
-        pending.wall = session.passed  # type: ignore[attr-defined]
+        pending.wall = session.passed
         pending.add_done_callback(_retrieved)
         self.ahead += 1
 
@@ -163,12 +163,12 @@ class SessionPool:
             pending = self._earning.get(key)
             if pending is None:
                 pending = self._earning[key] = asyncio.ensure_future(self._earn_one(key, wall, identity))
-                pending.wall = wall  # type: ignore[attr-defined]
+                pending.wall = wall
             try:
                 # shield: a request cancelled while waiting does not cancel the earning others wait for
                 return await asyncio.shield(pending)
             except WallNotPassed:
-                if pending.wall.url == wall.url:  # type: ignore[attr-defined]
+                if pending.wall.url == wall.url:
                     raise
                 # another request's wall page could not be passed: this request's own page is tried once
         raise WallNotPassed(wall.name, "browser", "no session earned")
