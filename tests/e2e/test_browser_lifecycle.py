@@ -68,11 +68,11 @@ def test_short_sessions_with_sixteen_requests_in_flight_and_no_pace_the_crawl_en
     prepare_db(sqlite_url, ROWS)
     walls = WallConfig(sites=("qcwy",), session_seconds=20.0, session_requests=10)
     flight = {"CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16, "FARM_PAGES_IN_FLIGHT": 16}
-    with SandboxProcess(seed=31, postings=(200, 200), walls=walls) as sandbox:
+    with SandboxProcess(seed=31, postings=(400, 400), walls=walls) as sandbox:
         crawl = run_crawl(
-            "qcwy", sqlite_url, sandbox.url, timeout=150, FARM_QCWY_MAX_PAGES=10, **flight, **SHIPPED_BACK_OFF
+            "qcwy", sqlite_url, sandbox.url, timeout=150, FARM_QCWY_MAX_PAGES=20, **flight, **SHIPPED_BACK_OFF
         )
-        pages, ids, _ = expected_crawl(sandbox, "qcwy", ROWS, 10)
+        pages, ids, _ = expected_crawl(sandbox, "qcwy", ROWS, 20)
         fetched = fetched_pages(sandbox, "qcwy")
     assert crawl.returncode == 0, crawl.output[-3000:]
     assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
