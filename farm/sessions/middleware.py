@@ -129,8 +129,6 @@ class SessionMiddleware:
         # a few requests each) is counted apart, with a wider bound
         ran_out = session.answers > 0 if session is not None else meta.get("farm_session") is not None
         turns = meta.get("farm_session_turns", 0)
-        if self.browser is None or sends >= FRESH_SENDS or turns >= TURNOVER_SENDS:
-            return response  # a block (farm.middlewares.blocks)
         if session is not None and self.pool.refused_at_first_use(session, wall, meta.get("farm_session_use", 0)):
             self.stats.inc_value("farm/session/refused_at_first_use")
             meta["farm_wall_refused"] = f"{wall.name}_refused"
@@ -143,6 +141,8 @@ class SessionMiddleware:
                 self.pool.cooldown,
             )
             return response
+        if self.browser is None or sends >= FRESH_SENDS or turns >= TURNOVER_SENDS:
+            return response  # a block (farm.middlewares.blocks)
         try:
             await self.pool.renew(key, wall, self.identity, session)
         except WallNotPassed as exc:

@@ -11,9 +11,9 @@ A session the site answers with its wall after it has served pages has run out (
 site's own count): how long it lived and how many pages it served are learned, and the next session is
 earned in the background once the current one has lived RENEW_AHEAD of that (or of FARM_SESSION_MAX_AGE,
 FARM_SESSION_MAX_USES), so that requests find a new one ready instead of waiting on the browser. A session
-the site answers with its wall on its first use is the site's refusal of the client that earned it, not
-a session run out: it is not earned again at once; the refusal is remembered for FARM_BROWSER_COOLDOWN
-seconds like a failed pass (``refused_at_first_use``).
+the site answers with its wall on its first use, after another that went the same way, is the site's refusal
+of the client that earned them, not a session run out: it is not earned again at once; the refusal is
+remembered for FARM_BROWSER_COOLDOWN seconds like a failed pass (``refused_at_first_use``).
 """
 
 import asyncio
@@ -29,6 +29,7 @@ from farm.sessions.wall import Wall
 
 SessionKey = tuple[str, str]  # (site, proxy URL or "")
 RENEW_AHEAD = 0.6  # of a session's known life (age or uses) after which the next one is earned in the background
+REFUSED_IN_A_ROW = 2  # sessions refused on their first use, one after another, that make the site's refusal
 LIVES_KEPT = 5  # sessions whose life is learned from: the latest ones that ran out
 
 
@@ -72,6 +73,7 @@ class SessionPool:
         self._earning: dict[SessionKey, asyncio.Future] = {}
         self._failed: dict[SessionKey, tuple[float, WallNotPassed]] = {}
         self._serials = itertools.count(1)
+        self._refused_in_a_row: dict[SessionKey, int] = {}  # sessions refused on their first use, one after another
         self._lives: deque[tuple[int, float]] = deque(maxlen=LIVES_KEPT)  # (answers, seconds) of sessions run out
         self.retired: dict[str, int] = {}  # why -> how many
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop sessions are earned on
@@ -95,22 +97,28 @@ class SessionPool:
     def answered(self, session: SiteSession) -> None:
         """An answer to a request ``session`` was sent with that was not the wall."""
         session.answers += 1
+        self._refused_in_a_row.pop(session.key, None)
 
     def refused_at_first_use(self, session: SiteSession, wall: Wall, use: int) -> bool:
         """The wall answered the request sent with ``session`` (the current one) as its ``use``-th. True, the
-        session retired and the refusal remembered for the cooldown, when that was its first use and nothing
-        it was sent with has been answered otherwise: the site refuses the client that earned it. False
-        when it served pages: it ran out, and its life is learned."""
+        session retired and the refusal remembered for the cooldown, when that was its first use, nothing it
+        was sent with has been answered otherwise, and the session before it went the same way: the site
+        refuses the client that earned them (one such session alone may be a wall shown to one page, which
+        the browser is then sent to). False when it served pages: it ran out, and its life is learned."""
+        key = session.key
         if session.answers:
             self._lives.append((session.answers, self.clock() - session.earned_at))
             return False
         if use != 1:  # another request went with it first: its answer tells
             return False
+        self._refused_in_a_row[key] = self._refused_in_a_row.get(key, 0) + 1
+        if self._refused_in_a_row[key] < REFUSED_IN_A_ROW:
+            return False
         self.retire(session, "refused_at_first_use")
         refusal = WallNotPassed(
             wall.name, "refused", "the site refused the session the browser earned on its first use"
         )
-        self._failed[session.key] = (self.clock(), refusal)
+        self._failed[key] = (self.clock(), refusal)
         return True
 
     def _renew_ahead(self, session: SiteSession) -> None:

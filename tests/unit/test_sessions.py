@@ -177,16 +177,20 @@ def test_a_page_request_goes_out_as_the_identity_and_a_passable_wall_earns_a_ses
     assert meta["farm_session"] == 1 and "token1" not in orjson.dumps(meta).decode()
     assert boss_crawler.stats.get_value("farm/wall/met/boss_security_check") == 1
 
-    # the site answers the new session with its wall on its first use: it refuses the client, not a session
-    # run out; the answer goes on as a block named so, and no browser page is spent on the site meanwhile
-    assert run_loop(lambda: middleware.process_response(again, wall.replace(request=again))).status == 200
-    assert again.meta["farm_wall_refused"] == "boss_security_check_refused"
+    # the site answers the new session with its wall on its first use: the browser is sent to this request's
+    # own wall (it may be a wall shown to one page); the next session refused on its first use too is the
+    # site refusing the client: the answer goes on as a block named so, and no browser page is spent meanwhile
+    third = run_loop(lambda: middleware.process_response(again, wall.replace(request=again)))
+    middleware.process_request(third)
+    assert third.headers[b"Cookie"] == b"__zp_stoken__=token2" and third.meta["farm_session_sends"] == (0, 2)
+    assert run_loop(lambda: middleware.process_response(third, wall.replace(request=third))).status == 200
+    assert third.meta["farm_wall_refused"] == "boss_security_check_refused"
     assert boss_crawler.stats.get_value("farm/session/refused_at_first_use") == 1
-    retry = again.replace(meta={**again.meta, "retry_times": 1})
+    retry = third.replace(meta={**third.meta, "retry_times": 1})
     middleware.process_request(retry)
     assert b"Cookie" not in retry.headers
     assert run_loop(lambda: middleware.process_response(retry, wall.replace(request=retry))).status == 200
-    assert retry.meta["farm_wall_refused"] == "boss_security_check_refused" and len(earner.calls) == 1
+    assert retry.meta["farm_wall_refused"] == "boss_security_check_refused" and len(earner.calls) == 2
 
 
 def test_a_session_that_ran_out_after_serving_pages_is_earned_again_and_the_next_one_ahead_of_its_end(boss_crawler):
