@@ -89,7 +89,6 @@ class SessionMiddleware:
         # the session's serial, not the session: a request's meta may be written out (a queue in Redis,
         # a checkpoint), and a session's cookies belong to this process alone
         meta["farm_session"] = session.serial if session is not None else None
-        meta["farm_session_use"] = session.uses if session is not None else 0  # the how-many-th use of it
         if meta.pop("farm_wall_redirect", False):  # the attempt before met a wall's redirect: this one may follow
             meta.pop("dont_redirect", None)
         if session is not None:
@@ -127,9 +126,19 @@ class SessionMiddleware:
         # a session that served pages, or one replaced since the request went, ran out: the next is no
         # refusal, and a request sent again for that (turnover, many requests sharing sessions that live
         # a few requests each) is counted apart, with a wider bound
-        ran_out = session.answers > 0 if session is not None else meta.get("farm_session") is not None
+        if session is not None:
+            ran_out = self.pool.ran_out(session)
+        else:
+            ran_out = meta.get("farm_session") is not None
         turns = meta.get("farm_session_turns", 0)
-        if session is not None and self.pool.refused_at_first_use(session, wall, meta.get("farm_session_use", 0)):
+        # a session that served nothing, the request's second in a row in this attempt, earned on the wall
+        # page the request met with the first: the site refuses the client, not one page (a wall shown to
+        # one page is what the browser meets on that page's own wall: a slider, named as such)
+        unserved = session is not None and not ran_out
+        before = meta.get("farm_unserved")  # (attempt, the wall page it met) after a session that served nothing
+        own_page = session is not None and session.passed is not None and before == (attempt, session.passed.url)
+        if unserved and own_page and self.browser is not None:
+            self.pool.refused_at_first_use(session, wall)
             self.stats.inc_value("farm/session/refused_at_first_use")
             meta["farm_wall_refused"] = f"{wall.name}_refused"
             logger.warning(
@@ -156,6 +165,7 @@ class SessionMiddleware:
             return response
         again = request.replace(dont_filter=True)
         again.meta["farm_session_fresh"] = True
+        again.meta["farm_unserved"] = (attempt, wall.url) if unserved else None
         if ran_out:
             again.meta["farm_session_turns"] = turns + 1
         else:

@@ -10,10 +10,10 @@ refuses the browser does not get a browser page for every request meanwhile.
 A session the site answers with its wall after it has served pages has run out (of age or of uses, by the
 site's own count): how long it lived and how many pages it served are learned, and the next session is
 earned in the background once the current one has lived RENEW_AHEAD of that (or of FARM_SESSION_MAX_AGE,
-FARM_SESSION_MAX_USES), so that requests find a new one ready instead of waiting on the browser. A session
-the site answers with its wall on its first use, after another that went the same way, is the site's refusal
-of the client that earned them, not a session run out: it is not earned again at once; the refusal is
-remembered for FARM_BROWSER_COOLDOWN seconds like a failed pass (``refused_at_first_use``).
+FARM_SESSION_MAX_USES), so that requests find a new one ready instead of waiting on the browser. A request
+the site answers with its wall on a session that served nothing, twice in a row (its second session earned
+on its own wall page), is the site's refusal of the client, not a session run out (farm.sessions.middleware):
+the refusal is remembered for FARM_BROWSER_COOLDOWN seconds like a failed pass (``refused_at_first_use``).
 """
 
 import asyncio
@@ -29,7 +29,6 @@ from farm.sessions.wall import Wall
 
 SessionKey = tuple[str, str]  # (site, proxy URL or "")
 RENEW_AHEAD = 0.6  # of a session's known life (age or uses) after which the next one is earned in the background
-REFUSED_IN_A_ROW = 2  # sessions refused on their first use, one after another, that make the site's refusal
 LIVES_KEPT = 5  # sessions whose life is learned from: the latest ones that ran out
 
 
@@ -73,7 +72,6 @@ class SessionPool:
         self._earning: dict[SessionKey, asyncio.Future] = {}
         self._failed: dict[SessionKey, tuple[float, WallNotPassed]] = {}
         self._serials = itertools.count(1)
-        self._refused_in_a_row: dict[SessionKey, int] = {}  # sessions refused on their first use, one after another
         self._lives: deque[tuple[int, float]] = deque(maxlen=LIVES_KEPT)  # (answers, seconds) of sessions run out
         self.retired: dict[str, int] = {}  # why -> how many
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop sessions are earned on
@@ -97,29 +95,23 @@ class SessionPool:
     def answered(self, session: SiteSession) -> None:
         """An answer to a request ``session`` was sent with that was not the wall."""
         session.answers += 1
-        self._refused_in_a_row.pop(session.key, None)
 
-    def refused_at_first_use(self, session: SiteSession, wall: Wall, use: int) -> bool:
-        """The wall answered the request sent with ``session`` (the current one) as its ``use``-th. True, the
-        session retired and the refusal remembered for the cooldown, when that was its first use, nothing it
-        was sent with has been answered otherwise, and the session before it went the same way: the site
-        refuses the client that earned them (one such session alone may be a wall shown to one page, which
-        the browser is then sent to). False when it served pages: it ran out, and its life is learned."""
-        key = session.key
-        if session.answers:
-            self._lives.append((session.answers, self.clock() - session.earned_at))
+    def ran_out(self, session: SiteSession) -> bool:
+        """Whether ``session``, which the wall answered, had served pages: then it ran out (of age or of uses,
+        by the site's count), and how long it lived and how many pages it served are learned."""
+        if not session.answers:
             return False
-        if use != 1:  # another request went with it first: its answer tells
-            return False
-        self._refused_in_a_row[key] = self._refused_in_a_row.get(key, 0) + 1
-        if self._refused_in_a_row[key] < REFUSED_IN_A_ROW:
-            return False
+        self._lives.append((session.answers, self.clock() - session.earned_at))
+        return True
+
+    def refused_at_first_use(self, session: SiteSession, wall: Wall) -> None:
+        """The site refuses the client that earned ``session``: it is retired, and the refusal remembered for
+        the cooldown (no browser page for its site and proxy meanwhile)."""
         self.retire(session, "refused_at_first_use")
         refusal = WallNotPassed(
             wall.name, "refused", "the site refused the session the browser earned on its first use"
         )
-        self._failed[key] = (self.clock(), refusal)
-        return True
+        self._failed[session.key] = (self.clock(), refusal)
 
     def _renew_ahead(self, session: SiteSession) -> None:
         """The next session earned in the background once ``session`` nears the end of its known life."""
