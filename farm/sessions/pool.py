@@ -75,6 +75,7 @@ class SessionPool:
         self._lives: deque[tuple[int, float]] = deque(maxlen=LIVES_KEPT)  # (answers, seconds) of sessions run out
         self.retired: dict[str, int] = {}  # why -> how many
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop sessions are earned on
+        self._earn_seconds = 1.0  # the latest pass's time in the browser
         self.ahead = 0  # sessions earned in the background before the current one ran out
 
     def current(self, key: SessionKey) -> SiteSession | None:
@@ -121,7 +122,17 @@ class SessionPool:
         ages = [self.max_age] + [age for _, age in self._lives]
         uses = ([self.max_uses] if self.max_uses else []) + [answers for answers, _ in self._lives]
         age = self.clock() - session.earned_at
-        if age < RENEW_AHEAD * min(ages) and (not uses or session.uses < RENEW_AHEAD * max(uses)):
+        # at RENEW_AHEAD of its life, or earlier when what is left would not outlast twice the latest pass
+        lead = 2 * self._earn_seconds
+        rate = self._lives[-1][0] / max(self._lives[-1][1], 0.001) if self._lives else 0.0  # uses a second
+        age_left = min(ages) - age
+        uses_left = max(uses) - session.uses if uses else float("inf")
+        if (
+            age < RENEW_AHEAD * min(ages)
+            and age_left > lead
+            and (not uses or session.uses < RENEW_AHEAD * max(uses))
+            and uses_left > rate * lead
+        ):
             return
         try:
             loop = asyncio.get_running_loop()
@@ -183,6 +194,7 @@ class SessionPool:
         finally:
             self._earning.pop(key, None)
         self._failed.pop(key, None)
+        self._earn_seconds = self.clock() - started
         session = SiteSession(key, identity, cookies, wall.name, self.clock(), next(self._serials), passed=wall)
         replaced = self._current.get(key)
         if replaced is not None:  # earned ahead: the one it replaces still serves the requests it went out with
