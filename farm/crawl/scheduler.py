@@ -125,21 +125,26 @@ def still_wanted(parts: CrawlParts, request: Request) -> bool:
 
 class RetryLane:
     """Retries and redirects of pages already in the window: they go out before anything
-    else, the window notwithstanding, at the site's pace, each through an identity ready anew."""
+    else, the window notwithstanding, at the site's pace, each through an identity ready anew. A
+    request that goes at once (sent again with a session just earned, or a copy just signed) never
+    waits behind one waiting for the pace: the session it carries would age there, and a signed copy
+    of the request that took the pace's turn would wait a second turn, one turn for each retry ahead."""
 
     def __init__(self, parts: CrawlParts):
         self.parts = parts
-        self.requests: deque[Request] = deque()
+        self.now: deque[Request] = deque()  # requests that go at once
+        self.requests: deque[Request] = deque()  # requests that go at the site's pace
 
     def __len__(self) -> int:
-        return len(self.requests)
+        return len(self.now) + len(self.requests)
 
     def offer(self, request: Request) -> bool:
         """Take ``request`` if it repeats a page in the window; False: it is not the lane's."""
         lease = request.meta["farm_lease"]
         if not _repeated(request) or (lease.key, request.meta["farm_page"]) not in self.parts.window.pages:
             return False
-        self.requests.append(request)
+        meta = request.meta
+        (self.now if "farm_session_fresh" in meta or "farm_signed" in meta else self.requests).append(request)
         self.parts.stats.inc_value("scheduler/enqueued/farm_again")
         return True
 
@@ -147,15 +152,17 @@ class RetryLane:
         """The next request that may go now; None when there is none, or when the first
         must wait for its turn (then the lane is not empty, and the engine is woken)."""
         parts = self.parts
-        while self.requests:
-            request = self.requests.popleft()
+        while self.now:
+            request = self.now.popleft()
             if not still_wanted(parts, request):
                 continue
             if request.meta.pop("farm_session_fresh", False):
                 parts.stats.inc_value("scheduler/dequeued/farm_fresh_session")
-                return request
-            if "farm_signed" in request.meta:  # signed as it went out (farm.middlewares.signing): it goes now
-                return request
+            return request  # a copy signed as it went out (farm.middlewares.signing) goes as it is
+        while self.requests:
+            request = self.requests.popleft()
+            if not still_wanted(parts, request):
+                continue
             wait = parts.pace.wait() or parts.identities.take(request)
             if wait > 0:
                 self.requests.appendleft(request)

@@ -18,7 +18,8 @@ GET  /_sandbox/walls                         → {"sessions_issued": {site: n}, 
                                                 null and counts 0 without walls)
 POST /_sandbox/walls                         → raise the walls / replace their config (walls.WallConfig: sites,
                                                session_seconds, session_requests, slider_rate, slider_keywords,
-                                               seed); DELETE /_sandbox/walls clears their counts
+                                               seed, refuse_sessions, hang); DELETE /_sandbox/walls clears
+                                               their counts
 GET  /_sandbox/identity                      → {"requests", "incoherent", "reasons": {why: n}, "examples",
                                                 "connections", "requests_per_connection",
                                                 "most_on_a_connection"}: each search request judged as the

@@ -88,7 +88,7 @@ class Control:
 
     def set_walls(self, **config):
         """Raise the walls, or replace their config: sites, session_seconds, session_requests, slider_rate,
-        slider_keywords, seed."""
+        slider_keywords, seed, refuse_sessions, hang."""
         return self._call("/_sandbox/walls", config)
 
     def reset_walls(self):

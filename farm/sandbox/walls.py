@@ -27,6 +27,9 @@ The protocol is docs/sites.md §4.6. Choices where it is silent, after what the 
 - Each token page runs BotD before it sets its cookie (botcheck.py) and posts the verdict: a challenge whose page
   BotD judged a bot grants no session (`bot`), whatever its token.
 - Challenges and sessions are kept per site, the newest 65,536 of each.
+- `refuse_sessions`: every session is refused on its first use (`refused`), as a site that lets the browser
+  through and then judges the client a bot. `hang`: the token pages (boss's security page, qcwy's WAF
+  page, zhilian's /verify/security) are a script that never yields (`while(true){}`).
 """
 
 import base64
@@ -48,7 +51,20 @@ LANES = {"boss": 4, "qcwy": 5, "zhilian": 4}
 KEEP = 65536  # challenges and sessions kept per site
 JSON_TYPE = "application/json;charset=UTF-8"
 HTML_TYPE = "text/html; charset=utf-8"
-FIELDS = ("sites", "session_seconds", "session_requests", "slider_rate", "slider_keywords", "seed")
+FIELDS = (
+    "sites",
+    "session_seconds",
+    "session_requests",
+    "slider_rate",
+    "slider_keywords",
+    "seed",
+    "refuse_sessions",
+    "hang",
+)
+# a wall page whose script never yields: the page's renderer answers nothing more (a browser's wait must be bounded)
+HANG_PAGE = (
+    "<!doctype html><html><head><title>安全验证</title></head><body><script>while(true){}</script></body></html>"
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +75,8 @@ class WallConfig:
     slider_rate: float = 0.0
     slider_keywords: tuple = ()  # "KW" (every walled site) or "site:KW"
     seed: int = 0
+    refuse_sessions: bool = False  # every session is refused on its first use (the site judges the client a bot)
+    hang: bool = False  # the token pages' script never yields
 
     def __post_init__(self):
         unknown = [s for s in self.sites if s not in SITES]
@@ -92,6 +110,11 @@ class WallConfig:
                 if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
                     raise ValueError(f"{name} must be a list of non-empty strings, not {value!r}")
                 values[name] = tuple(value)
+        for name in ("refuse_sessions", "hang"):
+            if name in data:
+                if not isinstance(data[name], bool):
+                    raise ValueError(f"{name} must be true or false, not {data[name]!r}")
+                values[name] = data[name]
         if "seed" in data:
             if isinstance(data["seed"], bool) or not isinstance(data["seed"], int):
                 raise ValueError(f"seed must be a whole number, not {data['seed']!r}")
@@ -106,6 +129,8 @@ class WallConfig:
             "slider_rate": self.slider_rate,
             "slider_keywords": list(self.slider_keywords),
             "seed": self.seed,
+            "refuse_sessions": self.refuse_sessions,
+            "hang": self.hang,
         }
 
     def slider_keyword(self, site: str, keyword: str) -> bool:
@@ -216,6 +241,9 @@ class Walls:
                 return "bot"  # its page's bot detector flagged the client that solved it
             session = self._keep(self._sessions[site], token, Session(agent, challenge.issued))
             self.tally.sessions_issued[site] += 1
+            if self.config.refuse_sessions:
+                session.expired = True
+                return "refused"
         elif session.agent != agent:
             return "other_agent"
         if session.expired:
@@ -282,7 +310,10 @@ class Walls:
         tc, arg1 = key + raw[:12].hex(), raw[12:].hex().upper()
         self._remember("qcwy", tc, arg1, now)
         self.tally.security_pages["qcwy"] += 1
-        response = web.Response(text=wallpages.qcwy_challenge(arg1), content_type="text/html")
+        page = wallpages.qcwy_challenge(arg1)
+        if self.config.hang:  # the WAF's page as farm knows it, whose script never gets past its first line
+            page = page.replace("<script>", "<script>while(true){}", 1)
+        response = web.Response(text=page, content_type="text/html")
         response.set_cookie("acw_tc", tc, path="/", httponly=True, max_age=1800)
         return response
 
@@ -297,7 +328,7 @@ class Walls:
                 {"callbackUrl": callback, "srcReferer": ""}
             )
             return _html(wallpages.boss_security_to_slider(target))
-        return _html(wallpages.boss_security(q.get("name", "")))
+        return _html(HANG_PAGE if self.config.hang else wallpages.boss_security(q.get("name", "")))
 
     def boss_slider(self) -> web.Response:
         self.tally.sliders["boss"] += 1
@@ -314,7 +345,7 @@ class Walls:
             return _html(wallpages.zhilian_slider(raw[:8].hex()))
         seed = raw[:16].hex()
         self._remember("zhilian", key, seed, now)
-        return _html(wallpages.zhilian_verify(seed, key, back))
+        return _html(HANG_PAGE if self.config.hang else wallpages.zhilian_verify(seed, key, back))
 
     def status(self) -> dict:
         return {**self.tally.to_json(), "config": self.config.to_json()}

@@ -7,10 +7,14 @@ a browser may pass (``LeaseSpider.wall_of``) retires the session that met it, ha
 headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall) and sends the
 request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry lane), so a
 back-off longer than a session's life cannot starve it. Each attempt of a request (each retry of
-farm.middlewares.blocks) is sent again with a fresh session at most twice; after that, or when the browser
-cannot pass the wall (a slider), the answer goes on to farm.middlewares.blocks as a block, named after the
-wall. A session earned at a wall no spider names is proven by the first answer it carries: one that is not
-data retires it, and the wall counts as not passed (``unproven``), the browser cooling down as after a slider.
+farm.middlewares.blocks) is sent again with a fresh session at most FRESH_SENDS times; after that, or when
+the browser cannot pass the wall (a slider, a timeout, a browser that cannot be had), or when the site
+answered the session with its wall on its first use (the site refuses the client: the browser cools down,
+farm.sessions.pool), the answer goes on to farm.middlewares.blocks as a block, named after the wall: a
+block, never a keyword's failure, and a site that answers nothing else ends the crawl (site refused).
+A request met by a wall while the crawl closes is not passed: it is left for the next run.
+A session earned at a wall no spider names is proven by the first answer it carries: one that is not data
+retires it, and the wall counts as not passed (``unproven``), the browser cooling down as after a slider.
 
 It sits at 650: after Scrapy's RedirectMiddleware (600) on the way back, so it sees a wall's redirect before
 the redirect is followed. A request that carries a session is marked ``dont_merge_cookies`` for
@@ -25,7 +29,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from farm.config import FarmConfig
-from farm.crawl.parts import CrawlParts
+from farm.crawl.parts import CrawlParts, engine_slot
 from farm.errors import WallNotPassed
 from farm.sessions.browser import Browser, find_chromium
 from farm.sessions.disguise import crawl_identity
@@ -34,7 +38,8 @@ from farm.sessions.pool import SessionPool, SiteSession
 
 logger = logging.getLogger(__name__)
 
-FRESH_SENDS = 2  # times one request is sent again with a freshly earned session
+FRESH_SENDS = 2  # times one request is sent again with a freshly earned session, per attempt
+TURNOVER_SENDS = 16  # times one request is sent again because the session it went with ran out
 
 
 class SessionMiddleware:
@@ -60,7 +65,9 @@ class SessionMiddleware:
         # FARM_<SITE>_IMPERSONATE, else FARM_IMPERSONATE: a Chrome target, or "" for Scrapy's own client
         chromium = find_chromium(config.browser_executable) if config.browser_pages else None
         identity = crawl_identity(config.site(site).impersonate, chromium)
-        browser = Browser(config.browser_executable, config.browser_pages, config.browser_timeout)
+        browser = Browser(
+            config.browser_executable, config.browser_pages, config.browser_timeout, closing=lambda: _closing(crawler)
+        )
         if not config.browser_pages:
             browser = None
         pool = SessionPool(
@@ -119,6 +126,7 @@ class SessionMiddleware:
         if wall is None:
             if session is not None and not session.retired:
                 _take_cookies(session, response)  # not a wall's: those belong to the challenge, not the session
+                self.pool.answered(session)
             return response
         if 300 <= response.status < 400:
             # a redirect to a wall is not followed (RedirectMiddleware): a retry asks for the page again,
@@ -132,24 +140,60 @@ class SessionMiddleware:
         attempt, sends = meta.get("farm_session_sends", (0, 0))
         if attempt != meta.get("retry_times", 0):
             attempt, sends = meta.get("retry_times", 0), 0
-        if self.browser is None or sends >= FRESH_SENDS:
+        # a session that served pages, or one replaced since the request went, ran out: the next is no
+        # refusal, and a request sent again for that (turnover, many requests sharing sessions that live
+        # a few requests each) is counted apart, with a wider bound
+        if session is not None:
+            ran_out = self.pool.ran_out(session)
+        else:
+            ran_out = meta.get("farm_session") is not None
+        turns = meta.get("farm_session_turns", 0)
+        # a session that served nothing, the request's second in a row in this attempt, earned on the wall
+        # page the request met with the first: the site refuses the client, not one page (a wall shown to
+        # one page is what the browser meets on that page's own wall: a slider, named as such)
+        unserved = session is not None and not ran_out
+        before = meta.get("farm_unserved")  # (attempt, the wall page it met) after a session that served nothing
+        own_page = session is not None and session.passed is not None and before == (attempt, session.passed.url)
+        if unserved and own_page and self.browser is not None:
+            self.pool.refused_at_first_use(session, wall)
+            self.stats.inc_value("farm/session/refused_at_first_use")
+            meta["farm_wall_refused"] = f"{wall.name}_refused"
+            logger.warning(
+                "farm %s: the site answered session %d with %s on its first use: it refuses the client; "
+                "no browser for it for %g s",
+                self.site,
+                session.serial,
+                wall.name,
+                self.pool.cooldown,
+            )
+            return response
+        if self.browser is None or sends >= FRESH_SENDS or turns >= TURNOVER_SENDS:
             return response  # a block (farm.middlewares.blocks)
         try:
             await self.pool.renew(key, wall, self.identity, session)
         except WallNotPassed as exc:
+            if exc.kind == "closing":  # left in the scheduler as the crawl closes: its keyword is released
+                again = request.replace(dont_filter=True)
+                again.meta["farm_session_fresh"] = True
+                return again
             self.stats.inc_value(f"farm/wall/not_passed/{exc.kind}")
             meta["farm_wall_refused"] = f"{exc.wall}_{exc.kind}"
             logger.warning("farm %s: %s met; the browser cannot pass it: %s", self.site, wall.name, exc.detail)
             return response
         again = request.replace(dont_filter=True)
         again.meta["farm_session_fresh"] = True
-        again.meta["farm_session_sends"] = (attempt, sends + 1)
+        again.meta["farm_unserved"] = (attempt, wall.url) if unserved else None
+        if ran_out:
+            again.meta["farm_session_turns"] = turns + 1
+        else:
+            again.meta["farm_session_sends"] = (attempt, sends + 1)
         return again
 
     def session_earned(self, session: SiteSession, seconds: float) -> None:
         self.stats.inc_value("farm/session/earned")
         self.stats.set_value("farm/session/earn_seconds", round(seconds, 3))  # the latest pass's
         self.stats.set_value("farm/browser/pages", self.browser.pages_opened)
+        self.stats.set_value("farm/session/earned_ahead", self.pool.ahead)
         self.stats.max_value("farm/browser/rss_max", self.browser.rss_max)
         logger.info(
             "farm %s: %s passed in the browser in %.1f s (session %d, cookies %s): plain requests carry it",
@@ -164,7 +208,15 @@ class SessionMiddleware:
         self.stats.set_value("farm/session/retired", dict(self.pool.retired))
         if self.browser is not None:
             self.stats.max_value("farm/browser/rss_max", self.browser.rss_max)
+            if self.browser.restarts:
+                self.stats.set_value("farm/browser/restarts", self.browser.restarts)
             await self.browser.close()
+
+
+def _closing(crawler) -> bool:
+    """Whether the crawl is closing (a Ctrl+C, a pause, its end): nothing more is sent."""
+    slot = engine_slot(crawler)
+    return slot is not None and slot.closing is not None
 
 
 async def _no_browser(wall, identity, proxy):

@@ -6,11 +6,20 @@ without it, meets the wall and earns a new one. Requests that meet the wall whil
 for the same key wait for that one (single flight): a wall costs one browser page, not one per request.
 A pass that fails (a slider, a timeout) is remembered for FARM_BROWSER_COOLDOWN seconds, so that a site that
 refuses the browser does not get a browser page for every request meanwhile.
+
+A session the site answers with its wall after it has served pages has run out (of age or of uses, by the
+site's own count): how long it lived and how many pages it served are learned, and the next session is
+earned in the background once the current one has lived RENEW_AHEAD of that (or of FARM_SESSION_MAX_AGE,
+FARM_SESSION_MAX_USES), so that requests find a new one ready instead of waiting on the browser. A request
+the site answers with its wall on a session that served nothing, twice in a row (its second session earned
+on its own wall page), is the site's refusal of the client, not a session run out (farm.sessions.middleware):
+the refusal is remembered for FARM_BROWSER_COOLDOWN seconds like a failed pass (``refused_at_first_use``).
 """
 
 import asyncio
 import itertools
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +28,8 @@ from farm.sessions.identity import ClientIdentity
 from farm.sessions.wall import Wall
 
 SessionKey = tuple[str, str]  # (site, proxy URL or "")
+RENEW_AHEAD = 0.6  # of a session's known life (age or uses) after which the next one is earned in the background
+LIVES_KEPT = 5  # sessions whose life is learned from: the latest ones that ran out
 
 
 @dataclass(eq=False)
@@ -35,6 +46,8 @@ class SiteSession:
     # then; a known wall's is not judged (its cookie arrived)
     proven: bool | None = None
     proving: bool = False
+    answers: int = 0  # answers to its requests that were not the wall
+    passed: Wall | None = None  # the wall whose pass earned it (renewed ahead through the same page)
 
     def cookie_header(self) -> str:
         return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
@@ -63,7 +76,11 @@ class SessionPool:
         self._earning: dict[SessionKey, asyncio.Future] = {}
         self._failed: dict[SessionKey, tuple[float, WallNotPassed]] = {}
         self._serials = itertools.count(1)
+        self._lives: deque[tuple[int, float]] = deque(maxlen=LIVES_KEPT)  # (answers, seconds) of sessions run out
         self.retired: dict[str, int] = {}  # why -> how many
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop sessions are earned on
+        self._earn_seconds = 1.0  # the latest pass's time in the browser
+        self.ahead = 0  # sessions earned in the background before the current one ran out
 
     def current(self, key: SessionKey) -> SiteSession | None:
         """The session to send with the next request of ``key``, counted as used; None: go without."""
@@ -77,7 +94,60 @@ class SessionPool:
             self.retire(session, "uses")
             return None
         session.uses += 1
+        self._renew_ahead(session)
         return session
+
+    def answered(self, session: SiteSession) -> None:
+        """An answer to a request ``session`` was sent with that was not the wall."""
+        session.answers += 1
+
+    def ran_out(self, session: SiteSession) -> bool:
+        """Whether ``session``, which the wall answered, had served pages: then it ran out (of age or of uses,
+        by the site's count), and how long it lived and how many pages it served are learned."""
+        if not session.answers:
+            return False
+        self._lives.append((session.answers, self.clock() - session.earned_at))
+        return True
+
+    def refused_at_first_use(self, session: SiteSession, wall: Wall) -> None:
+        """The site refuses the client that earned ``session``: it is retired, and the refusal remembered for
+        the cooldown (no browser page for its site and proxy meanwhile)."""
+        self.retire(session, "refused_at_first_use")
+        refusal = WallNotPassed(
+            wall.name, "refused", "the site refused the session the browser earned on its first use"
+        )
+        self._failed[session.key] = (self.clock(), refusal)
+
+    def _renew_ahead(self, session: SiteSession) -> None:
+        """The next session earned in the background once ``session`` nears the end of its known life."""
+        key = session.key
+        if session.passed is None or key in self._earning or key in self._failed:
+            return
+        ages = [self.max_age] + [age for _, age in self._lives]
+        uses = ([self.max_uses] if self.max_uses else []) + [answers for answers, _ in self._lives]
+        age = self.clock() - session.earned_at
+        # at RENEW_AHEAD of its life, or earlier when what is left would not outlast twice the latest pass
+        lead = 2 * self._earn_seconds
+        rate = self._lives[-1][0] / max(self._lives[-1][1], 0.001) if self._lives else 0.0  # uses a second
+        age_left = min(ages) - age
+        uses_left = max(uses) - session.uses if uses else float("inf")
+        if (
+            age < RENEW_AHEAD * min(ages)
+            and age_left > lead
+            and (not uses or session.uses < RENEW_AHEAD * max(uses))
+            and uses_left > rate * lead
+        ):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or loop is not self._loop:  # outside the loop sessions are earned on: none in the background
+            return
+        pending = self._earning[key] = asyncio.ensure_future(self._earn_one(key, session.passed, session.identity))
+        pending.wall = session.passed
+        pending.add_done_callback(_retrieved)
+        self.ahead += 1
 
     def sent(self, key: SessionKey, serial: int | None) -> SiteSession | None:
         """The session a request was sent with (its ``serial``), while it is still the current one of ``key``."""
@@ -103,6 +173,7 @@ class SessionPool:
     ) -> SiteSession:
         """A session for ``key`` newer than ``refused`` (the one the wall answered, retired here): the one
         being earned, one earned meanwhile, or a new one earned now. WallNotPassed when the browser cannot."""
+        self._loop = asyncio.get_running_loop()
         if refused is not None:
             self.retire(refused, "refused")
         newer = self._current.get(key)
@@ -135,10 +206,20 @@ class SessionPool:
         finally:
             self._earning.pop(key, None)
         self._failed.pop(key, None)
+        self._earn_seconds = self.clock() - started
         session = SiteSession(
-            key, identity, cookies, wall.name, self.clock(), next(self._serials), proving=not wall.known
+            key, identity, cookies, wall.name, self.clock(), next(self._serials), proving=not wall.known, passed=wall
         )
+        replaced = self._current.get(key)
+        if replaced is not None:  # earned ahead: the one it replaces still serves the requests it went out with
+            self.retire(replaced, "renewed")
         self._current[key] = session
         if self.on_earned is not None:
             self.on_earned(session, self.clock() - started)
         return session
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    """A session earned in the background: its failure is remembered for the cooldown, not logged by asyncio."""
+    if not future.cancelled():
+        future.exception()

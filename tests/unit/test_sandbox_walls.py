@@ -294,6 +294,15 @@ def test_slider_rate_is_drawn_per_security_visit(sb):
 # --- control ------------------------------------------------------------------------------------------------
 
 
+def test_a_site_that_refuses_sessions_refuses_each_on_its_first_use(sb):
+    sb.set_walls(sites=["boss"], refuse_sessions=True)
+    token = earn_boss(sb)
+    assert boss_json(sb, cookies=token)["code"] == 37  # a valid token, refused on its first use
+    walls = sb.walls()
+    assert walls["sessions_issued"]["boss"] == 1 and walls["with_session"]["boss"] == 0
+    assert walls["walls_served"]["boss"]["refused"] == 1
+
+
 def test_walls_endpoint_shows_config_and_counts_and_delete_clears_the_counts(sb):
     shown = sb.set_walls(session_seconds=9, session_requests=4, slider_keywords=["java"], seed=2)
     assert shown["config"] == {
@@ -303,6 +312,8 @@ def test_walls_endpoint_shows_config_and_counts_and_delete_clears_the_counts(sb)
         "slider_rate": 0.0,
         "slider_keywords": ["java"],
         "seed": 2,
+        "refuse_sessions": False,
+        "hang": False,
     }
     earn_boss(sb)
     walls = sb.walls()
@@ -332,6 +343,7 @@ def test_walls_endpoint_shows_config_and_counts_and_delete_clears_the_counts(sb)
         ({"sites": ["boss", "indeed"]}, "sites"),
         ({"slider_keywords": "java"}, "slider_keywords"),
         ({"seed": "x"}, "seed"),
+        ({"hang": 1}, "hang"),
         ({"colour": "red"}, "colour"),
     ],
 )

@@ -123,6 +123,21 @@ def test_a_retry_of_a_page_in_the_window_goes_first_past_a_full_window():
     assert parts.stats.get_value("scheduler/enqueued/farm_again") == 1 and len(scheduler) == 1
 
 
+def test_a_request_that_goes_at_once_never_waits_behind_a_retry_waiting_for_the_pace():
+    parts = Parts(window=4)
+    scheduler = FarmScheduler(MemoryBackend(), parts)
+    for n in (1, 2, 3):
+        scheduler.enqueue_request(page(n))
+    assert out(scheduler) == [1, 2, 3]
+    parts.pace.back_off()  # a block: the next paced request waits a second
+    scheduler.enqueue_request(page(1, retry_times=1))
+    scheduler.enqueue_request(page(2, farm_session_fresh=True))  # sent again with a session just earned
+    scheduler.enqueue_request(page(3, farm_signed=True))  # the signed copy of a request that just went
+    assert out(scheduler) == [2, 3]  # the retry waits for its turn; the others do not wait behind it
+    assert parts.woken_in and len(scheduler) == 1
+    assert parts.stats.get_value("scheduler/dequeued/farm_fresh_session") == 1
+
+
 def test_other_requests_and_other_spiders_pass_as_scrapys_would():
     parts = Parts(window=1)
     scheduler = FarmScheduler(MemoryBackend(), parts)

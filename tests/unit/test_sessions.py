@@ -180,17 +180,46 @@ def test_a_page_request_goes_out_as_the_identity_and_a_passable_wall_earns_a_ses
     assert meta["farm_session"] == 1 and "token1" not in orjson.dumps(meta).decode()
     assert boss_crawler.stats.get_value("farm/wall/met/boss_security_check") == 1
 
-    # the site refuses the new session too: one more, then the wall is left to the blocks middleware
+    # the site answers the new session with its wall on its first use: the browser is sent to this request's
+    # own wall (it may be a wall shown to one page); the next session refused on its first use too is the
+    # site refusing the client: the answer goes on as a block named so, and no browser page is spent meanwhile
     third = run_loop(lambda: middleware.process_response(again, wall.replace(request=again)))
     middleware.process_request(third)
-    assert third.headers[b"Cookie"] == b"__zp_stoken__=token2"
+    assert third.headers[b"Cookie"] == b"__zp_stoken__=token2" and third.meta["farm_session_sends"] == (0, 2)
     assert run_loop(lambda: middleware.process_response(third, wall.replace(request=third))).status == 200
-    assert len(earner.calls) == 2
-    # the blocks middleware retries it after its back-off: that attempt may earn and send again
+    assert third.meta["farm_wall_refused"] == "boss_security_check_refused"
+    assert boss_crawler.stats.get_value("farm/session/refused_at_first_use") == 1
     retry = third.replace(meta={**third.meta, "retry_times": 1})
     middleware.process_request(retry)
-    fourth = run_loop(lambda: middleware.process_response(retry, wall.replace(request=retry)))
-    assert isinstance(fourth, Request) and fourth.meta["farm_session_sends"] == (1, 1) and len(earner.calls) == 3
+    assert b"Cookie" not in retry.headers
+    assert run_loop(lambda: middleware.process_response(retry, wall.replace(request=retry))).status == 200
+    assert retry.meta["farm_wall_refused"] == "boss_security_check_refused" and len(earner.calls) == 2
+
+
+def test_a_session_that_ran_out_after_serving_pages_is_earned_again_and_the_next_one_ahead_of_its_end(boss_crawler):
+    earner = Earner()
+    middleware = middleware_of(boss_crawler, earner)
+    ok = json.dumps({"code": 0, "zpData": {"hasMore": False, "jobList": []}}).encode()
+
+    async def answer(request, body):
+        middleware.process_request(request)
+        response = TextResponse(request.url, body=body, headers={"Content-Type": "application/json"}, request=request)
+        return await middleware.process_response(request, response)
+
+    async def crawl():
+        first = await answer(boss_page(boss_crawler), CODE_37.encode())
+        for _ in range(3):  # it serves three pages, then the site's count of its uses runs out
+            assert (await answer(first.replace(), ok)).status == 200
+        again = await answer(first.replace(), CODE_37.encode())
+        assert isinstance(again, Request) and "farm_wall_refused" not in again.meta and len(earner.calls) == 2
+        # its life is learned: the next session is earned in the background before the current one runs out
+        for _ in range(2):
+            middleware.process_request(first.replace())
+        await asyncio.sleep(0.01)
+
+    run_loop(crawl)
+    assert boss_crawler.stats.get_value("farm/session/refused_at_first_use") is None
+    assert len(earner.calls) == 3 and middleware.pool.ahead == 1
 
 
 def test_a_wall_the_browser_cannot_pass_goes_on_as_a_block_named_after_it(boss_crawler):
