@@ -107,7 +107,8 @@ def stats(
                  crawl holds it, a running one within a second: pages,
                  refusals it drew, sessions it earned, pages a session, the
                  pace it learned (requests a second) and its state (working,
-                 cooling, quarantined); --json adds them as identities {run,
+                 cooling, quarantined), and that crawl (ended, running, or
+                 gone: killed before its end); --json adds them as identities {run,
                  status, ended_at (null while it runs), identities:
                  [{identity, pages, blocks, sessions, session_pages,
                  pages_a_session, pace, state}]}, or null
@@ -266,7 +267,7 @@ def _identities_text(rows: list[dict]) -> list[str]:
             "-" if i["pages_a_session"] is None else f"{i['pages_a_session']:g}",
             "-" if i["pace"] is None else f"{i['pace']:g}",
             i["state"] or "-",
-            "running" if r["identities"]["ended_at"] is None else "ended",
+            _crawl_state(r),
         ]
         for r in rows
         if r.get("identities")
@@ -280,6 +281,14 @@ def _identities_text(rows: list[dict]) -> list[str]:
         "pages a session, learned pace, state"
     )
     return ["", heading, render_table(columns, body, right={"pages", "blocks", "sessions", "pages/session", "pace/s"})]
+
+
+def _crawl_state(row: dict) -> str:
+    """The crawl the identities come from: ended, running, or gone (no end and no crawler of its site alive:
+    killed before its close, its row holds what it noted last)."""
+    if row["identities"]["ended_at"] is not None:
+        return "ended"
+    return "running" if row.get("crawlers_alive") else "gone"
 
 
 def _caps_text(rows: list[dict], shown: str) -> list[str]:

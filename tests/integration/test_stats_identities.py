@@ -3,7 +3,7 @@ included: pages, refusals drawn, sessions earned, pages a session, learned pace 
 password masked."""
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from click.testing import CliRunner
 from sqlalchemy import insert
@@ -89,7 +89,7 @@ def test_stats_show_a_running_crawls_identities_with_their_sessions_and_pages_a_
             insert(CrawlRun.__table__),
             [
                 run_row(1, datetime(2026, 12, 5, 9, tzinfo=UTC), {f"farm/identity/{label}/pages": 1}),
-                run_row(2, None, running, started=datetime(2026, 12, 5, 10, tzinfo=UTC)),
+                run_row(2, None, running, started=datetime.now(UTC) - timedelta(minutes=1)),  # alive: too young
             ],
         )
     engine.dispose()
@@ -114,3 +114,14 @@ def test_stats_show_a_running_crawls_identities_with_their_sessions_and_pages_a_
             "state": "working",
         }
     ]
+
+
+def test_a_crawl_killed_before_its_end_is_shown_gone_with_what_it_noted_last(sqlite_url):
+    engine = make_engine(sqlite_url)
+    upgrade(engine)
+    with engine.begin() as conn:  # no end, started hours ago, no keyword heartbeating: its crawler is gone
+        conn.execute(insert(CrawlRun.__table__), [run_row(1, None, {"farm/identity/direct/pages": 7})])
+    engine.dispose()
+    text = CliRunner(catch_exceptions=False).invoke(farm_command, ["--db-url", sqlite_url, "stats"]).output
+    line = next(line for line in text.splitlines() if "direct" in line)
+    assert line.split() == ["qcwy", "direct", "7", "0", "0", "-", "-", "-", "gone"]
