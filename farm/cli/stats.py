@@ -103,11 +103,15 @@ def stats(
 
     \b
     identities   per source, each identity (a proxy, its password masked, or
-                 this machine's own address: direct) as the last finished
-                 crawl left it: pages, refusals it drew, the pace it learned
-                 (requests a second) and its state (working, cooling,
-                 quarantined); --json adds them as identities {run, ended_at,
-                 identities: [{identity, pages, blocks, pace, state}]}, or null
+                 this machine's own address: direct) as the site's latest
+                 crawl holds it, a running one within a second: pages,
+                 refusals it drew, sessions it earned, pages a session, the
+                 pace it learned (requests a second) and its state (working,
+                 cooling, quarantined), and that crawl (ended, running, or
+                 gone: killed before its end); --json adds them as identities {run,
+                 status, ended_at (null while it runs), identities:
+                 [{identity, pages, blocks, sessions, session_pages,
+                 pages_a_session, pace, state}]}, or null
     """
     store = farm_ctx.store(read_only=True)
     limits = tallies.Limits(farm_ctx.config.max_retries, farm_ctx.config.max_blocked_claims)
@@ -244,9 +248,9 @@ def _with_doors(store: KeywordStore, rows: list[dict]) -> list[dict]:
 
 
 def _with_identities(store: KeywordStore, rows: list[dict]) -> list[dict]:
-    """The rows with each source's identities as its last finished crawl left them (farm.state.identities)."""
+    """The rows with each source's identities as its latest crawl holds them (farm.state.identities)."""
     with store.reader.connect() as conn:
-        found = identities.last_run_identities(conn, [row["source"] for row in rows])
+        found = identities.site_identities(conn, [row["source"] for row in rows])
     for row in rows:
         row["identities"] = found.get(row["source"])
     return rows
@@ -259,8 +263,11 @@ def _identities_text(rows: list[dict]) -> list[str]:
             i["identity"],
             i["pages"],
             i["blocks"],
+            i["sessions"],
+            "-" if i["pages_a_session"] is None else f"{i['pages_a_session']:g}",
             "-" if i["pace"] is None else f"{i['pace']:g}",
             i["state"] or "-",
+            _crawl_state(r),
         ]
         for r in rows
         if r.get("identities")
@@ -268,9 +275,20 @@ def _identities_text(rows: list[dict]) -> list[str]:
     ]
     if not body:
         return []
-    columns = ["source", "identity", "pages", "blocks", "pace/s", "state"]
-    heading = "identities as each site's last crawl left them: pages, refusals drawn, learned pace, state"
-    return ["", heading, render_table(columns, body, right={"pages", "blocks", "pace/s"})]
+    columns = ["source", "identity", "pages", "blocks", "sessions", "pages/session", "pace/s", "state", "crawl"]
+    heading = (
+        "identities as each site's latest crawl holds them: pages, refusals drawn, sessions earned, "
+        "pages a session, learned pace, state"
+    )
+    return ["", heading, render_table(columns, body, right={"pages", "blocks", "sessions", "pages/session", "pace/s"})]
+
+
+def _crawl_state(row: dict) -> str:
+    """The crawl the identities come from: ended, running, or gone (no end and no crawler of its site alive:
+    killed before its close, its row holds what it noted last)."""
+    if row["identities"]["ended_at"] is not None:
+        return "ended"
+    return "running" if row.get("crawlers_alive") else "gone"
 
 
 def _caps_text(rows: list[dict], shown: str) -> list[str]:

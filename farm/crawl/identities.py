@@ -31,7 +31,9 @@ address is ``direct``.
 
 State, for farm stats and the metrics: ``working``, ``cooling`` (backed off, or paced below the
 setting after refusals) or ``quarantined``. The crawl's stats carry each identity's pages, blocks,
-learned pace and state under ``farm/identity/<label>/...``.
+learned pace and state under ``farm/identity/<label>/...``, and farm.sessions.middleware adds the
+sessions it earned (``sessions``) and the pages those sessions served (``session_pages``); the run's
+row takes them every second while the crawl runs (farm.extensions.walls) and whole at its end.
 """
 
 import random
@@ -51,6 +53,11 @@ INCREASE = 0.01  # the setting's share a good answer adds back to the learned pa
 FLOOR = 0.1  # the setting's share the learned pace never goes below
 MAX_COOL_DOWN = 16  # a quarantine grows to at most this many times FARM_PROXY_QUARANTINE
 STATES = ("working", "cooling", "quarantined")
+
+
+def label_of(proxy_url: str) -> str:
+    """The label of the identity a proxy URL stands for (its password masked); "" is ``direct``."""
+    return Proxy.of(proxy_url).label if proxy_url else DIRECT
 
 
 class IdentityPace(SitePace):

@@ -224,15 +224,19 @@ class _Collector:
                 blocks.add_metric(labels + [reason], count)
         yield blocks
         yield from self._gauges(labels, stats)
-        yield from self._identities(labels)
+        yield from self._identities(labels, stats)
 
-    def _identities(self, labels):
+    def _identities(self, labels, stats):
         """Each identity of the site (a proxy, its password masked, or ``direct``): its pages, blocks,
-        learned pace and state (farm.crawl.identities)."""
+        sessions earned, pages those sessions served, learned pace and state (farm.crawl.identities)."""
         seen = self.ext.parts.identities.seen()
         label = LABELS + ["identity"]
         pages = CounterMetricFamily("farm_identity_pages", "Good answers through each identity", labels=label)
         blocks = CounterMetricFamily("farm_identity_blocks", "Refusals each identity drew", labels=label)
+        sessions = CounterMetricFamily("farm_identity_sessions", "Sessions each identity earned", labels=label)
+        session_pages = CounterMetricFamily(
+            "farm_identity_session_pages", "Pages the sessions of each identity served", labels=label
+        )
         pace = GaugeMetricFamily(
             "farm_identity_pace", "Each identity's learned pace (requests a second; 0: no limit)", labels=label
         )
@@ -245,10 +249,12 @@ class _Collector:
             named = labels + [row["identity"]]
             pages.add_metric(named, row["pages"])
             blocks.add_metric(named, row["blocks"])
+            for family, what in ((sessions, "sessions"), (session_pages, "session_pages")):
+                family.add_metric(named, stats.get(f"farm/identity/{row['identity']}/{what}", 0))
             pace.add_metric(named, row["pace"])
             for name in STATES:
                 state.add_metric(named + [name], int(row["state"] == name))
-        yield from (pages, blocks, pace, state)
+        yield from (pages, blocks, sessions, session_pages, pace, state)
 
     def _gauges(self, labels, stats):
         ext = self.ext

@@ -1,11 +1,14 @@
-"""WallNotes: the walls a crawl meets and passes written into its run's row as they happen, not only at
-its close, so that `farm stats` and the report (farm.state.doors) tell the door as it stands mid-crawl.
+"""WallNotes: the walls a crawl meets and passes, and its identities, written into its run's row as they
+happen, not only at its close, so that `farm stats` and the report (farm.state.doors,
+farm.state.identities) tell the door and the identities as they stand mid-crawl.
 
-Every second it compares the crawl's wall numbers (``farm/wall/met``,
-``farm/wall/met/<wall>``, ``farm/session/earned``, ``farm/wall/not_passed/<kind>``) with the ones it last
-wrote; when they changed, it writes them into the ``stats`` of the run's row (farm.runs.record.note_walls)
-on the crawl's DB thread. The row's id is the one farm.extensions.runs.RunLog opened (``farm/runs/id``);
-RunLog's close writes every stat over them. A failed write is logged and counted (``farm/runs/error``).
+Every second it compares the crawl's wall numbers (``farm/wall/met``, ``farm/wall/met/<wall>``,
+``farm/session/earned``, ``farm/wall/not_passed/<kind>``) and its identities' (``farm/identity/<label>/...``:
+pages, blocks, sessions, session pages, and the learned pace and state noted at that moment,
+farm.crawl.identities) with the ones it last wrote; when they changed, it writes them into the ``stats`` of
+the run's row (farm.runs.record.note_walls) on the crawl's DB thread. The row's id is the one
+farm.extensions.runs.RunLog opened (``farm/runs/id``); RunLog's close writes every stat over them. A failed
+write is logged and counted (``farm/runs/error``).
 """
 
 import logging
@@ -19,7 +22,7 @@ from farm.runs.record import note_walls
 logger = logging.getLogger(__name__)
 
 TICK = 1.0  # seconds between two looks at the wall numbers: a wall passed shows in `farm stats` this soon
-WALL_STATS = ("farm/wall/", "farm/session/earned")
+WALL_STATS = ("farm/wall/", "farm/session/earned", "farm/identity/")
 
 
 class WallNotes(FarmExtension):
@@ -47,7 +50,8 @@ class WallNotes(FarmExtension):
             self._task.stop()
 
     def walls(self) -> dict:
-        """The crawl's wall numbers now."""
+        """The crawl's wall and identity numbers now."""
+        self.parts.identities.note_stats()
         return {name: value for name, value in self.stats.get_stats().items() if name.startswith(WALL_STATS)}
 
     def note(self) -> None:

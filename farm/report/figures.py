@@ -12,6 +12,7 @@ from farm.salary.monthly import Conversion
 from farm.state.caps import capped_keywords, left_behind
 from farm.state.doors import doors, waiting
 from farm.state.engine import reader
+from farm.state.identities import site_identities
 from farm.state.tallies import Limits, sources
 
 CAPPED = 30  # keywords held back by their page cap, shown by name (the most left behind first)
@@ -42,6 +43,8 @@ class DayFigures:
     # per site, how its door stood (farm.state.doors): walls passed, keywords a wall holds, a refused crawl
     doors: list = field(default_factory=list)
     capped: list = field(default_factory=list)
+    # per site, its identities as its latest crawl holds them (farm.state.identities): passwords masked
+    identities: list = field(default_factory=list)
     checks: list = field(default_factory=list)  # the day's checks, the failed first (farm.report.checked)
     openings: dict = field(default_factory=dict)  # new, gone and days open (farm.report.openings)
 
@@ -93,6 +96,8 @@ def gather(
                 _read_caps(conn, figures, day, caps)
             if figures.keywords_stored:
                 _read_doors(conn, figures, day, tz, claim_limits or Limits())
+                found = site_identities(conn, [row["source"] for row in figures.crawl])
+                figures.identities = [{"source": source, **found[source]} for source in found]
     return figures
 
 

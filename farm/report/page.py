@@ -163,6 +163,7 @@ def _crawl(figures: DayFigures, tz) -> str:
         )
     )
     out.append(_chart(charts.crawl_states(figures.crawl), "The day's keywords per site, by how they stand."))
+    out.append(_identities(figures))
     if figures.failures:
         out.append(
             "<h3>Failed, and why</h3><p class=note>Each reason on one line, its URLs shortened; the figures "
@@ -253,6 +254,38 @@ def _new(figures: DayFigures) -> str:
         )
     )
     return "".join(out)
+
+
+def _identities(figures: DayFigures) -> str:
+    """Each site's identities (its proxies, passwords masked, or ``direct``) as its latest crawl holds them."""
+    if not figures.identities:
+        return ""
+    rows = [
+        [
+            site["source"],
+            i["identity"],
+            i["pages"],
+            i["blocks"],
+            i["sessions"],
+            "–" if i["pages_a_session"] is None else f"{i['pages_a_session']:g}",
+            "–" if i["pace"] is None else f"{i['pace']:g}",
+            i["state"] or "–",
+        ]
+        for site in figures.identities
+        for i in site["identities"]
+    ]
+    return (
+        "<h3>Identities</h3><p class=note>Each site's proxies (passwords masked), or this machine's own address "
+        "(direct), as the site's latest crawl holds them: the pages each served, the refusals it drew, the "
+        "sessions it earned and the pages a session served, the pace it learned (requests a second) and its "
+        "state.</p>"
+        + _table(
+            ["site", "identity", "pages", "blocks", "sessions", "pages a session", "learned pace/s", "state"],
+            rows,
+            {2, 3, 4},
+            words={1},
+        )
+    )
 
 
 def _doors(figures: DayFigures) -> str:

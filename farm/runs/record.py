@@ -49,8 +49,9 @@ def open_run(engine: Engine, source: str, crawler_id: str, machine: str, now: da
 
 
 def note_walls(engine: Engine, run_id: int, walls: dict) -> None:
-    """The walls a running crawl met and passed so far (``farm/wall/*``, ``farm/session/earned``) as its
-    row's stats, while it has no end: its close writes every stat over them, a late note never does."""
+    """The walls a running crawl met and passed so far (``farm/wall/*``, ``farm/session/earned``) and its
+    identities (``farm/identity/*``) as its row's stats, while it has no end: its close writes every stat over
+    them, a late note never does."""
     with engine.begin() as connection:
         connection.execute(
             update(CrawlRun)

@@ -2,10 +2,11 @@
 
 A page request takes the site's identity as it goes out (curl_cffi's browser fingerprint through
 farm.sessions.handler, that browser's headers for its ``request_kind``) and the cookies its site and proxy were
-granted (farm.sessions.pool). In the answers, Set-Cookie updates those cookies, and an answer that is a wall
-a browser may pass (``LeaseSpider.wall_of``) retires the session that met it, has a new one earned in
-headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall) and sends the
-request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry lane), so a
+granted (farm.sessions.pool), found by the identity it goes through (its proxy's id, farm.crawl.identities):
+sessions are never sent through another identity. In the answers, Set-Cookie updates those cookies, and an
+answer that is a wall a browser may pass (``LeaseSpider.wall_of``) retires the session that met it, has a new
+one earned in headless Chromium (farm.sessions.browser: one page for every request waiting on the same wall)
+and sends the request again with it at once: it goes ahead of the site's pace (farm.crawl.scheduler's retry lane), so a
 back-off longer than a session's life cannot starve it. Each attempt of a request (each retry of
 farm.middlewares.blocks) is sent again with a fresh session at most FRESH_SENDS times; after that, or when
 the browser cannot pass the wall (a slider, a timeout, a browser that cannot be had), or when the site
@@ -15,6 +16,8 @@ block, never a keyword's failure, and a site that answers nothing else ends the 
 A request met by a wall while the crawl closes is not passed: it is left for the next run.
 A session earned at a wall no spider names is proven by the first answer it carries: one that is not data
 retires it, and the wall counts as not passed (``unproven``), the browser cooling down as after a slider.
+Each identity's sessions earned and the pages they served are counted in the crawl's stats
+(``farm/identity/<label>/sessions``, ``.../session_pages``).
 
 It sits at 650: after Scrapy's RedirectMiddleware (600) on the way back, so it sees a wall's redirect before
 the redirect is followed. A request that carries a session is marked ``dont_merge_cookies`` for
@@ -29,6 +32,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from farm.config import FarmConfig
+from farm.crawl.identities import label_of
 from farm.crawl.parts import CrawlParts, engine_slot
 from farm.errors import WallNotPassed
 from farm.sessions.browser import Browser, find_chromium
@@ -45,6 +49,8 @@ TURNOVER_SENDS = 16  # times one request is sent again because the session it we
 class SessionMiddleware:
     def __init__(self, crawler, site: str, identity: ClientIdentity, pool: SessionPool, browser: Browser | None):
         self.crawler = crawler
+        parts = crawler.get_extension(CrawlParts)
+        self.proxies = parts.proxies if parts is not None else None  # FARM_PROXIES: a session's proxy by its id
         self.stats = crawler.stats
         self.site = site
         self.identity = identity
@@ -90,7 +96,7 @@ class SessionMiddleware:
         headers = request.headers
         for name, value in self.headers:
             headers[name] = value
-        session = self.pool.current((self.site, meta.get("proxy") or ""))
+        session = self.pool.current(self.key(meta))
         # the session's serial, not the session: a request's meta may be written out (a queue in Redis,
         # a checkpoint), and a session's cookies belong to this process alone
         meta["farm_session"] = session.serial if session is not None else None
@@ -110,7 +116,7 @@ class SessionMiddleware:
         meta = request.meta
         if "farm_lease" not in meta:
             return response
-        key = (self.site, meta.get("proxy") or "")
+        key = self.key(meta)
         session = self.pool.sent(key, meta.get("farm_session"))  # None once retired or replaced
         spider = self.crawler.spider
         wall = spider.wall_of(response)
@@ -127,6 +133,7 @@ class SessionMiddleware:
             if session is not None and not session.retired:
                 _take_cookies(session, response)  # not a wall's: those belong to the challenge, not the session
                 self.pool.answered(session)
+                self.stats.inc_value(f"farm/identity/{label_of(key[1])}/session_pages")
             return response
         if 300 <= response.status < 400:
             # a redirect to a wall is not followed (RedirectMiddleware): a retry asks for the page again,
@@ -189,8 +196,16 @@ class SessionMiddleware:
             again.meta["farm_session_sends"] = (attempt, sends + 1)
         return again
 
+    def key(self, meta: dict) -> tuple[str, str]:
+        """The session key of a request: its site and the URL of the proxy it goes through, found by the
+        proxy's id (HttpProxyMiddleware strips the credentials from ``meta["proxy"]`` on the way out, and
+        the browser earning the next session needs them); "" for none."""
+        proxy = self.proxies.by_id.get(meta.get("farm_proxy") or "") if self.proxies is not None else None
+        return (self.site, proxy.url if proxy is not None else meta.get("proxy") or "")
+
     def session_earned(self, session: SiteSession, seconds: float) -> None:
         self.stats.inc_value("farm/session/earned")
+        self.stats.inc_value(f"farm/identity/{label_of(session.key[1])}/sessions")
         self.stats.set_value("farm/session/earn_seconds", round(seconds, 3))  # the latest pass's
         self.stats.set_value("farm/browser/pages", self.browser.pages_opened)
         self.stats.set_value("farm/session/earned_ahead", self.pool.ahead)

@@ -17,6 +17,8 @@ from sqlalchemy import select
 from farm.cli import farm as farm_command
 from farm.crawl.proxies import Proxy
 from farm.sandbox.testing import SandboxProcess
+from farm.sandbox.walls import WallConfig
+from farm.sessions.browser import find_chromium
 from farm.state.db import make_engine
 from farm.state.models import IdentityPaceRow
 from tests.e2e.harness import (
@@ -29,6 +31,7 @@ from tests.e2e.harness import (
     start_crawl,
     stop,
     stored_postings,
+    wait_until,
 )
 from tests.proxy import ForwardProxy
 from tests.tinyproxy import TinyProxy
@@ -222,3 +225,79 @@ def test_two_workers_through_redis_share_six_proxies_and_drive_none_above_its_pa
     # any two seconds than its pace allows (twice the pace if each worker kept its own)
     assert judged_too_fast(clients) < 0.05 * len(pages), clients
     assert max(busiest(proxy) for proxy in through) <= 2 * RATE + 2, [busiest(proxy) for proxy in through]
+
+
+def identities_shown(db_url):
+    """`farm stats --json`'s identities of qcwy: {"status", "ended_at", "identities": {label: row}}, or None."""
+    result = CliRunner(catch_exceptions=False).invoke(farm_command, ["--db-url", db_url, "stats", "--json"])
+    [row] = [row for row in json.loads(result.output) if row["source"] == "qcwy"]
+    shown = row["identities"]
+    if shown is not None:
+        shown["identities"] = {i["identity"]: i for i in shown["identities"]}
+    return shown, result.output
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="no Chromium on the PATH (Debian: apt-get install chromium)")
+def test_farm_stats_and_the_report_show_each_proxys_sessions_and_pages_a_session_its_password_masked(
+    sqlite_url, tmp_path
+):
+    rows = rows_for(8)
+    prepare_db(sqlite_url, rows)
+    through = [ForwardProxy(auth=("alice", "s3cret")).start(), ForwardProxy().start()]
+    masked, plain = f"http://alice:***@127.0.0.1:{through[0].port}", through[1].url
+    running = []  # what farm stats showed while the crawl ran
+
+    def both_earned_while_running(crawl):
+        if crawl.poll() is not None:
+            return True  # ended: what was seen is checked below
+        shown, _ = identities_shown(sqlite_url)
+        if shown is None or shown["ended_at"] is not None:
+            return False
+        if all(shown["identities"].get(label, {}).get("sessions") for label in (masked, plain)):
+            running.append(shown)
+            return True
+        return False
+
+    try:
+        with SandboxProcess(seed=4, postings=POSTINGS, walls=WallConfig(sites=("qcwy",), session_requests=3)) as sb:
+            crawl = start_crawl(
+                "qcwy",
+                sqlite_url,
+                sb.url,
+                tmp_path / "crawl.log",
+                FARM_QCWY_MAX_PAGES=MAX_PAGES,
+                FARM_QCWY_RATE=2,  # 24 pages through two identities: seconds, so that they are seen running
+                FARM_PROXIES=f"{through[0].url_with_credentials},{through[1].url}",
+            )
+            try:
+                wait_until(lambda: both_earned_while_running(crawl), 120, "the identities' sessions while it runs")
+                assert stop(crawl, 120) == 0, (tmp_path / "crawl.log").read_text()[-3000:]
+            finally:
+                crawl.kill()
+                crawl.wait()
+            issued = sb.walls()["sessions_issued"]["qcwy"]
+    finally:
+        for proxy in through:
+            proxy.stop()
+    assert {k["crawl_status"] for k in keywords(sqlite_url)} == {"completed"}
+    # seen while it ran: each proxy's sessions, within a second of their being earned (the run's row)
+    assert running and running[0]["status"] == "running", "the crawl ended before farm stats showed it running"
+    shown, output = identities_shown(sqlite_url)
+    seen = shown["identities"]
+    assert set(seen) == {masked, plain} and "s3cret" not in output and shown["status"] == "finished"
+    # each proxy earned sessions of its own, and each session served pages through it
+    assert all(seen[label]["sessions"] >= 1 and seen[label]["session_pages"] >= 1 for label in seen), seen
+    # every session the crawl earned is an identity's (one an identity was earning ahead as the crawl closed
+    # is the site's alone: issued, never taken)
+    earned = crawl_stat((tmp_path / "crawl.log").read_text(), "farm/session/earned")
+    assert sum(i["sessions"] for i in seen.values()) == earned and earned <= issued <= earned + len(through)
+    for i in seen.values():
+        assert i["pages_a_session"] == round(i["session_pages"] / i["sessions"], 1)
+    report = tmp_path / "report.html"
+    made = CliRunner(catch_exceptions=False).invoke(
+        farm_command, ["--db-url", sqlite_url, "report", "--out", str(report)]
+    )
+    assert made.exit_code == 0, made.output
+    page = report.read_text(encoding="utf-8")
+    assert "<h3>Identities</h3>" in page and "s3cret" not in page
+    assert f"<td class=w>{masked}</td>" in page and f"<td class=w>{plain}</td>" in page

@@ -6,17 +6,18 @@ import json
 import re
 import statistics
 from collections import Counter, defaultdict
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import select
+from sqlalchemy import insert, select
 
 from farm.cli import farm
+from farm.crawl.proxies import Proxy
 from farm.report.days import day_span, last_days
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from farm.state.models import JobPostingRow, Keyword
+from farm.state.models import CrawlRun, JobPostingRow, Keyword
 from tests.report_data import DAY, GONE_AFTER, KEYWORDS, TZ, fill
 
 DAYS = 30
@@ -176,3 +177,41 @@ def test_an_out_file_that_cannot_be_written_is_one_line(sqlite_url, tmp_path):
         result = CliRunner().invoke(farm, ["--db-url", sqlite_url, *command, "--out", str(out)])
         assert result.exit_code == 1, result.output
         assert f"cannot write {out}: No such file or directory" in result.output and "Traceback" not in result.output
+
+
+def test_the_crawl_section_shows_each_sites_identities_a_running_crawls_too_passwords_masked(filled, tmp_path):
+    db_url, engine = filled
+    label = Proxy.of("http://alice:s3cret@10.0.0.1:3128").label
+    stats = {
+        f"farm/identity/{label}/pages": 30,
+        f"farm/identity/{label}/blocks": 2,
+        f"farm/identity/{label}/sessions": 4,
+        f"farm/identity/{label}/session_pages": 30,
+        f"farm/identity/{label}/pace": 0.25,
+        f"farm/identity/{label}/state": "cooling",
+        "farm/identity/direct/pages": 5,
+    }
+    started = datetime.combine(DAY, datetime.min.time(), UTC)
+    with engine.begin() as conn:  # a crawl of boss still running: its row holds what it noted so far
+        conn.execute(
+            insert(CrawlRun.__table__).values(
+                source="boss",
+                crawler_id="host:1",
+                machine="host",
+                started_at=started,
+                status="running",
+                refusals="{}",
+                coverage="{}",
+                stats=json.dumps(stats),
+            )
+        )
+    page, data = report(db_url, tmp_path, "--date", str(DAY))
+    assert "<h3>Identities</h3>" in page and "s3cret" not in page
+    rows = re.findall(r"<tr><td>boss</td><td class=w>([^<]*)</td>((?:<td[^>]*>[^<]*</td>)*)</tr>", page)
+    cells = {identity: re.findall(r">([^<]*)</td>", rest) for identity, rest in rows}
+    assert cells == {
+        "http://alice:***@10.0.0.1:3128": ["30", "2", "4", "7.5", "0.25", "cooling"],
+        "direct": ["5", "0", "0", "–", "–", "–"],
+    }
+    [boss] = data["identities"]
+    assert boss["source"] == "boss" and boss["status"] == "running" and boss["ended_at"] is None

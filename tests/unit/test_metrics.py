@@ -193,6 +193,8 @@ def test_each_identity_is_a_labelled_series_its_proxy_password_masked(sqlite_url
         assert identities.take(first) == 0 and identities.take(second) == 0
         identities.answered(second)
         identities.refused(first, "HTTP 403")
+        for what, count in (("sessions", 2), ("session_pages", 7)):  # farm.sessions.middleware counts them
+            crawler.stats.set_value(f"farm/identity/http://alice:***@10.0.0.1:3128/{what}", count)
         text = generate_latest(ext.registry).decode()
     finally:
         if ext._listening is not None:
@@ -210,3 +212,7 @@ def test_each_identity_is_a_labelled_series_its_proxy_password_masked(sqlite_url
     assert value("farm_identity_pace", masked) == 1.0 and value("farm_identity_pace", plain) == 2.0
     assert value("farm_identity_state", masked, state="quarantined") == 1
     assert value("farm_identity_state", plain, state="working") == 1
+    assert (
+        value("farm_identity_sessions_total", masked) == 2 and value("farm_identity_session_pages_total", masked) == 7
+    )
+    assert value("farm_identity_sessions_total", plain) == 0

@@ -10,6 +10,7 @@ from scrapy.http import TextResponse
 
 from farm.crawl.backends.redis.codec import encode
 from farm.crawl.parts import CrawlParts
+from farm.crawl.proxies import Proxy
 from farm.crawl.scheduler import FarmScheduler
 from farm.errors import SettingError, WallNotPassed
 from farm.sessions.identity import ClientIdentity, check_target, chrome_targets
@@ -298,3 +299,55 @@ def test_each_spider_names_the_page_that_passes_its_wall():
     wall = spider.browser_wall(redirect)
     assert wall.url == request.url and "zp_verify" in wall.cookies
     assert spider.refusal(redirect).startswith("zhilian_verification")
+
+
+def test_sessions_and_the_pages_they_serve_are_counted_per_identity_under_its_masked_label(sqlite_url):
+    from scrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
+
+    proxies = ["http://alice:s3cret@127.0.0.1:9", "http://127.0.0.1:10"]
+    crawler = make_crawler(
+        sqlite_url,
+        [("boss", "北京", "python"), ("boss", "上海", "java")],
+        spidercls=BossSpider,
+        FARM_BOSS_BASE_URL="http://site.invalid",
+        FARM_BROWSER_EXECUTABLE="no-such-chromium",
+        FARM_PROXIES=",".join(proxies),
+    )
+    try:
+        earner = Earner()
+        middleware = middleware_of(crawler, earner)
+        middleware.pool.on_earned = middleware.session_earned
+        parts = crawler.get_extension(CrawlParts)
+        ok = json.dumps({"code": 0, "zpData": {"hasMore": False, "jobList": []}}).encode()
+
+        async def answer(request, body):
+            middleware.process_request(request)
+            HttpProxyMiddleware().process_request(request)  # the proxy's credentials become a header
+            response = TextResponse(request.url, body=body, headers={"Content-Type": "application/json"})
+            return await middleware.process_response(request, response.replace(request=request))
+
+        async def crawl(through, pages):
+            request = boss_page(crawler)
+            parts.identities.by_id[through.id].pace.interval = 0  # no wait for its turn
+            parts.identities._next = parts.identities.identities.index(parts.identities.by_id[through.id])
+            assert parts.identities.take(request) == 0 and request.meta["farm_proxy"] == through.id
+            again = await answer(request, CODE_37.encode())
+            assert isinstance(again, Request)
+            for _ in range(pages):
+                assert (await answer(again.replace(), ok)).status == 200
+
+        secret, plain = (parts.identities.by_id[Proxy.of(url).id].proxy for url in proxies)
+        run_loop(lambda: crawl(secret, 3))
+        run_loop(lambda: crawl(plain, 1))
+    finally:
+        crawler.get_extension(CrawlParts).close()
+    stats = crawler.stats.get_stats()
+    # each session earned through its own proxy, the credentials given to the browser, not to the stats
+    assert [proxy for _, proxy in earner.calls] == proxies
+    assert {name: value for name, value in stats.items() if "/session" in name and "identity" in name} == {
+        "farm/identity/http://alice:***@127.0.0.1:9/sessions": 1,
+        "farm/identity/http://alice:***@127.0.0.1:9/session_pages": 3,
+        "farm/identity/http://127.0.0.1:10/sessions": 1,
+        "farm/identity/http://127.0.0.1:10/session_pages": 1,
+    }
+    assert "s3cret" not in json.dumps(stats, default=str)
