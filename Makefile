@@ -28,9 +28,10 @@ TEST_WORKERS ?= 2
 test: install
 	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist worksteal)
 
-# The longer runs: the e2e day of faults on every site and every database (make test takes each once).
+# The longer runs: the e2e day of faults on every site and every database, each site's strange puzzle,
+# the identities through the tests' own proxy as well as tinyproxy (make test takes one of each).
 soak: install
-	FARM_SOAK=1 $(BIN)/python -m pytest tests/e2e/test_real_day.py
+	FARM_SOAK=1 $(BIN)/python -m pytest tests/e2e/test_real_day.py tests/e2e/test_strange_walls.py tests/e2e/test_identities.py
 
 test-unit: install
 	$(BIN)/python -m pytest tests/unit
