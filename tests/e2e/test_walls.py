@@ -80,14 +80,23 @@ def test_a_crawl_of_hundreds_of_pages_is_coherent_and_keeps_its_connections(sour
     prepare_db(sqlite_url, rows)
     walls = WallConfig(sites=(source,), session_requests=1000)
     with SandboxProcess(seed=5, postings=(1000, 1000), walls=walls) as sandbox:
-        crawl = run_crawl(source, sqlite_url, sandbox.url, timeout=240, **{f"FARM_{source.upper()}_MAX_PAGES": 50})
+        crawl = run_crawl(
+            source,
+            sqlite_url,
+            sandbox.url,
+            timeout=240,
+            DOWNLOAD_HANDLERS=json.dumps(
+                {scheme: "farm.sessions.handler.KeptConnectionsHandler" for scheme in ("http", "https")}
+            ),
+            **{f"FARM_{source.upper()}_MAX_PAGES": 50},
+        )
         seen = sandbox.identity()
         pages, _, _ = expected_crawl(sandbox, source, rows, 50)
     assert crawl.returncode == 0, crawl.output[-3000:]
     assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
     assert len(pages) >= 250 and seen["requests"] >= len(pages)
     assert seen["incoherent"] == 0, seen
-    # scrapy-impersonate's own handler: one request a connection
+    # kept by KeptConnectionsHandler (farm's default and scrapy-impersonate's handler send one request a connection)
     assert seen["requests_per_connection"] >= 5, seen
 
 
