@@ -11,9 +11,9 @@ A session the site answers with its wall after it has served pages has run out (
 site's own count): how long it lived and how many pages it served are learned, and the next session is
 earned in the background once the current one has lived RENEW_AHEAD of that (or of FARM_SESSION_MAX_AGE,
 FARM_SESSION_MAX_USES), or sooner when what is left would not outlast twice the latest pass, so that
-requests find a new one ready instead of waiting on the browser. A request
-the site answers with its wall on a session that served nothing, twice in a row (its second session earned
-on its own wall page), is the site's refusal of the client, not a session run out (farm.sessions.middleware):
+requests find a new one ready instead of waiting on the browser. A request the site answers with its wall
+on a session that served nothing, and then again on the next one, earned on that request's own wall page,
+is the site's refusal of the client, not a session run out (farm.sessions.middleware):
 the refusal is remembered for FARM_BROWSER_COOLDOWN seconds like a failed pass (``refused_at_first_use``).
 """
 
