@@ -262,6 +262,7 @@ class RedisBackend(WorkBackend):
             self.registry.add(lease, shared=True, owned=False)
             self.registry.taken(lease.key, page)
             self.work.taken[(lease.key, page)] = item.id
+            logger.debug("farm: took page %s of %s (id %s)", page, item.lease, item.id)
             self.work.held[(lease.key, page)] = (item.lease, request.priority, item.payload)
             self._buffer.append(request)
         if taken:

@@ -38,6 +38,7 @@ ONCE = (
     "write_back",
 )  # wrapped in scripts/once.lua (pop and send do it themselves)
 OPEN_COUNT = ("pop", "write_back")  # headed by scripts/open.lua: they keep the keywords' open counts
+NEW_IDS = ("send", "write_back")  # headed by scripts/ids.lua: they make request ids
 CALLS_KEPT = 256  # a worker's calls whose replies are kept: the last ones, made again should a reply be lost
 CALLS_FORGOTTEN = 64  # the old calls are forgotten this many at a time (one HDEL), the last 192 always kept
 CALLS_KEPT_MS = 3600 * 1000  # and for how long after its last call (well past FARM_OUTAGE_GRACE)
@@ -50,12 +51,13 @@ def script_text(name: str) -> str:
 
 def register_scripts(server: "BytesRedis") -> dict[str, Script]:
     """SCRIPTS and the beat, registered on ``server`` by name: ONCE's wrapped in scripts/once.lua,
-    OPEN_COUNT's headed by scripts/open.lua."""
-    once, open_count = script_text("once"), script_text("open")
+    OPEN_COUNT's headed by scripts/open.lua, NEW_IDS's by scripts/ids.lua."""
+    once, open_count, new_ids = script_text("once"), script_text("open"), script_text("ids")
     scripts = {}
     for name in SCRIPTS:
         text = script_text(name)
         text = open_count + text if name in OPEN_COUNT else text
+        text = new_ids + text if name in NEW_IDS else text
         scripts[name] = server.register_script(once.replace("--SCRIPT--", text) if name in ONCE else text)
     beat = script_text("beat")
     for part in ("requeue_dead", "busy"):  # a Redis script cannot call another: the beat holds them

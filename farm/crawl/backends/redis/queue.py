@@ -12,6 +12,8 @@ A long download is never taken for a dead worker: the heartbeat does not wait fo
 Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
 
     queue        zset  id -> score (priority, then first in first out)
+    ids          hash  gen, n: a request's id is '<gen>-<n>', the state's generation and a counter
+                       (scripts/ids.lua): no id of a state Redis lost names a request of the next
     req          hash  id -> its keyword's lease (``id:token``) and a newline, then the request as JSON
                        (farm.crawl.backends.redis.codec); the JSON alone for a request without a keyword
     open         hash  lease -> its requests not yet settled (queued or in flight)
@@ -156,7 +158,7 @@ class SharedQueue:
             self.k("calls:" + self.worker),
             self.k("queue"),
             self.k("req"),
-            self.k("seq"),
+            self.k("ids"),
             self.dupefilter.key,
             self.k("open"),
             self.k("ends"),
@@ -232,7 +234,7 @@ class SharedQueue:
         """Redis lost its state: the requests this worker holds, (id, lease, page, priority, payload)
         each, written back into its in-flight set; their ids in the state now, in order (a new one for
         each not taken since the loss)."""
-        keys = [self.k("taken:" + self.worker), self.k("req"), self.k("seq"), self.k("open"), self.k("written")]
+        keys = [self.k("taken:" + self.worker), self.k("req"), self.k("ids"), self.k("open"), self.k("written")]
         args = [self.dupefilter.lease_key(""), LEASE_SECONDS, self.worker]
         for rid, lease, page, priority, payload in held:
             args += [rid, lease, str(page), priority, payload]  # a page's fingerprint is its number (.dupefilter)

@@ -135,6 +135,7 @@ class Rebuild:
         keys = [key for key in self.taken if key in self.held]
         held = [(self.taken[key], *self.held[key], key[1]) for key in keys]
         rows = [(rid, lease, page, priority, payload) for rid, lease, priority, payload, page in held]
+        logger.debug("farm: writing back %s", [(lease, page) for _, lease, page, _, _ in rows])
         d = self.link.run(self.queue.write_back, rows, self.queue.new_call())
         d.addCallback(self._written, keys, [row[0] for row in rows])
         d.addErrback(self._failed, "writing back the requests this worker holds")
@@ -176,6 +177,7 @@ class Rebuild:
         by_holder: dict[str, list[str]] = {}
         for lease, holder, progress in held:
             by_holder.setdefault(holder, []).append(lease.name)
+            logger.debug("farm: rebuilding %s: pages %s", lease.name, progress.missing())
             for page in progress.missing():
                 # through the fingerprints: a page a worker wrote back, or queued under the new state, is
                 # not queued twice

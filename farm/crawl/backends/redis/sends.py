@@ -11,6 +11,7 @@ A part of farm.crawl.backends.redis.membership.SharedWork, which holds the state
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ Batch = tuple[str, list[Any]]  # a run of ops of one kind: (kind, their values, 
 # Runs (of pushes, acknowledgements, ends or looks) in one send at most: a send is one script, and Redis
 # does nothing else while it runs; the rest goes in the next send.
 SEND_BATCHES = 64
+
+logger = logging.getLogger(__name__)
 
 
 class Sends:
@@ -77,6 +80,7 @@ class Sends:
         self.held.pop((lease_key, page), None)
         request_id = self.taken.pop((lease_key, page), None)
         if request_id is not None:
+            logger.debug("farm: settled page %s of %s:%s (id %s)", page, *lease_key, request_id)
             run = self.runs.get(lease_key)
             self.ack(request_id, f"{lease_key[0]}:{lease_key[1]}", run is not None and run.owned)
 

@@ -1,9 +1,9 @@
 -- A worker's sends, in the order it made them, in one call: runs of pushes, acknowledgements, ends and
 -- looks (farm.crawl.backends.redis.sends). Each command takes a whole run (one ZADD, HSET, ZMSCORE...).
 -- KEYS: 1 this worker's calls (hash call id -> reply as JSON, see once.lua), 2 queue (zset id -> score),
---       3 payloads (hash id -> [lease "\n"] json), 4 seq, 5 today's fingerprints of requests without a
---       keyword (set), 6 open (hash lease -> requests not yet settled), 7 ends (zset lease -> until, ms),
---       8 epoch, 9 this worker's in-flight (zset id -> score), 10 owners (hash lease -> worker)
+--       3 payloads (hash id -> [lease "\n"] json), 4 ids (scripts/ids.lua), 5 today's fingerprints of
+--       requests without a keyword (set), 6 open (hash lease -> requests not yet settled), 7 ends (zset
+--       lease -> until, ms), 8 epoch, 9 this worker's in-flight (zset id -> score), 10 owners (hash lease -> worker)
 -- ARGV: 1 call id, 2 how long the calls are kept (ms), 3 and 4 the first and last call ids it forgets
 --       ('' ''), 5 '1' when the call is made for the first time, 6 the epoch the worker knows, 7 today's
 --       fingerprints' ttl (s), 8 a lease's fingerprints' and an end's ttl (s), 9 the key of a lease's
@@ -151,6 +151,16 @@ local function push(values, known_epoch)
       end
     end
     if #members > 1 and #fresh > 0 then chunked('SADD', set, fresh) end
+    if set ~= KEYS[5] then
+      -- a page asked for anew on an occasion ('<page>:<occasion>', a stall look) is seen as the page too:
+      -- a push of it made after, by a worker that did not know it was asked for again, queues nothing
+      local pages = {}
+      for _, i in ipairs(members) do
+        local page = ok[i] == 1 and string.match(values[i * 4 - 3], '^([^:]+):')
+        if page then pages[#pages + 1] = page end
+      end
+      if #pages > 0 then chunked('SADD', set, pages) end
+    end
     if set == KEYS[5] then
       if redis.call('TTL', set) == -1 then redis.call('EXPIRE', set, tonumber(day_ttl)) end
     else
@@ -161,14 +171,15 @@ local function push(values, known_epoch)
   for i = 1, n do count = count + ok[i] end
   if count == 0 then return ok end
   keep = true
-  local id = redis.call('INCRBY', KEYS[4], count) - count
+  local gen, n_id = new_ids(KEYS[4], count)
   local scores, payloads, opened, opens = {}, {}, {}, {}
   for i = 1, n do
     if ok[i] == 1 then
-      id = id + 1
+      n_id = n_id + 1
+      local id = gen .. '-' .. n_id
       local lease, priority, payload = values[i * 4 - 2], tonumber(values[i * 4 - 1]), values[i * 4]
       -- higher priority first, then first in first out
-      scores[#scores + 1] = -priority * 1e12 + id
+      scores[#scores + 1] = -priority * 1e12 + n_id
       scores[#scores + 1] = id
       payloads[#payloads + 1] = id
       if lease ~= '' then

@@ -2,8 +2,8 @@
 -- (taken from the queue before, not settled since) into its in-flight set, each counted open for its
 -- keyword and its page among the keyword's fingerprints. The rebuild then queues none of them again,
 -- and while this worker beats, none goes back in the queue.
--- KEYS: 1 this worker's in-flight (zset id -> score), 2 payloads, 3 seq, 4 open, 5 the workers that
---       wrote back since the state was lost (set)
+-- KEYS: 1 this worker's in-flight (zset id -> score), 2 payloads, 3 ids (scripts/ids.lua), 4 open,
+--       5 the workers that wrote back since the state was lost (set)
 -- ARGV: 1 the key of a lease's fingerprints without the lease, 2 their ttl (s), 3 this worker, then per
 --       request: its id, lease, fingerprint, priority, payload
 -- Returns the requests' ids, in order: the same for one taken since the state was lost (already held),
@@ -12,11 +12,12 @@ local out, opened, opens = {}, {}, {}
 for i = 4, #ARGV, 5 do
   local id, lease, fingerprint, priority, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
   local entry = lease .. '\n' .. payload
-  -- held already: taken since the state was lost, under this id (an id of the lost state may name
-  -- another request in the new one: ids start again from 1)
+  -- held already: taken since the state was lost, under this id (an id of the lost state names none in
+  -- the new one: scripts/ids.lua)
   if not (redis.call('ZSCORE', KEYS[1], id) and redis.call('HGET', KEYS[2], id) == entry) then
-    id = tostring(redis.call('INCR', KEYS[3]))
-    redis.call('ZADD', KEYS[1], -priority * 1e12 + tonumber(id), id)
+    local gen, n = new_ids(KEYS[3], 1)
+    id = gen .. '-' .. (n + 1)
+    redis.call('ZADD', KEYS[1], -priority * 1e12 + n + 1, id)
     redis.call('HSET', KEYS[2], id, entry)
     redis.call('SADD', ARGV[1] .. lease, fingerprint)
     redis.call('EXPIRE', ARGV[1] .. lease, tonumber(ARGV[2]))
