@@ -42,12 +42,12 @@ DOWNLOADER_MIDDLEWARES = {
     "farm.sessions.middleware.SessionMiddleware": 650,
 }
 # Requests that carry meta["impersonate"] (farm.sessions) go out through curl_cffi with a browser's
-# fingerprint and Chrome's headers of their kind, a connection each (KeptConnectionsHandler keeps them:
-# farm.sessions.handler says why it is not the default); the others through Scrapy's own HTTP/1.1
+# fingerprint and Chrome's headers of their kind, over connections kept per identity as Chrome keeps them
+# (ChromeRequestsHandler sends each on a connection of its own); the others through Scrapy's own HTTP/1.1
 # handler, which this one falls back to.
 DOWNLOAD_HANDLERS = {
-    "http": "farm.sessions.handler.ChromeRequestsHandler",
-    "https": "farm.sessions.handler.ChromeRequestsHandler",
+    "http": "farm.sessions.handler.KeptConnectionsHandler",
+    "https": "farm.sessions.handler.KeptConnectionsHandler",
 }
 ITEM_PIPELINES = {
     "farm.pipelines.sql.SqlPostingsPipeline": 300,

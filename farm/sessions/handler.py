@@ -13,13 +13,11 @@ added, kept or mixed between sessions. The session sends only the headers the re
 (``default_headers`` off: no navigation headers of curl's on a page's fetch), in the order Chrome sends a
 request of its kind (libcurl-impersonate's header order, farm.sessions.identity.header_order); libcurl adds
 Host and decodes the encodings it offers. Requests without ``meta["impersonate"]`` go through Scrapy's own
-HTTP/1.1 handler, as before.
+HTTP/1.1 handler.
 
-``ChromeRequestsHandler``, the add-on's default, is the same handler with each request on a connection of its
-own (libcurl's FORBID_REUSE), as scrapy-impersonate's handler sends them: with connections kept, a page was
-seen fetched twice around the shared queue's rebuild after Redis lost everything (about one run in four of
-tests/e2e/test_shared_batches.py), which is not yet explained; keeping connections is a project's choice
-(DOWNLOAD_HANDLERS naming KeptConnectionsHandler) until it is. docs/walls.md says what a WAF sees either way.
+This handler is the add-on's default. ``ChromeRequestsHandler`` is the same handler with each request on a
+connection of its own (libcurl's FORBID_REUSE), as scrapy-impersonate's handler sends them: a project's
+choice, for a proxy that rotates its exit address a connection. docs/walls.md says what a WAF sees either way.
 """
 
 import time
@@ -120,6 +118,6 @@ class KeptConnectionsHandler(ImpersonateDownloadHandler):
 
 
 class ChromeRequestsHandler(KeptConnectionsHandler):
-    """Chrome's requests of their kind, each on a connection of its own (the add-on's default)."""
+    """Chrome's requests of their kind, each on a connection of its own."""
 
     reuse = False

@@ -85,9 +85,6 @@ def test_a_crawl_of_hundreds_of_pages_is_coherent_and_keeps_its_connections(sour
             sqlite_url,
             sandbox.url,
             timeout=240,
-            DOWNLOAD_HANDLERS=json.dumps(
-                {scheme: "farm.sessions.handler.KeptConnectionsHandler" for scheme in ("http", "https")}
-            ),
             **{f"FARM_{source.upper()}_MAX_PAGES": 50},
         )
         seen = sandbox.identity()
@@ -96,7 +93,7 @@ def test_a_crawl_of_hundreds_of_pages_is_coherent_and_keeps_its_connections(sour
     assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
     assert len(pages) >= 250 and seen["requests"] >= len(pages)
     assert seen["incoherent"] == 0, seen
-    # kept by KeptConnectionsHandler (farm's default and scrapy-impersonate's handler send one request a connection)
+    # kept by farm's default handler (scrapy-impersonate's, and ChromeRequestsHandler, send one request a connection)
     assert seen["requests_per_connection"] >= 5, seen
 
 
