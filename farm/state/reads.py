@@ -31,6 +31,10 @@ class LeaseProgress:
     pages_ahead: frozenset[int]
     status: str = "crawling"
 
+    def done(self) -> list[int]:
+        """Pages done: up to the watermark, and those done ahead of it."""
+        return sorted({*range(1, self.watermark + 1), *self.pages_ahead})
+
     def missing(self) -> list[int]:
         """Pages not done up to the known total; the next one when no total is known."""
         last = self.total_pages if self.total_pages is not None else self.watermark + 1

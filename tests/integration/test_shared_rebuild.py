@@ -11,9 +11,11 @@ from twisted.internet import reactor
 from farm.crawl.backends.redis.queue import SharedQueue
 from farm.crawl.parts import CrawlParts
 from farm.crawl.scheduler import FarmScheduler
+from farm.state.reads import LeaseProgress
 from tests.e2e.test_shared import private_redis  # noqa: F401 (a fixture)
 from tests.integration.test_shared_scheduler import WAIT, crawler_sharing_work
 from tests.unit.components import until
+from tests.unit.spider_helpers import make_lease
 
 pytestmark = pytest.mark.redis
 
@@ -98,3 +100,25 @@ async def test_an_epoch_made_by_a_worker_joining_after_the_flush_does_not_pass_f
     assert epoch not in (before, joined) and epoch == work.epoch  # rebuilt, under an epoch of its own
     assert crawler.stats.get_value("farm/shared/rebuilt_keywords") == 0  # none held in the keyword table
     assert not client.get(work.queue.k("rebuild"))
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_rebuild_keeps_a_keywords_done_pages_from_being_queued_again(flushed_worker):
+    # a worker handling a page of another's keyword asks for all its pages, and the keyword's fingerprints
+    # alone keep the done ones out: those went with the state Redis lost, and a page done before was
+    # fetched a second time
+    crawler, runtime, _, client = flushed_worker
+    work = runtime.backend.work
+    await work.start().addTimeout(WAIT, reactor)
+    spider = crawler.spider
+    lease = make_lease("qcwy", total_pages=10)
+    progress = LeaseProgress(watermark=3, total_pages=10, pages_ahead=frozenset({5}))
+    client.flushall()
+    await work._requeue_held([(lease, work.queue.worker, progress)]).addTimeout(WAIT, reactor)
+    assert sorted(int(page) for page in client.smembers(work.queue.dupefilter.lease_key(lease.name))) == list(
+        range(1, 11)
+    )
+    _, taken = work.queue.pop_many(20)
+    assert sorted(t.request.meta["farm_page"] for t in taken) == [4, 6, 7, 8, 9, 10]
+    asked_by_another = [spider.page_request(lease, page) for page in range(1, 11)]
+    assert work.queue.push_many(asked_by_another) == [False] * 10

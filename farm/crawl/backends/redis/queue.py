@@ -143,6 +143,8 @@ class SharedQueue:
         - ``look``: leases; the requests each has open.
         - ``hold``: the worker this one is done taking on ('' none), then leases this one claimed or adopted
           (``hold``).
+        - ``seen``: (lease, page) of pages done, which a rebuild read in the keyword table: seen among the
+          lease's fingerprints, so that no push queues them again.
         """
         args = [epoch, self.dupefilter.ttl(), LEASE_SECONDS, self.dupefilter.lease_key(""), self.worker, self.key]
         for kind, values in runs:

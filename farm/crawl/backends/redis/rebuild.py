@@ -178,6 +178,10 @@ class Rebuild:
         for lease, holder, progress in held:
             by_holder.setdefault(holder, []).append(lease.name)
             logger.debug("farm: rebuilding %s: pages %s", lease.name, progress.missing())
+            # the pages done are seen again: a worker that handles a page of another's keyword asks for all
+            # its pages, and only the fingerprints keep those done from being fetched again
+            for page in progress.done():
+                self._ops.append(("seen", (lease.name, str(page))))
             for page in progress.missing():
                 # through the fingerprints: a page a worker wrote back, or queued under the new state, is
                 # not queued twice

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 # (kind, value): ("push" or "requeue", a request), ("ack", its id), ("end", (lease, outcome)),
-# ("hold", [the worker taken on, lease, ...]), ("look", a lease)
+# ("hold", [the worker taken on, lease, ...]), ("look", a lease), ("seen", (lease, page)): a page done
 Op = tuple[str, Any]
 Batch = tuple[str, list[Any]]  # a run of ops of one kind: (kind, their values, in order)
 

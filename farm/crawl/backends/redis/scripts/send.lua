@@ -15,12 +15,13 @@
 --                        worker owns the lease ('' not, or not known)
 --         end            lease, outcome
 --         look           lease
+--         seen           lease, page: a page done (a rebuild's), seen among the lease's fingerprints
 --         hold           the worker this one is done taking on ('' none), then leases this one claimed
 --                        or adopted (owner: this worker): a survivor adopts them if it stops
 -- Returns a reply per run: push {1 queued | 0 filtered (seen, or its keyword ended), ...}, or {} under
 -- another epoch (Redis lost its state since the worker last looked: until the queue is rebuilt, a page
 -- another worker holds could be queued again); ack {lease, requests of it still open, ...} as if
--- acknowledged one by one; end {owner ('' none), ...}; look {requests open, ...}; hold {}.
+-- acknowledged one by one; end {owner ('' none), ...}; look {requests open, ...}; hold {}; seen {}.
 -- Made again under the same call id (its reply lost), it answers as it did and queues or settles nothing
 -- twice: a reply that cannot be found again is kept (pushes that queued, acknowledgements of ids whose
 -- lease the worker did not give); the rest is answered anew, the same (an acknowledgement made again
@@ -326,6 +327,26 @@ local function look(values)
   return open
 end
 
+local function mark_seen(values)
+  -- (lease, page) pairs of pages done, as a rebuild reads them in the keyword table: seen, so that no push
+  -- queues them again (a worker handling another's keyword asks for all its pages, and the fingerprints
+  -- that kept the done ones out went with the state Redis lost)
+  local sets, order = {}, {}
+  for i = 1, #values, 2 do
+    local set = seen_key .. values[i]
+    if not sets[set] then
+      sets[set] = {}
+      order[#order + 1] = set
+    end
+    table.insert(sets[set], values[i + 1])
+  end
+  for _, set in ipairs(order) do
+    chunked('SADD', set, sets[set])
+    redis.call('EXPIRE', set, lease_ttl)
+  end
+  return {}
+end
+
 local replies, i = {}, 12
 while i <= #ARGV do
   local kind, n = ARGV[i], tonumber(ARGV[i + 1])
@@ -350,6 +371,8 @@ while i <= #ARGV do
     replies[#replies + 1] = finish(values)
   elseif kind == 'hold' then
     replies[#replies + 1] = hold(values)
+  elseif kind == 'seen' then
+    replies[#replies + 1] = mark_seen(values)
   else
     replies[#replies + 1] = look(values)
   end
