@@ -186,6 +186,7 @@ def test_a_bad_value_from_the_environment_is_one_line_naming_its_setting(monkeyp
     monkeypatch.setenv("FARM_MAX_RETRIES", "many")
     with pytest.raises(SettingError, match=r"^FARM_MAX_RETRIES='many' cannot be used: it takes a whole number"):
         FarmConfig.from_settings({})
+    assert FarmConfig.from_settings({"FARM_MAX_RETRIES": "2"}).max_retries == 2  # -s's, the environment's unread
 
 
 def test_farms_sites_read_the_environment_and_an_empty_impersonation_is_a_value(monkeypatch):
