@@ -8,8 +8,8 @@ A field is declared with its type, what it takes and what it does, and its defau
 Its Scrapy setting is ``<PREFIX><FIELD NAME>`` (``key=`` names another, as for Scrapy's own
 ``CONCURRENT_REQUESTS``), and its environment variable the same name (``env=`` names another,
 ``FARM_CONCURRENT_REQUESTS``). ``Group.from_settings(settings)`` gives a setting its Scrapy value
-(``-s NAME=value``, the project's, the add-on's), else the environment's, else its default: pydantic
--settings' sources in that order. An empty value is "not given" unless its kind takes "" as a value
+(``-s NAME=value``, the project's, the add-on's), else the environment's, else its default: the
+sources of pydantic-settings, in that order. An empty value is "not given" unless its kind takes "" as a value
 of its own. Every value goes through its kind's parser alone (no coercion of pydantic's), so that a bad
 one is the kind's one line naming the setting (farm.config.kinds), never pydantic's report.
 """
