@@ -2,10 +2,11 @@
 
 The add-on sets, at Scrapy's "addon" priority, everything a farm crawl is made of:
 the scheduler, the downloader middlewares its spider uses, the extensions, the postings
-pipeline, farm's tuning of a few Scrapy settings and every ``FARM_*`` setting's default
-(farm.settings). A project's own settings, at "project" priority or above, win: a
-setting the project gives keeps the project's value (a tuned one it sets in its settings
-module or its spider is named in a warning), and a component the project lists keeps the
+pipeline, farm's tuning of a few Scrapy settings (as farm's own project, farm.settings, has
+them) and every ``FARM_*`` setting's value: its environment variable's, else its default
+(farm.config). A project's own settings, at "project" priority or above, win: a setting the
+project gives keeps the project's value (a tuned one it sets in its settings module or its
+spider is named in a warning), and a component the project lists keeps the
 project's order (``None`` turns one of farm's off). The project's own middlewares,
 extensions and pipelines stay in place beside farm's: each of farm's entries is added at
 add-on priority, and Scrapy keeps a priority per entry of a component dict.
@@ -22,7 +23,8 @@ import logging
 
 from scrapy.settings import BaseSettings, get_settings_priority
 
-from farm import settings as defaults
+from farm import settings as farm_project
+from farm.config import environment
 from farm.middlewares.signing import signs
 from farm.startlog import quiet_start_errors
 from farm.suffixes import use_bundled_suffix_list
@@ -77,8 +79,8 @@ COMPONENTS = {
     "DOWNLOAD_HANDLERS": DOWNLOAD_HANDLERS,
 }
 
-# Scrapy's settings as farm tunes them, each with how Scrapy reads it; farm.settings holds their
-# values (some from FARM_* environment variables, checked by farm.config).
+# Scrapy's settings as farm tunes them, each with how Scrapy reads it; farm's own project (farm.settings)
+# holds their values (some from FARM_* environment variables, checked by farm.config).
 TUNED = {
     "CONCURRENT_REQUESTS": "getint",
     "CONCURRENT_REQUESTS_PER_DOMAIN": "getint",
@@ -93,8 +95,8 @@ PRIORITY = "addon"
 
 
 def farm_defaults() -> dict:
-    """Every ``FARM_*`` setting of farm.settings, with its default (or its environment variable)."""
-    return {name: getattr(defaults, name) for name in dir(defaults) if name.startswith("FARM_")}
+    """Every ``FARM_*`` setting, with its environment variable's value, else its default (farm.config)."""
+    return {name: value for name, value in environment().items() if name.startswith("FARM_")}
 
 
 class FarmAddon:
@@ -148,7 +150,7 @@ def tune(settings: BaseSettings) -> None:
     """farm's tuning at add-on priority; one warning line for each the project's settings module or
     spider sets otherwise (a value given with ``-s`` is taken as meant)."""
     addon, cmdline = get_settings_priority(PRIORITY), get_settings_priority("cmdline")
-    farms = BaseSettings({name: getattr(defaults, name) for name in TUNED}, priority=PRIORITY)
+    farms = BaseSettings({name: getattr(farm_project, name) for name in TUNED}, priority=PRIORITY)
     for name, read in TUNED.items():
         settings.set(name, farms[name], priority=PRIORITY)
         projects = addon < (settings.getpriority(name) or 0) < cmdline

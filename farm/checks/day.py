@@ -9,8 +9,7 @@ from farm.checks import history
 from farm.checks.monitors import run_monitors
 from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds
-from farm.defaults import FARM_LEASE_TIMEOUT as LEASE_TIMEOUT
-from farm.defaults import FARM_REAP_INTERVAL as REAP_INTERVAL
+from farm.config import default
 from farm.runs.history import kept_keywords, kept_runs, site_days
 from farm.runs.live import alive_runs
 
@@ -21,8 +20,8 @@ def check_day(
     tz: ZoneInfo,
     limits: Thresholds,
     now: datetime,
-    lease_timeout: float = LEASE_TIMEOUT,
-    reap_interval: float = REAP_INTERVAL,
+    lease_timeout: float = default("lease_timeout"),
+    reap_interval: float = default("reap_interval"),
 ) -> list[CheckResult]:
     """Every check of ``day``: whether each site ran and reached its keywords, the monitors of each run
     that ended, then the history checks. A run with no end is judged by FARM_LEASE_TIMEOUT and

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import click
 
-from farm import defaults
 from farm.cli.context import Farm, database_command
 from farm.cli.keywordfile import read_keywords
 from farm.cli.reporting import report_command
 from farm.cli.stats import stats
+from farm.config import default
 from farm.state.migrate import upgrade
 
 
@@ -44,7 +44,7 @@ def demo(ctx: click.Context, log_dir: str, walls: bool):
     """
     farm_ctx: Farm = ctx.obj
     folder = Path(log_dir)
-    if farm_ctx.url_origin != "--db-url" and farm_ctx.db_url == defaults.FARM_DB_URL:
+    if farm_ctx.url_origin != "--db-url" and farm_ctx.db_url == default("db_url"):
         from farm.demo import demo_db_url
 
         folder.mkdir(parents=True, exist_ok=True)

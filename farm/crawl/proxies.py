@@ -36,6 +36,7 @@ from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
 from farm.display import mask_url
+from farm.errors import SettingError
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,14 @@ def parse_proxies(value: str | Iterable[object] | None, setting: str = "FARM_PRO
             proxy = Proxy.of(_checked(entry, where, shown))
             proxies.setdefault(proxy.id, proxy)  # the same proxy twice is one proxy
     return list(proxies.values())
+
+
+def setting_proxies(raw: object) -> tuple["Proxy", ...]:
+    """FARM_PROXIES read as a setting (farm.config): SettingError names the setting and the bad entry."""
+    try:
+        return tuple(parse_proxies(raw))  # type: ignore[arg-type]  # any other value: ValueError
+    except ValueError as exc:
+        raise SettingError(str(exc)) from None
 
 
 def _read_file(path: str, setting: str) -> list[tuple[str, str, bool]]:

@@ -35,9 +35,9 @@ import orjson
 from sqlalchemy import Text, cast, select, type_coerce
 from sqlalchemy.engine import Engine
 
-from farm.report.days import day_span
 from farm.report.outpath import opened
 from farm.report.queries import P
+from farm.state.clock import day_span
 from farm.state.engine import reader
 from farm.state.models import JobPostingRow, OpeningPosting
 

@@ -7,9 +7,9 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.engine import Engine
 
 from farm.report import queries
-from farm.report.days import last_days
 from farm.salary.monthly import Conversion
 from farm.state.caps import capped_keywords, left_behind
+from farm.state.clock import last_days
 from farm.state.doors import doors, waiting
 from farm.state.engine import reader
 from farm.state.identities import site_identities

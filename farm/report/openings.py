@@ -10,8 +10,8 @@ from sqlalchemy.engine import Engine
 from farm.openings.life import day_counts
 from farm.openings.picture import picture
 from farm.openings.summary import open_by_keyword
-from farm.report.days import last_days
 from farm.report.markup import escape, table
+from farm.state.clock import last_days
 
 DAYS_SHOWN = 7  # days in the new-and-gone table, ending with the report's day
 

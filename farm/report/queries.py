@@ -30,9 +30,9 @@ from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.engine import Connection
 
 from farm.report import salarypay
-from farm.report.days import day_span, last_days, start_of
 from farm.report.quartiles import quartiles
 from farm.salary.monthly import Conversion
+from farm.state.clock import day_span, last_days, start_of
 from farm.state.models import JobPostingRow, Keyword
 
 K = Keyword.__table__.c

@@ -2,12 +2,13 @@
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from farm.state.clock import day_span
 from farm.state.models import CrawlRun, Keyword, KeywordDay
 
 
@@ -38,12 +39,6 @@ class KeptRun:
     crawler_id: str = ""
 
 
-def day_bounds(day: date, tz: ZoneInfo) -> tuple[datetime, datetime]:
-    """The day's start and the next day's, as aware UTC times."""
-    start = datetime.combine(day, time(), tz)
-    return start.astimezone(UTC), (start + timedelta(days=1)).astimezone(UTC)
-
-
 def kept_keywords(engine: Engine, first: date, last: date) -> list[KeptKeyword]:
     """keyword_day from ``first`` to ``last``, both included."""
     query = select(
@@ -60,8 +55,7 @@ def kept_keywords(engine: Engine, first: date, last: date) -> list[KeptKeyword]:
 
 def kept_runs(engine: Engine, first: date, last: date, tz: ZoneInfo) -> list[KeptRun]:
     """The runs that started from ``first`` to ``last`` (days in ``tz``), oldest first."""
-    start, _ = day_bounds(first, tz)
-    _, end = day_bounds(last, tz)
+    start, end = day_span(first, tz).utc().start, day_span(last, tz).utc().end
     table = CrawlRun.__table__
     query = select(table).where(table.c.started_at >= start, table.c.started_at < end).order_by(table.c.started_at)
     with engine.connect() as connection:
@@ -98,7 +92,7 @@ class SiteDay:
 
 def site_days(engine: Engine, day: date, tz: ZoneInfo) -> list[SiteDay]:
     """Every site of the keyword table with the keywords it held by the end of ``day``, by name."""
-    _, end = day_bounds(day, tz)
+    end = day_span(day, tz).utc().end
     k = Keyword.__table__.c
     held = (
         select(k.id, k.source, k.city, k.job, k.last_requested_date).where(k.created_at < end).order_by(k.source, k.id)

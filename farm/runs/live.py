@@ -24,7 +24,7 @@ from typing import Protocol
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
-from farm.defaults import FARM_REAP_INTERVAL as REAP_INTERVAL
+from farm.config import default
 from farm.state.models import Keyword
 
 BEATS = 3  # heartbeats missed before a crawler on this machine whose process is gone is called gone
@@ -46,7 +46,11 @@ class Run(Protocol):
 
 
 def alive_runs(
-    engine: Engine, runs: Sequence[Run], now: datetime, lease_timeout: float, reap_interval: float = REAP_INTERVAL
+    engine: Engine,
+    runs: Sequence[Run],
+    now: datetime,
+    lease_timeout: float,
+    reap_interval: float = default("reap_interval"),
 ) -> set[int]:
     """The ids of ``runs`` that have no end and whose crawler is still crawling."""
     open_runs = [run for run in runs if run.ended_at is None]

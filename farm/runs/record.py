@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import and_, delete, insert, literal, or_, select, update
 from sqlalchemy.engine import Engine
 
-from farm.runs.history import day_bounds
+from farm.state.clock import day_span
 from farm.state.models import CrawlRun, JobPostingRow, Keyword, KeywordDay, PostingDay
 
 POSTINGS = JobPostingRow.__table__
@@ -96,7 +96,8 @@ def keep_day(engine: Engine, source: str, day: date, tz: ZoneInfo) -> None:
         Keyword.last_completed_page,
         Keyword.total_pages,
     ).where(Keyword.source == source, Keyword.last_requested_date == day)
-    start, end = day_bounds(day, tz)
+    span = day_span(day, tz).utc()
+    start, end = span.start, span.end
     seen = select(POSTINGS.c.id, literal(day), POSTINGS.c.source).where(
         POSTINGS.c.source == source,
         or_(

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import and_, func, not_, select
 from sqlalchemy.engine import Connection
 
-from farm.runs.history import day_bounds
+from farm.state.clock import day_span
 from farm.state.models import CrawlRun, Keyword
 from farm.state.tallies import Limits
 
@@ -83,7 +83,8 @@ def doors(conn: Connection, sources: list[str], day: date, tz: ZoneInfo) -> dict
         shape = message.removeprefix(BLOCKED).split(" ", 1)[0]
         count, since = found[source].held.get(shape, (0, updated_at))
         found[source].held[shape] = (count + 1, min(since, updated_at))
-    start, end = day_bounds(day, tz)
+    span = day_span(day, tz).utc()
+    start, end = span.start, span.end
     r = CrawlRun.__table__.c
     runs = select(r.source, r.status, r.ended_at, r.refusals, r.stats).where(
         r.source.in_(sources), r.started_at >= start, r.started_at < end

@@ -13,7 +13,7 @@ from sqlalchemy.exc import ArgumentError, DisconnectionError
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, PoolResetState, QueuePool
 
 from farm.display import mask_url
-from farm.errors import DatabaseUrlError
+from farm.errors import DatabaseUrlError, SettingError
 
 URL_EXAMPLES = (
     "e.g. sqlite:///farm.db, mysql+pymysql://user:password@host:3306/farm "
@@ -68,6 +68,18 @@ def check_stored(url: str, setting: str = "FARM_DB_URL") -> URL:
     ):
         raise _url_error(url, setting, "is a SQLite database in memory, gone when the command ends: name a file")
     return parsed
+
+
+def setting_url(raw: object) -> str:
+    """FARM_DB_URL read as a setting (farm.config): a database kept on disk, its driver and the driver's
+    options in the URL checked without a connection. SettingError names the setting, with examples."""
+    url = str(raw)
+    try:
+        check_stored(url)
+        engine_for(url, timeout=1.0, pool_timeout=1.0).dispose()  # never connected: any deadline will do
+    except DatabaseUrlError as exc:
+        raise SettingError(str(exc)) from None
+    return url
 
 
 def engine_for(

@@ -24,7 +24,7 @@ recently is read off what the rows hold:
 """
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -34,6 +34,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from farm.cities import known_sources
 from farm.runs.live import alive_runs
+from farm.state.clock import day_span
 from farm.state.models import STATUSES, CrawlRun, JobPostingRow, Keyword
 
 K = Keyword.__table__
@@ -310,8 +311,8 @@ def salary_unread(engine: Engine, day: date, tz: ZoneInfo) -> dict[str, dict[str
     """Per site, {"seen", "unread"}: the postings seen on ``day`` (first seen before its end, last
     seen at or after its start) and those of them whose salary text no rule reads (salary_unit NULL)."""
     P = JobPostingRow.__table__.c
-    start = datetime.combine(day, time(), tzinfo=tz).astimezone(UTC)
-    end = datetime.combine(day + timedelta(days=1), time(), tzinfo=tz).astimezone(UTC)
+    span = day_span(day, tz).utc()
+    start, end = span.start, span.end
     unread = func.coalesce(func.sum(case((and_(P.salary_unit.is_(None), P.salary.is_not(None)), 1), else_=0)), 0)
     query = (
         select(P.source, func.count(), unread).where(P.last_seen_at >= start, P.first_seen_at < end).group_by(P.source)

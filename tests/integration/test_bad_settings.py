@@ -110,3 +110,26 @@ def test_a_jobdir_that_cannot_be_created_is_one_line_naming_it(tmp_path, under, 
     line = one_line(proc)
     assert proc.returncode == 2
     assert line.startswith(f"farm: JOBDIR={jobdir!r} cannot be created: {why}"), line
+
+
+def test_a_setting_given_with_s_beats_the_environment_which_beats_the_default(tmp_path):
+    def value(name, *argv, **env):
+        proc = run(tmp_path, ["scrapy", "settings", "--get", name, *argv], **env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert value("FARM_LEASE_TIMEOUT") == "1800"
+    assert value("FARM_LEASE_TIMEOUT", FARM_LEASE_TIMEOUT="60") == "60"
+    assert value("FARM_LEASE_TIMEOUT", "-s", "FARM_LEASE_TIMEOUT=90", FARM_LEASE_TIMEOUT="60") == "90"
+    assert value("CONCURRENT_REQUESTS", FARM_CONCURRENT_REQUESTS="7") == "7"  # Scrapy's own, from FARM_
+
+
+def test_a_bad_value_in_the_environment_is_not_read_when_s_gives_another(tmp_path):
+    proc = run(
+        tmp_path,
+        ["scrapy", "crawl", "qcwy", "-s", "FARM_LEASE_TIMEOUT=60", "-s", "FARM_MAX_RETRIES=oops"],
+        FARM_LEASE_TIMEOUT="30m",
+    )
+    assert one_line(proc) == (
+        "farm: FARM_MAX_RETRIES='oops' cannot be used: it takes a whole number from 0 to 1000, e.g. 3"
+    )  # FARM_LEASE_TIMEOUT's bad environment value, under -s's, is never read

@@ -14,7 +14,6 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-import farm.settings
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
@@ -49,8 +48,8 @@ def deadlines(monkeypatch):
     """FARM_DB_TIMEOUT and FARM_DB_POOL_TIMEOUT as the environment would set them."""
 
     def set_to(timeout, pool_timeout):
-        monkeypatch.setattr(farm.settings, "FARM_DB_TIMEOUT", timeout, raising=False)
-        monkeypatch.setattr(farm.settings, "FARM_DB_POOL_TIMEOUT", pool_timeout, raising=False)
+        monkeypatch.setenv("FARM_DB_TIMEOUT", str(timeout))
+        monkeypatch.setenv("FARM_DB_POOL_TIMEOUT", str(pool_timeout))
 
     return set_to
 

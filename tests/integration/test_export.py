@@ -22,7 +22,7 @@ from sqlalchemy import insert, select
 from farm.cli import farm
 from farm.openings.stored import update_openings
 from farm.report import export
-from farm.report.days import day_span
+from farm.state.clock import day_span
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, OpeningPosting

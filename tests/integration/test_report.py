@@ -14,7 +14,7 @@ from sqlalchemy import insert, select
 
 from farm.cli import farm
 from farm.crawl.proxies import Proxy
-from farm.report.days import day_span, last_days
+from farm.state.clock import day_span, last_days
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import CrawlRun, JobPostingRow, Keyword

@@ -2,7 +2,7 @@
 
 from scrapy.settings import Settings
 
-from farm.defaults import SITE_MAX_PAGES
+from farm.config import SiteConfig
 from farm.state.caps import Capped, left_behind, site_caps, summary_lines
 
 
@@ -61,4 +61,8 @@ def test_the_lines_name_each_site_its_total_and_its_largest_keywords_first():
 
 def test_each_sources_cap_is_its_setting_and_a_source_without_one_has_the_polite_cap():
     settings = Settings({"FARM_BOSS_MAX_PAGES": "10", "FARM_QCWY_MAX_PAGES": 50})
-    assert site_caps(settings, ["boss", "qcwy", "mine"]) == {"boss": 10, "qcwy": 50, "mine": SITE_MAX_PAGES}
+    assert site_caps(settings, ["boss", "qcwy", "mine"]) == {
+        "boss": 10,
+        "qcwy": 50,
+        "mine": SiteConfig.model_fields["max_pages"].default,
+    }

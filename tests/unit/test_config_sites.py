@@ -1,15 +1,12 @@
-"""farm.config's per-site settings, the work backend it names, and its defaults written once."""
+"""farm.config's per-site settings, the work backend it names, and each setting declared once."""
 
 import os
 import re
-from dataclasses import fields
-from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
 
 import farm.settings
-from farm import defaults
 from farm.config import (
     LOCAL_BACKEND,
     REDIS_BACKEND,
@@ -18,17 +15,16 @@ from farm.config import (
     SettingError,
     SiteConfig,
     Thresholds,
+    environment,
     setting_key,
     site_key,
 )
-from farm.kinds import MAX_PAGES_MOST
+from farm.config.kinds import MAX_PAGES_MOST
 from farm.spiders.base import LeaseSpider
 from farm.state.models import max_pages_that_fit
 from tests.unit.spider_helpers import make_spider
 
-POLITE_RATE, POLITE_MAX_PAGES = defaults.SITE_RATE, defaults.SITE_MAX_PAGES
-# the Scrapy settings farm tunes, each from the environment variable FARM_<NAME>
-TUNED = ("CONCURRENT_REQUESTS", "DOWNLOAD_DELAY", "CONCURRENT_ITEMS", "RETRY_TIMES", "LOG_LEVEL")
+POLITE_RATE, POLITE_MAX_PAGES = (SiteConfig.model_fields[name].default for name in ("rate", "max_pages"))
 
 
 def config(**values):
@@ -83,7 +79,9 @@ def test_a_sites_own_settings_are_read_and_typed():
         FARM_ACME_IMPERSONATE="",
         FARM_BOSS_RATE="0",
     )
-    assert c.site("ACME") == SiteConfig("acme", "http://127.0.0.1:8765", 2.0, 5, "")
+    assert c.site("ACME") == SiteConfig(
+        name="acme", base_url="http://127.0.0.1:8765", rate=2.0, max_pages=5, impersonate=""
+    )
     assert c.site("acme").key("max_pages") == "FARM_ACME_MAX_PAGES"
     assert c.site("boss").rate == 0.0  # 0 is no limit, when a site's setting says so
 
@@ -155,43 +153,55 @@ def test_a_back_off_that_starts_above_its_maximum_is_one_line_naming_both():
     assert message.startswith("FARM_BLOCK_BASE_DELAY=10 is above FARM_BLOCK_MAX_DELAY=5")
 
 
-# --- defaults, written once ---------------------------------------------------------------------------
+# --- each setting declared once: its default, its environment variable, -s over both -------------------
 
 
-def _keys(group) -> list[str]:
-    return [f.metadata["key"] or f"{group.PREFIX}{f.name.upper()}" for f in fields(group) if "kind" in f.metadata]
-
-
-def test_every_field_takes_its_default_from_farm_defaults():
-    for group in (FarmConfig, Thresholds):
-        for f, key in zip([f for f in fields(group) if "kind" in f.metadata], _keys(group), strict=True):
-            assert f.default == getattr(defaults, key), key
-    assert SiteConfig("acme") == SiteConfig("acme", defaults.SITE_BASE_URL, defaults.SITE_RATE, defaults.SITE_MAX_PAGES)
+def test_the_settings_module_gives_each_setting_its_environment_variable_else_its_default():
+    """farm.settings writes no value of its own; the configuration of farm's project, read from it, is the
+    one the model reads from the environment."""
+    for name in FarmConfig.settings_fields():
+        given = FarmConfig.environment_of(name)
+        default = FarmConfig.model_fields[name].get_default(call_default_factory=True)
+        assert getattr(farm.settings, FarmConfig.key(name)) == (default if given is None else given), name
     for name, site in SITES.items():
-        for field in ("base_url", "rate", "max_pages"):
-            assert getattr(site, field) == getattr(defaults, site_key(name, field)), (name, field)
+        assert getattr(farm.settings, site_key(name, "max_pages")) == os.environ.get(
+            site_key(name, "max_pages"), site.max_pages
+        )
+    assert config() == FarmConfig() == FarmConfig.from_settings({})
 
 
-def test_the_settings_module_gives_farm_defaults_where_the_environment_does_not():
-    """farm.settings writes no default of its own, and the configuration of farm's project, read
-    from it, is the one the dataclasses default to."""
-    sites = [site_key(name, field) for name in SITES for field in ("base_url", "rate", "max_pages")]
-    given = []  # the settings this machine's environment gives
-    for key in [*_keys(FarmConfig), *_keys(Thresholds), *sites]:
-        if (f"FARM_{key}" if key in TUNED else key) in os.environ:
-            given.append(key)
-        else:
-            assert getattr(farm.settings, key) == getattr(defaults, key), key
-    if not given:
-        assert config() == FarmConfig() == FarmConfig.from_settings({})
+def test_a_setting_is_given_on_the_command_line_else_by_the_environment_else_by_its_default(monkeypatch):
+    monkeypatch.delenv("FARM_LEASE_TIMEOUT", raising=False)
+    assert FarmConfig.from_settings({}).lease_timeout == 1800
+    monkeypatch.setenv("FARM_LEASE_TIMEOUT", "60")
+    monkeypatch.setenv("FARM_CONCURRENT_REQUESTS", "9")  # Scrapy's own, from its FARM_ variable
+    assert FarmConfig.from_settings({}).lease_timeout == 60
+    assert FarmConfig.from_settings({}).concurrent_requests == 9
+    assert FarmConfig.from_settings({"FARM_LEASE_TIMEOUT": "90"}).lease_timeout == 90
+    assert FarmConfig.from_settings({"FARM_LEASE_TIMEOUT": ""}).lease_timeout == 60  # "": not given
+    assert environment()["FARM_LEASE_TIMEOUT"] == "60" and environment()["CONCURRENT_REQUESTS"] == "9"
+
+
+def test_a_bad_value_from_the_environment_is_one_line_naming_its_setting(monkeypatch):
+    monkeypatch.setenv("FARM_MAX_RETRIES", "many")
+    with pytest.raises(SettingError, match=r"^FARM_MAX_RETRIES='many' cannot be used: it takes a whole number"):
+        FarmConfig.from_settings({})
+    assert FarmConfig.from_settings({"FARM_MAX_RETRIES": "2"}).max_retries == 2  # -s's, the environment's unread
+
+
+def test_farms_sites_read_the_environment_and_an_empty_impersonation_is_a_value(monkeypatch):
+    monkeypatch.setenv("FARM_QCWY_MAX_PAGES", "7")
+    monkeypatch.setenv("FARM_BOSS_IMPERSONATE", "")
+    c = FarmConfig.from_settings({"FARM_BOSS_RATE": "1"})
+    assert (c.site("qcwy").max_pages, c.site("boss").rate, c.site("boss").impersonate) == (7, 1.0, "")
+    assert FarmConfig.from_settings({"FARM_QCWY_MAX_PAGES": "9"}).site("qcwy").max_pages == 9
 
 
 @pytest.mark.parametrize("group", [FarmConfig, Thresholds])
 def test_every_default_is_a_value_its_setting_takes(group):
     made = group()
-    for f in fields(group):
-        if "kind" in f.metadata:
-            assert f.metadata["kind"].parse(getattr(made, f.name)) == getattr(made, f.name), f.name
+    for name, declared in group.settings_fields().items():
+        assert declared.kind.parse(getattr(made, name)) == getattr(made, name), name
 
 
 def test_thresholds_come_with_their_defaults_and_are_read_with_every_setting():
@@ -211,21 +221,3 @@ def test_a_field_names_its_setting():
         "FARM_LEASE_TIMEOUT",
         "FARM_WORK_BACKEND",
     )
-
-
-def _documented_defaults(page: str):
-    """(setting, default) of each row of a settings table whose defaults are all given as `values`."""
-    for line in page.splitlines():
-        row = re.match(r"\| ((?:`[A-Z_]+`(?:, )?)+) \| ((?:`[^`]*`(?:, )?)+)(?: \([^|]*\))? \|", line)
-        if row is not None:
-            yield from zip(re.findall(r"`([^`]+)`", row.group(1)), re.findall(r"`([^`]*)`", row.group(2)), strict=True)
-
-
-@pytest.mark.parametrize("page", ["settings.md", "checks.md"])
-def test_the_docs_give_the_configs_defaults(page):
-    docs = (Path(__file__).resolve().parents[2] / "docs" / page).read_text().split("### What each setting takes")[0]
-    rows = list(_documented_defaults(docs))
-    assert len(rows) > 7
-    for name, shown in rows:
-        value = getattr(defaults, name.removeprefix("FARM_") if name.removeprefix("FARM_") in TUNED else name)
-        assert shown == (str(value) if isinstance(value, (str, int)) else f"{value:g}"), name

@@ -16,14 +16,14 @@ queues the request (farm.crawl.backends.redis.queue).
 """
 
 from collections.abc import Callable
-from datetime import datetime, time, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from scrapy import Request
 from scrapy_redis.dupefilter import RFPDupeFilter
 
-from farm.state.clock import today
+from farm.state.clock import day_span, today
 
 if TYPE_CHECKING:  # not at run time: the link imports the reactor
     from farm.crawl.backends.redis.link import BytesRedis
@@ -51,7 +51,7 @@ class DayDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis ships 
     def ttl(self) -> int:
         """Seconds until an hour after today ends (in FARM_TIMEZONE)."""
         now = self.clock().astimezone(self.tz)
-        end = datetime.combine(now.date() + timedelta(days=1), time(), tzinfo=self.tz) + timedelta(hours=1)
+        end = day_span(now.date(), self.tz).end + timedelta(hours=1)
         return max(60, int((end - now).total_seconds()))
 
     def lease_key(self, lease_name: str) -> str:

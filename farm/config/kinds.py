@@ -1,20 +1,26 @@
-"""What each setting takes: the kinds farm.config reads settings as.
+"""What each setting takes: the kinds farm's settings are read as.
 
 A ``Kind`` says what a setting takes (for its error line and docs/settings.md) and parses a value
 given as text, a number or a list into its type. ``Kind.read(key, raw)`` is the one place a bad
 value becomes a ``SettingError``: one line naming the setting, showing the value (secrets masked,
 control characters escaped) and saying what it takes.
+
+A value only the part that uses it can judge (a database URL with its driver's options, a file of
+proxies, a browser's impersonation target) is parsed by that part: its kind names the parser as
+``"module:function"``, imported when a value is first read, so that reading the settings imports
+neither SQLAlchemy nor the crawl.
 """
 
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from farm import defaults
 from farm.display import escape, without_secrets
-from farm.errors import DatabaseUrlError, Invalid, SettingError
+from farm.errors import Invalid, SettingError
 
 # the longest time any setting may give, in seconds: beyond it dates overflow (ten years)
 SECONDS_MAX = 10 * 366 * 24 * 3600
@@ -27,8 +33,18 @@ MAX_PAGES_MOST = 283
 @dataclass(frozen=True)
 class Kind:
     takes: str  # what the setting takes, for the error line and docs/settings.md
-    parse: Callable[[object], object]  # the typed value, or ValueError
+    # the typed value, or ValueError (Invalid says more; SettingError is the whole line); or the
+    # "module:function" of the part that parses it
+    parser: Callable[[object], object] | str
     blank: bool = False  # "" is a value of its own; otherwise "" is "not given": the default
+
+    def parse(self, raw: object) -> object:
+        """``raw`` parsed; ValueError when it cannot be."""
+        parser = self.parser
+        if isinstance(parser, str):
+            module, name = parser.split(":")
+            parser = getattr(import_module(module), name)
+        return parser(raw)
 
     def read(self, key: str, raw: object) -> object:
         """``raw``, the value of setting ``key``, parsed; SettingError (one line) when it cannot be."""
@@ -99,23 +115,12 @@ def choice(*options: str) -> Kind:
 
 
 def _timezone(raw):
-    from farm.state.clock import load_timezone
-
     name = str(raw).strip()
-    load_timezone(name)  # ValueError for a zone this machine does not know
-    return name
-
-
-def _db_url(raw):
-    from farm.state.engine import check_stored, engine_for
-
     try:
-        check_stored(str(raw))
-        # the driver and its options in the URL (no connection; the deadlines are read on their own)
-        engine_for(str(raw), timeout=defaults.FARM_DB_TIMEOUT, pool_timeout=defaults.FARM_DB_POOL_TIMEOUT).dispose()
-    except DatabaseUrlError as exc:  # names the setting, with examples
-        raise SettingError(str(exc)) from None
-    return str(raw)
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):  # a zone this machine does not know
+        raise ValueError(raw) from None
+    return name
 
 
 def _redis_url(raw):
@@ -130,21 +135,6 @@ def _redis_url(raw):
     except ValueError:  # a password holding "/" or "@" cuts the URL elsewhere
         raise Invalid("has a port that is not a number (write a / in a password as %2F)") from None
     return url
-
-
-def _proxies(raw):
-    from farm.crawl.proxies import parse_proxies
-
-    try:
-        return tuple(parse_proxies(raw))
-    except ValueError as exc:  # names the setting and the entry, or the file's line, with no secret
-        raise SettingError(str(exc)) from None
-
-
-def _impersonate(raw):
-    from farm.sessions.identity import check_target
-
-    return check_target(raw)
 
 
 def _class_path(raw):
@@ -172,25 +162,26 @@ def _urls(raw):
 
 
 DB_URL = Kind(
-    "a SQLAlchemy URL of a database kept on disk, e.g. sqlite:///farm.db or "
-    "mysql+pymysql://user:password@host:3306/farm",
-    _db_url,
+    "a SQLAlchemy URL of a database kept on disk, e.g. sqlite:///farm.db, "
+    "mysql+pymysql://user:password@host:3306/farm or postgresql+psycopg://user:password@host:5432/farm",
+    "farm.state.engine:setting_url",
 )
 REDIS_URL = Kind("nothing (no Redis), or a Redis URL, e.g. redis://host:6379/0", _redis_url)
 TIMEZONE = Kind("an IANA time zone name, e.g. Asia/Shanghai", _timezone)
 PROXIES = Kind(
     "nothing, a comma-separated list of proxy URLs (http://[user:password@]host:port), or the "
     "path of a file with one a line",
-    _proxies,
+    "farm.crawl.proxies:setting_proxies",
 )
 IMPERSONATE = Kind(
     "chrome, a curl_cffi Chrome target such as chrome146, or nothing for Scrapy's own client",
-    _impersonate,
+    "farm.sessions.identity:check_target",
     blank=True,
 )
 CLASS_PATH = Kind("a class's import path, e.g. myproject.backends.MyBackend", _class_path)
 BASE_URL = Kind("the site's address, an http(s) URL, e.g. https://jobs.example.com", _base_url)
 RATE = number(0, 1000, takes="requests per second from 0 (no limit) to 1000")
+CEILING = number(0, 1000, takes="requests per second from 0 (no ceiling) to 1000")
 MAX_PAGES = whole(
     1,
     MAX_PAGES_MOST,
