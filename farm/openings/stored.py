@@ -1,12 +1,15 @@
 """Openings kept in the database (tables ``opening``, ``opening_posting``, ``opening_key`` and
-``company_pair``, migrations 0011 and 0014).
+``company_pair``, migrations 0011 and 0014) with the evidence's weights (``opening_weight``, migration 0015).
 
 `farm openings update` reads the postings in no opening yet, once, in the clustering's order (first seen,
 site, id), and adds them to the openings stored: only the openings their blocking keys name
 (``opening_key``: the city, the company key's start and the title's first bigrams,
 farm.openings.cluster.blocking_keys) are taken back into a Clusterer, with the pairs stored for the
 companies they name and the pairs they carry themselves (``company_pair``); what is new is written in one
-transaction. An update's cost follows its new postings, not the table. The same postings updated in the
+transaction. An update's cost follows its new postings, not the table.
+
+The evidence's weights are learnt from the postings (farm.openings.estimate) by the first update that finds
+enough pairs among its postings, and by every rebuild, and stored: the updates after it weigh with them. The same postings updated in the
 same order give the same openings. An update gives what clustering every posting at once (``rebuild``)
 gives, unless a brand ↔ legal-name pair learnt later names a company that earlier openings keyed apart, or
 the title threshold or the user's pairs changed: a rebuild then clusters everything again with what is
@@ -24,18 +27,21 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from farm.openings.cluster import Clusterer, Opening, Why, blocking_keys
+from farm.openings.estimate import weights_of
+from farm.openings.evidence import SET_BY_HAND, Weights
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.postings import learn_pair, read_postings
 from farm.openings.titles import title_key
-from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow
+from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow, OpeningWeight
 
 logger = logging.getLogger(__name__)
 
-POSTINGS, OPENINGS, PAIRS, KEYS = (
+POSTINGS, OPENINGS, PAIRS, KEYS, WEIGHTS = (
     JobPostingRow.__table__,
     OpeningRow.__table__,
     CompanyPair.__table__,
     OpeningKey.__table__,
+    OpeningWeight.__table__,
 )
 BATCH = 5000  # rows an INSERT sends at once
 KEYS_AT_ONCE = 500  # values in one IN (...)
@@ -50,6 +56,7 @@ class Updated:
     postings: int  # postings put in an opening by this update
     openings: int  # openings this update opened
     stored: int  # openings stored after it
+    weights: Weights = SET_BY_HAND  # what it weighed the evidence with (``pairs``: learnt from so many)
 
 
 def update_openings(
@@ -63,11 +70,13 @@ def update_openings(
             connection.execute(delete(OpeningRow))
             connection.execute(delete(CompanyPair))
             connection.execute(delete(OpeningKey))
+            connection.execute(delete(OpeningWeight))
         new = _unstored(connection)
         learnt = _learn_pairs(connection, names, new)
         stored = connection.execute(select(func.count()).select_from(OPENINGS)).scalar_one()
         last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
-        clusters = Clusterer(names, threshold, next_id=last + 1)
+        weights = _weights(connection, names, threshold, new)
+        clusters = Clusterer(names, threshold, next_id=last + 1, weights=weights)
         keys = {
             key
             for _, posting, *_ in new
@@ -93,7 +102,7 @@ def update_openings(
             members.append({"posting_id": posting_id, "opening_id": why.opening, "why": why.to_json()})
         _insert(connection, OpeningPosting, members)
         _insert(connection, CompanyPair, [{"brand_key": brand, "legal_key": legal} for brand, legal in learnt])
-    return Updated(len(new), len(clusters.opened), stored + len(clusters.opened))
+    return Updated(len(new), len(clusters.opened), stored + len(clusters.opened), weights)
 
 
 def update_if_allowed(engine: Engine) -> Updated | None:
@@ -124,6 +133,22 @@ def _unstored(connection: Connection) -> list:
     for start in range(0, len(ids), BATCH):
         new += read_postings(connection, POSTINGS.c.id.in_(ids[start : start + BATCH]))
     return sorted(new, key=lambda found: (found[3], found[1].source, found[1].job_id))
+
+
+def _weights(connection: Connection, names: CompanyNames, threshold: float, new: list) -> Weights:
+    """The weights stored; where none are, those learnt from the new postings, stored when there were
+    pairs enough to learn them (the weights set by hand otherwise, and nothing stored)."""
+    rows = connection.execute(select(WEIGHTS.c.field, WEIGHTS.c.outcome, WEIGHTS.c.weight, WEIGHTS.c.pairs)).all()
+    if rows:
+        return Weights.from_rows([row[:3] for row in rows], rows[0].pairs)
+    weights = weights_of((posting for _, posting, *_ in new), names, threshold)
+    if weights.pairs:
+        rows = [
+            {"field": name, "outcome": outcome, "weight": weight, "pairs": weights.pairs}
+            for name, outcome, weight in weights.rows()
+        ]
+        _insert(connection, OpeningWeight, rows)
+    return weights
 
 
 def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list[tuple[str, str]]:
