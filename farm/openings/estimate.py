@@ -120,7 +120,7 @@ def estimate(counts: Counter[tuple[str, ...]], start: Weights = SET_BY_HAND) -> 
         for i in range(len(FIELDS)):  # half a pair's count on every outcome: none is ever impossible
             new_m = _normal({o: seen_m[i][o] + 0.5 for o in levels[i]})
             new_u = _normal({o: seen_u[i][o] + 0.5 for o in levels[i]})
-            moved = max(moved, *(abs(new_m[o] - m[i][o]) + abs(new_u[o] - u[i][o]) for o in levels[i]))
+            moved = max([moved, *(abs(new_m[o] - m[i][o]) + abs(new_u[o] - u[i][o]) for o in levels[i])])
             m[i], u[i] = new_m, new_u
         if moved < TOLERANCE:
             break

@@ -9,11 +9,12 @@ companies they name and the pairs they carry themselves (``company_pair``); what
 transaction. An update's cost follows its new postings, not the table.
 
 The evidence's weights are learnt from the postings (farm.openings.estimate) by the first update that finds
-enough pairs among its postings, and by every rebuild, and stored: the updates after it weigh with them. The same postings updated in the
-same order give the same openings. An update gives what clustering every posting at once (``rebuild``)
-gives, unless a brand ↔ legal-name pair learnt later names a company that earlier openings keyed apart, or
-the title threshold or the user's pairs changed: a rebuild then clusters everything again with what is
-known now.
+pairs enough among its postings, and by every rebuild, and stored (``opening_weight``): the updates after
+it weigh with them. The same postings updated in the same order give the same openings. An update gives
+what clustering every posting at once (``rebuild``) gives, unless a brand ↔ legal-name pair learnt later
+names a company that earlier openings keyed apart, the weights were learnt from fewer postings than the
+rebuild learns them from, or the title threshold or the user's pairs changed: a rebuild then clusters
+everything again with what is known now.
 
 An account that may only read (`farm report` run as `farm stats` is) gets the openings stored:
 ``update_if_allowed`` leaves the postings waiting when the database refuses the write.
