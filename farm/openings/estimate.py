@@ -101,8 +101,8 @@ def estimate(counts: Counter[tuple[str, ...]], start: Weights = SET_BY_HAND) -> 
     m = [_normal({o: math.exp(start.of(name, o)) for o in levels[i]}) for i, name in enumerate(FIELDS)]
     u = [_normal({o: 1.0 for o in levels[i]}) for i in range(len(FIELDS))]
     for _ in range(ROUNDS):
-        seen_m = [Counter[str]() for _ in FIELDS]
-        seen_u = [Counter[str]() for _ in FIELDS]
+        seen_m = [dict.fromkeys(levels[i], 0.0) for i in range(len(FIELDS))]
+        seen_u = [dict.fromkeys(levels[i], 0.0) for i in range(len(FIELDS))]
         matched = 0.0
         for vector, n in counts.items():
             one, two = share, 1 - share

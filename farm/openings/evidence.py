@@ -42,7 +42,7 @@ class Weights:
 
     @classmethod
     def from_rows(cls, rows, pairs: int = 0) -> "Weights":
-        prior, table = 0.0, {name: {} for name in FIELDS}
+        prior, table = 0.0, {name: dict[str, float]() for name in FIELDS}
         for name, outcome, weight in rows:
             if name == "prior":
                 prior = weight

@@ -139,9 +139,9 @@ def _unstored(connection: Connection) -> list:
 def _weights(connection: Connection, names: CompanyNames, threshold: float, new: list) -> Weights:
     """The weights stored; where none are, those learnt from the new postings, stored when there were
     pairs enough to learn them (the weights set by hand otherwise, and nothing stored)."""
-    rows = connection.execute(select(WEIGHTS.c.field, WEIGHTS.c.outcome, WEIGHTS.c.weight, WEIGHTS.c.pairs)).all()
-    if rows:
-        return Weights.from_rows([row[:3] for row in rows], rows[0].pairs)
+    stored = connection.execute(select(WEIGHTS.c.field, WEIGHTS.c.outcome, WEIGHTS.c.weight, WEIGHTS.c.pairs)).all()
+    if stored:
+        return Weights.from_rows([row[:3] for row in stored], stored[0].pairs)
     weights = weights_of((posting for _, posting, *_ in new), names, threshold)
     if weights.pairs:
         rows = [
