@@ -31,11 +31,15 @@ from farm.openings.titles import similarity, title_key
 logger = logging.getLogger(__name__)
 
 FEWEST_PAIRS = 1000
-MOST_PAIRS = 200_000
+MOST_PAIRS = 50_000
 PER_TITLE = 8
 ROUNDS = 200
 TOLERANCE = 1e-7
-AGREEING = ("equal", "agree", "same")
+# each field's outcome of most agreement and of least: the class EM finds as one job's weighs the first above
+AGREE_MOST = {"company": "equal", "title": "equal", "place": "agree", "pay": "same", "degree": "agree",
+              "experience": "agree"}  # fmt: skip
+AGREE_LEAST = {"company": "paired", "title": "alike", "place": "differ", "pay": "differ", "degree": "differ",
+               "experience": "differ"}  # fmt: skip
 
 Compared = tuple[str, str, Side]  # the posting's site, its own company key, its side
 
@@ -130,7 +134,7 @@ def estimate(counts: Counter[tuple[str, ...]], start: Weights = SET_BY_HAND) -> 
             table[name][outcome] = round(math.log(m[i][outcome] / u[i][outcome]), 2)
     share = min(max(share, 1e-6), 1 - 1e-6)
     weights = Weights(round(math.log(share / (1 - share)), 2), table, total)
-    if sum(weights.of(name, outcome) for name in FIELDS for outcome in AGREEING) <= 0:
+    if sum(weights.of(name, AGREE_MOST[name]) - weights.of(name, AGREE_LEAST[name]) for name in FIELDS) <= 0:
         logger.warning("openings: the weights estimated from %d pairs weigh agreement against a join; kept", total)
         return start
     return weights

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from farm.openings.cluster import Clusterer, Opening, Why, blocking_keys
-from farm.openings.estimate import weights_of
+from farm.openings.estimate import FEWEST_PAIRS, comparisons, estimate
 from farm.openings.evidence import SET_BY_HAND, Weights
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.postings import learn_pair, read_postings
@@ -137,15 +137,16 @@ def _unstored(connection: Connection) -> list:
 
 
 def _weights(connection: Connection, names: CompanyNames, threshold: float, new: list) -> Weights:
-    """The weights stored; where none are, those learnt from the new postings, stored when there were
-    pairs enough to learn them (the weights set by hand otherwise, and nothing stored)."""
+    """The weights stored; where none are, those learnt from the new postings, stored once they hold pairs
+    enough to learn from (FEWEST_PAIRS), whether EM's estimate was taken or the hand-set weights kept."""
     stored = connection.execute(select(WEIGHTS.c.field, WEIGHTS.c.outcome, WEIGHTS.c.weight, WEIGHTS.c.pairs)).all()
     if stored:
         return Weights.from_rows([row[:3] for row in stored], stored[0].pairs)
-    weights = weights_of((posting for _, posting, *_ in new), names, threshold)
-    if weights.pairs:
+    counts = comparisons((posting for _, posting, *_ in new), names, threshold)
+    weights = estimate(counts)
+    if counts.total() >= FEWEST_PAIRS:
         rows = [
-            {"field": name, "outcome": outcome, "weight": weight, "pairs": weights.pairs}
+            {"field": name, "outcome": outcome, "weight": weight, "pairs": counts.total()}
             for name, outcome, weight in weights.rows()
         ]
         _insert(connection, OpeningWeight, rows)
