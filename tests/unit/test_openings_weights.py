@@ -101,3 +101,22 @@ def test_weights_learnt_from_the_postings_join_one_job_placed_elsewhere_by_one_s
 def test_weights_read_back_from_their_rows_are_the_same():
     weights = weights_of(unlabelled(), CompanyNames())
     assert Weights.from_rows(weights.rows(), weights.pairs) == weights
+
+
+def test_an_estimate_that_weighs_disagreement_for_a_join_is_refused():
+    m = {
+        "place": {"agree": 0.8, "differ": 0.2},
+        "pay": {"same": 0.6, "differ": 0.4},
+        "degree": {"agree": 0.9, "differ": 0.1},
+    }
+    u = {
+        "place": {"agree": 0.2, "differ": 0.8},
+        "pay": {"same": 0.1, "differ": 0.9},
+        "degree": {"agree": 0.3, "differ": 0.7},
+    }
+    counts = drawn(random.Random(2), 0.5, m, u, 5000)
+    upside_down = Weights(
+        0.0, {name: {o: -w for o, w in SET_BY_HAND.table[name].items()} for name in SET_BY_HAND.table}
+    )
+    assert estimate(counts, upside_down) is upside_down  # EM from it finds two jobs' class as one job's
+    assert estimate(counts).of("place", "agree") > 0
