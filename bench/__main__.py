@@ -55,7 +55,7 @@ SECTIONS = [
     ),
     ("openings stored: a day's update against the stored openings vs a rebuild (SQLite)", openings_stored_bench.run),
     (
-        "openings: an update of 1,000 new postings against 10k, 100k, 1M stored; one title many times",
+        "openings: updates of 1,000 new against 10k, 100k, 1M stored, of 100,000 against 1M; one title many times",
         openings_update_bench.run,
     ),
     ("the sites' walls: pages/s through them (browser sessions) vs without; the browser's cost", walls_bench.run),

@@ -3,7 +3,9 @@ time to cluster a million postings.
 
 Precision and recall are over pairs of postings: a pair the clustering puts in one opening is right when
 the sandbox's truth has them in one opening (bench.openings_data); the same again on a held-out imitation
-drawn with its own lists and forms (bench.openings_heldout). Three sites, two cities, 200 keywords,
+drawn with its own lists and forms (bench.openings_heldout). Each set is clustered with the evidence's
+weights learnt from its own postings, unlabelled (farm.openings.estimate, as `farm openings update` learns
+them), and again with the weights set by hand. Three sites, two cities, 200 keywords,
 the sandbox's default spread of postings per keyword (each site's page caps applied). Each pair it gets
 wrong is put under the first rule that tells why:
 
@@ -14,7 +16,8 @@ wrong is put under the first rule that tells why:
   apart; the posting joined another opening first (every rule holds between the two).
 
 The million postings are 334 keywords of 100 postings on each of the three sites in ten cities, made by the
-sandbox (without rendering them); the time is Clusterer.add_all's, one process, the best of ``--rounds``.
+sandbox (without rendering them); the time is Clusterer.add_all's, one process, the best of ``--rounds``,
+and the weights' learning from them apart.
 
     python -m bench.openings_bench [--rounds 1] [--postings 1000000]
 """
@@ -34,7 +37,8 @@ from bench.openings_data import DAY, KEYWORDS, Truth, sandbox_postings  # noqa: 
 from bench.openings_heldout import heldout_postings  # noqa: E402
 from farm.openings.cluster import Clusterer, PostingSeen  # noqa: E402
 from farm.openings.details import degree_of, experience_of, place_of  # noqa: E402
-from farm.openings.evidence import Side, evidence  # noqa: E402
+from farm.openings.estimate import weights_of  # noqa: E402
+from farm.openings.evidence import SET_BY_HAND, Side, evidence  # noqa: E402
 from farm.openings.names import CompanyNames, company_key  # noqa: E402
 from farm.openings.titles import similarity, title_key  # noqa: E402
 from farm.sandbox import vocab  # noqa: E402
@@ -98,7 +102,7 @@ def missed(clusters: Clusterer, a: PostingSeen, b: PostingSeen) -> str:
     if similarity(title_key(a.title), title_key(b.title)) < clusters.title_threshold:
         return "missed: titles unlike"
     how = "equal" if key_a == key_b else "prefix"
-    if evidence(how, _side(a), _side(b))[0] <= 0:
+    if evidence(how, _side(a), _side(b), clusters.weights)[0] <= 0:
         return "missed: the evidence against (place, pay, degree, experience)"
     return "missed: joined another opening first"
 
@@ -131,32 +135,51 @@ def million(total: int) -> list[PostingSeen]:
     return made
 
 
-def run(rounds: int = 1, total: int = 1_000_000):
-    postings, truth, names = sandbox_postings()
+def measured(label: str, postings: list[PostingSeen], truth: dict, names: CompanyNames):
+    """Precision and recall with the weights learnt from the postings, the errors by kind, the weights; then
+    precision and recall with the weights set by hand."""
     started = time.perf_counter()
-    clusters = Clusterer(names)
+    weights = weights_of(postings, names)
+    learnt = time.perf_counter() - started
+    started = time.perf_counter()
+    clusters = Clusterer(names, weights=weights)
     clusters.add_all(postings)
     seconds = time.perf_counter() - started
     result = score(clusters, postings, truth)
-    yield "sandbox cross-posts: postings", result["postings"], "postings"
-    yield "sandbox cross-posts: true openings", result["true openings"], "openings"
-    yield "sandbox cross-posts: openings found", result["openings found"], "openings"
-    yield "sandbox cross-posts: pairwise precision", result["precision"], "ratio"
-    yield "sandbox cross-posts: pairwise recall", result["recall"], "ratio"
-    yield "sandbox cross-posts: clustering time", seconds, "s"
+    yield f"{label}: postings", result["postings"], "postings"
+    yield f"{label}: true openings", result["true openings"], "openings"
+    yield f"{label}: openings found", result["openings found"], "openings"
+    yield f"{label}: true pairs", result["true pairs"], "pairs"
+    yield f"{label}: pairs found", result["pairs found"], "pairs"
+    yield f"{label}: pairwise precision", result["precision"], "ratio"
+    yield f"{label}: pairwise recall", result["recall"], "ratio"
+    yield f"{label}: weights learnt from (pairs)", weights.pairs, "pairs"
+    yield f"{label}: learning the weights", learnt, "s"
+    yield f"{label}: clustering time", seconds, "s"
     for kind in sorted(result["errors"]):
         yield f"  {kind}", result["errors"][kind], "pairs"
+    yield "  weight: prior", weights.prior, "log-odds"
+    for name, outcome, weight in weights.rows()[1:]:
+        yield f"  weight: {name} {outcome}", weight, "log-odds"
+    by_hand = Clusterer(names, weights=SET_BY_HAND)
+    by_hand.add_all(postings)
+    result = score(by_hand, postings, truth)
+    yield f"{label}, weights set by hand: pairwise precision", result["precision"], "ratio"
+    yield f"{label}, weights set by hand: pairwise recall", result["recall"], "ratio"
+
+
+def run(rounds: int = 1, total: int = 1_000_000):
+    yield from measured("sandbox cross-posts", *sandbox_postings())
     postings, held, names = heldout_postings()
-    clusters = Clusterer(names)
-    clusters.add_all(postings)
-    result = score(clusters, postings, {key: Truth(*value) for key, value in held.items()})
-    yield "held-out imitation: postings", result["postings"], "postings"
-    yield "held-out imitation: true openings", result["true openings"], "openings"
-    yield "held-out imitation: pairwise precision", result["precision"], "ratio"
-    yield "held-out imitation: pairwise recall", result["recall"], "ratio"
-    for kind in sorted(result["errors"]):
-        yield f"  {kind}", result["errors"][kind], "pairs"
+    yield from measured("held-out imitation", postings, {key: Truth(*value) for key, value in held.items()}, names)
     many = million(total)
+    started = time.perf_counter()
+    weights = weights_of(many, CompanyNames())
+    yield (
+        f"learning the weights from {len(many):,} postings ({weights.pairs:,} pairs)",
+        time.perf_counter() - started,
+        "s",
+    )
     best = None
     for _ in range(rounds):
         started = time.perf_counter()

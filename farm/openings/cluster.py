@@ -29,7 +29,7 @@ from itertools import islice
 from datasketch import MinHash, MinHashLSH
 
 from farm.openings.details import degree_of, experience_of, place_of
-from farm.openings.evidence import Side, evidence
+from farm.openings.evidence import SET_BY_HAND, Side, Weights, evidence
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.titles import bigrams, similarity, title_key
 
@@ -72,6 +72,19 @@ class Opening:
     @property
     def side(self) -> Side:
         return Side(self.title_key, self.salary_min, self.salary_max, self.district, self.degree, self.experience)
+
+
+def side_of(posting: PostingSeen) -> Side:
+    """The posting's values as the evidence compares them."""
+    city = posting.city or ""
+    return Side(
+        title_key(posting.title),
+        posting.salary_min,
+        posting.salary_max,
+        place_of(posting.area, city),
+        degree_of(posting.degree),
+        experience_of(posting.experience),
+    )
 
 
 def blocking_keys(city: str, company: str, title: str, threshold: float) -> list[str]:
@@ -134,9 +147,16 @@ def _range(low, high) -> str:
 
 
 class Clusterer:
-    def __init__(self, names: CompanyNames | None = None, title_threshold: float = 0.85, next_id: int = 1):
+    def __init__(
+        self,
+        names: CompanyNames | None = None,
+        title_threshold: float = 0.85,
+        next_id: int = 1,
+        weights: Weights = SET_BY_HAND,
+    ):
         self.names = names or CompanyNames()
         self.title_threshold = title_threshold
+        self.weights = weights  # the evidence's (farm.openings.estimate learns them from the postings)
         self.openings: dict[int, Opening] = {}  # by id: those restored and those opened
         self.opened: list[Opening] = []  # those opened here, in order
         self.next_id = next_id
@@ -155,18 +175,11 @@ class Clusterer:
         city = posting.city or ""
         company = self.names.key(posting.company)
         same = "paired" if company != company_key(posting.company) else "equal"
-        title = title_key(posting.title)
-        side = Side(
-            title,
-            posting.salary_min,
-            posting.salary_max,
-            place_of(posting.area, city),
-            degree_of(posting.degree),
-            experience_of(posting.experience),
-        )
+        side = side_of(posting)
+        title = side.title
         best = None
         for opening, how, alike in self._candidates(city, company, title, same, posting.source):
-            score, weighed = evidence(how, side, opening.side)
+            score, weighed = evidence(how, side, opening.side, self.weights)
             if score <= 0:
                 continue
             rank = (-score, -alike, opening.id)

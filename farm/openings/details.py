@@ -11,6 +11,7 @@ empty degree, 学历不限, 经验不限) says nothing.
 
 import re
 import unicodedata
+from functools import lru_cache
 
 AGREE, DIFFER, UNKNOWN = "agree", "differ", "unknown"
 
@@ -27,6 +28,7 @@ def _plain(text: str | None) -> str:
     return unicodedata.normalize("NFKC", text).strip() if text else ""
 
 
+@lru_cache(maxsize=1 << 14)  # a day's postings repeat their wordings
 def place_of(area: str | None, city: str = "") -> str:
     """The area as ``district·word·word`` (the district stem first, '' where none is named): '北京-朝阳区' →
     '朝阳', '朝阳区·望京' → '朝阳·望京', '望京' → '·望京'; '' for none."""
@@ -68,6 +70,7 @@ def compare_places(one: str, other: str) -> str:
     return AGREE if named & other_named else UNKNOWN
 
 
+@lru_cache(maxsize=1 << 14)  # a day's postings repeat their wordings
 def degree_of(text: str | None) -> str:
     """The degree a posting asks for, one word for every site's wording ('本科及以上', '统招本科' → '本科';
     '研究生' → '硕士'); '' for none."""
@@ -78,6 +81,7 @@ def degree_of(text: str | None) -> str:
     return ""
 
 
+@lru_cache(maxsize=1 << 14)  # a day's postings repeat their wordings
 def experience_of(text: str | None) -> str:
     """The years of experience asked for as 'low-high' ('3-5年经验' → '3-5', '5年以上' → '5-', '应届生' →
     '0-0'); '' for none or 不限."""

@@ -1,16 +1,20 @@
 """Openings kept in the database (tables ``opening``, ``opening_posting``, ``opening_key`` and
-``company_pair``, migrations 0011 and 0014).
+``company_pair``, migrations 0011 and 0014) with the evidence's weights (``opening_weight``, migration 0015).
 
 `farm openings update` reads the postings in no opening yet, once, in the clustering's order (first seen,
 site, id), and adds them to the openings stored: only the openings their blocking keys name
 (``opening_key``: the city, the company key's start and the title's first bigrams,
 farm.openings.cluster.blocking_keys) are taken back into a Clusterer, with the pairs stored for the
 companies they name and the pairs they carry themselves (``company_pair``); what is new is written in one
-transaction. An update's cost follows its new postings, not the table. The same postings updated in the
-same order give the same openings. An update gives what clustering every posting at once (``rebuild``)
-gives, unless a brand ↔ legal-name pair learnt later names a company that earlier openings keyed apart, or
-the title threshold or the user's pairs changed: a rebuild then clusters everything again with what is
-known now.
+transaction. An update's cost follows its new postings, not the table.
+
+The evidence's weights are learnt from the postings (farm.openings.estimate) by the first update that finds
+pairs enough among its postings, and by every rebuild, and stored (``opening_weight``): the updates after
+it weigh with them. The same postings updated in the same order give the same openings. An update gives
+what clustering every posting at once (``rebuild``) gives, unless a brand ↔ legal-name pair learnt later
+names a company that earlier openings keyed apart, the weights were learnt from fewer postings than the
+rebuild learns them from, or the title threshold or the user's pairs changed: a rebuild then clusters
+everything again with what is known now.
 
 An account that may only read (`farm report` run as `farm stats` is) gets the openings stored:
 ``update_if_allowed`` leaves the postings waiting when the database refuses the write.
@@ -24,18 +28,21 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from farm.openings.cluster import Clusterer, Opening, Why, blocking_keys
+from farm.openings.estimate import FEWEST_PAIRS, comparisons, estimate
+from farm.openings.evidence import SET_BY_HAND, Weights
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.postings import learn_pair, read_postings
 from farm.openings.titles import title_key
-from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow
+from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow, OpeningWeight
 
 logger = logging.getLogger(__name__)
 
-POSTINGS, OPENINGS, PAIRS, KEYS = (
+POSTINGS, OPENINGS, PAIRS, KEYS, WEIGHTS = (
     JobPostingRow.__table__,
     OpeningRow.__table__,
     CompanyPair.__table__,
     OpeningKey.__table__,
+    OpeningWeight.__table__,
 )
 BATCH = 5000  # rows an INSERT sends at once
 KEYS_AT_ONCE = 500  # values in one IN (...)
@@ -50,6 +57,7 @@ class Updated:
     postings: int  # postings put in an opening by this update
     openings: int  # openings this update opened
     stored: int  # openings stored after it
+    weights: Weights = SET_BY_HAND  # what it weighed the evidence with (``pairs``: learnt from so many)
 
 
 def update_openings(
@@ -63,11 +71,13 @@ def update_openings(
             connection.execute(delete(OpeningRow))
             connection.execute(delete(CompanyPair))
             connection.execute(delete(OpeningKey))
+            connection.execute(delete(OpeningWeight))
         new = _unstored(connection)
         learnt = _learn_pairs(connection, names, new)
         stored = connection.execute(select(func.count()).select_from(OPENINGS)).scalar_one()
         last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
-        clusters = Clusterer(names, threshold, next_id=last + 1)
+        weights = _weights(connection, names, threshold, new)
+        clusters = Clusterer(names, threshold, next_id=last + 1, weights=weights)
         keys = {
             key
             for _, posting, *_ in new
@@ -93,7 +103,7 @@ def update_openings(
             members.append({"posting_id": posting_id, "opening_id": why.opening, "why": why.to_json()})
         _insert(connection, OpeningPosting, members)
         _insert(connection, CompanyPair, [{"brand_key": brand, "legal_key": legal} for brand, legal in learnt])
-    return Updated(len(new), len(clusters.opened), stored + len(clusters.opened))
+    return Updated(len(new), len(clusters.opened), stored + len(clusters.opened), weights)
 
 
 def update_if_allowed(engine: Engine) -> Updated | None:
@@ -124,6 +134,23 @@ def _unstored(connection: Connection) -> list:
     for start in range(0, len(ids), BATCH):
         new += read_postings(connection, POSTINGS.c.id.in_(ids[start : start + BATCH]))
     return sorted(new, key=lambda found: (found[3], found[1].source, found[1].job_id))
+
+
+def _weights(connection: Connection, names: CompanyNames, threshold: float, new: list) -> Weights:
+    """The weights stored; where none are, those learnt from the new postings, stored once they hold pairs
+    enough to learn from (FEWEST_PAIRS), whether EM's estimate was taken or the hand-set weights kept."""
+    stored = connection.execute(select(WEIGHTS.c.field, WEIGHTS.c.outcome, WEIGHTS.c.weight, WEIGHTS.c.pairs)).all()
+    if stored:
+        return Weights.from_rows([row[:3] for row in stored], stored[0].pairs)
+    counts = comparisons((posting for _, posting, *_ in new), names, threshold)
+    weights = estimate(counts)
+    if counts.total() >= FEWEST_PAIRS:
+        rows = [
+            {"field": name, "outcome": outcome, "weight": weight, "pairs": counts.total()}
+            for name, outcome, weight in weights.rows()
+        ]
+        _insert(connection, OpeningWeight, rows)
+    return weights
 
 
 def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list[tuple[str, str]]:

@@ -256,6 +256,20 @@ class CompanyPair(Base):
     legal_key: Mapped[str] = mapped_column(String(255))
 
 
+class OpeningWeight(Base):
+    """The evidence's weight of a field's outcome (the prior as field 'prior', outcome ''), learnt from the
+    postings by farm.openings.estimate from ``pairs`` unlabelled pairs: what every update weighs with until a
+    rebuild learns them again."""
+
+    __tablename__ = "opening_weight"
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+
+    field: Mapped[str] = mapped_column(String(16), primary_key=True)
+    outcome: Mapped[str] = mapped_column(String(16), primary_key=True)
+    weight: Mapped[float] = mapped_column(Float)
+    pairs: Mapped[int] = mapped_column(Integer)
+
+
 class OpeningPosting(Base):
     """Each posting's opening, and why it is there (farm.openings.cluster.Why as JSON). A posting's first
     and last seen are job_posting's; an opening's are its postings' earliest and latest."""

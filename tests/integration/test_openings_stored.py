@@ -1,17 +1,23 @@
 """Openings stored (farm.openings.stored): `farm openings update` puts each day's new postings into the
 openings stored, giving what a rebuild from every posting gives; `explain` reads the stored openings."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from click.testing import CliRunner
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 
 from farm.cli import farm
+from farm.openings.estimate import FEWEST_PAIRS
+from farm.openings.evidence import SET_BY_HAND
+from farm.openings.stored import update_openings
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
-from farm.state.models import JobPostingRow, OpeningPosting, OpeningRow
+from farm.state.models import JobPostingRow, OpeningPosting, OpeningRow, OpeningWeight
+from farm.state.posting_fields import POSTING_FIELDS
 from farm.state.store import KeywordStore
 from tests.integration.test_openings_explain import posting
+from tests.unit.test_openings_weights import unlabelled
 
 DAY_1 = datetime(2026, 5, 8, 2, tzinfo=UTC)
 PAIR = {"companyName": "抖音", "fullCompanyName": "北京字节跳动科技有限公司"}
@@ -108,3 +114,40 @@ def test_an_update_takes_back_only_the_openings_its_new_postings_keys_name(sqlit
     store.upsert_postings([posting("qcwy", "q1", "后端丙工程师+五险一金", "北京字节跳动科技有限公司", "2-3万")], DAY_1)
     assert run(sqlite_url, "update") == "1 postings put in openings, 0 openings opened; 50 stored\n"
     store.close()
+
+
+def rows_of(postings, seen):
+    rows = []
+    for p in postings:
+        row = dict.fromkeys(POSTING_FIELDS)
+        row.update(source=p.source, job_id=p.job_id, title=p.title, company=p.company, city=p.city, area=p.area)
+        row.update(degree=p.degree, experience=p.experience, salary_min=p.salary_min, salary_max=p.salary_max)
+        rows.append({**row, "tags": [], "raw": {}, "first_seen_at": seen, "last_seen_at": seen})
+    return rows
+
+
+def weights_stored(engine):
+    with engine.connect() as connection:
+        rows = connection.execute(select(OpeningWeight.field, OpeningWeight.outcome, OpeningWeight.weight)).all()
+    return sorted(tuple(row) for row in rows)
+
+
+def test_the_first_update_with_pairs_enough_learns_the_weights_and_the_updates_after_it_weigh_with_them(sqlite_url):
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    postings = unlabelled()
+    with engine.begin() as connection:
+        connection.execute(insert(JobPostingRow), rows_of(postings[:4], DAY_1))
+    few = update_openings(engine)
+    assert few.weights is SET_BY_HAND and weights_stored(engine) == []  # too few pairs: nothing learnt
+    with engine.begin() as connection:
+        connection.execute(insert(JobPostingRow), rows_of(postings[4:], DAY_1 + timedelta(days=1)))
+    first = update_openings(engine)
+    assert first.weights.pairs >= FEWEST_PAIRS and first.weights != SET_BY_HAND
+    assert weights_stored(engine) == sorted(first.weights.rows())
+    later = [replace(p, job_id=p.job_id + "x", city="上海") for p in postings]
+    with engine.begin() as connection:
+        connection.execute(insert(JobPostingRow), rows_of(later, DAY_1 + timedelta(days=2)))
+    assert update_openings(engine).weights == first.weights  # read back, not learnt again
+    rebuilt = update_openings(engine, rebuild=True)  # learnt again from every posting
+    assert rebuilt.weights.pairs > first.weights.pairs and weights_stored(engine) == sorted(rebuilt.weights.rows())
