@@ -12,8 +12,7 @@ A long download is never taken for a dead worker: the heartbeat does not wait fo
 Keys, under ``<FARM_REDIS_PREFIX>:<site>``:
 
     queue        zset  id -> score (priority, then first in first out)
-    ids          hash  gen, n: a request's id is '<gen>-<n>', the state's generation and a counter
-                       (scripts/ids.lua): no id of a state Redis lost names a request of the next
+    ids          hash  gen, n: an id is '<gen>-<n>' (scripts/ids.lua): none of a lost state names one of the next
     req          hash  id -> its keyword's lease (``id:token``) and a newline, then the request as JSON
                        (farm.crawl.backends.redis.codec); the JSON alone for a request without a keyword
     open         hash  lease -> its requests not yet settled (queued or in flight)
@@ -138,13 +137,10 @@ class SharedQueue:
           when this worker owns it);
           (lease, its requests still open) for each. A keyword another worker owns, left with nothing
           open, is noted in its owner's inbox (``inbox``: '<lease>', 'look').
-        - ``end``: (lease, outcome) of keywords ended: their queued requests are dropped, their owners told;
-          each one's owner ('' when none is known).
+        - ``end``: (lease, outcome) of keywords ended: queued requests dropped; each one's owner ('' none), told.
         - ``look``: leases; the requests each has open.
-        - ``hold``: the worker this one is done taking on ('' none), then leases this one claimed or adopted
-          (``hold``).
-        - ``seen``: (lease, page) of pages done, which a rebuild read in the keyword table: seen among the
-          lease's fingerprints, so that no push queues them again.
+        - ``hold``: the worker this one is done taking on ('' none), then leases this one claimed or adopted.
+        - ``seen``: (lease, page) of pages done (a rebuild's): among the lease's fingerprints, queued no more.
         """
         args = [epoch, self.dupefilter.ttl(), LEASE_SECONDS, self.dupefilter.lease_key(""), self.worker, self.key]
         for kind, values in runs:
