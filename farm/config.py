@@ -206,6 +206,9 @@ class FarmConfig:
     session_max_uses: int = setting(
         whole(0, 10**9, "a whole number from 0 (no limit), e.g. 200"), defaults.FARM_SESSION_MAX_USES
     )
+    sessions_ahead: int = setting(
+        whole(0, 16, "a whole number of sessions from 0 (none ahead) to 16, e.g. 2"), defaults.FARM_SESSIONS_AHEAD
+    )
     site_refused_after: float = setting(
         number(0, takes="a number of seconds from 0 (never), e.g. 180"), defaults.FARM_SITE_REFUSED_AFTER
     )

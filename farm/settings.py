@@ -107,6 +107,9 @@ FARM_BROWSER_COOLDOWN = _env("FARM_BROWSER_COOLDOWN")
 # old (seconds) or has been sent this many times (0: no limit); then a new one is earned.
 FARM_SESSION_MAX_AGE = _env("FARM_SESSION_MAX_AGE")
 FARM_SESSION_MAX_USES = _env("FARM_SESSION_MAX_USES")
+# Sessions of one site and proxy earned ahead at once, under way or ready, when the crawl uses them up faster
+# than the browser earns one (0: none earned ahead; each is earned when the wall answers).
+FARM_SESSIONS_AHEAD = _env("FARM_SESSIONS_AHEAD")
 # Seconds in which a site answered nothing but refusals farm cannot pass (sliders, walls, answers it does
 # not understand; at least 6 of them, no page between) before the crawl concludes that the site refuses it
 # and ends, its keywords left partial (0: never conclude).

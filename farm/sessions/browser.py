@@ -18,11 +18,9 @@ after the wall (kind "timeout", "browser"), or "closing" while the crawl closes.
 
 import asyncio
 import logging
-import os
 import shutil
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -30,6 +28,7 @@ from farm.display import without_secrets
 from farm.errors import WallNotPassed
 from farm.sessions.disguise import context_options, dress, launch_args
 from farm.sessions.identity import ClientIdentity
+from farm.sessions.memory import browser_pss
 from farm.sessions.tabs import BLANK, SETTLE, Tab
 from farm.sessions.wall import Wall
 from farm.sessions.watch import QUIET, WallWatch
@@ -37,7 +36,6 @@ from farm.sessions.watch import QUIET, WallWatch
 logger = logging.getLogger(__name__)
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-BROWSER_PROCESSES = ("chrom", "headless", "node")  # their /proc/PID/comm: Chromium's processes, Playwright's driver
 POLL = 0.1  # seconds between looks at the page while it earns its cookies, and at the crawl while it waits
 SETTLE_POLL = 0.01  # seconds between looks at a tab settling after its pass
 INTERRUPTED = "interrupted by another navigation"  # Playwright's words for a goto another navigation replaced
@@ -339,7 +337,7 @@ class Browser:
 
     def resident_bytes(self) -> int:
         """The memory the browser holds: every Chromium process below this one and Playwright's driver (PSS)."""
-        return sum(_pss(pid) for pid in _descendants(os.getpid()) if _comm(pid).startswith(BROWSER_PROCESSES))
+        return browser_pss()
 
 
 class _Interrupted(Exception):
@@ -379,40 +377,3 @@ def _first_line(exc: Exception) -> str:
 
 def _shown(url: str) -> str:
     return without_secrets(url if len(url) <= 120 else url[:117] + "...")
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _pss(pid: int) -> int:
-    """A process's proportional set size: its own pages, and its share of those it shares (Chromium's
-    processes share most of theirs, so their resident sizes added up would count them many times)."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return 0
