@@ -78,6 +78,10 @@ class Browser:
         self.restarts = 0  # times Chromium was started again after it died
         self.rss_max = 0  # the most the browser's processes held at once, in bytes (PSS)
 
+    def open_tabs(self) -> list[tuple[str, int]]:
+        """The tabs open, the least recently used first: each one's proxy and the passes begun in it."""
+        return [(tab.proxy, tab.passes) for tab in self._tabs]
+
     async def earn(self, wall: Wall, identity: ClientIdentity, proxy: str) -> dict[str, str]:
         """The cookies ``wall``'s page grants this identity through ``proxy`` ("" for none); WallNotPassed
         whatever goes wrong: the browser never fails a keyword, and never waits beyond its timeout."""
@@ -158,11 +162,13 @@ class Browser:
             try:
                 return await self._cookies_of(tab.page, tab.context, wall, watch, deadline)
             except _Interrupted:
-                continue  # opened again, from an empty jar, with a new watch
+                pass  # opened again once the tab has settled, from an empty jar, with a new watch
             finally:
                 tab.page.remove_listener("request", seen)
                 tab.end()
-        raise WallNotPassed(wall.name, "browser", f"opening {_shown(wall.url)} was interrupted {GOTO_TRIES} times")
+            if not await self._settle(tab, wall):
+                break
+        raise WallNotPassed(wall.name, "browser", f"opening {_shown(wall.url)} was interrupted by another navigation")
 
     async def _settle(self, tab: Tab, wall: Wall) -> bool:
         """Whether ``tab`` is left with nothing of its pass (farm.sessions.tabs) within SETTLE seconds."""

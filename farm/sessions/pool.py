@@ -264,7 +264,7 @@ class SessionPool:
     def _start(self, key: SessionKey, wall: Wall, identity: ClientIdentity) -> asyncio.Future:
         """A session of ``key`` earned from now, through ``wall``'s page."""
         pending = asyncio.ensure_future(self._earn_one(key, wall, identity))
-        pending.wall = wall  # type: ignore[attr-defined]
+        pending.wall = wall
         self._earning.setdefault(key, []).append(pending)
         return pending
 
