@@ -119,6 +119,117 @@ def test_a_wall_the_browser_cannot_pass_is_not_tried_again_until_the_cooldown_en
     assert len(earner.calls) == 2  # at 0 and after the cooldown, at 61
 
 
+class SlowEarner:
+    """Earns a session per call once released, counting the passes under way at once, by proxy."""
+
+    def __init__(self):
+        self.calls = []
+        self.under_way = 0
+        self.most_at_once = 0
+        self.release = asyncio.Event()
+
+    async def __call__(self, wall, identity, proxy):
+        self.calls.append(proxy)
+        self.under_way += 1
+        self.most_at_once = max(self.most_at_once, self.under_way)
+        await self.release.wait()
+        self.under_way -= 1
+        return {"__zp_stoken__": f"{proxy or 'direct'}-{len(self.calls)}"}
+
+
+def test_sessions_used_up_faster_than_a_pass_are_earned_several_at_once_bounded_and_each_for_its_proxy():
+    now = [0.0]
+    earner = SlowEarner()
+    pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60, clock=lambda: now[0], most_ahead=3)
+    key, other = ("boss", "http://p1:8080"), ("boss", "http://p2:8080")
+
+    async def crawl():
+        first = asyncio.ensure_future(pool.renew(key, WALL, IDENTITY, None))
+        await asyncio.sleep(0.01)
+        now[0] = 2.0  # a pass takes two seconds
+        earner.release.set()
+        session = await first
+        earner.release.clear()
+        for _ in range(10):  # it serves ten pages in half a second, then the site's count runs out
+            assert pool.current(key) is session
+            pool.answered(session)
+        now[0] = 2.5
+        assert pool.ran_out(session)
+        # four sessions are used up in the time of a pass: as many as FARM_SESSIONS_AHEAD allows are earned at once
+        assert pool.wanted() == 3
+        waiting = asyncio.ensure_future(pool.renew(key, WALL, IDENTITY, session))
+        await asyncio.sleep(0.01)
+        for _ in range(5):
+            pool.current(key)  # nothing current yet: none earned ahead from here
+        assert earner.under_way == 1
+        now[0] = 4.5
+        earner.release.set()
+        renewed = await waiting
+        earner.release.clear()
+        for _ in range(5):
+            assert pool.current(key) is renewed
+            await asyncio.sleep(0)
+        at_once = earner.under_way
+        # another proxy's sessions are its own: earned through it, never served for the first
+        other_session = asyncio.ensure_future(pool.renew(other, WALL, IDENTITY, None))
+        await asyncio.sleep(0.01)
+        earner.release.set()
+        await other_session
+        await asyncio.sleep(0.01)
+        return renewed, at_once, other_session.result()
+
+    renewed, at_once, other_session = run_loop(crawl)
+    assert at_once == 3 and earner.most_at_once == 3 + 1  # three ahead of the first proxy, one of the other
+    assert earner.calls.count("http://p1:8080") == 5 and earner.calls.count("http://p2:8080") == 1
+    assert other_session.key == other and other_session.cookies["__zp_stoken__"].startswith("http://p2:8080-")
+    assert all(s.key == key for s in [renewed, *pool._ready[key]]) and len(pool._ready[key]) == 3
+    assert pool.current(other) is other_session and pool.ahead == 3
+
+
+def test_a_session_earned_ahead_waits_ready_and_takes_over_at_the_shortest_learned_life():
+    now = [0.0]
+    earner = Earner()
+    pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60, clock=lambda: now[0], most_ahead=1)
+    key = ("boss", "")
+
+    async def crawl():
+        first = await pool.renew(key, WALL, IDENTITY, None)
+        for _ in range(4):
+            pool.current(key)
+            pool.answered(first)
+        now[0] = 100.0
+        assert pool.ran_out(first)  # four pages in a hundred seconds: a session of four uses
+        second = await pool.renew(key, WALL, IDENTITY, first)
+        for _ in range(3):  # at 0.6 of its learned uses the next is earned in the background, and waits
+            assert pool.current(key) is second
+        await asyncio.sleep(0.01)
+        third = pool._ready[key][0]
+        assert pool.current(key) is second  # its fourth use: as many as the learned life
+        return second, third, pool.current(key)
+
+    second, third, taking_over = run_loop(crawl)
+    assert taking_over is third and second.retired == "renewed" and len(earner.calls) == 3
+
+
+def test_with_no_sessions_ahead_none_is_earned_before_the_wall_answers():
+    now = [0.0]
+    earner = Earner()
+    pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60, clock=lambda: now[0], most_ahead=0)
+
+    async def crawl():
+        first = await pool.renew(("boss", ""), WALL, IDENTITY, None)
+        pool.answered(first)
+        now[0] = 10.0
+        pool.ran_out(first)
+        await pool.renew(("boss", ""), WALL, IDENTITY, first)
+        for _ in range(20):
+            pool.current(("boss", ""))
+            await asyncio.sleep(0)
+
+    run_loop(crawl)
+    assert len(earner.calls) == 2 and pool.ahead == 0
+
+
 def test_an_identity_is_one_chrome_its_user_agent_and_client_hints_agree():
     newest = chrome_targets()[-1]
     identity = ClientIdentity.of("chrome")
