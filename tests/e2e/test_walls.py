@@ -197,11 +197,21 @@ def test_a_pace_slower_than_a_session_lives_still_gets_through(sqlite_url):
 def test_workers_sharing_work_through_redis_each_earn_their_session_and_fetch_every_page_once(
     mariadb_url, shared, tmp_path
 ):
-    rows = [("qcwy", city, job) for city in ("北京", "上海") for job in ("python", "java", "数据")]
+    rows = [("qcwy", city, job) for city in ("北京", "上海") for job in ("python", "java", "数据", "测试")]
     prepare_db(mariadb_url, rows)
     with SandboxProcess(seed=3, postings=(60, 120), walls=WallConfig(sites=("qcwy",))) as sandbox:
+        # paced (the two share this machine's identity, so its pace): the crawl lasts longer than one worker
+        # may take to start after the other on a loaded machine, and each meets the wall
         workers = [
-            start_crawl("qcwy", mariadb_url, sandbox.url, tmp_path / f"w{n}.log", redis=shared, FARM_QCWY_MAX_PAGES=6)
+            start_crawl(
+                "qcwy",
+                mariadb_url,
+                sandbox.url,
+                tmp_path / f"w{n}.log",
+                redis=shared,
+                FARM_QCWY_MAX_PAGES=6,
+                FARM_QCWY_RATE=6,
+            )
             for n in range(2)
         ]
         try:
