@@ -28,10 +28,12 @@ TEST_WORKERS ?= 2
 test: install
 	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist worksteal)
 
-# The longer runs: the e2e day of faults on every site and every database, each site's strange puzzle,
-# the identities through the tests' own proxy as well as tinyproxy (make test takes one of each).
+# The longer runs: the e2e day of faults and the whole crawl on every site and every database, each
+# site's strange puzzle, the identities through the tests' own proxy as well as tinyproxy, `farm report`'s
+# settings on MariaDB too (make test takes one of each).
 soak: install
-	FARM_SOAK=1 $(BIN)/python -m pytest tests/e2e/test_real_day.py tests/e2e/test_strange_walls.py tests/e2e/test_identities.py
+	FARM_SOAK=1 $(BIN)/python -m pytest tests/e2e/test_real_day.py tests/e2e/test_crawl.py tests/e2e/test_strange_walls.py \
+		tests/e2e/test_identities.py tests/integration/test_salary_numbers.py
 
 test-unit: install
 	$(BIN)/python -m pytest tests/unit

@@ -8,6 +8,7 @@ import pytest
 
 pytest.register_assert_rewrite("tests.unit.spider_helpers", "tests.e2e.harness")
 from bench.mariadb import throwaway_database  # noqa: E402 - after the assert rewrite it registers
+from tests.order import load_costs, longest_first  # noqa: E402
 
 MARIADB_SERVER = os.environ.get("FARM_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306")
 POSTGRESQL_SERVER = os.environ.get("FARM_TEST_POSTGRESQL", "postgresql+psycopg://postgres@127.0.0.1:5432")
@@ -29,6 +30,11 @@ SERVERS = {
         'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',  # a killed crawl's connections may linger
     ),
 }
+
+
+def pytest_collection_modifyitems(items):
+    """The longest tests first (tests/order.py): a worker's last test is a short one."""
+    items[:] = longest_first(items, load_costs())
 
 
 def _server_database(kind: str):

@@ -1,5 +1,6 @@
 """Whole crawls: `scrapy crawl` processes against the sandbox, state in SQLite and in MariaDB."""
 
+import os
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -33,8 +34,17 @@ def max_pages_setting(source):
     return {f"FARM_{source.upper()}_MAX_PAGES": MAX_PAGES[source]}
 
 
-@pytest.mark.parametrize("source", ["boss", "qcwy", "zhilian"])
-def test_full_crawl_stores_every_posting_once_and_fetches_every_page_once(source, db_url):
+# each site once and each database once; `make soak` (FARM_SOAK=1) every site on each (test_real_day.py
+# crawls the sites on the other databases)
+EVERY_CRAWL = [(source, db) for source in ("boss", "qcwy", "zhilian") for db in ("sqlite", "mariadb")]
+CRAWLS = (
+    EVERY_CRAWL if os.environ.get("FARM_SOAK") else [("boss", "mariadb"), ("qcwy", "sqlite"), ("zhilian", "sqlite")]
+)
+
+
+@pytest.mark.parametrize(("source", "database_url"), CRAWLS, indirect=["database_url"])
+def test_full_crawl_stores_every_posting_once_and_fetches_every_page_once(source, database_url):
+    db_url = database_url
     rows = rows_for(source) + [(source, "杭州", "python")]
     prepare_db(db_url, rows)
     with SandboxProcess(seed=7, postings=(0, 160)) as sandbox:

@@ -206,6 +206,9 @@ def test_the_report_shows_each_sites_share_of_salary_texts_no_rule_reads(seen_da
     assert f"<td>qcwy</td><td class=n>{len(SEEN)}</td><td class=n>1</td><td>14.3%</td>" in page
 
 
+# the command reads its settings alike on any database (the report's figures on each: the tests above);
+# `make soak` (FARM_SOAK=1) runs it on MariaDB too
+@pytest.mark.parametrize("db_url", ["sqlite", "mariadb"] if os.environ.get("FARM_SOAK") else ["sqlite"], indirect=True)
 def test_farm_report_converts_with_the_factors_its_settings_name(seen_day, db_url, tmp_path):
     out = tmp_path / "report.html"
     env = {
