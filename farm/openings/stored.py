@@ -38,11 +38,12 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
 from farm.openings.cluster import Clusterer, Opening, PostingSeen, Why, blocking_keys
+from farm.openings.decorations import WHERE, decorations_of
 from farm.openings.estimate import FEWEST_PAIRS, comparisons, estimate
 from farm.openings.evidence import SET_BY_HAND, Weights
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.postings import ORDER, pair_names, read_postings
-from farm.openings.titles import title_key
+from farm.openings.titles import NO_DECORATIONS, Decorations
 from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow, OpeningWeight
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class Updated:
     openings: int  # openings this update opened
     stored: int  # openings stored after it
     weights: Weights = SET_BY_HAND  # what it weighed the evidence with (``pairs``: learnt from so many)
+    decorations: Decorations = NO_DECORATIONS  # the title decorations learnt, stored with the weights
 
 
 def update_openings(
@@ -89,29 +91,36 @@ def update_openings(
             connection.execute(delete(OpeningKey))
             connection.execute(delete(OpeningWeight))
         waiting = _unstored(connection)
-        weights = _learn(connection, names, threshold, waiting)
+        weights, decorations = _learn(connection, names, threshold, waiting)
         stored = connection.execute(select(func.count()).select_from(OPENINGS)).scalar_one()
     postings = opened = 0
     for start in range(0, len(waiting), at_once):
         with engine.begin() as connection:
-            batch = _put_in_openings(connection, names, threshold, weights, waiting[start : start + at_once])
+            batch = _put_in_openings(
+                connection, names, threshold, (weights, decorations), waiting[start : start + at_once]
+            )
         postings, opened = postings + batch[0], opened + batch[1]
-    return Updated(postings, opened, stored + opened, weights)
+    return Updated(postings, opened, stored + opened, weights, decorations)
 
 
 def _put_in_openings(
-    connection: Connection, names: CompanyNames, threshold: float, weights: Weights, ids: list[int]
+    connection: Connection,
+    names: CompanyNames,
+    threshold: float,
+    learnt: tuple[Weights, Decorations],
+    ids: list[int],
 ) -> tuple[int, int]:
     """The postings ``ids`` names (in the clustering's order) put in openings and written: how many postings,
     how many openings opened. Only the stored openings their blocking keys name are read."""
     new = _read(connection, ids, with_raw=False)
     last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
-    clusters = Clusterer(names, threshold, next_id=last + 1, weights=weights)
+    weights, decorations = learnt
+    clusters = Clusterer(names, threshold, next_id=last + 1, weights=weights, decorations=decorations)
     keys = {
         key
         for _, posting, *_ in new
         if (company := names.key(posting.company))
-        for key in blocking_keys(posting.city or "", company, title_key(posting.title), threshold)
+        for key in blocking_keys(posting.city or "", company, decorations.key(posting.title), threshold)
     }
     for opening in _stored_openings(connection, keys):
         clusters.restore(opening)
@@ -168,10 +177,12 @@ def _read(connection: Connection, ids: list[int], with_raw: bool) -> list:
     return sorted(read, key=lambda found: (found[3], found[1].source, found[1].job_id))
 
 
-def _learn(connection: Connection, names: CompanyNames, threshold: float, ids: list[int]) -> Weights:
+def _learn(
+    connection: Connection, names: CompanyNames, threshold: float, ids: list[int]
+) -> tuple[Weights, Decorations]:
     """What an update knows before it puts any posting in an opening, read from every waiting posting
     ``AT_ONCE`` at a time: the pairs stored for the companies they name and those they carry (into
-    ``names``; the new ones stored), and the evidence's weights (``_weights``)."""
+    ``names``; the new ones stored), and the evidence's weights with the title decorations (``_weights``)."""
     keys, carried, seen = set[str](), [], []
     stored_weights = connection.execute(select(func.count()).select_from(WEIGHTS)).scalar_one() > 0
     for start in range(0, len(ids), AT_ONCE):
@@ -186,21 +197,32 @@ def _learn(connection: Connection, names: CompanyNames, threshold: float, ids: l
     return _weights(connection, names, threshold, seen)
 
 
-def _weights(connection: Connection, names: CompanyNames, threshold: float, new: list[PostingSeen]) -> Weights:
-    """The weights stored; where none are, those learnt from the new postings, stored once they hold pairs
-    enough to learn from (FEWEST_PAIRS), whether EM's estimate was taken or the hand-set weights kept."""
+def _weights(
+    connection: Connection, names: CompanyNames, threshold: float, new: list[PostingSeen]
+) -> tuple[Weights, Decorations]:
+    """The weights and the title decorations stored; where none are, those learnt from the new postings,
+    stored once they hold pairs enough to learn from (FEWEST_PAIRS), whether EM's estimate was taken or the
+    hand-set weights kept. Until then no decoration is learnt: a title key stays as its form makes it."""
     stored = connection.execute(select(WEIGHTS.c.field, WEIGHTS.c.outcome, WEIGHTS.c.weight, WEIGHTS.c.pairs)).all()
     if stored:
-        return Weights.from_rows([row[:3] for row in stored], stored[0].pairs)
-    counts = comparisons(new, names, threshold)
+        decorations = Decorations.from_rows((row.field, row.outcome) for row in stored if row.field in WHERE)
+        return Weights.from_rows([row[:3] for row in stored], stored[0].pairs), decorations
+    decorations = decorations_of(new, names)
+    counts = comparisons(new, names, threshold, decorations=decorations)
     weights = estimate(counts)
-    if counts.total() >= FEWEST_PAIRS:
-        rows = [
+    if counts.total() < FEWEST_PAIRS:
+        return weights, NO_DECORATIONS
+    rows = [(name, outcome, weight) for name, outcome, weight in weights.rows()]
+    rows += [(where, affix, 0.0) for where, affix in decorations.rows()]
+    _insert(
+        connection,
+        OpeningWeight,
+        [
             {"field": name, "outcome": outcome, "weight": weight, "pairs": counts.total()}
-            for name, outcome, weight in weights.rows()
-        ]
-        _insert(connection, OpeningWeight, rows)
-    return weights
+            for name, outcome, weight in rows
+        ],
+    )
+    return weights, decorations
 
 
 def _learn_pairs(
