@@ -22,8 +22,9 @@ The evidence's weights are learnt from the postings (farm.openings.estimate) by 
 pairs enough among its postings, and by every rebuild, and stored (``opening_weight``): the updates after
 it weigh with them. The same postings updated in the same order give the same openings. An update gives
 what clustering every posting at once (``rebuild``) gives, unless a brand ↔ legal-name pair learnt later
-names a company that earlier openings keyed apart, the weights were learnt from fewer postings than the
-rebuild learns them from, or the title threshold or the user's pairs changed: a rebuild then clusters
+names a company that earlier openings keyed apart, the weights and the title decorations
+(farm.openings.decorations, stored beside the weights) were learnt from fewer postings than the rebuild
+learns them from, or the title threshold or the user's pairs changed: a rebuild then clusters
 everything again with what is known now.
 
 An account that may only read (`farm report` run as `farm stats` is) gets the openings stored:
