@@ -31,7 +31,7 @@ from datasketch import MinHash, MinHashLSH
 from farm.openings.details import degree_of, experience_of, place_of
 from farm.openings.evidence import SET_BY_HAND, Side, Weights, evidence
 from farm.openings.names import CompanyNames, company_key
-from farm.openings.titles import bigrams, similarity, title_key
+from farm.openings.titles import NO_DECORATIONS, Decorations, bigrams, similarity
 
 LSH_FROM = 64  # titles in one (city, company) before candidates come from the LSH
 PERMUTATIONS = 32
@@ -74,11 +74,11 @@ class Opening:
         return Side(self.title_key, self.salary_min, self.salary_max, self.district, self.degree, self.experience)
 
 
-def side_of(posting: PostingSeen) -> Side:
-    """The posting's values as the evidence compares them."""
+def side_of(posting: PostingSeen, decorations: Decorations = NO_DECORATIONS) -> Side:
+    """The posting's values as the evidence compares them, its title without ``decorations`` too."""
     city = posting.city or ""
     return Side(
-        title_key(posting.title),
+        decorations.key(posting.title),
         posting.salary_min,
         posting.salary_max,
         place_of(posting.area, city),
@@ -153,8 +153,10 @@ class Clusterer:
         title_threshold: float = 0.85,
         next_id: int = 1,
         weights: Weights = SET_BY_HAND,
+        decorations: Decorations = NO_DECORATIONS,
     ):
         self.names = names or CompanyNames()
+        self.decorations = decorations  # the title decorations learnt (farm.openings.decorations)
         self.title_threshold = title_threshold
         self.weights = weights  # the evidence's (farm.openings.estimate learns them from the postings)
         self.openings: dict[int, Opening] = {}  # by id: those restored and those opened
@@ -175,7 +177,7 @@ class Clusterer:
         city = posting.city or ""
         company = self.names.key(posting.company)
         same = "paired" if company != company_key(posting.company) else "equal"
-        side = side_of(posting)
+        side = side_of(posting, self.decorations)
         title = side.title
         best = None
         for opening, how, alike in self._candidates(city, company, title, same, posting.source):

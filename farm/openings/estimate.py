@@ -26,7 +26,7 @@ from itertools import combinations
 from farm.openings.cluster import PostingSeen, blocking_keys, side_of
 from farm.openings.evidence import FIELDS, SET_BY_HAND, UNKNOWN, Side, Weights, outcomes
 from farm.openings.names import CompanyNames, company_key
-from farm.openings.titles import similarity, title_key
+from farm.openings.titles import NO_DECORATIONS, Decorations, similarity
 
 logger = logging.getLogger(__name__)
 
@@ -45,9 +45,14 @@ Compared = tuple[str, str, Side]  # the posting's site, its own company key, its
 
 
 def comparisons(
-    postings: Iterable[PostingSeen], names: CompanyNames, threshold: float = 0.85, most: int = MOST_PAIRS
+    postings: Iterable[PostingSeen],
+    names: CompanyNames,
+    threshold: float = 0.85,
+    most: int = MOST_PAIRS,
+    decorations: Decorations = NO_DECORATIONS,
 ) -> Counter[tuple[str, ...]]:
-    """How many pairs of each outcome vector the postings hold (see the module's docstring)."""
+    """How many pairs of each outcome vector the postings hold (see the module's docstring), their titles
+    without ``decorations``."""
     blocks: dict[tuple[str, str], list[PostingSeen]] = defaultdict(list)
     for posting in postings:
         key = names.key(posting.company)
@@ -57,22 +62,22 @@ def comparisons(
     for block in sorted(blocks, key=lambda block: (zlib.crc32("|".join(block).encode()), block)):
         if len({posting.source for posting in blocks[block]}) < 2:
             continue  # no pair of two sites
-        for vector in _block_pairs(blocks[block], block, threshold):
+        for vector in _block_pairs(blocks[block], block, threshold, decorations):
             counts[vector] += 1
         if counts.total() >= most:
             break
     return counts
 
 
-def _block_pairs(postings: list[PostingSeen], block: tuple[str, str], threshold: float):
+def _block_pairs(postings: list[PostingSeen], block: tuple[str, str], threshold: float, decorations: Decorations):
     by_title: dict[str, list[Compared]] = {}
     for posting in postings:
-        title = title_key(posting.title)
+        title = decorations.key(posting.title)
         if not title:
             continue
         same = by_title.setdefault(title, [])
         if len(same) < PER_TITLE:
-            same.append((posting.source, company_key(posting.company), side_of(posting)))
+            same.append((posting.source, company_key(posting.company), side_of(posting, decorations)))
     sharing: dict[str, list[str]] = defaultdict(list)  # a blocking key -> the titles it names
     for title in by_title:
         for key in blocking_keys(*block, title, threshold):
@@ -145,6 +150,11 @@ def _normal(weights: dict[str, float]) -> dict[str, float]:
     return {outcome: weight / total for outcome, weight in weights.items()}
 
 
-def weights_of(postings: Iterable[PostingSeen], names: CompanyNames, threshold: float = 0.85) -> Weights:
+def weights_of(
+    postings: Iterable[PostingSeen],
+    names: CompanyNames,
+    threshold: float = 0.85,
+    decorations: Decorations = NO_DECORATIONS,
+) -> Weights:
     """The weights estimated from the postings' pairs (``SET_BY_HAND`` where they are too few)."""
-    return estimate(comparisons(postings, names, threshold))
+    return estimate(comparisons(postings, names, threshold, decorations=decorations))

@@ -5,7 +5,7 @@ import json
 import re
 from contextlib import nullcontext
 
-from sqlalchemy import case, select
+from sqlalchemy import case, null, select
 from sqlalchemy.engine import Connection, Engine
 
 from farm.openings.cluster import PostingSeen
@@ -26,9 +26,12 @@ _TABLE = JobPostingRow.__table__
 ORDER = (_TABLE.c.first_seen_at, _TABLE.c.source, _TABLE.c.job_id)
 
 
-def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, PostingSeen, object, object]]:
+def read_postings(
+    bind: Engine | Connection, where=None, with_raw: bool = True
+) -> list[tuple[int, PostingSeen, object, object]]:
     """The postings ``where`` holds of, read once, by first seen, site and id: (job_posting id, the posting as
-    the clustering sees it, the raw item of a qcwy posting or None, its first seen)."""
+    the clustering sees it, the raw item of a qcwy posting or None (None for every one without
+    ``with_raw``), its first seen)."""
     table = JobPostingRow.__table__
     query = select(
         table.c.id,
@@ -42,7 +45,7 @@ def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, Post
         table.c.area,
         table.c.degree,
         table.c.experience,
-        case((table.c.source == "qcwy", table.c.raw), else_=None).label("raw"),
+        (case((table.c.source == "qcwy", table.c.raw), else_=None) if with_raw else null()).label("raw"),
         table.c.first_seen_at,
     ).order_by(*ORDER)
     if where is not None:
@@ -68,9 +71,15 @@ def read_postings(bind: Engine | Connection, where=None) -> list[tuple[int, Post
 
 def learn_pair(names: CompanyNames, source: str, raw) -> tuple[str, str] | None:
     """qcwy lists a company's brand (companyName) beside its legal name (fullCompanyName): the keys paired."""
+    pair = pair_names(source, raw)
+    return None if pair is None else names.learn(*pair)
+
+
+def pair_names(source: str, raw) -> tuple[str, str] | None:
+    """The (brand, legal name) a qcwy posting's raw item carries, or None."""
     if source != "qcwy" or not raw:
         return None
     item = json.loads(raw) if isinstance(raw, str) else raw
     if isinstance(item, dict) and item.get("companyName") and item.get("fullCompanyName"):
-        return names.learn(str(item["companyName"]), str(item["fullCompanyName"]))
+        return str(item["companyName"]), str(item["fullCompanyName"])
     return None

@@ -1,19 +1,30 @@
 """Openings kept in the database (tables ``opening``, ``opening_posting``, ``opening_key`` and
 ``company_pair``, migrations 0011 and 0014) with the evidence's weights (``opening_weight``, migration 0015).
 
-`farm openings update` reads the postings in no opening yet, once, in the clustering's order (first seen,
-site, id), and adds them to the openings stored: only the openings their blocking keys name
-(``opening_key``: the city, the company key's start and the title's first bigrams,
-farm.openings.cluster.blocking_keys) are taken back into a Clusterer, with the pairs stored for the
-companies they name and the pairs they carry themselves (``company_pair``); what is new is written in one
-transaction. An update's cost follows its new postings, not the table.
+`farm openings update` reads the ids of the postings in no opening yet, once, in the clustering's order
+(first seen, site, id), and adds them to the openings stored AT_ONCE at a time, each batch in its own
+transaction: only the openings a batch's blocking keys name (``opening_key``: the city, the company key's
+start and the title's first bigrams, farm.openings.cluster.blocking_keys) are taken back into a Clusterer,
+and what the batch opens is written with its blocking keys, so the next batch takes back the openings the
+earlier ones opened as it takes back any stored opening. What every batch weighs with is settled before the
+first: the pairs stored for the companies the waiting postings name and the pairs they carry themselves
+(``company_pair``, the new ones written first), and the weights. An update's cost follows its new postings,
+not the table, and its memory one batch's. An update killed midway keeps the batches committed; the next
+one puts the rest in, as the killed one would have (a posting is in one opening: ``opening_posting``'s key
+is the posting's id). A batched update gives what one batch of every waiting posting gives, except where a
+(city, company) holds so many titles that candidates come from the LSH (farm.openings.cluster), which
+finds alike titles among those held, not always every one. Where no weights are stored (the first update,
+a rebuild) they are learnt from every waiting posting, which are then held at once, without their raw
+items; a rebuild's forgetting is committed with the pairs and the weights, and one killed midway is
+finished by the next update.
 
 The evidence's weights are learnt from the postings (farm.openings.estimate) by the first update that finds
 pairs enough among its postings, and by every rebuild, and stored (``opening_weight``): the updates after
 it weigh with them. The same postings updated in the same order give the same openings. An update gives
 what clustering every posting at once (``rebuild``) gives, unless a brand ↔ legal-name pair learnt later
-names a company that earlier openings keyed apart, the weights were learnt from fewer postings than the
-rebuild learns them from, or the title threshold or the user's pairs changed: a rebuild then clusters
+names a company that earlier openings keyed apart, the weights and the title decorations
+(farm.openings.decorations, stored beside the weights) were learnt from fewer postings than the rebuild
+learns them from, or the title threshold or the user's pairs changed: a rebuild then clusters
 everything again with what is known now.
 
 An account that may only read (`farm report` run as `farm stats` is) gets the openings stored:
@@ -27,12 +38,13 @@ from sqlalchemy import delete, func, insert, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from farm.openings.cluster import Clusterer, Opening, Why, blocking_keys
+from farm.openings.cluster import Clusterer, Opening, PostingSeen, Why, blocking_keys
+from farm.openings.decorations import WHERE, decorations_of
 from farm.openings.estimate import FEWEST_PAIRS, comparisons, estimate
 from farm.openings.evidence import SET_BY_HAND, Weights
 from farm.openings.names import CompanyNames, company_key
-from farm.openings.postings import learn_pair, read_postings
-from farm.openings.titles import title_key
+from farm.openings.postings import ORDER, pair_names, read_postings
+from farm.openings.titles import NO_DECORATIONS, Decorations
 from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow, OpeningWeight
 
 logger = logging.getLogger(__name__)
@@ -44,6 +56,7 @@ POSTINGS, OPENINGS, PAIRS, KEYS, WEIGHTS = (
     OpeningKey.__table__,
     OpeningWeight.__table__,
 )
+AT_ONCE = 5000  # postings an update puts in openings in one transaction
 BATCH = 5000  # rows an INSERT sends at once
 KEYS_AT_ONCE = 500  # values in one IN (...)
 # what each database says when an account may not write: MariaDB/MySQL's error numbers (command denied,
@@ -58,12 +71,18 @@ class Updated:
     openings: int  # openings this update opened
     stored: int  # openings stored after it
     weights: Weights = SET_BY_HAND  # what it weighed the evidence with (``pairs``: learnt from so many)
+    decorations: Decorations = NO_DECORATIONS  # the title decorations learnt, stored with the weights
 
 
 def update_openings(
-    engine: Engine, names: CompanyNames | None = None, threshold: float = 0.85, rebuild: bool = False
+    engine: Engine,
+    names: CompanyNames | None = None,
+    threshold: float = 0.85,
+    rebuild: bool = False,
+    at_once: int = AT_ONCE,
 ) -> Updated:
-    """Put every posting not in a stored opening into one; ``rebuild``: forget the stored ones first."""
+    """Put every posting not in a stored opening into one, ``at_once`` postings a transaction (see the
+    module's docstring); ``rebuild``: forget the stored ones first."""
     names = names or CompanyNames()
     with engine.begin() as connection:
         if rebuild:
@@ -72,38 +91,57 @@ def update_openings(
             connection.execute(delete(CompanyPair))
             connection.execute(delete(OpeningKey))
             connection.execute(delete(OpeningWeight))
-        new = _unstored(connection)
-        learnt = _learn_pairs(connection, names, new)
+        waiting = _unstored(connection)
+        weights, decorations = _learn(connection, names, threshold, waiting)
         stored = connection.execute(select(func.count()).select_from(OPENINGS)).scalar_one()
-        last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
-        weights = _weights(connection, names, threshold, new)
-        clusters = Clusterer(names, threshold, next_id=last + 1, weights=weights)
-        keys = {
-            key
-            for _, posting, *_ in new
-            if (company := names.key(posting.company))
-            for key in blocking_keys(posting.city or "", company, title_key(posting.title), threshold)
-        }
-        for opening in _stored_openings(connection, keys):
-            clusters.restore(opening)
-        clusters.add_all(posting for _, posting, *_ in new)
-        _insert(connection, OpeningRow, [_opening_row(opening) for opening in clusters.opened])
-        _insert(
-            connection,
-            OpeningKey,
-            [
-                {"block_key": key, "opening_id": opening.id}
-                for opening in clusters.opened
-                for key in blocking_keys(opening.city, opening.company_key, opening.title_key, threshold)
-            ],
-        )
-        members = []
-        for posting_id, posting, *_ in new:
-            why = clusters.why[(posting.source, posting.job_id)]
-            members.append({"posting_id": posting_id, "opening_id": why.opening, "why": why.to_json()})
-        _insert(connection, OpeningPosting, members)
-        _insert(connection, CompanyPair, [{"brand_key": brand, "legal_key": legal} for brand, legal in learnt])
-    return Updated(len(new), len(clusters.opened), stored + len(clusters.opened), weights)
+    postings = opened = 0
+    for start in range(0, len(waiting), at_once):
+        with engine.begin() as connection:
+            batch = _put_in_openings(
+                connection, names, threshold, (weights, decorations), waiting[start : start + at_once]
+            )
+        postings, opened = postings + batch[0], opened + batch[1]
+    return Updated(postings, opened, stored + opened, weights, decorations)
+
+
+def _put_in_openings(
+    connection: Connection,
+    names: CompanyNames,
+    threshold: float,
+    learnt: tuple[Weights, Decorations],
+    ids: list[int],
+) -> tuple[int, int]:
+    """The postings ``ids`` names (in the clustering's order) put in openings and written: how many postings,
+    how many openings opened. Only the stored openings their blocking keys name are read."""
+    new = _read(connection, ids, with_raw=False)
+    last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
+    weights, decorations = learnt
+    clusters = Clusterer(names, threshold, next_id=last + 1, weights=weights, decorations=decorations)
+    keys = {
+        key
+        for _, posting, *_ in new
+        if (company := names.key(posting.company))
+        for key in blocking_keys(posting.city or "", company, decorations.key(posting.title), threshold)
+    }
+    for opening in _stored_openings(connection, keys):
+        clusters.restore(opening)
+    clusters.add_all(posting for _, posting, *_ in new)
+    _insert(connection, OpeningRow, [_opening_row(opening) for opening in clusters.opened])
+    _insert(
+        connection,
+        OpeningKey,
+        [
+            {"block_key": key, "opening_id": opening.id}
+            for opening in clusters.opened
+            for key in blocking_keys(opening.city, opening.company_key, opening.title_key, threshold)
+        ],
+    )
+    members = []
+    for posting_id, posting, *_ in new:
+        why = clusters.why[(posting.source, posting.job_id)]
+        members.append({"posting_id": posting_id, "opening_id": why.opening, "why": why.to_json()})
+    _insert(connection, OpeningPosting, members)
+    return len(new), len(clusters.opened)
 
 
 def update_if_allowed(engine: Engine) -> Updated | None:
@@ -125,38 +163,74 @@ def denied(exc: DBAPIError) -> bool:
     return number in DENIED_NUMBERS or state in DENIED_STATES or "readonly database" in str(original)
 
 
-def _unstored(connection: Connection) -> list:
-    """The postings in no opening yet, each read once: their ids first, from a narrow index (no posting's
-    row is read but theirs), then their rows by id."""
+def _unstored(connection: Connection) -> list[int]:
+    """The ids of the postings in no opening yet, in the clustering's order, from a narrow index (no
+    posting's row is read)."""
     unstored = POSTINGS.c.id.not_in(select(OpeningPosting.posting_id))
-    ids = list(connection.execute(select(POSTINGS.c.id).where(unstored)).scalars())
-    new = []
+    return list(connection.execute(select(POSTINGS.c.id).where(unstored).order_by(*ORDER)).scalars())
+
+
+def _read(connection: Connection, ids: list[int], with_raw: bool) -> list:
+    """The postings of ``ids``, read by id, in the clustering's order."""
+    read = []
     for start in range(0, len(ids), BATCH):
-        new += read_postings(connection, POSTINGS.c.id.in_(ids[start : start + BATCH]))
-    return sorted(new, key=lambda found: (found[3], found[1].source, found[1].job_id))
+        read += read_postings(connection, POSTINGS.c.id.in_(ids[start : start + BATCH]), with_raw)
+    return sorted(read, key=lambda found: (found[3], found[1].source, found[1].job_id))
 
 
-def _weights(connection: Connection, names: CompanyNames, threshold: float, new: list) -> Weights:
-    """The weights stored; where none are, those learnt from the new postings, stored once they hold pairs
-    enough to learn from (FEWEST_PAIRS), whether EM's estimate was taken or the hand-set weights kept."""
+def _learn(
+    connection: Connection, names: CompanyNames, threshold: float, ids: list[int]
+) -> tuple[Weights, Decorations]:
+    """What an update knows before it puts any posting in an opening, read from every waiting posting
+    ``AT_ONCE`` at a time: the pairs stored for the companies they name and those they carry (into
+    ``names``; the new ones stored), and the evidence's weights with the title decorations (``_weights``)."""
+    keys, carried, seen = set[str](), [], []
+    stored_weights = connection.execute(select(func.count()).select_from(WEIGHTS)).scalar_one() > 0
+    for start in range(0, len(ids), AT_ONCE):
+        for _, posting, raw, _ in _read(connection, ids[start : start + AT_ONCE], with_raw=True):
+            keys.add(company_key(posting.company))
+            if (pair := pair_names(posting.source, raw)) is not None:
+                carried.append(pair)
+            if not stored_weights:
+                seen.append(posting)
+    learnt = _learn_pairs(connection, names, sorted(keys - {""}), carried)
+    _insert(connection, CompanyPair, [{"brand_key": brand, "legal_key": legal} for brand, legal in learnt])
+    return _weights(connection, names, threshold, seen)
+
+
+def _weights(
+    connection: Connection, names: CompanyNames, threshold: float, new: list[PostingSeen]
+) -> tuple[Weights, Decorations]:
+    """The weights and the title decorations stored; where none are, those learnt from the new postings,
+    stored once they hold pairs enough to learn from (FEWEST_PAIRS), whether EM's estimate was taken or the
+    hand-set weights kept. Until then no decoration is learnt: a title key stays as its form makes it."""
     stored = connection.execute(select(WEIGHTS.c.field, WEIGHTS.c.outcome, WEIGHTS.c.weight, WEIGHTS.c.pairs)).all()
     if stored:
-        return Weights.from_rows([row[:3] for row in stored], stored[0].pairs)
-    counts = comparisons((posting for _, posting, *_ in new), names, threshold)
+        decorations = Decorations.from_rows((row.field, row.outcome) for row in stored if row.field in WHERE)
+        return Weights.from_rows([row[:3] for row in stored], stored[0].pairs), decorations
+    decorations = decorations_of(new, names)
+    counts = comparisons(new, names, threshold, decorations=decorations)
     weights = estimate(counts)
-    if counts.total() >= FEWEST_PAIRS:
-        rows = [
+    if counts.total() < FEWEST_PAIRS:
+        return weights, NO_DECORATIONS
+    rows = [(name, outcome, weight) for name, outcome, weight in weights.rows()]
+    rows += [(where, affix, 0.0) for where, affix in decorations.rows()]
+    _insert(
+        connection,
+        OpeningWeight,
+        [
             {"field": name, "outcome": outcome, "weight": weight, "pairs": counts.total()}
-            for name, outcome, weight in weights.rows()
-        ]
-        _insert(connection, OpeningWeight, rows)
-    return weights
+            for name, outcome, weight in rows
+        ],
+    )
+    return weights, decorations
 
 
-def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list[tuple[str, str]]:
-    """The pairs stored for the companies the new postings name taken into ``names``, then the pairs the new
-    postings carry; the pairs learnt here and not stored yet."""
-    keys = sorted({company_key(posting.company) for _, posting, *_ in new} - {""})
+def _learn_pairs(
+    connection: Connection, names: CompanyNames, keys: list[str], carried: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The pairs stored for the company ``keys`` taken into ``names``, then the (brand, legal name) pairs
+    the new postings carry, in their order; the pairs learnt here and not stored yet."""
     stored: dict[str, str] = {}
     for start in range(0, len(keys), KEYS_AT_ONCE):
         chunk = keys[start : start + KEYS_AT_ONCE]
@@ -166,8 +240,8 @@ def _learn_pairs(connection: Connection, names: CompanyNames, new: list) -> list
     for brand, legal in sorted(stored.items()):
         names.know(brand, legal)
     learnt: dict[str, str] = {}
-    for _, posting, raw, _ in new:
-        pair = learn_pair(names, posting.source, raw)
+    for brand, legal in carried:
+        pair = names.learn(brand, legal)
         if pair is not None and pair[0] not in stored:
             learnt.setdefault(*pair)
     return sorted(learnt.items())

@@ -10,10 +10,15 @@ spaces become their plain forms), then its decorations go, by their form rather 
   characters ending in 招 or 聘 before the title (急聘, 名企直招);
 - a trailing part after a dash, slash, bar or space that names a perk, a work mode or urgency (``-包吃住``,
   ``/远程``, `` 驻场``): a part with one of PERK_ROOTS.
+
+What is left may still carry a decoration the forms do not catch (``-可转正``, ``大厂直推 ``): those the
+postings show are learnt from them (farm.openings.decorations) as ``Decorations``, the affixes taken off a
+title's key after the forms.
 """
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
 
 BRACKETED = re.compile(r"【[^】]*】|\[[^\]]*\]|\([^()]*\)|「[^」]*」|『[^』]*』|<[^>]*>|〔[^〕]*〕|《[^》]*》")
@@ -26,6 +31,7 @@ PERK_ROOTS = ("险", "金", "休", "假", "餐", "薪", "补", "包吃", "包住
               "坐班", "办公", "急", "招", "聘")  # fmt: skip
 PROTECTED = (("c++", "cpp"), ("c#", "csharp"))
 NOT_WORD = re.compile(r"[\s\W_]+")
+KEPT = 3  # characters a key keeps, at least, once a learnt affix is off
 
 
 @lru_cache(maxsize=1 << 16)
@@ -50,6 +56,53 @@ def title_key(title: str | None) -> str:
             break
         text = text[: tail.start()].strip()
     return NOT_WORD.sub("", text)
+
+
+@dataclass(frozen=True)
+class Decorations:
+    """Affixes of title keys learnt as decorations: a key loses any of them at its start or its end, the
+    longest first, as long as KEPT characters are left."""
+
+    prefixes: frozenset[str] = frozenset()
+    suffixes: frozenset[str] = frozenset()
+
+    def key(self, title: str | None) -> str:
+        """``title_key`` without the learnt affixes."""
+        key = title_key(title)
+        return _strip(key, self) if self.prefixes or self.suffixes else key
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(where, affix), ``where`` 'title_prefix' or 'title_suffix', sorted."""
+        return sorted([("title_prefix", a) for a in self.prefixes] + [("title_suffix", a) for a in self.suffixes])
+
+    @classmethod
+    def from_rows(cls, rows) -> "Decorations":
+        rows = list(rows)
+        return cls(
+            frozenset(a for where, a in rows if where == "title_prefix"),
+            frozenset(a for where, a in rows if where == "title_suffix"),
+        )
+
+
+NO_DECORATIONS = Decorations()
+
+
+@lru_cache(maxsize=1 << 16)
+def _strip(key: str, decorations: Decorations) -> str:
+    prefixes = sorted(decorations.prefixes, key=lambda a: (-len(a), a))
+    suffixes = sorted(decorations.suffixes, key=lambda a: (-len(a), a))
+    changed = True
+    while changed:
+        changed = False
+        for affix in suffixes:
+            if key.endswith(affix) and len(key) - len(affix) >= KEPT:
+                key, changed = key[: -len(affix)], True
+                break
+        for affix in prefixes:
+            if key.startswith(affix) and len(key) - len(affix) >= KEPT:
+                key, changed = key[len(affix) :], True
+                break
+    return key
 
 
 @lru_cache(maxsize=1 << 16)  # an opening's title is compared again and again

@@ -4,19 +4,23 @@ openings stored, giving what a rebuild from every posting gives; `explain` reads
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from click.testing import CliRunner
-from sqlalchemy import insert, select, update
+from sqlalchemy import event, func, insert, select, update
 
 from farm.cli import farm
+from farm.openings.decorations import FEWEST
 from farm.openings.estimate import FEWEST_PAIRS
 from farm.openings.evidence import SET_BY_HAND
 from farm.openings.stored import update_openings
+from farm.openings.titles import Decorations
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, OpeningPosting, OpeningRow, OpeningWeight
 from farm.state.posting_fields import POSTING_FIELDS
 from farm.state.store import KeywordStore
 from tests.integration.test_openings_explain import posting
+from tests.unit.test_openings_decorations import corpus, one_job
 from tests.unit.test_openings_weights import unlabelled
 
 DAY_1 = datetime(2026, 5, 8, 2, tzinfo=UTC)
@@ -151,3 +155,62 @@ def test_the_first_update_with_pairs_enough_learns_the_weights_and_the_updates_a
     assert update_openings(engine).weights == first.weights  # read back, not learnt again
     rebuilt = update_openings(engine, rebuild=True)  # learnt again from every posting
     assert rebuilt.weights.pairs > first.weights.pairs and weights_stored(engine) == sorted(rebuilt.weights.rows())
+
+
+class Killed(Exception):
+    pass
+
+
+def test_an_update_in_batches_gives_the_openings_of_one_and_one_killed_midway_is_finished_by_the_next(tmp_path):
+    postings = unlabelled()  # 1,600 postings of 400 companies on two sites, pairs enough to learn the weights
+    postings += [replace(p, source="zhilian", job_id="z" + p.job_id[1:]) for p in postings[::7]]
+    engines = []
+    for name in ("one", "batched", "killed"):
+        url = f"sqlite:///{tmp_path / name}.db"
+        upgrade(url)
+        engine = make_engine(url)
+        with engine.begin() as connection:
+            half = len(postings) // 2
+            connection.execute(insert(JobPostingRow), rows_of(postings[half:], DAY_1))
+            connection.execute(insert(JobPostingRow), rows_of(postings[:half], DAY_1 + timedelta(days=1)))
+        engines.append(engine)
+    one, batched, killed = engines
+    assert update_openings(one, at_once=len(postings)).postings == len(postings)
+    done = update_openings(batched, at_once=150)
+    assert done.postings == len(postings) and done.weights.pairs >= FEWEST_PAIRS
+    assert stored(batched) == stored(one)
+
+    batches = []
+
+    def kill_at_the_fourth_batch(conn, cursor, statement, parameters, context, executemany):
+        if statement.upper().startswith("INSERT INTO OPENING_POSTING"):
+            batches.append(statement)
+            if len(batches) == 4:
+                raise Killed
+
+    event.listen(killed, "before_cursor_execute", kill_at_the_fourth_batch)
+    with pytest.raises(Killed):
+        update_openings(killed, at_once=150)
+    event.remove(killed, "before_cursor_execute", kill_at_the_fourth_batch)
+    with killed.connect() as connection:  # three batches kept, the fourth rolled back
+        assert connection.execute(select(func.count()).select_from(OpeningPosting)).scalar_one() == 450
+    assert update_openings(killed, at_once=150).postings == len(postings) - 450
+    assert stored(killed) == stored(one)
+
+
+def test_the_title_decorations_learnt_with_the_weights_are_stored_beside_them_and_weigh_every_update_after(
+    sqlite_url,
+):
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    postings = unlabelled() + [replace(p, city="上海") for p in corpus(2 * FEWEST)]
+    with engine.begin() as connection:
+        connection.execute(insert(JobPostingRow), rows_of(postings, DAY_1))
+    first = update_openings(engine)
+    assert first.decorations == Decorations(frozenset({"大厂直推"}), frozenset({"可转正"}))
+    assert ("title_suffix", "可转正", 0.0) in weights_stored(engine)
+    pair = [replace(p, city="上海") for p in one_job(99, "Java开发工程师", "Java开发工程师-可转正")]
+    with engine.begin() as connection:
+        connection.execute(insert(JobPostingRow), rows_of(pair, DAY_1 + timedelta(days=1)))
+    later = update_openings(engine)
+    assert (later.postings, later.openings, later.decorations) == (2, 1, first.decorations)
