@@ -81,7 +81,6 @@ class SessionMiddleware:
             config.session_max_age,
             config.session_max_uses,
             config.browser_cooldown,
-            most_ahead=config.sessions_ahead,
         )
         middleware = cls(crawler, site, identity, pool, browser)
         pool.on_earned = middleware.session_earned

@@ -4,7 +4,6 @@ Chromium killed mid-crawl is started again and every keyword completes; a wall p
 is a named block within the browser's timeout, and Ctrl+C while the browser is on it ends the crawl at once,
 its keywords partial; a site that refuses each session on its first use ends the crawl as site-refused; and a
 crawl of short sessions with sixteen requests in flight, no pace, ends by itself with every keyword done.
-A tab is kept for each identity and proxy and passes its walls one after another, each from an empty jar.
 """
 
 import os
@@ -17,9 +16,7 @@ import pytest
 
 from farm.sandbox.testing import SandboxProcess
 from farm.sandbox.walls import WallConfig
-from farm.sessions.browser import Browser, find_chromium
-from farm.sessions.disguise import crawl_identity
-from farm.sessions.wall import Wall
+from farm.sessions.browser import find_chromium
 from tests.e2e.harness import (
     crawl_stat,
     expected_crawl,
@@ -32,8 +29,6 @@ from tests.e2e.harness import (
     stored_postings,
     wait_until,
 )
-from tests.proxy import ForwardProxy
-from tests.unit.loop_helpers import run_loop
 
 pytestmark = [
     pytest.mark.e2e,
@@ -179,34 +174,3 @@ def test_a_site_that_refuses_every_session_on_its_first_use_ends_the_crawl_as_si
     assert crawl_stat(crawl.output, "farm/session/refused_at_first_use") >= 1
     statuses = {row["crawl_status"] for row in keywords(sqlite_url)}
     assert statuses <= {"partial", "idle", "pending"} and "failed" not in statuses
-
-
-def test_a_tab_kept_per_proxy_passes_its_walls_one_after_another_each_session_its_own():
-    identity = crawl_identity("chrome", find_chromium())
-
-    def wall(sandbox, n):
-        url = f"{sandbox.url}/pc/search?keyword=python{n}&searchType=2&jobArea=010000"
-        return Wall("qcwy_acw_sc__v2", url, ("acw_sc__v2",), data=("/api/job/search-pc",))
-
-    async def passes(sandbox, first, second):
-        browser = Browser("", pages=2, timeout=30)
-        try:
-            direct = [await browser.earn(wall(sandbox, n), identity, "") for n in range(3)]
-            after_three = browser.open_tabs()
-            proxied = await browser.earn(wall(sandbox, 3), identity, first)
-            after_proxy = browser.open_tabs()
-            await browser.earn(wall(sandbox, 4), identity, second)  # a third tab: the least recently used closes
-            return direct, proxied, after_three, after_proxy, browser.open_tabs(), browser.pages_opened
-        finally:
-            await browser.close()
-
-    with SandboxProcess(seed=3, postings=(40, 40), walls=True) as sandbox, ForwardProxy() as one, ForwardProxy() as two:
-        direct, proxied, after_three, after_proxy, at_end, opened = run_loop(lambda: passes(sandbox, one.url, two.url))
-        seen = sandbox.walls()
-    # one tab for the three passes without a proxy; each pass's cookies are its own challenge's
-    assert after_three == [("", 3)] and opened == 5
-    assert len({c["acw_tc"] for c in direct}) == 3 and len({c["acw_sc__v2"] for c in direct}) == 3
-    assert all(set(c) == {"acw_tc", "acw_sc__v2"} for c in [*direct, proxied])
-    # a proxy's pass has a tab of its own; no more tabs are open than passes may run at once
-    assert after_proxy == [("", 3), (one.url, 1)] and at_end == [(one.url, 1), (two.url, 1)]
-    assert seen["bots"]["qcwy"] == 0 and seen["people"]["qcwy"] == 5
