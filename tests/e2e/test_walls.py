@@ -109,8 +109,8 @@ def test_a_session_that_expires_mid_keyword_is_earned_again_and_no_page_is_lost_
     assert crawl.returncode == 0, crawl.output[-3000:]
     assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
     assert seen["expired"]["qcwy"] >= 2 and seen["sessions_issued"]["qcwy"] >= 4  # 16 pages, 4 requests a session
-    # every session the site issued was earned, but those of passes under way as the crawl closed (sessions
-    # earned ahead, FARM_SESSIONS_AHEAD of them at most), given up once their cookie was set
+    # every session the site issued was earned, but that of a pass under way as the crawl closed (a session
+    # earned ahead), given up once its cookie was set
     earned = crawl_stat(crawl.output, "farm/session/earned")
     assert earned <= seen["sessions_issued"]["qcwy"] <= earned + 2
     assert Counter(stored_postings(sqlite_url, "qcwy")) == Counter(ids)
