@@ -24,6 +24,7 @@ from bench import (
     longday_bench,
     mariadb_bench,
     openings_bench,
+    openings_scale,
     openings_stored_bench,
     openings_update_bench,
     redis_bench,
@@ -57,6 +58,11 @@ SECTIONS = [
     (
         "openings: updates of 1,000 new against 10k, 100k, 1M stored, of 100,000 against 1M; one title many times",
         openings_update_bench.run,
+    ),
+    (
+        "openings at scale: the day's update of 1,000 and 100,000 new against 1M and 3M stored (SQLite), 1M "
+        "(MariaDB, PostgreSQL)",
+        openings_scale.everywhere,
     ),
     ("the sites' walls: pages/s through them (browser sessions) vs without; the browser's cost", walls_bench.run),
     ("identities: pages/s through 1, 2, 4 and 8 proxies, each at one identity's pace", identities_bench.run),

@@ -19,7 +19,7 @@ from scrapy import signals
 
 # (module, class or None for a module function, function): what each side of the bench runs
 PARTS = [
-    ("farm.spiders.qcwy", "QcwySpider", "parse_page"),
+    ("farm.sites.qcwy.spider", "QcwySpider", "parse_page"),
     ("farm.spiders.parsing", None, "response_json"),
     ("farm.pipelines.sql", "SqlPostingsPipeline", "process_item"),
     ("farm.middlewares.blocks", "SiteBlockMiddleware", "process_response"),
@@ -27,7 +27,7 @@ PARTS = [
     ("farm.crawl.leases", "KeywordLeaseMiddleware", "process_request"),
     ("farm.crawl.scheduler", "FarmScheduler", "enqueue_request"),
     ("farm.crawl.scheduler", "FarmScheduler", "next_request"),
-    ("farm.spiders.base", "LeaseSpider", "next_pages"),
+    ("farm.crawl.paging", "KeywordPaging", "next_pages"),
     ("farm.spiders.base", "LeaseSpider", "page_request"),
     ("farm.crawl.progress", "PageProgress", "page_parsed"),
     ("farm.crawl.progress", "PageProgress", "_page_written"),
@@ -72,7 +72,7 @@ def _install():
         timed = _timed(getattr(owner, function_name), name)
         setattr(owner, function_name, timed)
         if class_name is None:  # the spiders call it by the name they imported
-            for spider in ("farm.spiders.qcwy", "farm.spiders.boss"):
+            for spider in ("farm.sites.qcwy.spider", "farm.sites.boss.spider"):
                 setattr(importlib.import_module(spider), function_name, timed)
 
 

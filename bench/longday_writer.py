@@ -141,9 +141,9 @@ class Pages:
     def __init__(self):
         from farm.sandbox.cities import city_named
         from farm.sandbox.data import World
-        from farm.sandbox.qcwy import render
         from farm.sandbox.results import Query
-        from farm.spiders.qcwy import _posting
+        from farm.sites.qcwy.sandbox import render
+        from farm.sites.qcwy.spider import _posting
 
         self.world, self.render, self.query, self.posting, self.city = (
             World(9, (800, 800)),

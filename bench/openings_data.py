@@ -14,15 +14,15 @@ from farm.openings.cluster import PostingSeen
 from farm.openings.names import CompanyNames
 from farm.openings.postings import city_of, learn_pair
 from farm.salary import columns
-from farm.sandbox import boss as boss_site
 from farm.sandbox import crossposts
-from farm.sandbox import qcwy as qcwy_site
-from farm.sandbox import zhilian as zhilian_site
 from farm.sandbox.cities import city_named
 from farm.sandbox.data import World
-from farm.spiders import boss as boss_spider
-from farm.spiders import qcwy as qcwy_spider
-from farm.spiders import zhilian as zhilian_spider
+from farm.sites.boss import sandbox as boss_site
+from farm.sites.boss import spider as boss_spider
+from farm.sites.qcwy import sandbox as qcwy_site
+from farm.sites.qcwy import spider as qcwy_spider
+from farm.sites.zhilian import sandbox as zhilian_site
+from farm.sites.zhilian import spider as zhilian_spider
 
 DAY = date(2026, 12, 2)
 CITIES = ("北京", "上海")

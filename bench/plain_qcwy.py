@@ -5,7 +5,7 @@ no leases, no progress and no pipeline. Run with
 ``scrapy runspider bench/plain_qcwy.py -a keywords=北京:python,上海:java``.
 """
 
-from farm.spiders.qcwy import QcwySpider
+from farm.sites.qcwy.spider import QcwySpider
 
 
 class PlainQcwySpider(QcwySpider):

@@ -25,13 +25,19 @@ from scrapy.settings import BaseSettings, get_settings_priority
 
 from farm import settings as farm_project
 from farm.config import environment
+from farm.config import read as read_setting
 from farm.middlewares.signing import signs
+from farm.sites import get, register_packages
 from farm.startlog import quiet_start_errors
 from farm.suffixes import use_bundled_suffix_list
 
 logger = logging.getLogger(__name__)
 
 SCHEDULER = "farm.crawl.scheduler.FarmScheduler"
+# Scrapy's remote control (in EXTENSIONS_BASE): Scrapy imports every listed extension, even one
+# listed as None, before it reads REMOTE_CONTROL_ENABLED, and this one imports aiohttp's server,
+# some 80 ms of a crawl's start; where it is off, it is taken out of the list
+REMOTE_CONTROL = "scrapy.extensions.remote_control.RemoteControl"
 SIGNING = "farm.middlewares.signing.RequestSigningMiddleware"
 
 DOWNLOADER_MIDDLEWARES = {
@@ -112,10 +118,12 @@ class FarmAddon:
     @classmethod
     def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
         """Before any crawler exists (Scrapy calls it as it makes its crawler process): farm's
-        start-up errors are their one line from here on (farm.startlog), and the public suffix list is
-        tldextract's bundled one (farm.suffixes)."""
+        start-up errors are their one line from here on (farm.startlog), the public suffix list is
+        tldextract's bundled one (farm.suffixes), and the site packages of FARM_SITE_PACKAGES are
+        registered, their spiders found where Scrapy looks (SPIDER_MODULES)."""
         quiet_start_errors()
         use_bundled_suffix_list()
+        add_site_packages(settings)
 
     def update_settings(self, settings: BaseSettings) -> None:
         use_bundled_suffix_list()  # a crawler made by hand skips update_pre_crawler_settings
@@ -127,6 +135,8 @@ class FarmAddon:
         # Twisted's default reactor before Scrapy installs the one the settings name
         for name, components in self.components().items():
             per_entry(settings, name).update(components, priority=PRIORITY)
+        if not settings.getbool("REMOTE_CONTROL_ENABLED"):
+            unlist_remote_control(settings)
 
     def components(self) -> dict[str, dict]:
         """farm's components for this crawl: the signing middleware only for a spider that signs."""
@@ -134,6 +144,20 @@ class FarmAddon:
         if self.spidercls is not None and not signs(self.spidercls):
             del middlewares[SIGNING]
         return {**COMPONENTS, "DOWNLOADER_MIDDLEWARES": middlewares}
+
+
+def add_site_packages(settings: BaseSettings) -> None:
+    """Register the site packages FARM_SITE_PACKAGES names (farm.sites) and add their spiders' modules to
+    SPIDER_MODULES, at the priority the project gave it."""
+    modules = [
+        module
+        for name in register_packages(read_setting(settings, "site_packages"))
+        if (module := get(name).spider_module) is not None
+    ]
+    listed = settings.getlist("SPIDER_MODULES")
+    added = [module for module in modules if module not in listed]
+    if added:
+        settings.set("SPIDER_MODULES", [*listed, *added], priority=settings.getpriority("SPIDER_MODULES") or 0)
 
 
 def per_entry(settings: BaseSettings, name: str) -> BaseSettings:
@@ -144,6 +168,15 @@ def per_entry(settings: BaseSettings, name: str) -> BaseSettings:
         value = BaseSettings(value or {}, priority)
         settings.set(name, value, priority)
     return value
+
+
+def unlist_remote_control(settings: BaseSettings) -> None:
+    """Scrapy's remote control, switched off, out of EXTENSIONS_BASE: never imported (a project that sets
+    EXTENSIONS_BASE itself keeps its own)."""
+    base = settings["EXTENSIONS_BASE"]
+    if base is not None and REMOTE_CONTROL in base:
+        kept = {name: order for name, order in dict(base).items() if name != REMOTE_CONTROL}
+        settings.set("EXTENSIONS_BASE", kept, priority=PRIORITY)
 
 
 def tune(settings: BaseSettings) -> None:

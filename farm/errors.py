@@ -1,8 +1,8 @@
 """farm's own exceptions, each defined once; the modules that raise them import them from here.
 
-The spiders' ends of a request (farm.spiders.base: KeywordBlocked, SiteUnavailable, LeaseLost) stay
-beside the spiders: they are Scrapy's IgnoreRequest, and importing Scrapy here would slow every `farm`
-command that needs no crawl.
+The ends of a page request (farm.crawl.paging: KeywordBlocked, SiteUnavailable, LeaseLost) stay beside
+the paging that reads them: they are Scrapy's IgnoreRequest, and importing Scrapy here would slow every
+`farm` command that needs no crawl.
 """
 
 import click

@@ -8,10 +8,13 @@ when a command starts (a bad one is a one-line error naming it), so nothing here
 """
 
 from farm.config import environment
+from farm.sites import spider_modules
 
 BOT_NAME = "farm"
-SPIDER_MODULES = ["farm.spiders"]
-NEWSPIDER_MODULE = "farm.spiders"
+# each registered site's spider, in its package (farm/sites/<site>/spider.py); the add-on adds those
+# of the site packages FARM_SITE_PACKAGES names
+SPIDER_MODULES = spider_modules()
+NEWSPIDER_MODULE = "farm.sites"
 # `scrapy crawl` checks farm's settings first (farm.commands.crawl)
 COMMANDS_MODULE = "farm.commands"
 # farm's scheduler, middlewares, extensions and pipeline (farm.addon), as any Scrapy project turns farm on

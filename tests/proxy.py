@@ -14,6 +14,7 @@ so that a site telling clients apart by address (the sandbox's client pace) sees
 
 import base64
 import http.client
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -60,7 +61,7 @@ class ForwardProxy:
         return f"http://{user}:{password}@127.0.0.1:{self.port}"
 
     def start(self) -> "ForwardProxy":
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server = _QuietServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
@@ -143,3 +144,11 @@ def _handler(proxy: ForwardProxy):
             pass
 
     return Handler
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        """A client gone mid-answer (a crawl closing its connections) is no error of the proxy's; anything
+        else is printed, as socketserver does. Printed to stderr it would land in a CliRunner's output."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)

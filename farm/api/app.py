@@ -32,8 +32,8 @@ from farm.api.fastclaim import ClaimFastPath
 from farm.api.heads import OneEach
 from farm.api.limits import BodyLimit
 from farm.api.local import LocalOnly
+from farm.api.outcomes import Outcomes
 from farm.api.routes import router
-from farm.api.tally import Tally
 from farm.errors import ApiRefusal
 from farm.state.store import KeywordStore
 
@@ -61,12 +61,12 @@ def create_app(
 ) -> FastAPI:
     """The API over ``store``; ``token`` None serves without authentication (a loopback bind only).
     A store call that waits ``db_wait`` seconds for a database thread is a 503 (FARM_DB_POOL_TIMEOUT)."""
-    tally = Tally()
+    outcomes = Outcomes()
     db = DbThreads(store.engine, db_wait)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        reaper = asyncio.create_task(_reap_forever(store, db, reap_interval, tally)) if reap_interval > 0 else None
+        reaper = asyncio.create_task(_reap_forever(store, db, reap_interval, outcomes)) if reap_interval > 0 else None
         if on_started is not None:
             on_started()
         try:
@@ -75,7 +75,7 @@ def create_app(
             if reaper is not None:
                 reaper.cancel()
             db.close()
-            logger.info("farm api stopped: %s", tally.line())
+            logger.info("farm api stopped: %s", outcomes.line())
 
     app = FastAPI(
         title="farm keyword API",
@@ -86,7 +86,7 @@ def create_app(
     )
     app.state.store = store
     app.state.db = db
-    app.state.tally = tally
+    app.state.outcomes = outcomes
     # documents the bearer scheme in OpenAPI; BearerAuth enforces it on every path
     security = [Depends(HTTPBearer(auto_error=False, description="FARM_API_TOKEN"))] if token else []
     app.include_router(router, dependencies=security)
@@ -101,10 +101,10 @@ def create_app(
         not_json = _not_json(errors)
         if not_json:
             status, why = not_json
-            tally.add("not_json")
+            outcomes.add("not_json")
             logger.info("%d %s %s: %s", status, request.method, request.url.path, why)
             return JSONResponse({"detail": why}, status_code=status)
-        tally.add("invalid")
+        outcomes.add("invalid")
         fields = sorted({".".join(str(_printable(part)) for part in error["loc"]) for error in errors})
         logger.info("422 %s %s: %s", request.method, request.url.path, ", ".join(fields[:ERRORS_SHOWN]))
         # a deeply nested body fails at every level: say the first few, without echoing large inputs
@@ -112,19 +112,19 @@ def create_app(
         return JSONResponse({"detail": jsonable_encoder(shown)}, status_code=422)
 
     async def database_unavailable(request: Request, exc: Exception):
-        body, headers = unavailable(request.method, request.url.path, exc, retry_after, tally)
+        body, headers = unavailable(request.method, request.url.path, exc, retry_after, outcomes)
         return JSONResponse(body, status_code=503, headers=headers)
 
     for kind in UNAVAILABLE:
         app.add_exception_handler(kind, database_unavailable)
 
-    app.add_middleware(ClaimFastPath, store=store, db=db, tally=tally, retry_after=retry_after)
-    app.add_middleware(BodyLimit, max_body=max_body, tally=tally)
+    app.add_middleware(ClaimFastPath, store=store, db=db, outcomes=outcomes, retry_after=retry_after)
+    app.add_middleware(BodyLimit, max_body=max_body, outcomes=outcomes)
     if token:
-        app.add_middleware(BearerAuth, token=token, tally=tally)  # added last: runs first
+        app.add_middleware(BearerAuth, token=token, outcomes=outcomes)  # added last: runs first
     else:  # a loopback server: this machine's programs, not the pages its browsers show
-        app.add_middleware(LocalOnly, tally=tally)
-    app.add_middleware(OneEach, tally=tally)  # ahead of every reader of the head
+        app.add_middleware(LocalOnly, outcomes=outcomes)
+    app.add_middleware(OneEach, outcomes=outcomes)  # ahead of every reader of the head
     return app
 
 
@@ -172,14 +172,14 @@ def _printable(part):
     return part.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(part, str) else part
 
 
-async def _reap_forever(store: KeywordStore, db: DbThreads, interval: float, tally: Tally) -> None:
+async def _reap_forever(store: KeywordStore, db: DbThreads, interval: float, outcomes: Outcomes) -> None:
     """Turn stale leases partial every ``interval`` seconds (the store logs how many)."""
     while True:
         await asyncio.sleep(interval)
         try:
             reaped = await db.run(store.reap)
         except UNAVAILABLE as exc:
-            tally.add("reap_errors")
+            outcomes.add("reap_errors")
             logger.warning("reaping stale leases failed: %s", database_reason(exc))
             continue
-        tally.add("reaped", reaped)
+        outcomes.add("reaped", reaped)

@@ -11,7 +11,7 @@ import hmac
 import ipaddress
 import logging
 
-from farm.api.tally import Tally
+from farm.api.outcomes import Outcomes
 from farm.errors import TokenRequired
 
 logger = logging.getLogger(__name__)
@@ -50,10 +50,10 @@ def _bearer(headers) -> bytes | None:
 class BearerAuth:
     """ASGI middleware: 401 unless the request carries the bearer token."""
 
-    def __init__(self, app, token: str, tally: Tally):
+    def __init__(self, app, token: str, outcomes: Outcomes):
         self.app = app
         self.token = token.encode("utf-8")
-        self.tally = tally
+        self.outcomes = outcomes
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -61,7 +61,7 @@ class BearerAuth:
         given = _bearer(scope["headers"])
         if given is not None and hmac.compare_digest(given, self.token):
             return await self.app(scope, receive, send)
-        self.tally.add("unauthorized")
+        self.outcomes.add("unauthorized")
         peer = scope.get("client") or ("?", 0)
         logger.warning(
             "401 %s %s from %s: %s",

@@ -35,7 +35,7 @@ async def never_claims(request: Request) -> None:
     """A GET with ``reserve`` true: 405 naming the POST (Allow: POST)."""
     reserve = request.query_params.get("reserve")
     if reserve is not None and reserve.strip().lower() not in FALSE:
-        request.app.state.tally.add("get_claims")
+        request.app.state.outcomes.add("get_claims")
         raise ApiRefusal(
             405,
             {

@@ -9,7 +9,7 @@ import logging
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from farm.api.tally import Tally
+from farm.api.outcomes import Outcomes
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +29,9 @@ def database_reason(exc: Exception) -> str:
     return lines[0] if lines else type(orig).__name__
 
 
-def unavailable(method: str, path: str, exc: Exception, retry_after: int, tally: Tally) -> tuple[dict, dict]:
+def unavailable(method: str, path: str, exc: Exception, retry_after: int, outcomes: Outcomes) -> tuple[dict, dict]:
     """Count and log a request the database could not serve; its 503's body and headers (ask again
     after ``retry_after`` seconds)."""
-    tally.add("db_unavailable")
+    outcomes.add("db_unavailable")
     logger.warning("503 %s %s: the database is unavailable: %s", method, path, database_reason(exc))
     return {"detail": f"the database is unavailable; try again in {retry_after}s"}, {"Retry-After": str(retry_after)}

@@ -19,9 +19,9 @@ from farm.api.claiming import body_claim, json_content
 from farm.api.dbthreads import DbThreads
 from farm.api.errors import UNAVAILABLE, unavailable
 from farm.api.limits import replay
+from farm.api.outcomes import Outcomes
 from farm.api.routes import claim_keywords
 from farm.api.schemas import ClaimIn
-from farm.api.tally import Tally
 from farm.state.store import KeywordStore
 
 PATH = "/api/v1/keyword/available"
@@ -30,11 +30,11 @@ PATH = "/api/v1/keyword/available"
 class ClaimFastPath:
     """ASGI middleware: answers a POST to PATH, with no query and a valid claim for its body."""
 
-    def __init__(self, app, store: KeywordStore, db: DbThreads, tally: Tally, retry_after: int):
+    def __init__(self, app, store: KeywordStore, db: DbThreads, outcomes: Outcomes, retry_after: int):
         self.app = app
         self.store = store
         self.db = db
-        self.tally = tally
+        self.outcomes = outcomes
         self.retry_after = retry_after
 
     async def __call__(self, scope, receive, send):
@@ -48,9 +48,9 @@ class ClaimFastPath:
             return await self.app(scope, replay(body, receive), send)
         peer = scope.get("client")
         try:
-            answer = await self.db.run(claim_keywords, self.store, self.tally, params, peer[0] if peer else None)
+            answer = await self.db.run(claim_keywords, self.store, self.outcomes, params, peer[0] if peer else None)
         except UNAVAILABLE as exc:
-            detail, headers = unavailable("POST", PATH, exc, self.retry_after, self.tally)
+            detail, headers = unavailable("POST", PATH, exc, self.retry_after, self.outcomes)
             headers = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
             return await send_json(send, 503, json.dumps(detail, separators=(",", ":")).encode(), headers)
         await send_json(send, 200, answer.model_dump_json().encode())

@@ -8,7 +8,7 @@ reads either (RFC 9110 allows one of each; RFC 9112 §3.2 asks 400 for two Hosts
 import logging
 
 from farm.api.auth import send_json
-from farm.api.tally import Tally
+from farm.api.outcomes import Outcomes
 
 logger = logging.getLogger(__name__)
 
@@ -30,9 +30,9 @@ def repeated(headers) -> bytes | None:
 class OneEach:
     """ASGI middleware: 400 for a request that gives a header of ONCE more than once."""
 
-    def __init__(self, app, tally: Tally):
+    def __init__(self, app, outcomes: Outcomes):
         self.app = app
-        self.tally = tally
+        self.outcomes = outcomes
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -40,7 +40,7 @@ class OneEach:
         name = repeated(scope["headers"])
         if name is None:
             return await self.app(scope, receive, send)
-        self.tally.add("repeated_headers")
+        self.outcomes.add("repeated_headers")
         peer = scope.get("client") or ("?", 0)
         shown = _SHOWN[name]
         logger.warning("400 %s %s from %s: %s given more than once", scope["method"], scope["path"], peer[0], shown)

@@ -7,7 +7,7 @@ read until it passes the limit. The body read is handed on to the app whole.
 import logging
 
 from farm.api.auth import send_json
-from farm.api.tally import Tally
+from farm.api.outcomes import Outcomes
 
 logger = logging.getLogger(__name__)
 
@@ -15,10 +15,10 @@ logger = logging.getLogger(__name__)
 class BodyLimit:
     """ASGI middleware: 413 for a request body over ``max_body`` bytes."""
 
-    def __init__(self, app, max_body: int, tally: Tally):
+    def __init__(self, app, max_body: int, outcomes: Outcomes):
         self.app = app
         self.max_body = max_body
-        self.tally = tally
+        self.outcomes = outcomes
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -42,7 +42,7 @@ class BodyLimit:
         await self.app(scope, replay(b"".join(chunks), receive), send)
 
     async def _too_large(self, scope, send):
-        self.tally.add("too_large")
+        self.outcomes.add("too_large")
         logger.warning("413 %s %s: body over FARM_API_MAX_BODY=%d bytes", scope["method"], scope["path"], self.max_body)
         body = f'{{"detail":"the request body is over FARM_API_MAX_BODY={self.max_body} bytes"}}'.encode()
         await send_json(send, 413, body, [(b"connection", b"close")])

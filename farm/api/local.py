@@ -12,7 +12,7 @@ that an SSH tunnel or a container's port mapping still reaches the server.
 import logging
 
 from farm.api.auth import is_loopback, send_json
-from farm.api.tally import Tally
+from farm.api.outcomes import Outcomes
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +42,9 @@ def _loopback(host: bytes) -> bool:
 class LocalOnly:
     """ASGI middleware: 400 for a foreign Host, 403 for a request a browser sent from another site."""
 
-    def __init__(self, app, tally: Tally):
+    def __init__(self, app, outcomes: Outcomes):
         self.app = app
-        self.tally = tally
+        self.outcomes = outcomes
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -72,7 +72,7 @@ class LocalOnly:
             )
         if why is None:
             return await self.app(scope, receive, send)
-        self.tally.add("not_local")
+        self.outcomes.add("not_local")
         peer = scope.get("client") or ("?", 0)
         logger.warning("%d %s %s from %s: %s", status, scope["method"], scope["path"], peer[0], why)
         await send_json(send, status, detail, [(b"connection", b"close")])

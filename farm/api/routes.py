@@ -18,6 +18,7 @@ from pydantic import Field
 from farm.api import reads
 from farm.api.claiming import CLAIM_BODY, claim_params, never_claims
 from farm.api.dbthreads import on_db_thread
+from farm.api.outcomes import Outcomes
 from farm.api.schemas import (
     ID_MAX,
     LIMIT_MAX,
@@ -40,7 +41,6 @@ from farm.api.schemas import (
     Source,
     StatsOut,
 )
-from farm.api.tally import Tally
 from farm.errors import ApiRefusal
 from farm.state.lease import Lease, PageWrite
 from farm.state.normalise import fit_rows
@@ -125,7 +125,7 @@ def _store(request: Request) -> KeywordStore:
 
 
 def _tally(request: Request, name: str, n: int = 1) -> None:
-    request.app.state.tally.add(name, n)
+    request.app.state.outcomes.add(name, n)
 
 
 def _lease(body) -> Lease:
@@ -181,12 +181,12 @@ def _refused(store, request, body, what: str, state: dict | None = None, why: st
     as it is now (but never its current lease token: the old holder must not write as the new one)."""
     if state is None:
         state = reads.keyword_state(store, body.keyword_id, body.lease_token)
-    tally = request.app.state.tally
+    outcomes = request.app.state.outcomes
     if state is None:
-        tally.add("not_found")
+        outcomes.add("not_found")
         logger.info("404: cannot %s: no keyword %d", what, body.keyword_id)
         return ApiRefusal(404, {"detail": f"no keyword has id {body.keyword_id}"})
-    tally.add("fenced")
+    outcomes.add("fenced")
     if why is None and not state["lease_current"]:
         why = f"lease token {body.lease_token} is not the keyword's current one (claimed again since?)"
     elif why is None:
@@ -238,22 +238,22 @@ def claim(request: Request, params: ClaimIn = Depends(claim_params)):
     the order a listing shows), each with the lease token every later write must name. The
     parameters come in a JSON body, or in the query (``?source=boss&limit=5``), not both."""
     peer = request.client.host if request.client else None
-    return claim_keywords(_store(request), request.app.state.tally, params, peer)
+    return claim_keywords(_store(request), request.app.state.outcomes, params, peer)
 
 
-def claim_keywords(store: KeywordStore, tally: Tally, params: ClaimIn, peer: str | None) -> AvailableOut:
+def claim_keywords(store: KeywordStore, outcomes: Outcomes, params: ClaimIn, peer: str | None) -> AvailableOut:
     """The claim's answer, for the route and for farm.api.fastclaim (which answers most claims)."""
     skip = frozenset(params.skip_partial)
     who = params.crawler_id or f"api@{peer or 'unknown'}"
     leases = store.claim(params.source, who, n=params.limit, skip_partial=skip)
-    tally.add("claims")
-    tally.add("keywords_claimed", len(leases))
+    outcomes.add("claims")
+    outcomes.add("keywords_claimed", len(leases))
     logger.debug("claim of %s for %s: %s", params.source, who, [lease.id for lease in leases] or "nothing")
     claimable = next_retry_at = None
     if not leases:  # say whether to ask again; a claim that got something does not pay for the count
         outlook = store.outlook(params.source, skip)
         claimable, next_retry_at = outlook.claimable, outlook.next_retry_at
-        tally.add("claims_empty")
+        outcomes.add("claims_empty")
     return AvailableOut(
         source=params.source,
         reserved=True,

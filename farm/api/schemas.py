@@ -27,7 +27,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 from typing_extensions import TypeAliasType
 
-from farm.cities import known_sources
+from farm.sites import known_sources
 from farm.state.lease import TOKEN_MAX
 from farm.state.models import JobPostingRow, Keyword, max_pages_that_fit
 
@@ -48,7 +48,7 @@ class _SourceEnum:
         return {"type": "string", "enum": list(known_sources())}
 
 
-# a keyword's source: one of farm.cities' registry, which `farm api` fills with the project's own sites
+# a keyword's source: one of farm.sites' registry, which `farm api` fills with the project's own sites
 Source = Annotated[str, AfterValidator(_known_source), _SourceEnum()]
 ClaimKind = Literal["partial", "failed", "fresh"]
 

@@ -20,7 +20,7 @@ from statistics import median
 from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds
 from farm.runs.history import KeptKeyword, KeptRun, SiteDay
-from farm.runs.tally import FIELDS
+from farm.runs.numbers import FIELDS
 
 UNFINISHED = ("partial", "crawling")
 NAMED = 5  # keywords never crawled named by name; then how many more

@@ -19,7 +19,7 @@ from spidermon.runners import MonitorRunner
 
 from farm.checks.result import CheckResult
 from farm.checks.thresholds import Thresholds, thresholds_from
-from farm.runs.tally import run_numbers
+from farm.runs.numbers import run_numbers
 
 COVERAGE_PREFIX = "farm/runs/coverage/"
 # a run's postings must carry these often enough (published_at is not checked: boss gives none)

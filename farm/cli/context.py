@@ -5,22 +5,25 @@ and the other ``FARM_*`` environment variables mean here what they mean to
 ``scrapy crawl``; ``--db-url`` overrides the database for one command.
 """
 
+from __future__ import annotations
+
 import functools
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
 import click
-from scrapy.utils.project import get_project_settings
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError
 
-from farm.config import FarmConfig
 from farm.display import mask_url
 from farm.errors import BadSetting, DatabaseUnreachable, SchemaNotCurrent, SettingError
-from farm.state.db import make_engine
-from farm.state.engine import check_stored, reader
-from farm.state.migrate import require_current
-from farm.state.models import SOURCES
-from farm.state.store import KeywordStore
+
+# Scrapy, SQLAlchemy, the settings and the store are imported by what uses them, not here: `farm --help`
+# imports none of them (a command's own start imports Scrapy and the settings, its database the store)
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+    from sqlalchemy.exc import DBAPIError
+
+    from farm.config import FarmConfig
+    from farm.state.store import KeywordStore
 
 
 class Farm:
@@ -38,6 +41,8 @@ class Farm:
     def config(self) -> FarmConfig:
         """Every setting, checked once (BadSetting names a bad one)."""
         if self._config is None:
+            from farm.config import FarmConfig
+
             try:
                 self._config = FarmConfig.from_settings(self.settings)
             except SettingError as exc:
@@ -51,7 +56,7 @@ class Farm:
     def sources(self) -> tuple[str, ...]:
         """The sources a keyword may name: farm's three sites and the project's own (farm.sites)."""
         if self._sources is None:
-            from farm.sites import load_sources  # not before: it imports the spiders
+            from farm.sites.project import load_sources  # not before: it imports the spiders
 
             try:
                 self._sources = load_sources(self.settings)
@@ -62,6 +67,11 @@ class Farm:
     def engine(self) -> Engine:
         """The engine, after one connection proves the database is reachable."""
         if self._engine is None:
+            from sqlalchemy.exc import DBAPIError
+
+            from farm.state.db import make_engine
+            from farm.state.engine import check_stored
+
             try:
                 check_stored(self.db_url, setting=self.url_origin)  # not in memory: every command keeps or reads
                 engine = make_engine(self.db_url, setting=self.url_origin)
@@ -82,6 +92,10 @@ class Farm:
         ``read_only``: for commands that only read (stats, list), whose reads then do
         not wait behind a crawl's writers on SQLite (farm.state.engine.reader).
         """
+        from farm.state.engine import reader
+        from farm.state.migrate import require_current
+        from farm.state.store import KeywordStore
+
         config = self.config
         engine = reader(self.engine()) if read_only else self.engine()
         require_current(engine)
@@ -112,6 +126,8 @@ def database_command(func):
     @functools.wraps(func)
     @click.pass_obj
     def wrapper(farm_ctx: Farm, *args, **kwargs):
+        from sqlalchemy.exc import DBAPIError
+
         try:
             return func(farm_ctx, *args, **kwargs)
         except DatabaseUnreachable as exc:
@@ -125,6 +141,8 @@ def database_command(func):
 
 
 def project_settings():
+    from scrapy.utils.project import get_project_settings
+
     settings = get_project_settings()
     if "FARM_DB_URL" not in settings:
         # run outside the project directory (no scrapy.cfg found): farm's own defaults
@@ -138,16 +156,18 @@ def project_settings():
 
 
 class SourceChoice(click.Choice):
-    """A ``--source``: farm's three sites, or a site of the project's own (loaded only when named)."""
+    """A ``--source``: a registered site (farm.sites), or a site of the project's own (loaded only when named)."""
 
     def __init__(self):
-        super().__init__(SOURCES)
+        from farm.sites import known_sources
+
+        super().__init__(known_sources())
 
     def convert(self, value, param, ctx):
-        if value in SOURCES:
+        if value in self.choices:  # a site registered at import: farm's own
             return value
         farm_ctx = ctx.find_object(Farm) if ctx is not None else None
-        known = farm_ctx.sources() if farm_ctx is not None else SOURCES
+        known = farm_ctx.sources() if farm_ctx is not None else self.choices
         return click.Choice(known).convert(value, param, ctx)
 
 

@@ -32,7 +32,7 @@ def demo(ctx: click.Context, log_dir: str, walls: bool):
     """Crawl the bundled keywords of all three sites against the sandbox.
 
     Upgrades the database, imports farm/demo/keywords.csv, starts the sandbox,
-    runs `scrapy crawl` for boss, qcwy and zhilian, prints the stats and writes
+    runs `scrapy crawl` for each site the sandbox imitates, prints the stats and writes
     the day's report (report.html in --log-dir). Run again the same day, it
     finds nothing new to crawl and says so (--walls crawls the keywords again).
 

@@ -287,7 +287,7 @@ def check_sites(
     keyword table holds keywords of, names it, or is None: unknown; and no proxy, ``proxied``, carries
     the crawl), a warning otherwise; and a warning for each site of ``stored`` (the keyword table's)
     that no spider of this project crawls."""
-    from farm.sites import load_sources  # not before: it imports the spiders
+    from farm.sites.project import load_sources  # not before: it imports the spiders
 
     try:
         sources = load_sources(settings)

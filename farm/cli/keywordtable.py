@@ -4,6 +4,7 @@ import click
 
 from farm.cli.context import Farm, SourceChoice, database_command
 from farm.cli.keywordfile import read_keywords
+from farm.cli.sitehelp import SitesCommand
 from farm.cli.tables import clip, or_dash, render_table
 from farm.display import escape
 from farm.errors import KeywordError, KeywordFileError
@@ -72,13 +73,13 @@ def _unique_keywords(file: str) -> tuple[int, list[tuple[str, str, str]]]:
     return total, list(unique)
 
 
-@keywords.command("add")
+@keywords.command("add", cls=SitesCommand)
 @click.argument("source")
 @click.argument("city")
 @click.argument("job")
 @database_command
 def keywords_add(farm_ctx: Farm, source: str, city: str, job: str):
-    """Add one keyword: SOURCE (boss, qcwy, zhilian, or a site of the project's own), CITY and JOB.
+    """Add one keyword: SOURCE (one of {sites}, or a site of the project's own), CITY and JOB.
 
     A keyword stored already as the same search (another case, the city's code or name) is not added."""
     farm_ctx.sources()  # a site of the project's own is a source a keyword may name

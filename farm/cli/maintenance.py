@@ -3,6 +3,7 @@
 import click
 
 from farm.cli.context import Farm, database_command
+from farm.cli.sitehelp import SitesCommand
 from farm.state.migrate import current_revision, upgrade
 
 
@@ -32,7 +33,7 @@ def reap(farm_ctx: Farm):
     click.echo(f"{reaped} stale {'lease' if reaped == 1 else 'leases'} became partial")
 
 
-@click.command()
+@click.command(cls=SitesCommand)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0.1),
@@ -55,7 +56,7 @@ def doctor(farm_ctx: Farm, timeout: float):
     work backend      FARM_WORK_BACKEND loads; with Redis, FARM_REDIS_URL answers
     browser           FARM_BROWSER_EXECUTABLE (else Chromium on the PATH) is found
                       and starts headless, as a crawl starts it to pass walls
-    site boss/qcwy/zhilian, and each LeaseSpider site of the project's own
+    site NAME         each of {sites}, and each site of the project's own:
                       its FARM_<SITE>_BASE_URL answers; if not, a failure when
                       the keyword table holds its keywords and no FARM_PROXIES
                       carries the crawl (the crawl would fail), else a warning

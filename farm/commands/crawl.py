@@ -14,12 +14,12 @@ its keywords back (see docs/operations.md).
 """
 
 import sys
+from importlib import import_module
 
 from scrapy.commands.crawl import Command as ScrapyCrawl
 from twisted.internet.defer import Deferred
 
 from farm.config import FarmConfig
-from farm.crawl.starting import make_jobdir
 from farm.errors import SettingError
 from farm.startlog import is_start_error
 
@@ -27,10 +27,18 @@ from farm.startlog import is_start_error
 SETTING_EXIT = 2
 # the reasons a crawl closes on when the database or Redis failed it (farm.crawl.parts)
 OUTAGE_REASONS = ("farm_db_error", "farm_redis_error", "farm_backend_error")
+# Scrapy's HTTP/1.1 download handler, under farm's own (farm.sessions.handler): its TLS modules make
+# deprecated aliases, each of which reads every frame of the stack it is imported under
+# (inspect.stack()); imported by the engine, dozens of frames deep, that is some 0.12 s of CPU
+# a crawl, and some 0.03 s imported here, a few frames deep
+HTTP_HANDLER_MODULE = "scrapy.core.downloader.handlers.http11"
 
 
 class Command(ScrapyCrawl):
     def process_options(self, args, opts) -> None:
+        # here, not at import: Scrapy imports every command of the project for any one (`scrapy list`)
+        from farm.crawl.starting import make_jobdir
+
         super().process_options(args, opts)  # -s NAME=value applied
         try:
             assert self.settings is not None  # Scrapy's command has its settings before it parses options
@@ -44,6 +52,7 @@ class Command(ScrapyCrawl):
         if len(args) != 1:
             return super().run(args, opts)  # Scrapy's usage errors
         assert self.crawler_process
+        import_module(HTTP_HANDLER_MODULE)  # the reactor is installed: importing it starts nothing
         crawler = self._create_crawler(args[0])
         started = self.crawler_process.crawl(crawler, **opts.spargs)
         if isinstance(started, Deferred):  # Twisted's CrawlerProcess prints an unhandled error itself

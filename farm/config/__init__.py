@@ -10,18 +10,18 @@ from typing import Any
 
 from farm.config.checks import Thresholds
 from farm.config.model import FarmConfig
-from farm.config.sites import SITES, SiteConfig, site_key, sites_environment
+from farm.config.sites import SiteConfig, site_defaults, site_key, sites_environment
 from farm.config.store import LOCAL_BACKEND, REDIS_BACKEND
 from farm.errors import SettingError
 
 __all__ = [
     "LOCAL_BACKEND",
     "REDIS_BACKEND",
-    "SITES",
     "FarmConfig",
     "SettingError",
     "SiteConfig",
     "Thresholds",
+    "site_defaults",
     "default",
     "environment",
     "read",

@@ -116,6 +116,15 @@ class CrawlSettings(StoreSettings):
             "requests a session earned in the browser is sent with before a new one is earned; `0`: no limit",
         ),
     ] = 0
+    sessions_ahead: Annotated[
+        int,
+        setting(
+            whole(0, 16, "a whole number of sessions from 0 (none ahead) to 16, e.g. 2"),
+            "the most sessions of one site and proxy earned ahead at once, under way or ready: more than one "
+            "only while the crawl uses sessions up faster than a pass in the browser takes; `0`: none ahead "
+            "(see [Walls](walls.md))",
+        ),
+    ] = 2
     site_refused_after: Annotated[
         float,
         setting(

@@ -11,7 +11,8 @@ from typing import Any
 from farm.config.base import Group, Setting, about
 from farm.config.checks import Thresholds
 from farm.config.model import FarmConfig
-from farm.config.sites import SITES, SiteConfig, site_key
+from farm.config.sites import SiteConfig, site_defaults, site_key
+from farm.sites import named
 
 BEGIN = "<!-- the tables below are written by `python -m farm.config.doc` from farm/config: edit there -->"
 END = "<!-- end of the tables written by farm.config.doc -->"
@@ -43,7 +44,7 @@ def _site_rows() -> list[str]:
     for name in SiteConfig.fields():
         declared = about(SiteConfig.model_fields[name])
         assert declared is not None
-        each = ", ".join(f"{site} {shown(getattr(config, name))}" for site, config in SITES.items())
+        each = ", ".join(f"{site} {shown(getattr(config, name))}" for site, config in site_defaults().items())
         default = f"{each}; another site {shown(SiteConfig.model_fields[name].default)}"
         rows.append(_row(f"`{site_key('<SITE>', name)}`", default, declared))
     return rows
@@ -60,8 +61,9 @@ def tables() -> str:
             "",
             "### Each site's",
             "",
-            "A site's settings, its spider's `site` (or `name`) in capitals: farm's three sites' (`boss`, "
-            "`qcwy`, `zhilian`) and a project's own (see [The add-on](addon.md)). A site farm does not know "
+            "A site's settings, its spider's `site` (or `name`) in capitals: farm's own sites' ("
+            + named(f"`{site}`" for site in site_defaults())
+            + ") and a project's own (see [The add-on](addon.md)). A site farm does not know "
             "is crawled politely unless its settings say otherwise, never without a limit "
             "(`FARM_<SITE>_RATE=0` lifts it).",
             "",

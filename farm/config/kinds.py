@@ -144,6 +144,14 @@ def _class_path(raw):
     return path  # named, not imported: whoever uses it loads it
 
 
+def _module_paths(raw):
+    paths = raw.replace(",", " ").split() if isinstance(raw, str) else [str(path).strip() for path in raw or ()]
+    for path in paths:
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", path):
+            raise Invalid(f"names {path!r}, which is no module's import path")
+    return tuple(paths)  # named, not imported: the site registry (farm.sites) imports them
+
+
 def _base_url(raw):
     url = str(raw if raw is not None else "").strip()
     if url:
@@ -177,6 +185,9 @@ IMPERSONATE = Kind(
     "chrome, a curl_cffi Chrome target such as chrome146, or nothing for Scrapy's own client",
     "farm.sessions.identity:check_target",
     blank=True,
+)
+MODULE_PATHS = Kind(
+    "nothing, or packages' import paths separated by commas or spaces, e.g. myproject.sites.acme", _module_paths
 )
 CLASS_PATH = Kind("a class's import path, e.g. myproject.backends.MyBackend", _class_path)
 BASE_URL = Kind("the site's address, an http(s) URL, e.g. https://jobs.example.com", _base_url)

@@ -25,8 +25,8 @@ from pydantic import Field, model_validator
 from farm.config.base import checked, setting
 from farm.config.checks import Thresholds
 from farm.config.crawling import CrawlSettings
-from farm.config.kinds import URLS, number, text, whole
-from farm.config.sites import SITE_KEY, SITES, SiteConfig
+from farm.config.kinds import MODULE_PATHS, URLS, number, text, whole
+from farm.config.sites import SITE_KEY, SiteConfig, site_defaults
 from farm.config.store import LOCAL_BACKEND, REDIS_BACKEND
 from farm.errors import SettingError
 
@@ -86,13 +86,24 @@ class FarmConfig(CrawlSettings):
             "the conversion's hours a month (21.75 working days of 8 hours)",
         ),
     ] = 174.0
+    site_packages: Annotated[
+        tuple,
+        setting(
+            MODULE_PATHS,
+            "site packages to crawl beside farm's own, each with its spider, cities, salary forms and sandbox "
+            "imitation (see [The add-on](addon.md#a-site-package)): their spiders are found, their keywords "
+            "taken, their settings read as farm's own sites' are",
+            shown="unset (farm's own sites)",
+        ),
+    ] = ()
     alert_urls: Annotated[
         tuple,
         setting(URLS, "apprise URLs, separated by spaces, that `farm check` sends its failures to", shown="unset"),
     ] = ()
     # groups of their own
     checks: Thresholds = Field(default_factory=Thresholds)
-    sites: tuple[SiteConfig, ...] = tuple(SITES.values())  # farm's three and every site the settings name
+    # the site packages' (farm.sites) and every site the settings name
+    sites: tuple[SiteConfig, ...] = Field(default_factory=lambda: tuple(site_defaults().values()))
 
     @model_validator(mode="after")
     def _back_off_in_order(self) -> "FarmConfig":
@@ -113,7 +124,8 @@ class FarmConfig(CrawlSettings):
         """Site ``name``'s settings, with FARM_IMPERSONATE's impersonation where it gives none of its own;
         a site the settings name no setting for has farm's defaults for it, or the polite ones."""
         name = name.lower()
-        found = next((s for s in self.sites if s.name == name), None) or SITES.get(name) or SiteConfig(name=name)
+        found = next((s for s in self.sites if s.name == name), None)
+        found = found or site_defaults().get(name) or SiteConfig(name=name)
         return found if found.impersonate is not None else found.model_copy(update={"impersonate": self.impersonate})
 
     @classmethod
@@ -132,9 +144,9 @@ class FarmConfig(CrawlSettings):
 
 
 def _sites_of(settings: Any) -> tuple[SiteConfig, ...]:
-    """farm's three sites and every site the settings name a setting for, each read and checked."""
+    """The site packages (farm.sites) and every site the settings name a setting for, each read and checked."""
     named = {m.group("site").lower() for key in _keys(settings) if (m := SITE_KEY.fullmatch(str(key)))}
-    return tuple(SiteConfig.from_settings(settings, name) for name in sorted(set(SITES) | named))
+    return tuple(SiteConfig.from_settings(settings, name) for name in sorted(set(site_defaults()) | named))
 
 
 def _keys(settings: Any) -> Iterable:

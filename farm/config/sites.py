@@ -1,14 +1,16 @@
 """One site's settings, ``FARM_<SITE>_*``: its spider's ``site`` (or ``name``) in capitals.
 
-farm's three sites have their own defaults (``SITES``): rates polite enough to crawl for hours, what
-public crawlers of these sites report the sites tolerate from one IP (docs/sites.md). Boss is the
-strictest (its stoken and captcha walls come within minutes at a few requests per second), 51job's
-Aliyun WAF throttles bursts, zhilian's SSR pages are heavy HTML. The demo, the tests and the benchmarks
-set 0 (no limit) for the sandbox. Any other site (a project's own ``LeaseSpider``) whose settings do
-not say is crawled politely: no base URL (its spider names the setting to set), one request every two
-seconds, ten pages a keyword; never "no limit" for a site farm knows nothing of.
+A site package has its own defaults (its record's, farm.sites: ``site_defaults``). farm's three's are
+rates polite enough to crawl for hours, what public crawlers of these sites report the sites tolerate
+from one IP (docs/sites.md). Boss is the strictest (its stoken and captcha walls come within minutes at
+a few requests per second), 51job's Aliyun WAF throttles bursts, zhilian's SSR pages are heavy HTML. The
+demo, the tests and the benchmarks set 0 (no limit) for the sandbox. Any other site (a project's own
+``LeaseSpider``) whose settings do not say is crawled politely: no base URL (its spider names the
+setting to set), one request every two seconds, ten pages a keyword; never "no limit" for a site farm
+knows nothing of.
 
-A site's setting is read from Scrapy's settings; for farm's three sites, else from the environment.
+A site's setting is read from Scrapy's settings; for a site package's (farm's three, a FARM_SITE_PACKAGES
+package), else from the environment.
 """
 
 import os
@@ -19,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from farm.config.base import about, checked, setting
 from farm.config.kinds import BASE_URL, CEILING, IMPERSONATE, MAX_PAGES, RATE
+from farm.sites import sites
 
-# a site's setting: FARM_<SITE>_<FIELD> (a site's name takes a-z, 0-9 and _, farm.cities)
+# a site's setting: FARM_<SITE>_<FIELD> (a site's name takes a-z, 0-9 and _, farm.sites.site)
 SITE_KEY = re.compile(r"FARM_(?P<site>[A-Z][A-Z0-9_]{0,15}?)_(?P<field>BASE_URL|RATE|CEILING|MAX_PAGES|IMPERSONATE)")
 
 
@@ -102,34 +105,30 @@ class SiteConfig(BaseModel):
     def from_settings(cls, settings: Any, name: str) -> "SiteConfig":
         """Site ``name``'s settings; those not given, farm's defaults for it (or the polite ones)."""
         name = name.lower()
+        defaults = site_defaults()
         values: dict[str, Any] = {}
         for field in cls.fields():
             key, blank = site_key(name, field), about(cls.model_fields[field]).kind.blank  # type: ignore[union-attr]
             raw = settings.get(key) if settings is not None else None
-            if (raw is None or (raw == "" and not blank)) and name in SITES:
+            if (raw is None or (raw == "" and not blank)) and name in defaults:
                 raw = os.environ.get(key)
             if raw is not None and (raw != "" or blank):
                 values[field] = raw
-        given = SITES.get(name)
-        defaults = given.model_dump(exclude={"name"}) if given is not None else {}
-        return checked(cls, name=name, **{**defaults, **values})
+        given = defaults.get(name)
+        own = given.model_dump(exclude={"name"}) if given is not None else {}
+        return checked(cls, name=name, **{**own, **values})
 
 
-SITES = {
-    site.name: site
-    for site in (
-        SiteConfig(name="boss", base_url="https://www.zhipin.com", rate=0.2, max_pages=3),
-        SiteConfig(name="qcwy", base_url="https://we.51job.com", rate=0.5, max_pages=50),
-        SiteConfig(name="zhilian", base_url="https://www.zhaopin.com", rate=0.33, max_pages=15),
-    )
-}
+def site_defaults() -> dict[str, SiteConfig]:
+    """Each site package's own defaults, by name: its record's (farm.sites), checked as settings are."""
+    return {site.name: checked(SiteConfig, name=site.name, **site.defaults) for site in sites() if site.defaults}
 
 
 def sites_environment() -> dict[str, Any]:
-    """farm's three sites' settings as Scrapy's settings hold them: the environment's, else the default
+    """The site packages' settings as Scrapy's settings hold them: the environment's, else the default
     (an impersonation of their own only where the environment gives one)."""
     values: dict[str, Any] = {}
-    for site in SITES.values():
+    for site in site_defaults().values():
         for field in SiteConfig.fields():
             key = site_key(site.name, field)
             raw = os.environ.get(key)

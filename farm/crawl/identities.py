@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from scrapy import Request
 from scrapy.statscollectors import StatsCollector
 
+from farm.crawl.meta import FarmMeta
 from farm.crawl.pace import SitePace
 from farm.crawl.proxies import MIN_WAIT, Proxy, ProxyPool
 
@@ -164,7 +165,7 @@ class Identities:
 
     def _send(self, identity: Identity, request: Request) -> None:
         identity.pace.taken()
-        request.meta["farm_identity"] = identity.id
+        FarmMeta.of(request).identity = identity.id
         if identity.proxy is not None and self.pool is not None:
             self.pool.send_through(identity.proxy, request)
 
@@ -176,8 +177,8 @@ class Identities:
 
     def of(self, request: Request) -> Identity | None:
         """The identity ``request`` went through (None: not one of this site's)."""
-        meta = request.meta
-        return self.by_id.get(meta.get("farm_identity") or meta.get("farm_proxy") or "")
+        farm = FarmMeta.of(request)
+        return self.by_id.get(farm.identity or farm.proxy or "")
 
     # --- what came back -----------------------------------------------------------------------
 

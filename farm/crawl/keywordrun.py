@@ -32,11 +32,12 @@ from farm.state.models import site_count
 @dataclass(eq=False)
 class KeywordRun:
     lease: Lease
-    # the backend shares its queue (WorkBackend.shared): pages asked for may be taken by any worker;
-    # ``pending`` then holds the pages this worker took, not those it asked for
-    shared: bool = False
+    # the backend fetches what this process enqueues, and nothing else (WorkBackend.fetches_what_it_enqueues):
+    # a page is pending from its ask; else any worker may take a page asked for, and ``pending`` holds the
+    # pages this worker took, from when it took them
+    pending_from_ask: bool = True
     # this worker claimed (or adopted) the keyword: it keeps its lease alive and counts it as its own;
-    # a shared keyword another worker claimed has a run here only while this worker handles its pages
+    # a keyword another worker claimed has a run here only while this worker handles its pages
     owned: bool = True
     last: int | None = None
     requested: set[int] = field(default_factory=set)  # pages asked for under this lease
@@ -83,7 +84,7 @@ class KeywordRun:
             return []
         new = [page for page in pages if page not in self.requested and not self.done(page)]
         self.requested.update(new)
-        if not self.shared:
+        if self.pending_from_ask:
             self.pending.update(new)
         return new
 
@@ -95,7 +96,7 @@ class KeywordRun:
 
     def taken(self, page: int) -> None:
         """The page's request left the queue for the downloader."""
-        if self.shared:
+        if not self.pending_from_ask:
             self.requested.add(page)  # asked for by whoever queued it: not to be asked for again here
             self.pending.add(page)
         if page in self.pending:

@@ -39,12 +39,13 @@ from farm import signals
 from farm.crawl.backends.base import LeaseKey, WorkBackend
 from farm.crawl.claim_policy import Seen, decide
 from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.crawl.meta import FarmMeta
 from farm.crawl.needs import page_spider
 from farm.crawl.outbox import Outbox
+from farm.crawl.paging import KeywordPaging, LeaseLost
 from farm.crawl.parts import CrawlParts, engine_slot
 from farm.crawl.registry import KeywordRegistry
 from farm.errors import BackendUnreachable
-from farm.spiders.base import LeaseLost
 from farm.state.clock import utcnow
 from farm.state.lease import Lease, Outlook
 
@@ -67,6 +68,7 @@ class KeywordLeaseMiddleware:
         in_flight: int,
         *,
         registry: KeywordRegistry,
+        paging: KeywordPaging,
         backend: WorkBackend,
         claim: ClaimsKeywords,
         outbox: Outbox,
@@ -77,6 +79,7 @@ class KeywordLeaseMiddleware:
         self.crawler = crawler
         self.in_flight = in_flight
         self.registry = registry
+        self.paging = paging  # each keyword's first pages
         self.backend = backend  # its peers: the other processes sharing the work, if any
         self.claim = claim
         self.outbox = outbox  # drained before the releases, so that each page's progress goes first
@@ -101,6 +104,7 @@ class KeywordLeaseMiddleware:
             crawler,
             in_flight,
             registry=parts.registry,
+            paging=parts.paging,
             backend=parts.backend,
             claim=parts.claim,
             outbox=parts.outbox,
@@ -119,13 +123,14 @@ class KeywordLeaseMiddleware:
         return self.registry.runs
 
     def process_request(self, request: Request) -> None:
-        lease = request.meta.get("farm_lease")
+        farm = FarmMeta.of(request)
+        lease = farm.lease
         if lease is None:
             return None
         run = self.runs.get(lease.key)
         if run is None or not run.live:  # the scheduler drops these; a request that came another way
             self.stats.inc_value("farm/lease/dropped_requests")
-            self.registry.give_up(lease, request.meta["farm_page"])
+            self.registry.give_up(lease, farm.page)
             raise LeaseLost(f"keyword {lease.id} is no longer crawled by this crawler (token {lease.lease_token})")
         return None
 
@@ -206,7 +211,7 @@ class KeywordLeaseMiddleware:
                 lease.from_status,
                 lease.start_page,
             )
-        self._crawl([request for lease in new for request in spider.lease_requests(lease)])
+        self._crawl([request for lease in new for request in self.paging.first_requests(lease)])
 
     def _crawl(self, requests: Iterable[Request]) -> None:
         self._claim = None

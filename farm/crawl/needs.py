@@ -1,9 +1,9 @@
 """What the keyword registry needs of the crawl's parts and of its spider, as Protocols.
 
-farm.crawl.parts.CrawlParts builds the registry (farm.crawl.registry) and the spider
-(farm.spiders.base.LeaseSpider) names it, so the registry imports neither (no module imports
-itself through others): it is typed against these. mypy holds CrawlParts to ``RegistryParts``
-where it builds the registry; the spider is the one the parts serve, a LeaseSpider.
+farm.crawl.parts.CrawlParts builds the registry (farm.crawl.registry), so the registry imports
+neither it nor a spider (no module imports itself through others): it is typed against these. mypy
+holds CrawlParts to ``RegistryParts`` where it builds the registry; the spider is the one the parts
+serve, a LeaseSpider.
 """
 
 from collections.abc import Callable
@@ -14,6 +14,7 @@ from twisted.internet.defer import Deferred
 from farm.crawl.backends.base import LeaseKey, PageSpider, WorkBackend, page_spider
 from farm.crawl.backends.checkpoint import Checkpoint
 from farm.crawl.outbox import Outbox
+from farm.crawl.paging import KeywordPaging
 from farm.crawl.window import PageWindow
 from farm.state.store import KeywordStore
 
@@ -49,5 +50,8 @@ class RegistryParts(Protocol):
 
     @property
     def progress(self) -> ForgetsPages: ...
+
+    @property
+    def paging(self) -> KeywordPaging: ...
 
     def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Deferred[Any]: ...

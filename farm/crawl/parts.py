@@ -4,14 +4,15 @@ A page's path through a crawl, and who does each step:
 
 1. **Lease.** ``KeywordLeaseMiddleware`` (farm.crawl.leases) claims keywords
    from the store; the ``registry`` (farm.crawl.registry) holds each as a
-   ``KeywordRun`` until its end; the spider (farm.spiders.base) makes the
-   keyword's page requests.
+   ``KeywordRun`` until its end; the ``paging`` (farm.crawl.paging) asks for the
+   keyword's pages, through the spider's requests (farm.spiders.base).
 2. **Request.** The scheduler (farm.crawl.scheduler), over its work backend
    (farm.crawl.backends, FARM_WORK_BACKEND: local, or Redis), lets a page out while
    its keyword is live, the page ``window`` has room and the site's ``pace`` allows it.
 3. **Response.** ``SiteBlockMiddleware`` (farm.middlewares.blocks) tells blocks and
-   site trouble from pages; the spider parses the page's postings and says how
-   many it yielded (``PageProgress.page_parsed``).
+   site trouble from pages; the spider parses the page's postings, and the paging
+   asks for the pages it makes known and says how many postings it yielded
+   (``PageProgress.page_parsed``).
 4. **Items.** ``SqlPostingsPipeline`` (farm.pipelines.sql) hands each posting to
    the ``outbox``.
 5. **Progress.** ``PageProgress`` (farm.crawl.progress) counts a page done
@@ -29,7 +30,7 @@ work is shared with other processes is the ``backend``'s to know (farm.crawl.bac
 afterwards; for a spider not a ``LeaseSpider`` it is NotConfigured. The others reach it through
 Scrapy: the middlewares, the pipeline and the scheduler, built after it, with
 ``crawler.get_extension(CrawlParts)`` in their ``from_crawler``; the extensions, built beside it,
-and the spider, built before it (as ``SpiderParts``, farm.spiders.base), the same way on first use.
+and the spider, built before it (as ``PagingParts``, farm.crawl.paging), the same way on first use.
 
 The parts start in one place, ``start()``, which the scheduler's ``open`` calls: the engine opens the
 scheduler before anything needs the DB thread, the state writer or the backend's threads, and
@@ -59,12 +60,12 @@ from farm.crawl.backends.base import LeaseKey
 from farm.crawl.backends.checkpoint import Checkpoint
 from farm.crawl.backends.joblock import JobdirLock
 from farm.crawl.outbox import Outbox
+from farm.crawl.paging import KeywordPaging, PagingParts
 from farm.crawl.progress import PageProgress
 from farm.crawl.registry import KeywordRegistry
 from farm.crawl.starting import build_backend, open_jobdir, require_farm_scheduler, start_failed
 from farm.crawl.window import PageWindow
 from farm.display import mask_url
-from farm.spiders.base import LeaseSpider, SpiderParts
 from farm.state.identities import keep_learned_paces, learned_paces
 from farm.state.lease import Lease, Outlook
 from farm.state.migrate import require_current
@@ -80,11 +81,14 @@ logger = logging.getLogger(__name__)
 # Seconds between looks at a starting crawl that spawned its writer: has it started, or failed to?
 START_CHECK_INTERVAL = 0.5
 
+# what farm.spiders.base.LeaseSpider has that a Scrapy spider has not
+LEASE_SPIDER_METHODS = ("page_request", "page_of", "parse_search", "page_error")
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
-class CrawlParts(SpiderParts):
+class CrawlParts(PagingParts):
     """The crawl's parts, a Scrapy extension (see the module docstring)."""
 
     def __init__(
@@ -112,8 +116,9 @@ class CrawlParts(SpiderParts):
             config.sql_flush_interval,
             on_lost=lambda reason: self.close_crawl("farm_db_error"),
         )
-        self.progress = PageProgress(crawler, self)
         self.registry = KeywordRegistry(crawler, self)  # the keywords this crawl holds
+        self.progress = PageProgress(crawler, self.registry, self.outbox)
+        self.paging = KeywordPaging(crawler, self.registry, self.progress)  # the pages each asks for
         # JOBDIR: the crawl's checkpoint (farm.crawl.backends.checkpoint.Checkpoint), else None; ``refused``: why
         # the crawl must close at once (the JOBDIR holds another spider's checkpoint)
         self.checkpoint = checkpoint
@@ -130,8 +135,9 @@ class CrawlParts(SpiderParts):
 
     @staticmethod
     def serves(crawler: Crawler) -> bool:
-        """Whether the crawl is farm's: its spider pulls keyword leases (a LeaseSpider)."""
-        return issubclass(crawler.spidercls, LeaseSpider)
+        """Whether the crawl is farm's: its spider pulls keyword leases (a LeaseSpider, known by the
+        page request, page reading and callback every LeaseSpider has: the crawl imports no spider)."""
+        return all(callable(getattr(crawler.spidercls, name, None)) for name in LEASE_SPIDER_METHODS)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> "CrawlParts":
@@ -212,8 +218,8 @@ class CrawlParts(SpiderParts):
 
     @property
     def site(self) -> str:
-        spidercls = _spider_class(self.crawler)
-        return (spidercls.site or spidercls.name).lower()
+        spidercls = self.crawler.spidercls
+        return (getattr(spidercls, "site", None) or spidercls.name).lower()
 
     @property
     def prefetch(self) -> int:
@@ -324,11 +330,6 @@ class FarmExtension:
     @cached_property
     def parts(self) -> CrawlParts:
         return cast(CrawlParts, self.crawler.get_extension(CrawlParts))  # built: require_farm_spider saw to it
-
-
-def _spider_class(crawler: Crawler) -> type[LeaseSpider]:
-    """The crawl's spider class: a LeaseSpider, as the parts serve no other (``CrawlParts.serves``)."""
-    return cast(type[LeaseSpider], crawler.spidercls)
 
 
 def engine_slot(crawler: Crawler) -> "_Slot | None":

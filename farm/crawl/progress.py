@@ -15,7 +15,7 @@ ended: the crawl always ends.
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from scrapy import Spider
 from scrapy import signals as scrapy_signals
@@ -28,6 +28,7 @@ from twisted.python.failure import Failure
 
 from farm.crawl.backends.base import LeaseKey
 from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.crawl.meta import FarmMeta
 from farm.crawl.outbox import Outbox
 from farm.crawl.registry import KeywordRegistry
 from farm.state.lease import Lease, PageWrite
@@ -47,23 +48,15 @@ class ReportsPostings:
     count postings off Scrapy's per-item signal."""
 
 
-class ProgressParts(Protocol):
-    """What the page progress uses of the crawl's parts (farm.crawl.parts.CrawlParts, which builds it)."""
-
-    @property
-    def registry(self) -> KeywordRegistry: ...
-
-    @property
-    def outbox(self) -> Outbox: ...
-
-
 class PageProgress:
-    """Built by the crawl's parts (farm.crawl.parts), which hand it to the components that use it;
-    it listens to the crawl's signals from the moment it is built."""
+    """Built by the crawl's parts (farm.crawl.parts) with the two it uses, the registry and the outbox,
+    and handed to the components that use it; it listens to the crawl's signals from the moment it is
+    built."""
 
-    def __init__(self, crawler: Crawler, parts: ProgressParts):
+    def __init__(self, crawler: Crawler, registry: KeywordRegistry, outbox: Outbox):
         self.crawler = crawler
-        self.parts = parts
+        self.registry = registry
+        self.outbox = outbox
         self.stats = crawler.stats
         self.tallies: dict[tuple[LeaseKey, int], _PageTally] = {}
         connect = crawler.signals.connect
@@ -75,12 +68,8 @@ class PageProgress:
             connect(self.item_scraped, signal=scrapy_signals.item_scraped)
 
     @property
-    def registry(self) -> KeywordRegistry:
-        return self.parts.registry
-
-    @property
     def runs(self) -> Mapping[LeaseKey, KeywordRun]:
-        return self.parts.registry.runs
+        return self.registry.runs
 
     # --- postings through the pipeline -----------------------------------
 
@@ -118,23 +107,25 @@ class PageProgress:
     def item_error(self, item: Any, response: Response | None, spider: Spider, failure: Failure) -> None:
         if response is None:
             return
-        lease = response.meta.get("farm_lease")
+        farm = FarmMeta.of(response)
+        lease = farm.lease
         if lease is None:
             return
         if getattr(item, "_farm_handled", False):
             return  # stored already: a later pipeline's error is not the keyword's
         reason = f"a posting could not be stored: {failure.getErrorMessage()} (from {response.url})"
-        self.registry.end(lease, Outcome("failed", reason, response.meta["farm_page"]))
+        self.registry.end(lease, Outcome("failed", reason, farm.page))
 
     def spider_error(self, failure: Failure, response: Response | None, spider: Spider) -> None:
         # a bug in a callback: the page would never be recorded
         if response is None:
             return
-        lease = response.meta.get("farm_lease")
+        farm = FarmMeta.of(response)
+        lease = farm.lease
         if lease is not None:
             assert failure.type is not None  # a Failure always holds its exception's type
             reason = f"{failure.type.__name__} in {spider.name}: {failure.getErrorMessage()} at {response.url}"
-            self.registry.end(lease, Outcome("failed", reason, response.meta["farm_page"]))
+            self.registry.end(lease, Outcome("failed", reason, farm.page))
 
     def page_parsed(self, lease: Lease, page: int, postings: int, spider: Spider) -> None:
         if lease.key not in self.runs:
@@ -152,7 +143,7 @@ class PageProgress:
         if run is None:
             return
         self.registry.sent_to_writer(run, page)
-        written = self.parts.outbox.page_done(lease, page, tally.expected, run.total_pages, run.site_total)
+        written = self.outbox.page_done(lease, page, tally.expected, run.total_pages, run.site_total)
         written.addCallbacks(self._page_written, self._not_written, callbackArgs=(run, page), errbackArgs=(run, page))
         self.registry.send_due(run)
 
@@ -184,9 +175,10 @@ class PageProgress:
     def _nothing_queued(self, run: KeywordRun, watermark: int) -> None:
         """A keyword still live with no page on its way is never left crawling.
 
-        Shared through Redis, other workers may hold its pages: the shared queue's
-        count of its open requests decides instead (farm.crawl.backends.redis.membership.check_stall)."""
-        if not run.live or run.pending or run.shared:
+        Only a keyword whose pages are pending from their ask (its backend fetches what this process
+        enqueues) has nothing queued anywhere when none is pending here; on a backend others take
+        from too, the backend finds a keyword left with nothing queued (WorkBackend.fetches_what_it_enqueues)."""
+        if not run.live or run.pending or not run.pending_from_ask:
             return
         missing = run.missing(watermark)
         if missing:

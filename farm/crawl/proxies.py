@@ -13,7 +13,7 @@ A proxy is known by three names:
   ``request.meta["proxy"]``, where Scrapy's HttpProxyMiddleware turns ``user:pass@``
   into a Proxy-Authorization header and strips it from the meta;
 - ``id``: a hash of the URL, the name in Redis (farm.crawl.backends.redis.proxies), so credentials
-  are never stored there, and in ``request.meta["farm_proxy"]``: HttpProxyMiddleware
+  are never stored there, and in the request's farm meta (``FarmMeta.proxy``): HttpProxyMiddleware
   leaves only host and port in ``meta["proxy"]``, which would not tell apart two
   sessions of one proxy gateway (``user-session-1:pw@gw:port``, ``user-session-2:...``);
 - ``label``: the URL with its password masked, the name in logs and stats.
@@ -35,6 +35,7 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
+from farm.crawl.meta import FarmMeta
 from farm.display import mask_url
 from farm.errors import SettingError
 
@@ -183,7 +184,7 @@ class ProxyPool:
         """``request`` goes through ``proxy``."""
         self._waiting = False
         request.meta["proxy"] = proxy.url  # HttpProxyMiddleware makes the credentials a header
-        request.meta["farm_proxy"] = proxy.id
+        FarmMeta.of(request).proxy = proxy.id
         self._inc(f"farm/proxy/used/{proxy.label}")
 
     def quarantine(self, proxy_id: str | None, why: str, seconds: float | None = None) -> bool:

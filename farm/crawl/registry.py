@@ -32,6 +32,7 @@ from farm.crawl.backends.base import LeaseKey
 from farm.crawl.backends.checkpoint import Saved
 from farm.crawl.giveback import Once, first_line, within
 from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.crawl.meta import asked_anew
 from farm.crawl.needs import RegistryParts, page_spider
 from farm.state.lease import Lease
 
@@ -69,11 +70,12 @@ class KeywordRegistry:
 
     # --- in -------------------------------------------------------------------------------
 
-    def add(self, lease: Lease, *, shared: bool = False, owned: bool = True) -> KeywordRun:
+    def add(self, lease: Lease, *, owned: bool = True) -> KeywordRun:
         """The keyword's run, made now if the crawl had none; ``owned`` makes it this worker's."""
         run = self._runs.get(lease.key)
         if run is None:
-            run = self._runs[lease.key] = KeywordRun(lease, shared=shared, owned=owned)
+            pending_from_ask = self.parts.backend.fetches_what_it_enqueues()
+            run = self._runs[lease.key] = KeywordRun(lease, pending_from_ask=pending_from_ask, owned=owned)
         elif owned:
             run.owned = True
         return run
@@ -84,7 +86,7 @@ class KeywordRegistry:
         parts.backend.peers.hold(leases)  # before their first requests are queued
         new = [lease for lease in leases if lease.key not in self._runs]
         for lease in leases:
-            self.add(lease, shared=parts.backend.shared)
+            self.add(lease)
         if parts.checkpoint is not None:
             for lease in new:
                 parts.checkpoint.hold(lease.key)
@@ -125,10 +127,10 @@ class KeywordRegistry:
         requests: list[Request] = []
         for lease in leases:
             checkpoint.hold(lease.key)
-            run = self.add(lease, shared=backend.shared)
-            requests += spider.lease_requests(lease)
+            run = self.add(lease)
+            requests += self.parts.paging.first_requests(lease)
             pending: set[int] = set().union(*(pages for (kid, _), pages in saved.pages.items() if kid == lease.id))
-            if run.live and not run.shared:  # shared, its pages wait in the shared queue
+            if run.live and run.pending_from_ask:  # else the backend finds the pages missing
                 requests += [spider.page_request(lease, page) for page in run.ask(sorted(pending))]
         backend.peers.hold(leases)  # the old tokens ended when the backend was joined
         return requests
@@ -192,11 +194,10 @@ class KeywordRegistry:
         spider, engine = page_spider(self.crawler), self.crawler.engine
         for page in pages:
             run.requested.add(page)
-            if not run.shared:
+            if run.pending_from_ask:
                 run.pending.add(page)
-            request = spider.page_request(run.lease, page)
-            request.meta["farm_again"] = True  # shared: past the day's fingerprints, which have seen it
-            engine.crawl(request)
+            # shared: past the day's fingerprints, which have seen it
+            engine.crawl(asked_anew(spider.page_request(run.lease, page)))
 
     def collect_orphans(self) -> None:
         """Nothing is queued, downloading or being parsed: every page a keyword still waits
@@ -307,7 +308,7 @@ class KeywordRegistry:
         parts = self.parts
         parts.progress.forget(run.key)
         if not outcome.elsewhere:
-            parts.backend.keyword_ended(run.lease, outcome.kind)  # its queued requests dropped, its owner told
+            parts.backend.mark_ended(run.lease, outcome.kind)  # its queued requests dropped, its owner told
         parts.window.leave_lease(run.key)
         if parts.checkpoint is not None:
             parts.checkpoint.release(run.key)
@@ -324,7 +325,7 @@ class KeywordRegistry:
 
         def completed(status: str | None) -> None:
             if status:  # else fenced: the keyword is another's now
-                backend.keyword_ended(lease, "completed")
+                backend.mark_ended(lease, "completed")
 
         written.addCallback(completed)
         written.addErrback(lambda failure: self.stats.inc_value("farm/progress/not_written"))
@@ -369,7 +370,7 @@ class KeywordRegistry:
         for run, (ok, status) in zip(runs, results):
             run.over = True
             if ok:
-                parts.backend.keyword_ended(run.lease, "released" if status == "partial" else status or "lost")
+                parts.backend.mark_ended(run.lease, "released" if status == "partial" else status or "lost")
         self._runs.clear()
         lost = [(run.lease, status) for run, (ok, status) in zip(runs, results) if not ok]
         if lost:

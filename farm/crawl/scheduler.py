@@ -38,6 +38,7 @@ from scrapy.crawler import Crawler
 from twisted.internet.defer import Deferred
 
 from farm.crawl.backends.base import WorkBackend
+from farm.crawl.meta import FarmMeta
 from farm.crawl.parts import CrawlParts
 from farm.crawl.starting import build_backend
 
@@ -72,7 +73,7 @@ class FarmScheduler(BaseScheduler):
         return len(self.backend) + (self._parked is not None) + len(self._again or ())
 
     def enqueue_request(self, request: Request) -> bool:
-        if self._again is not None and "farm_lease" in request.meta and self._again.offer(request):
+        if self._again is not None and FarmMeta.of(request).lease is not None and self._again.offer(request):
             return True
         return self.backend.enqueue(request)
 
@@ -89,12 +90,13 @@ class FarmScheduler(BaseScheduler):
                 request = self.backend.fetch()
                 if request is None:
                     return None
-            lease = request.meta.get("farm_lease")
+            farm = FarmMeta.of(request)
+            lease = farm.lease
             if lease is None:
                 return request
             if not still_wanted(parts, request):
                 continue
-            page = request.meta["farm_page"]
+            page = farm.page
             if not parts.window.has_room(lease.key, page):
                 parts.stats.inc_value("farm/window/full")
                 self._parked = request  # the window wakes the engine when a page leaves
@@ -114,12 +116,12 @@ class FarmScheduler(BaseScheduler):
 
 def still_wanted(parts: CrawlParts, request: Request) -> bool:
     """Whether the page request's keyword is still held and asking; else it is given up here."""
-    lease = request.meta["farm_lease"]
+    lease, page = FarmMeta.of(request).lease_page()
     run = parts.registry.runs.get(lease.key)
     if run is not None and run.live:
         return True
     parts.stats.inc_value("farm/lease/dropped_requests")
-    parts.registry.give_up(lease, request.meta["farm_page"])
+    parts.registry.give_up(lease, page)
     return False
 
 
@@ -140,11 +142,11 @@ class RetryLane:
 
     def offer(self, request: Request) -> bool:
         """Take ``request`` if it repeats a page in the window; False: it is not the lane's."""
-        lease = request.meta["farm_lease"]
-        if not _repeated(request) or (lease.key, request.meta["farm_page"]) not in self.parts.window.pages:
+        farm = FarmMeta.of(request)
+        lease, page = farm.lease_page()
+        if not _repeated(request) or (lease.key, page) not in self.parts.window.pages:
             return False
-        meta = request.meta
-        (self.now if "farm_session_fresh" in meta or "farm_signed" in meta else self.requests).append(request)
+        (self.now if farm.goes_at_once else self.requests).append(request)
         self.parts.stats.inc_value("scheduler/enqueued/farm_again")
         return True
 
@@ -156,7 +158,7 @@ class RetryLane:
             request = self.now.popleft()
             if not still_wanted(parts, request):
                 continue
-            if request.meta.pop("farm_session_fresh", False):
+            if FarmMeta.of(request).take_session_fresh():
                 parts.stats.inc_value("scheduler/dequeued/farm_fresh_session")
             return request  # a copy signed as it went out (farm.middlewares.signing) goes as it is
         while self.requests:
@@ -176,4 +178,4 @@ class RetryLane:
 def _repeated(request: Request) -> bool:
     """A retry, a redirect or a signed copy of a request already taken (marked in the meta)."""
     meta = request.meta
-    return "retry_times" in meta or "redirect_times" in meta or "farm_session_fresh" in meta or "farm_signed" in meta
+    return "retry_times" in meta or "redirect_times" in meta or FarmMeta(meta).goes_at_once

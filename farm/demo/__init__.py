@@ -33,7 +33,8 @@ import click
 from sqlalchemy import and_, or_, update
 from sqlalchemy.engine import Engine
 
-from farm.state.models import SOURCES, Keyword
+from farm.sites import packages, sites
+from farm.state.models import Keyword
 
 KEYWORDS_FILE = files("farm.demo") / "keywords.csv"
 DB_FILE = "demo.db"  # the demo's own database, in its --log-dir
@@ -75,7 +76,8 @@ def run_demo(store, db_url, log_dir: Path, echo=click.echo, walls: bool = False)
     from farm.sandbox.testing import SandboxProcess
 
     outcome = DemoRun()
-    left = {source: store.claimable(source) for source in SOURCES}
+    served = [site.name for site in sites() if site.sandbox]  # the sites the sandbox imitates
+    left = {source: store.claimable(source) for source in served}
     if not any(left.values()):
         echo(
             f"Nothing new to crawl: every keyword was already crawled today ({store.today()}, "
@@ -83,7 +85,8 @@ def run_demo(store, db_url, log_dir: Path, echo=click.echo, walls: bool = False)
         )
         return outcome
     log_dir.mkdir(parents=True, exist_ok=True)
-    sandbox = SandboxProcess(seed=2026, walls=True if walls else None)
+    # the site packages beyond farm's own (FARM_SITE_PACKAGES) served too, as their keywords are crawled
+    sandbox = SandboxProcess(seed=2026, walls=True if walls else None, site_packages=packages())
     with _ignoring(signal.SIGINT):  # the terminal's Ctrl+C stops the crawl, which still needs the sandbox
         sandbox.start()
     try:
@@ -96,11 +99,11 @@ def run_demo(store, db_url, log_dir: Path, echo=click.echo, walls: bool = False)
             SCRAPY_SETTINGS_MODULE="farm.settings",
             FARM_CONCURRENT_REQUESTS="16",
         )
-        for source in SOURCES:
+        for source in served:
             # the sandbox is local: no politeness needed (the defaults are for the real sites)
             env[f"FARM_{source.upper()}_BASE_URL"] = sandbox.url
             env[f"FARM_{source.upper()}_RATE"] = "0"
-        for source in SOURCES:
+        for source in served:
             if not left[source]:
                 echo(f"{source}: nothing left for today")
                 continue

@@ -19,8 +19,8 @@ from twisted.internet.defer import Deferred
 
 from farm import salary
 from farm.crawl.parts import FarmExtension
+from farm.runs.numbers import run_numbers
 from farm.runs.record import close_run, keep_day, open_run
-from farm.runs.tally import run_numbers
 from farm.state.clock import utcnow
 
 logger = logging.getLogger(__name__)

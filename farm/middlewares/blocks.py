@@ -59,11 +59,13 @@ from twisted.internet.error import ConnectError
 
 from farm.config import FarmConfig
 from farm.crawl.identities import Identities
+from farm.crawl.meta import FarmMeta
 from farm.crawl.pace import SitePace
+from farm.crawl.paging import KeywordBlocked, LeaseLost, SiteUnavailable
 from farm.crawl.parts import CrawlParts
 from farm.crawl.registry import KeywordRegistry
 from farm.middlewares.refusals import RefusalWatch
-from farm.spiders.base import BLOCK_STATUSES, KeywordBlocked, LeaseLost, LeaseSpider, SiteUnavailable
+from farm.spiders.base import BLOCK_STATUSES, LeaseSpider
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +141,7 @@ class SiteBlockMiddleware:
         return cast(LeaseSpider, self.crawler.spider)
 
     def process_response(self, request, response):
-        if "farm_lease" not in request.meta:
+        if FarmMeta.of(request).lease is None:
             return response
         if response.status in self.server_errors:
             return self._site_trouble(request, f"HTTP {response.status}", response)
@@ -149,7 +151,7 @@ class SiteBlockMiddleware:
             self.pace.eased()
             self.identities.answered(request)
             return response
-        wall = request.meta.get("farm_wall_refused")  # the browser met it and could not pass it (on this page)
+        wall = FarmMeta.of(request).wall_refused  # the browser met it and could not pass it (on this page)
         if wall is not None:
             reason = f"{wall} ({reason})"
         kind = reason.split()[0]
@@ -165,7 +167,7 @@ class SiteBlockMiddleware:
         raise KeywordBlocked(f"{reason} at {request.url} (still blocked after {self.retries} retries)")
 
     def process_exception(self, request, exception):
-        if "farm_lease" not in request.meta or not isinstance(exception, self.transport_errors):
+        if FarmMeta.of(request).lease is None or not isinstance(exception, self.transport_errors):
             return None
         what = f"{type(exception).__name__}: {exception}"
         if isinstance(exception, PROXY_FAILURES) and not isinstance(exception, CurlSSLError):
@@ -184,7 +186,7 @@ class SiteBlockMiddleware:
 
     def _site_trouble(self, request, what, response=None):
         """A server error (``response``) or a transport error: the site's trouble, unless one keyword alone meets it."""
-        lease = request.meta["farm_lease"]
+        lease, _ = FarmMeta.of(request).lease_page()
         now = time.monotonic()
         self.trouble.append((now, lease.id))
         while self.trouble and self.trouble[0][0] < now - TROUBLE_WINDOW:
@@ -222,11 +224,11 @@ class SiteBlockMiddleware:
         return seconds
 
     def _retry(self, request, reason, stats_key):
-        lease = request.meta["farm_lease"]
+        lease, page = FarmMeta.of(request).lease_page()
         run = self.registry.runs.get(lease.key)
         if run is None or not run.live:
             # its keyword ended meanwhile: nothing to retry it for
-            self.registry.give_up(lease, request.meta["farm_page"])
+            self.registry.give_up(lease, page)
             raise LeaseLost(f"keyword {lease.id} ended while its page was retried")
         return get_retry_request(
             request,

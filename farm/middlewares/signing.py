@@ -17,7 +17,7 @@ back through the scheduler and comes through here again.
 
 A request's URL is not changed in place (Scrapy gives no way to): the signed copy
 (``Request.replace``) is returned, which Scrapy hands back to the scheduler. Marked
-``farm_signed``, it goes out again at once (farm.crawl.scheduler's lane for pages in
+signed in its meta (farm.crawl.meta), it goes out again at once (farm.crawl.scheduler's lane for pages in
 the window: no pace, no queue, no other worker), and passes here as it is.
 """
 
@@ -25,8 +25,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
-# the meta key of a signed copy on its way out: signed here, sent as it is
-SIGNED = "farm_signed"
+from farm.crawl.meta import FarmMeta
 
 
 def signs(spidercls: type) -> bool:
@@ -46,7 +45,7 @@ class RequestSigningMiddleware:
         return cls(crawler)
 
     def process_request(self, request):
-        if request.meta.pop(SIGNED, False):
+        if FarmMeta.of(request).take_signed():
             return None  # signed as it went out a moment ago
         signed = self.crawler.spider.sign(request.url)
         if signed is None:
@@ -58,7 +57,8 @@ class RequestSigningMiddleware:
             return None
         # sent exactly as signed (the sign covers these very characters, quoted already):
         # Scrapy's URL escaping would only spend time finding nothing to do
-        copy = request.replace(url=url, meta={**request.meta, "verbatim_url": True, SIGNED: True})
+        copy = request.replace(url=url, meta={**request.meta, "verbatim_url": True})
+        FarmMeta.of(copy).mark_signed()
         copy.headers.update(headers)
         return copy
 

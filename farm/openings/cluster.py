@@ -32,11 +32,11 @@ from farm.openings.details import degree_of, experience_of, place_of
 from farm.openings.evidence import SET_BY_HAND, Side, Weights, evidence
 from farm.openings.names import CompanyNames, company_key
 from farm.openings.titles import NO_DECORATIONS, Decorations, bigrams, similarity
+from farm.sites import known_sources
 
 LSH_FROM = 64  # titles in one (city, company) before candidates come from the LSH
 PERMUTATIONS = 32
 SAME_TITLE = 64  # of one title's openings without the posting's site, those scored
-SITES = ("boss", "qcwy", "zhilian")
 
 
 @dataclass(frozen=True)
@@ -163,6 +163,7 @@ class Clusterer:
         self.opened: list[Opening] = []  # those opened here, in order
         self.next_id = next_id
         self.why: dict[tuple[str, str], Why] = {}
+        self.sites = known_sources()  # the registry's (farm.sites): the sites an opening may lack a posting of
         # (city, company key) -> title key -> site -> the ids of its openings with that title without a
         # posting of the site, oldest first (a dict as an ordered set)
         self._blocks: dict[tuple[str, str], dict[str, dict[str, dict[int, None]]]] = defaultdict(dict)
@@ -263,7 +264,7 @@ class Clusterer:
         new_title = same_title is None
         if same_title is None:
             same_title = block[title] = {}
-        for site in SITES:
+        for site in self.sites:
             if site not in opening.sources:
                 same_title.setdefault(site, {})[opening.id] = None
         if not new_title:

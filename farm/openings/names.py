@@ -15,7 +15,7 @@ import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-from farm.cities import CITY_CODES
+from farm.sites import sites
 
 # longest first: 股份有限公司 before 有限公司
 LEGAL_FORMS = ("股份有限公司", "有限责任公司", "集团有限公司", "有限公司", "集团", "股份", "公司", "分公司", "控股",
@@ -28,11 +28,12 @@ BUSINESS_WORDS = (
 )  # fmt: skip
 PLACE_IN_BRACKETS = re.compile(r"\([^()]{1,12}\)")
 NOT_NAME = re.compile(r"[\s·・.,，、&＆'\"“”-]+")
-CITY_NAMES = {name for codes in CITY_CODES.values() for name in codes if not name.isdigit()}
+CITY_NAMES = {name for site in sites() for name in site.cities if not name.isdigit()}
 PROVINCES = ("中国", "河北", "山西", "辽宁", "吉林", "黑龙江", "江苏", "浙江", "安徽", "福建", "江西", "山东", "河南",
              "湖北", "湖南", "广东", "海南", "四川", "贵州", "云南", "陕西", "甘肃", "青海", "台湾", "内蒙古", "广西",
              "西藏", "宁夏", "新疆", "香港", "澳门")  # fmt: skip
-PLACES = tuple(sorted({*CITY_NAMES, *PROVINCES}, key=len, reverse=True))
+PLACES = frozenset({*CITY_NAMES, *PROVINCES})
+PLACE_LENGTHS = sorted({len(place) for place in PLACES}, reverse=True)  # the longest place first
 
 
 @lru_cache(maxsize=1 << 16)  # a day's postings name far fewer companies than they are
@@ -41,9 +42,9 @@ def company_key(name: str | None) -> str:
     if not name:
         return ""
     key = NOT_NAME.sub("", PLACE_IN_BRACKETS.sub("", unicodedata.normalize("NFKC", name))).lower()
-    for place in PLACES:  # a leading place, with its 市 or 省
-        if key.startswith(place) and len(key) > len(place) + 1:
-            key = key[len(place) :].removeprefix("市").removeprefix("省")
+    for length in PLACE_LENGTHS:  # a leading place, with its 市 or 省 (a set: thousands of city names)
+        if len(key) > length + 1 and key[:length] in PLACES:
+            key = key[length:].removeprefix("市").removeprefix("省")
             break
     changed = True
     while changed:  # trailing legal forms and business words, any number, in any order

@@ -1,22 +1,26 @@
 """Openings kept in the database (tables ``opening``, ``opening_posting``, ``opening_key`` and
-``company_pair``, migrations 0011 and 0014) with the evidence's weights (``opening_weight``, migration 0015).
+``company_pair``, migrations 0011, 0014 and 0016) with the evidence's weights (``opening_weight``, migration
+0015).
 
-`farm openings update` reads the ids of the postings in no opening yet, once, in the clustering's order
-(first seen, site, id), and adds them to the openings stored AT_ONCE at a time, each batch in its own
-transaction: only the openings a batch's blocking keys name (``opening_key``: the city, the company key's
-start and the title's first bigrams, farm.openings.cluster.blocking_keys) are taken back into a Clusterer,
-and what the batch opens is written with its blocking keys, so the next batch takes back the openings the
-earlier ones opened as it takes back any stored opening. What every batch weighs with is settled before the
-first: the pairs stored for the companies the waiting postings name and the pairs they carry themselves
-(``company_pair``, the new ones written first), and the weights. An update's cost follows its new postings,
-not the table, and its memory one batch's. An update killed midway keeps the batches committed; the next
-one puts the rest in, as the killed one would have (a posting is in one opening: ``opening_posting``'s key
-is the posting's id). A batched update gives what one batch of every waiting posting gives, except where a
-(city, company) holds so many titles that candidates come from the LSH (farm.openings.cluster), which
-finds alike titles among those held, not always every one. Where no weights are stored (the first update,
-a rebuild) they are learnt from every waiting posting, which are then held at once, without their raw
-items; a rebuild's forgetting is committed with the pairs and the weights, and one killed midway is
-finished by the next update.
+`farm openings update` reads the ids of the postings waiting (``opening_waiting``, farm.openings.waiting), once,
+in the clustering's order (first seen, site, id), and adds them to the openings stored AT_ONCE at a time, each
+batch in its own transaction, which deletes their waiting rows: of the openings a batch's blocking keys name
+(``opening_key``: the city, the company key's start and the title's first bigrams,
+farm.openings.cluster.blocking_keys), the database keeps those of a company and a title's size a posting of the
+batch may join, and of those only the Clusterer's candidates (its company key or one starting or started by it,
+a title alike enough) are built and taken back into a Clusterer (farm.openings.keyed); what the batch opens is
+written with its blocking keys, so the next batch takes back the openings the earlier ones opened as it takes
+back any stored opening. What every batch weighs with is settled before the first: the pairs stored for the
+companies the waiting postings name and the pairs they carry themselves (``company_pair``, the new ones written
+first), and the weights. An update's cost follows its new postings and the openings their keys name, never the
+postings stored, and its memory one batch's (docs/benchmarks.md). An update killed midway keeps the batches
+committed; the next one puts the rest in, as the killed one would have (a posting is in one opening:
+``opening_posting``'s key is the posting's id). A batched update gives what one batch of every waiting posting
+gives, except where a (city, company) holds so many titles that candidates come from the LSH
+(farm.openings.cluster), which finds alike titles among those held, not always every one. Where no weights are
+stored (the first update, a rebuild) they are learnt from every waiting posting, which are then held at once,
+without their raw items; a rebuild's forgetting is committed with the pairs and the weights, and one killed
+midway is finished by the next update.
 
 The evidence's weights are learnt from the postings (farm.openings.estimate) by the first update that finds
 pairs enough among its postings, and by every rebuild, and stored (``opening_weight``): the updates after
@@ -32,6 +36,7 @@ An account that may only read (`farm report` run as `farm stats` is) gets the op
 """
 
 import logging
+from collections import defaultdict
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, insert, select
@@ -42,9 +47,12 @@ from farm.openings.cluster import Clusterer, Opening, PostingSeen, Why, blocking
 from farm.openings.decorations import WHERE, decorations_of
 from farm.openings.estimate import FEWEST_PAIRS, comparisons, estimate
 from farm.openings.evidence import SET_BY_HAND, Weights
+from farm.openings.keyed import key_rows, keyed_openings
 from farm.openings.names import CompanyNames, company_key
-from farm.openings.postings import ORDER, pair_names, read_postings
+from farm.openings.postings import pair_names, read_postings
 from farm.openings.titles import NO_DECORATIONS, Decorations
+from farm.openings.waiting import count_waiting, settle, wait_all, waiting_ids
+from farm.state.engine import without_read_deadline
 from farm.state.models import CompanyPair, JobPostingRow, OpeningKey, OpeningPosting, OpeningRow, OpeningWeight
 
 logger = logging.getLogger(__name__)
@@ -82,8 +90,17 @@ def update_openings(
     at_once: int = AT_ONCE,
 ) -> Updated:
     """Put every posting not in a stored opening into one, ``at_once`` postings a transaction (see the
-    module's docstring); ``rebuild``: forget the stored ones first."""
-    names = names or CompanyNames()
+    module's docstring); ``rebuild``: forget the stored ones first. Its statements have no read deadline
+    (FARM_DB_TIMEOUT), as a migration's: a rebuild's statements outlast one on a large table."""
+    engine, owned = without_read_deadline(engine)
+    try:
+        return _update(engine, names or CompanyNames(), threshold, rebuild, at_once)
+    finally:
+        if owned:
+            engine.dispose()
+
+
+def _update(engine: Engine, names: CompanyNames, threshold: float, rebuild: bool, at_once: int) -> Updated:
     with engine.begin() as connection:
         if rebuild:
             connection.execute(delete(OpeningPosting))
@@ -91,7 +108,8 @@ def update_openings(
             connection.execute(delete(CompanyPair))
             connection.execute(delete(OpeningKey))
             connection.execute(delete(OpeningWeight))
-        waiting = _unstored(connection)
+            wait_all(connection)
+        waiting = waiting_ids(connection)
         weights, decorations = _learn(connection, names, threshold, waiting)
         stored = connection.execute(select(func.count()).select_from(OPENINGS)).scalar_one()
     postings = opened = 0
@@ -117,30 +135,23 @@ def _put_in_openings(
     last = connection.execute(select(func.max(OPENINGS.c.id))).scalar_one() or 0
     weights, decorations = learnt
     clusters = Clusterer(names, threshold, next_id=last + 1, weights=weights, decorations=decorations)
-    keys = {
-        key
-        for _, posting, *_ in new
-        if (company := names.key(posting.company))
-        for key in blocking_keys(posting.city or "", company, decorations.key(posting.title), threshold)
-    }
-    for opening in _stored_openings(connection, keys):
+    wanted: dict[str, set[tuple[str, str]]] = defaultdict(set)  # blocking key -> (company, title) looking
+    for _, posting, *_ in new:
+        if company := names.key(posting.company):
+            title = decorations.key(posting.title)
+            for key in blocking_keys(posting.city or "", company, title, threshold):
+                wanted[key].add((company, title))
+    for opening in keyed_openings(connection, wanted, threshold):
         clusters.restore(opening)
     clusters.add_all(posting for _, posting, *_ in new)
     _insert(connection, OpeningRow, [_opening_row(opening) for opening in clusters.opened])
-    _insert(
-        connection,
-        OpeningKey,
-        [
-            {"block_key": key, "opening_id": opening.id}
-            for opening in clusters.opened
-            for key in blocking_keys(opening.city, opening.company_key, opening.title_key, threshold)
-        ],
-    )
+    _insert(connection, OpeningKey, [row for opening in clusters.opened for row in key_rows(opening, threshold)])
     members = []
     for posting_id, posting, *_ in new:
         why = clusters.why[(posting.source, posting.job_id)]
         members.append({"posting_id": posting_id, "opening_id": why.opening, "why": why.to_json()})
     _insert(connection, OpeningPosting, members)
+    settle(connection, ids)
     return len(new), len(clusters.opened)
 
 
@@ -161,13 +172,6 @@ def denied(exc: DBAPIError) -> bool:
     number = getattr(original, "args", (None,))[0] if getattr(original, "args", None) else None
     state = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
     return number in DENIED_NUMBERS or state in DENIED_STATES or "readonly database" in str(original)
-
-
-def _unstored(connection: Connection) -> list[int]:
-    """The ids of the postings in no opening yet, in the clustering's order, from a narrow index (no
-    posting's row is read)."""
-    unstored = POSTINGS.c.id.not_in(select(OpeningPosting.posting_id))
-    return list(connection.execute(select(POSTINGS.c.id).where(unstored).order_by(*ORDER)).scalars())
 
 
 def _read(connection: Connection, ids: list[int], with_raw: bool) -> list:
@@ -247,39 +251,6 @@ def _learn_pairs(
     return sorted(learnt.items())
 
 
-def _stored_openings(connection: Connection, keys: set[str]) -> list[Opening]:
-    """The stored openings ``keys`` name, by id, each with the sites of its postings."""
-    wanted, named = sorted(keys), set[int]()
-    for start in range(0, len(wanted), KEYS_AT_ONCE):
-        query = select(KEYS.c.opening_id).where(KEYS.c.block_key.in_(wanted[start : start + KEYS_AT_ONCE]))
-        named.update(connection.execute(query).scalars())
-    found: dict[int, Opening] = {}
-    ids = sorted(named)
-    for start in range(0, len(ids), KEYS_AT_ONCE):
-        for row in connection.execute(select(OPENINGS).where(OPENINGS.c.id.in_(ids[start : start + KEYS_AT_ONCE]))):
-            found[row.id] = Opening(
-                row.id,
-                row.city,
-                row.company_key,
-                row.title_key,
-                row.salary_min,
-                row.salary_max,
-                row.district,
-                row.degree,
-                row.experience,
-            )
-    ids = sorted(found)
-    for start in range(0, len(ids), KEYS_AT_ONCE):
-        query = (
-            select(OpeningPosting.opening_id, POSTINGS.c.source)
-            .join(POSTINGS, POSTINGS.c.id == OpeningPosting.posting_id)
-            .where(OpeningPosting.opening_id.in_(ids[start : start + KEYS_AT_ONCE]))
-        )
-        for opening_id, source in connection.execute(query):
-            found[opening_id].sources.add(source)
-    return [found[opening_id] for opening_id in ids]
-
-
 def stored_why(engine: Engine, source: str, job_id: str) -> tuple[Why, list[tuple[str, str, Why]]] | None:
     """Why the posting is in its opening, and the opening's other postings with theirs; None while the
     posting is in no stored opening."""
@@ -314,8 +285,7 @@ def opening_of_postings(connection: Connection) -> dict[tuple[str, str], int]:
 
 def waiting(connection: Connection) -> int:
     """Postings in no stored opening yet."""
-    stored = select(OpeningPosting.posting_id)
-    return connection.execute(select(func.count()).where(POSTINGS.c.id.not_in(stored))).scalar_one()
+    return count_waiting(connection)
 
 
 def _opening_row(opening: Opening) -> dict:

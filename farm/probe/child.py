@@ -114,7 +114,7 @@ def _impersonation(target: str) -> str:
 
 
 def _one_keyword(settings, db_url: str, probe: Probe) -> None:
-    from farm.sites import load_sources
+    from farm.sites.project import load_sources
     from farm.state.db import make_engine
     from farm.state.migrate import upgrade
     from farm.state.store import KeywordStore

@@ -9,8 +9,9 @@ browser page, the back-off) fits in that time with the retries it may take.
 
 from dataclasses import dataclass
 
-from farm.cities import CITY_CODES, city_code
 from farm.config import LOCAL_BACKEND, read, site_key
+from farm.sites import find
+from farm.sites.cities import city_code
 
 PROBE_JOB = "python"
 PROBE_CITY = "北京"
@@ -49,9 +50,10 @@ class Probe:
 
 def default_city(site: str) -> str:
     """北京 where the site knows it, else the first city its spider names."""
-    if city_code(site, PROBE_CITY) is not None or not CITY_CODES.get(site):
+    known = find(site)
+    if known is None or city_code(site, PROBE_CITY) is not None or not known.cities:
         return PROBE_CITY
-    return next(iter(CITY_CODES[site]))
+    return next(iter(known.cities))
 
 
 def overrides(probe: Probe, site: str, settings, db_url: str, log_file: str) -> dict:

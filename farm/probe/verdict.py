@@ -21,13 +21,14 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from farm.display import escape, without_secrets
+from farm.sites import sites
 
-# block shapes of a wall no client passes (the spiders' names: qcwy_waf_slider, zhilian_captcha, boss_35)
+# block shapes of a wall no client passes (the spiders' names: qcwy_waf_slider, zhilian_captcha), and
+# each site's own (its record's slider_shapes: boss_35)
 SLIDER_WORDS = ("slider", "captcha")
-SLIDER_SHAPES = ("boss_35",)
-# block shapes of an answer farm does not understand (LeaseSpider.refusal's, and the sites' own)
+# block shapes of an answer farm does not understand (LeaseSpider.refusal's), and the starts of each
+# site's own (its record's unread_shapes: boss_code_)
 NOT_UNDERSTOOD_ENDS = ("_unrecognised", "_empty_page", "_html", "_shell", "_blank_page")
-NOT_UNDERSTOOD_STARTS = ("boss_code_",)
 BLOCKS = "farm/block/"
 NOT_SHAPES = ("count", "gave_up")  # farm/block/ stats that are no shape
 EXCEPTIONS = "downloader/exception_type_count/"
@@ -163,7 +164,8 @@ def _could_not_start(seen: ProbeReport) -> Verdict | None:
 
 
 def _slider(seen: ProbeReport) -> Verdict | None:
-    shape = next((s for s in seen.blocks if s in SLIDER_SHAPES or any(w in s for w in SLIDER_WORDS)), None)
+    shapes = {shape for site in sites() for shape in site.slider_shapes}
+    shape = next((s for s in seen.blocks if s in shapes or any(w in s for w in SLIDER_WORDS)), None)
     if shape is None:
         return None
     return seen.verdict("slider", f"cannot pass ({shape})", seen.try_later, wall=seen.wall)
@@ -237,7 +239,8 @@ def counts(stats: dict, prefix: str, exclude: tuple[str, ...] = ()) -> dict:
 
 def understood(shape: str) -> bool:
     """Whether a refusal's shape is one farm knows (a block) rather than an answer it does not understand."""
-    return not (shape.endswith(NOT_UNDERSTOOD_ENDS) or shape.startswith(NOT_UNDERSTOOD_STARTS))
+    starts = tuple(start for site in sites() for start in site.unread_shapes)
+    return not (shape.endswith(NOT_UNDERSTOOD_ENDS) or shape.startswith(starts))
 
 
 def listed(counted: dict) -> str:

@@ -20,6 +20,8 @@ matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
+from farm.sites import find
+
 STYLE = {
     "svg.fonttype": "none",
     "font.family": ["sans-serif"],
@@ -37,8 +39,13 @@ STYLE = {
     "svg.image_inline": True,
     "text.parse_math": False,  # a keyword "$5-$10" or "$\\alpha$开发" is text, not a formula
 }
-SITE_COLOURS = {"boss": "#0b7285", "qcwy": "#e8590c", "zhilian": "#5f3dc4"}
 _PROLOG = re.compile(r"^.*?(?=<svg)", re.DOTALL)
+
+
+def site_colour(source: str) -> str | None:
+    """A site's colour, as its record names it (farm.sites); None: the charts' next colour."""
+    site = find(source)
+    return None if site is None else site.colour
 
 
 @contextmanager
@@ -86,7 +93,7 @@ def new_per_day(days: list, counts: dict[str, list[int]], first=None) -> str:
     with _figure("new-per-day", 6.4, 2.6) as (figure, axes):
         for source, values in counts.items():
             shown = [None if first is not None and day < first else n for day, n in zip(days, values)]
-            axes.plot(days, shown, marker=".", label=source, color=SITE_COLOURS.get(source))
+            axes.plot(days, shown, marker=".", label=source, color=site_colour(source))
         if first is not None and first > days[0]:
             axes.axvspan(days[0], min(first, days[-1]), color="#e9ecef", zorder=0)
             axes.text(days[0], 0.5, " no data", transform=axes.get_xaxis_transform(), color="#6c757d", va="center")

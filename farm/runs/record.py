@@ -19,7 +19,7 @@ POSTINGS = JobPostingRow.__table__
 
 @dataclass
 class RunNumbers:
-    """What a crawl tells of itself at its end (farm.runs.tally builds it from the crawl's stats)."""
+    """What a crawl tells of itself at its end (farm.runs.numbers builds it from the crawl's stats)."""
 
     keywords_claimed: int = 0
     keywords_ended: int = 0

@@ -19,15 +19,16 @@ Choices where the contract is silent:
   paths get the 登录之后再搜索 wall.
 - Publish times count back up to 30 days from today's midnight (UTC+8), so they hold for the day.
 
-- With ``--walls`` each site stands behind its wall (walls.py, docs/sites.md §4.6): Boss's code 37 and
-  security page, 51job's ``acw_sc__v2`` WAF challenge, 智联's verification redirect; sessions belong to one
-  User-Agent and end by time and by count; slider pages no client passes.
+- With ``--walls`` each site stands behind its wall (walls.py, each site package's wall.py; docs/sites.md
+  §4.6): Boss's code 37 and security page, 51job's ``acw_sc__v2`` WAF challenge, 智联's verification
+  redirect; sessions belong to one User-Agent and end by time and by count; slider pages no client passes.
 - With ``--strange-walls`` each site stands behind walls in shapes no spider names (strangewalls.py): pages in
   place of the data, redirect chains, forms, cookies of a new name every time.
 
-Modules: cities (codes), vocab (word lists), data (the deterministic world), results (paging), boss / qcwy /
-zhilian (formats and own faults), faults (fault draws and generic faults), stale (stale page-1 totals), hostile
-(hostile postings), outage (dropping every connection), walls (sessions and the wall answers), wallpages (the
-wall pages and their scripts), walltoken (the token the scripts compute, in Python), strangewalls (the walls in
-shapes no spider names), control (/_sandbox/), server, cli, testing (SandboxProcess and SandboxThread for tests).
+Modules: cities (codes), vocab (word lists), data (the deterministic world), results (paging), sites (each
+site package's sandbox.py: formats and own faults, farm/sites/<site>/), faults (fault draws and generic
+faults), stale (stale page-1 totals), hostile (hostile postings), outage (dropping every connection), walls
+(sessions, counts and config every wall shares), wallshape (one site's wall: each site package's wall.py),
+walltoken (the hash the wall scripts compute, in Python and JavaScript), strangewalls (the walls in shapes no
+spider names), control (/_sandbox/), server, cli, testing (SandboxProcess and SandboxThread for tests).
 """

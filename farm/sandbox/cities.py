@@ -4,11 +4,15 @@ Codes follow sites/docs/sites.md (boss 9 digits, qcwy 6 digits, zhilian 3 digits
 disagreeing codes for a second-tier city we take the first one it gives (苏州 070300, 武汉 180200, 西安 200200);
 boss codes it does not list (苏州, 天津, 重庆, 西安, 佛山) follow the pattern of the ones it does.
 
+A site beyond the three takes its codes from its record's map of city names (farm.sites).
+
 Each city carries a few real districts, each with its pinyin initials (51job's `hrefAreaPinYin`) and some
 business areas (boss `businessDistrict`, zhilian `streetName`), so a posting's address belongs to its city.
 """
 
 from dataclasses import dataclass
+
+from farm.sites import get
 
 NATIONWIDE = "全国"
 
@@ -26,7 +30,10 @@ class City:
     districts: tuple = ()
 
     def code(self, site):
-        return getattr(self, site)
+        """The site's code for the city: farm's three sites' own field, another site's map (farm.sites)."""
+        if site in SITES:
+            return getattr(self, site)
+        return get(site).cities.get(self.name, "")
 
 
 def _d(*rows):
@@ -226,8 +233,14 @@ LOCAL_CITIES = tuple(c for c in CITIES if c.districts)
 
 
 def city_for(site, code):
-    """The City a site's city code stands for, or None when the sandbox does not know the code."""
-    return _BY_CODE[site].get(code)
+    """The City a site's city code stands for, or None when the sandbox does not know the code. A site
+    beyond farm's three names its cities by its record's map (farm.sites): a name the sandbox knows."""
+    known = _BY_CODE.get(site)
+    if known is not None:
+        return known.get(code)
+    return next(
+        (_BY_NAME[name] for name, named in get(site).cities.items() if named == code and name in _BY_NAME), None
+    )
 
 
 def city_named(name):

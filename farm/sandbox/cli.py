@@ -9,12 +9,14 @@ import signal
 
 import click
 
+from farm.sites import named, register_packages, sites
+
 from .faults import ALL_KINDS, DEFAULT_KINDS, DESCRIPTIONS, FaultConfig
 from .outage import Outage
 from .server import Sandbox, start
+from .sites import wall_shapes, walled_sites
 from .strangewalls import FORMS as STRANGE_FORMS
 from .strangewalls import StrangeConfig
-from .walls import SITES as WALL_SITES
 from .walls import WallConfig
 
 
@@ -56,9 +58,10 @@ def _wall_sites(ctx, param, value):
     if value is None:
         return None
     sites = tuple(s.strip() for s in value.split(",") if s.strip())
-    unknown = [s for s in sites if s not in WALL_SITES]
+    known = walled_sites()
+    unknown = [s for s in sites if s not in known]
     if unknown:
-        raise click.BadParameter(f"unknown site(s) {', '.join(unknown)}; known: {', '.join(WALL_SITES)}")
+        raise click.BadParameter(f"unknown site(s) {', '.join(unknown)}; known: {', '.join(known)}")
     return sites
 
 
@@ -84,15 +87,36 @@ Hostile postings (--hostile-rate; chosen per posting by a hash of fault seed, si
 \b
 Walls (--walls; docs/sites.md §4.6): only a client that runs the wall page's script, or computes what it
 computes (farm/sandbox/walltoken.py), earns a session, for its User-Agent alone:
-  boss     code 37 + /web/common/security-check.html, cookie __zp_stoken__
-  qcwy     Aliyun WAF page (var arg1=, acw_tc), cookie acw_sc__v2; also guards /pc/search
-  zhilian  302 to /verify/security (安全验证), cookie zp_verify
+"""
+    + "\n".join(f"  {name:<9}{shape.summary}" for name, shape in wall_shapes().items())
+    + """
   A session ends --session-seconds after its challenge was served or after --session-requests requests.
   Slider keywords and --slider-rate draws get a slider page that no client passes."""
 )
 
 
-@click.command(epilog=EPILOG)
+def _help() -> str:
+    """The command's help, naming the sites it serves (farm.sites)."""
+    served = [site for site in sites() if site.sandbox]
+    keys = named(f"FARM_{site.name.upper()}_BASE_URL" for site in served)
+    # its first line is `farm --help`'s line for it (farm.cli's LAZY_HELP)
+    return f"""Serve {named(site.title for site in served)} search pages from generated postings, on one port.
+
+    Point {keys} at the printed URL.
+    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults, outage, walls, requests).
+    POST /_sandbox/outage {{"seconds": S}} starts an outage now; GET /_sandbox/outage shows it.
+    A site package of a project's own is served with --site-package.
+    """
+
+
+def _site_packages(ctx, param, values):
+    try:
+        return register_packages(values)  # before the app is made: its routes are the registry's sites'
+    except (ImportError, ValueError) as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.command(epilog=EPILOG, help=_help())
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option(
     "--port", default=8780, show_default=True, type=click.IntRange(0, 65535), help="Port; 0 picks a free one."
@@ -201,6 +225,14 @@ computes (farm/sandbox/walltoken.py), earns a session, for its User-Agent alone:
     help="Put each site behind walls in shapes no spider names, in these forms in turn (reload, refresh, form, "
     "chain, stay; 'all' for every one): farm/sandbox/strangewalls.py. POST /_sandbox/strangewalls sets the rest.",
 )
+@click.option(
+    "--site-package",
+    "site_packages",
+    multiple=True,
+    callback=_site_packages,
+    metavar="PACKAGE",
+    help="Serve the site package PACKAGE too (its SITE names its imitation, docs/addon.md); may be given again.",
+)
 def sandbox(
     host,
     port,
@@ -224,13 +256,9 @@ def sandbox(
     slider_rate,
     slider_keywords,
     strange_forms,
+    site_packages,
 ):
-    """Serve Boss直聘, 51job and 智联招聘 search pages from generated postings, on one port.
-
-    Point FARM_BOSS_BASE_URL, FARM_QCWY_BASE_URL and FARM_ZHILIAN_BASE_URL at the printed URL.
-    Control endpoints live under /_sandbox/ (health, counts, reset, truth, faults, outage, walls, requests).
-    POST /_sandbox/outage {"seconds": S} starts an outage now; GET /_sandbox/outage shows it.
-    """
+    """The sandbox, with the flags' faults, outage and walls (the help: _help)."""
     if (outage_after_pages is None) != (outage_seconds is None):
         raise click.UsageError("--outage-after-pages and --outage-seconds go together")
     faults = FaultConfig(

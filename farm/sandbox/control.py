@@ -44,12 +44,12 @@ import json
 from aiohttp import web
 
 from . import hostile
-from .cities import SITES, city_for, city_named
+from .cities import city_for, city_named
 from .clientpace import PaceConfig
 from .faults import FaultConfig
 from .outage import Outage
 from .results import Query, int_param, page_of
-from .sites import SITE_MODULES
+from .sites import site_module, site_modules, walled_sites
 from .strangewalls import StrangeConfig
 from .walls import WallConfig, WallTally
 
@@ -62,7 +62,7 @@ def add_routes(app, sandbox):
                 "status": "ok",
                 "seed": sandbox.world.seed,
                 "postings": postings,
-                "sites": list(SITES),
+                "sites": list(site_modules()),
                 "pages_rendered": sandbox.rendered,
             }
         )
@@ -92,7 +92,7 @@ def add_routes(app, sandbox):
         elif request.method == "DELETE" and sandbox.walls is not None:
             sandbox.walls.reset_counts()
         if sandbox.walls is None:
-            return web.json_response({**WallTally().to_json(), "config": None})
+            return web.json_response({**WallTally(walled_sites()).to_json(), "config": None})
         return web.json_response(sandbox.walls.status(), dumps=_dumps)
 
     async def strange_view(request):
@@ -128,8 +128,9 @@ def add_routes(app, sandbox):
 
     async def truth_view(request):
         q = request.query
-        if q.get("site") not in SITES or "city" not in q or "keyword" not in q:
-            return _error(f"truth needs site (one of {', '.join(SITES)}), city and keyword")
+        served = site_modules()
+        if q.get("site") not in served or "city" not in q or "keyword" not in q:
+            return _error(f"truth needs site (one of {', '.join(served)}), city and keyword")
         return web.json_response(truth(sandbox, q["site"], q["city"], q["keyword"], q.get("page_size")), dumps=_dumps)
 
     async def faults_view(request):
@@ -181,7 +182,7 @@ def truth(sandbox, site, city, keyword, page_size=None):
     ids: the postings on those pages, in page order; stale: the keyword's stale-totals variant ('under',
     'over', 'zero') or None, its page 1 lying about the totals given here; hostile: the ids among `ids` whose
     other fields are hostile. `city` may be the site code or a city name; the answer names the site code."""
-    mod = SITE_MODULES[site]
+    mod = site_module(site)
     named = city_for(site, city) or city_named(city)
     code = named.code(site) if named else city
     size = int_param(page_size, mod.PAGE_SIZE, high=mod.MAX_PAGE_SIZE)

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from .data import fraction, stable_hash
-from .sites import SITE_MODULES
+from .sites import site_module, site_modules
 
-SITE_KINDS = {site: tuple(mod.FAULTS) for site, mod in SITE_MODULES.items()}
+# the registered sites' own fault kinds, as the sandbox starts
+SITE_KINDS = {site: tuple(mod.FAULTS) for site, mod in site_modules().items()}
 GENERIC_KINDS = ("http403", "http429", "http500", "http502", "http503", "slow", "drop", "truncate")
 ALL_KINDS = tuple(k for kinds in SITE_KINDS.values() for k in kinds) + GENERIC_KINDS
 SHAPE_KINDS = ("boss_unknown_code", "qcwy_soft_empty", "qcwy_html", "zhilian_shell")
@@ -62,7 +63,7 @@ _REASONS = {
 
 
 def applies(kind, site):
-    return kind in GENERIC_KINDS or kind in SITE_KINDS[site]
+    return kind in GENERIC_KINDS or kind in site_module(site).FAULTS
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The sandbox HTTP server: the three sites' search endpoints on one aiohttp app, plus /_sandbox/ control.
+"""The sandbox HTTP server: each imitated site's search endpoints on one aiohttp app, plus /_sandbox/ control.
 
 aiohttp (its C HTTP parser, keep-alive, no access log) serves cached pages several times faster than one Scrapy
 process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered pages are cached by
@@ -26,7 +26,7 @@ from .coherence import Coherence
 from .data import World
 from .faults import Faults, drop, generic
 from .outage import Outage
-from .sites import SITE_MODULES
+from .sites import site_modules
 from .strangewalls import StrangeConfig, StrangeWalls
 from .strangewalls import add_routes as add_strange_routes
 from .walls import WallConfig, Walls
@@ -78,7 +78,7 @@ class Sandbox:
 
     def app(self):
         app = web.Application()
-        for mod in SITE_MODULES.values():
+        for mod in site_modules().values():
             handler = self._handler(mod)
             for path in mod.PATHS:
                 app.router.add_get(path, handler)

@@ -10,7 +10,8 @@ totals: qcwy `resultbody.job.totalCount`; zhilian `pages`, `positionCount`; boss
 - `over`: about double the truth, capped as the site caps (boss `totalCount` at 10 pages, zhilian `pages` at
   15). Pages past the real end are the site's successful empty pages, telling the truth. Boss, which pages
   by hasMore alone, also says `hasMore: true` on the last real page; the page after it is empty, hasMore false.
-- `zero` (zhilian only): page 1 says `pages: 0` and `positionCount: 0` beside its postings.
+- `zero` (zhilian only, its imitation's STALE_VARIANTS): page 1 says `pages: 0` and `positionCount: 0`
+  beside its postings.
 
 Keywords of fewer than two postings are never stale, nor an `under` one whose half would still be the truth
 (one posting more than a page: a page's worth plus one is all of it).
@@ -20,8 +21,9 @@ import math
 from dataclasses import replace
 
 from .data import fraction, stable_hash
+from .sites import site_module
 
-VARIANTS = {"boss": ("under", "over"), "qcwy": ("under", "over"), "zhilian": ("under", "over", "zero")}
+VARIANTS = ("under", "over")  # a site's variants unless its imitation names its own (STALE_VARIANTS)
 
 
 def variant(rate, seed, site, city, keyword, total, page_size):
@@ -31,7 +33,7 @@ def variant(rate, seed, site, city, keyword, total, page_size):
     h = stable_hash(seed, "stale", site, city, keyword)
     if fraction(h) >= rate:
         return None
-    kinds = VARIANTS[site]
+    kinds = getattr(site_module(site), "STALE_VARIANTS", VARIANTS)
     kind = kinds[h % len(kinds)]
     if kind == "under" and _under(total, page_size) == total:
         return None

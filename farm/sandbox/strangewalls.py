@@ -1,6 +1,7 @@
 """Walls in shapes no spider names (`farm sandbox --strange-walls`): a second imitation of the sites' doors,
 drawn apart from walls.py and from the rules farm's spiders were written against, to show that farm passes
-walls it has never seen (docs/sites.md §4.6, "Strange walls").
+walls it has never seen (docs/sites.md §4.6, "Strange walls"). No shape is a site's own: they stand before
+every site the sandbox imitates (the registry's), or the config's `sites`.
 
 Each challenge is served in one of four forms, taken in turn from the config's `forms`, so that one crawl meets
 them all; each sets a cookie whose name is new with every challenge (`_vx_3fa9c1`, `sgw_07be2d`, …):
@@ -28,11 +29,12 @@ import html
 import json
 import time
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aiohttp import web
 
-SITES = ("boss", "qcwy", "zhilian")
+from .sites import served_sites
+
 FORMS = ("reload", "refresh", "form", "chain", "stay")
 FIELDS = ("sites", "forms", "session_seconds", "session_requests", "slider_keywords", "seed")
 COOKIE_WORDS = ("_vx_", "sgw_", "tkv", "__hc_", "rsk_")
@@ -42,7 +44,7 @@ KEEP = 65536
 
 @dataclass(frozen=True)
 class StrangeConfig:
-    sites: tuple = SITES
+    sites: tuple = field(default_factory=served_sites)  # every site the sandbox imitates
     forms: tuple = FORMS
     session_seconds: float = 300.0
     session_requests: int = 40
@@ -50,7 +52,7 @@ class StrangeConfig:
     seed: int = 0
 
     def __post_init__(self):
-        for name, given, known in (("sites", self.sites, SITES), ("forms", self.forms, FORMS)):
+        for name, given, known in (("sites", self.sites, served_sites()), ("forms", self.forms, FORMS)):
             unknown = [value for value in given if value not in known]
             if unknown or not given:
                 raise ValueError(f"{name}: {unknown[0] if unknown else 'none'!r} is not one of {', '.join(known)}")

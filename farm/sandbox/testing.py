@@ -140,8 +140,10 @@ class SandboxProcess(Control):
         walls=None,
         host="127.0.0.1",
         python=sys.executable,
+        site_packages=(),
     ):
-        """`walls`: a walls.WallConfig to raise the walls with, True for the default one (None: no walls)."""
+        """`walls`: a walls.WallConfig to raise the walls with, True for the default one (None: no walls).
+        `site_packages`: site packages served beside the registered sites (``--site-package``)."""
         args = [python, "-m", "farm.sandbox", "--host", host, "--port", "0", "--seed", str(seed)]
         if postings is not None:
             args += ["--postings", f"{postings[0]}:{postings[1]}"]
@@ -163,6 +165,8 @@ class SandboxProcess(Control):
             args += ["--fail-keyword", f"{keyword}={kind}"]
         if walls is not None:
             args += wall_args(walls)
+        for package in site_packages:
+            args += ["--site-package", package]
         self.args = args
         self.proc = None
         self.url = None

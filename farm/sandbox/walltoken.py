@@ -1,12 +1,10 @@
-"""What a wall page's script computes, in Python: the session tokens of the sandbox's walls (walls.py).
+"""What a wall page's script computes, in Python: the hash behind the session tokens of the sandbox's walls
+(walls.py).
 
 A token is lanes of 32-bit FNV-1a run over the UTF-8 bytes of `challenge|User-Agent`, several rounds per lane,
 each round ending in an integer avalanche; each lane is 8 hex digits. The pages run the same function (the
 script in `JS`, written to be hard to read at a glance), so a client either runs the page or computes this.
-
-    boss     __zp_stoken__ = boss_token(seed, ts, name, ua)   (from code 37's zpData)
-    qcwy     acw_sc__v2    = qcwy_token(arg1, ua)             (from the WAF page's `var arg1=`), beside acw_tc
-    zhilian  zp_verify     = zhilian_token(seed, key, ua)     (from the 安全验证 page's `_zs` and `_zk`)
+Each site's token, from what its wall serves, is in its package's wall.py (farm/sites/<site>/wall.py).
 """
 
 MASK = 0xFFFFFFFF
@@ -31,21 +29,6 @@ def mix(text: str, lanes: int) -> str:
             h ^= h >> 16
         out.append(f"{h:08x}")
     return "".join(out)
-
-
-def boss_token(seed: str, ts: int, name: str, user_agent: str) -> str:
-    """The `__zp_stoken__` value Boss's security script sets for this challenge and User-Agent."""
-    return f"{mix(f'{seed}|{ts}|{user_agent}', 4)}.{name}"
-
-
-def qcwy_token(arg1: str, user_agent: str) -> str:
-    """The `acw_sc__v2` value 51job's WAF page sets for this `arg1` and User-Agent (40 hex digits)."""
-    return mix(f"{arg1}|{user_agent}", 5)
-
-
-def zhilian_token(seed: str, key: str, user_agent: str) -> str:
-    """The `zp_verify` value 智联's 安全验证 page sets for its seed, its key and this User-Agent."""
-    return f"{mix(f'{seed}|{user_agent}', 4)}.{key}"
 
 
 # The same function in the pages' JavaScript: _0x5c(text, lanes) returns mix(text, lanes). Math.imul keeps

@@ -3,24 +3,26 @@
 One browser process per crawl, launched the first time a wall needs it (a crawl that meets no wall never
 starts one), from the machine's Chromium (FARM_BROWSER_EXECUTABLE, else the first of chromium,
 chromium-browser, google-chrome on the PATH): Playwright drives it and never downloads a browser of its own.
-At most FARM_BROWSER_PAGES pages are open at once, each in a context of its own (cookies of one session only,
-the identity's user agent and proxy) that is closed as soon as its cookies are taken: the browser's memory is
-bounded by that, and measured (``resident_bytes``: the proportional set size of its processes, summed).
+At most FARM_BROWSER_PAGES walls are passed at once, each in a tab (farm.sessions.tabs: a context of the
+identity's user agent and proxy, and its page) kept for that identity and proxy and reused by its next pass,
+from an empty cookie jar: a session is the cookies of its own pass alone. At most as many tabs are open as
+passes may run (one of another proxy is closed to make room), so the browser's memory is bounded by
+FARM_BROWSER_PAGES, and measured (``resident_bytes``: the proportional set size of its processes, summed).
 
 Nothing the browser does may fail a keyword or hold the crawl: every await on it is bounded by
 FARM_BROWSER_TIMEOUT for the whole pass and given up as soon as the crawl closes (a page whose script never
-yields answers no call that runs in it); Chromium that dies is started again, and the pass tried once more,
-at most RESTARTS times a crawl; whatever goes wrong is WallNotPassed, which the crawl takes for a block named
-after the wall (kind "timeout", "browser"), or "closing" while the crawl closes.
+yields answers no call that runs in it). Starting Chromium has a bound of its own (at least START_TIMEOUT):
+on a busy machine a start takes seconds, which are not the wall's to answer for. Chromium that dies is
+started again, and the pass tried once more, at most RESTARTS times a crawl; whatever goes wrong is
+WallNotPassed, which the crawl takes for a block named after the wall (kind "timeout", "browser"), or
+"closing" while the crawl closes.
 """
 
 import asyncio
 import logging
-import os
 import shutil
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -28,15 +30,21 @@ from farm.display import without_secrets
 from farm.errors import WallNotPassed
 from farm.sessions.disguise import context_options, dress, launch_args
 from farm.sessions.identity import ClientIdentity
+from farm.sessions.memory import MEASURE_EVERY, browser_pss
+from farm.sessions.tabs import BLANK, SETTLE, Tab
 from farm.sessions.wall import Wall
 from farm.sessions.watch import QUIET, WallWatch
 
 logger = logging.getLogger(__name__)
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-BROWSER_PROCESSES = ("chrom", "headless", "node")  # their /proc/PID/comm: Chromium's processes, Playwright's driver
 POLL = 0.1  # seconds between looks at the page while it earns its cookies, and at the crawl while it waits
+SETTLE_POLL = 0.01  # seconds between looks at a tab settling after its pass
+BLANK_LANDS = 0.5  # seconds an interrupted about:blank is given to land before it is asked for again
+INTERRUPTED = "interrupted by another navigation"  # Playwright's words for a goto another navigation replaced
 RESTARTS = 3  # times Chromium is started again after it dies, in one crawl; after that a wall is a block
+GOTO_TRIES = 3  # times a wall's page is opened when its opening is interrupted (by the tab's own about:blank)
+START_TIMEOUT = 30.0  # seconds Chromium may take to start, when FARM_BROWSER_TIMEOUT is shorter
 T = TypeVar("T")
 
 
@@ -63,6 +71,9 @@ class Browser:
         self.closing = closing  # whether the crawl is closing: a pass under way is given up at once
         self.most_restarts = restarts
         self._slots = asyncio.Semaphore(pages)
+        self._most_tabs = max(pages, 1)
+        self._tabs: list[Tab] = []  # open, the least recently used first
+        self._busy: set[Tab] = set()
         self._playwright: Any = None
         self._browser: Any = None
         self._starting: asyncio.Lock | None = None
@@ -70,16 +81,22 @@ class Browser:
         self.pages_opened = 0
         self.restarts = 0  # times Chromium was started again after it died
         self.rss_max = 0  # the most the browser's processes held at once, in bytes (PSS)
+        self._measured_at = time.monotonic()  # a browser's memory grows with its passes: its first ones tell little
+
+    def open_tabs(self) -> list[tuple[str, int]]:
+        """The tabs open, the least recently used first: each one's proxy and the passes begun in it."""
+        return [(tab.proxy, tab.passes) for tab in self._tabs]
 
     async def earn(self, wall: Wall, identity: ClientIdentity, proxy: str) -> dict[str, str]:
         """The cookies ``wall``'s page grants this identity through ``proxy`` ("" for none); WallNotPassed
-        whatever goes wrong: the browser never fails a keyword, and never waits beyond its timeout."""
+        whatever goes wrong: the browser never fails a keyword, and never waits beyond its start's bound and
+        its timeout."""
         async with self._slots:
-            deadline = time.monotonic() + self.timeout
             for attempt in (1, 2):  # Chromium that dies during a pass is started again, and the pass tried once more
-                browser = await self._launched(wall, identity, deadline)
+                browser = await self._launched(wall, identity, time.monotonic() + max(self.timeout, START_TIMEOUT))
+                deadline = time.monotonic() + self.timeout  # the pass's own time, the browser's start apart
                 try:
-                    return await self._pass(browser, wall, identity, proxy, deadline)
+                    return await self._in_tab(browser, wall, identity, proxy, deadline)
                 except WallNotPassed:
                     raise
                 except Exception as exc:  # Playwright's errors, and whatever a dying browser raises
@@ -90,22 +107,102 @@ class Browser:
                     logger.warning("farm: headless Chromium died while passing %s: %s", wall.name, _first_line(exc))
             raise AssertionError("unreachable")
 
-    async def _pass(self, browser, wall: Wall, identity: ClientIdentity, proxy: str, deadline: float) -> dict[str, str]:
-        options: dict[str, Any] = context_options(identity)
-        if proxy:
-            options["proxy"] = _proxy_option(proxy)
+    async def _in_tab(
+        self, browser, wall: Wall, identity: ClientIdentity, proxy: str, deadline: float
+    ) -> dict[str, str]:
+        """A pass in the identity's and proxy's tab, kept for the next when it settles, else closed."""
+        tab = await self._tab(browser, wall, identity, proxy, deadline)
+        self._busy.add(tab)
+        kept = False
+        try:
+            cookies = await self._pass(tab, wall, deadline)
+            kept = await self._settle(tab, wall)
+            return cookies
+        finally:
+            self._busy.discard(tab)
+            self.measure()
+            if not kept:
+                await self._close_tab(tab)
+
+    async def _tab(self, browser, wall: Wall, identity: ClientIdentity, proxy: str, deadline: float) -> Tab:
+        """The idle tab of ``identity`` and ``proxy`` in ``browser``, or a new one (an idle tab of another
+        proxy closed first when as many are open as passes may run)."""
+        self._tabs = [tab for tab in self._tabs if tab.context.browser is browser]  # a dead browser's are gone
+        for tab in self._tabs:
+            if tab not in self._busy and tab.serves(identity, proxy):
+                self._tabs.remove(tab)
+                self._tabs.append(tab)
+                return tab
+        while len(self._tabs) >= self._most_tabs:
+            idle = next((tab for tab in self._tabs if tab not in self._busy), None)
+            if idle is None:
+                break
+            await self._close_tab(idle)
+        options: dict[str, Any] = context_options(identity, proxy)
         context = await self._bounded(browser.new_context(**options), wall, deadline)
         try:
-            await self._bounded(context.route("**/*", _only_the_wall(wall)), wall, deadline)
             page = await self._bounded(context.new_page(), wall, deadline)
             await self._bounded(dress(context, page, identity, wall.name), wall, deadline)
-            watch = WallWatch(wall)
-            page.on("request", lambda request: watch.request(request.url, request.is_navigation_request()))
-            self.pages_opened += 1
-            return await self._cookies_of(page, context, wall, watch, deadline)
-        finally:
-            self.rss_max = max(self.rss_max, self.resident_bytes())
+            tab = Tab(identity, proxy, context, page)
+            await self._bounded(context.route("**/*", tab.route), wall, deadline)
+        except BaseException:
             await self._close_context(context)
+            raise
+        self._tabs.append(tab)
+        return tab
+
+    async def _pass(self, tab: Tab, wall: Wall, deadline: float) -> dict[str, str]:
+        """``wall``'s cookies, earned in ``tab`` from an empty jar."""
+        for _ in range(GOTO_TRIES):
+            await self._bounded(tab.context.clear_cookies(), wall, deadline)
+            tab.begin(wall)
+            watch = WallWatch(wall)
+
+            def seen(request, watch=watch) -> None:
+                watch.request(request.url, request.is_navigation_request())
+
+            tab.page.on("request", seen)
+            self.pages_opened += 1
+            try:
+                return await self._cookies_of(tab, wall, watch, deadline)
+            except _Interrupted:
+                pass  # opened again once the tab has settled, from an empty jar, with a new watch
+            finally:
+                tab.page.remove_listener("request", seen)
+                tab.end()
+            if not await self._settle(tab, wall):
+                break
+        raise WallNotPassed(wall.name, "browser", f"opening {_shown(wall.url)} was interrupted by another navigation")
+
+    async def _settle(self, tab: Tab, wall: Wall) -> bool:
+        """Whether ``tab`` is left with nothing of its pass (farm.sessions.tabs) within SETTLE seconds."""
+        from playwright.async_api import Error as PlaywrightError
+
+        deadline = time.monotonic() + SETTLE
+        asked = -BLANK_LANDS  # when about:blank was last asked for
+        try:
+            while not tab.settled():
+                # about:blank again only once the last one had time to land: one interrupted by the wall page's
+                # own navigation may land after it, and a second one would land in the next pass, interrupting it
+                if tab.page.url != BLANK and time.monotonic() - asked >= BLANK_LANDS:
+                    asked = time.monotonic()
+                    try:
+                        await self._bounded(tab.page.goto(BLANK, wait_until="commit"), wall, deadline)
+                    except PlaywrightError:
+                        pass  # interrupted by the wall page's own navigation
+                self._check_time(wall, deadline)
+                await asyncio.sleep(SETTLE_POLL)
+        except WallNotPassed:
+            return False
+        except Exception as exc:  # a dying browser's errors: the tab is closed
+            logger.debug("farm: a tab did not settle after %s: %s", wall.name, _first_line(exc))
+            return False
+        return True
+
+    async def _close_tab(self, tab: Tab) -> None:
+        if tab in self._tabs:
+            self._tabs.remove(tab)
+        await self._close_context(tab.context)
 
     async def _close_context(self, context) -> None:
         """Closed within the browser's timeout, or the browser with it: a page whose script never yields
@@ -120,9 +217,10 @@ class Browser:
             logger.warning("farm: a wall page's context did not close within %g s: the browser is closed", self.timeout)
             await self._stop()
 
-    async def _cookies_of(self, page, context, wall: Wall, watch: WallWatch, deadline: float) -> dict[str, str]:
+    async def _cookies_of(self, tab: Tab, wall: Wall, watch: WallWatch, deadline: float) -> dict[str, str]:
         from playwright.async_api import Error as PlaywrightError
 
+        page, context = tab.page, tab.context
         TargetClosedError = _target_closed()
         try:
             answer = await self._bounded(
@@ -131,7 +229,14 @@ class Browser:
         except TargetClosedError:
             raise
         except PlaywrightError as exc:
-            raise WallNotPassed(wall.name, "browser", f"cannot open {_shown(wall.url)}: {_first_line(exc)}") from None
+            if INTERRUPTED not in str(exc):
+                raise WallNotPassed(
+                    wall.name, "browser", f"cannot open {_shown(wall.url)}: {_first_line(exc)}"
+                ) from None
+            # the wall's own script may have set its cookie and gone back before the opening was seen to commit
+            if not await self._bounded(tab.has_cookie(wall), wall, deadline):
+                raise _Interrupted() from None
+            answer = None
         if answer is not None and not wall.opens(answer.status):  # no wall there to pass: the site answered an error
             raise WallNotPassed(wall.name, "browser", f"{_shown(wall.url)} answered HTTP {answer.status}")
         if answer is not None and not wall.known:
@@ -157,7 +262,7 @@ class Browser:
             self._check_time(wall, deadline)
             if watch.given_up():
                 raise WallNotPassed(wall.name, "timeout", f"no {wall.awaited()} within {QUIET:g} s of a page unchanged")
-            await asyncio.sleep(POLL)
+            await tab.stirred(POLL)
 
     async def _bounded(self, awaitable: Awaitable[T], wall: Wall, deadline: float) -> T:
         """``awaitable``'s result, given up (WallNotPassed) at the pass's deadline or as soon as the crawl
@@ -241,6 +346,7 @@ class Browser:
         the crawl's process)."""
         browser, self._browser = self._browser, None
         playwright, self._playwright = self._playwright, None
+        self._tabs.clear()  # closed with their browser
         for stopping in (browser.close() if browser is not None else None, playwright.stop() if playwright else None):
             if stopping is None:
                 continue
@@ -249,9 +355,20 @@ class Browser:
             except Exception as exc:  # a dead browser's close fails in as many ways as it died
                 logger.debug("farm: stopping the browser: %s", _first_line(exc))
 
+    def measure(self, now: bool = False) -> None:
+        """``rss_max`` brought up to date: at most every MEASURE_EVERY seconds, or ``now`` (the crawl's close)."""
+        at = time.monotonic()
+        if now or at - self._measured_at >= MEASURE_EVERY:
+            self._measured_at = at
+            self.rss_max = max(self.rss_max, self.resident_bytes())
+
     def resident_bytes(self) -> int:
         """The memory the browser holds: every Chromium process below this one and Playwright's driver (PSS)."""
-        return sum(_pss(pid) for pid in _descendants(os.getpid()) if _comm(pid).startswith(BROWSER_PROCESSES))
+        return browser_pss()
+
+
+class _Interrupted(Exception):
+    """The wall's page was not opened: another navigation of the tab interrupted it (Playwright's words)."""
 
 
 def _target_closed() -> type[Exception]:
@@ -268,38 +385,9 @@ def _retrieved(task: asyncio.Future) -> None:
         task.exception()
 
 
-SKIPPED_TYPES = {"image", "media", "font"}  # nothing a wall's script needs; memory and time saved
-
-
-def _only_the_wall(wall: Wall):
-    """A route handler: the wall's page and its scripts load; images, media, fonts do not, nor farm's data
-    once the wall's own URL has been opened (a search page behind a wall is where a browser meets it)."""
-    opened = False
-
-    async def route(route) -> None:
-        nonlocal opened
-        request = route.request
-        first = not opened and request.is_navigation_request()  # page.goto(wall.url), however Chromium spells it
-        opened = opened or first
-        if request.resource_type in SKIPPED_TYPES or (not first and wall.asks_data(request.url)):
-            await route.abort()
-        else:
-            await route.continue_()
-
-    return route
-
-
 def _same_site(domain: str, host: str) -> bool:
     domain = domain.lstrip(".")
     return host == domain or host.endswith("." + domain)
-
-
-def _proxy_option(proxy: str) -> dict:
-    parts = urlsplit(proxy)
-    option = {"server": f"{parts.scheme}://{parts.hostname}:{parts.port}"}
-    if parts.username:
-        option.update(username=parts.username, password=parts.password or "")
-    return option
 
 
 def _first_line(exc: Exception) -> str:
@@ -308,40 +396,3 @@ def _first_line(exc: Exception) -> str:
 
 def _shown(url: str) -> str:
     return without_secrets(url if len(url) <= 120 else url[:117] + "...")
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _pss(pid: int) -> int:
-    """A process's proportional set size: its own pages, and its share of those it shares (Chromium's
-    processes share most of theirs, so their resident sizes added up would count them many times)."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return 0

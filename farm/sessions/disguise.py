@@ -18,6 +18,8 @@ The identity is the browser's own: ``crawl_identity`` reads the version of the C
 `farm doctor` (farm.cli.botcheck) runs a bot detector against a browser dressed here.
 """
 
+from urllib.parse import urlsplit
+
 from farm.errors import WallNotPassed
 from farm.sessions.identity import ClientIdentity, engine_version
 
@@ -35,11 +37,11 @@ def launch_args(identity: ClientIdentity) -> list[str]:
     return [*LAUNCH_ARGS, f"--lang={identity.languages[0]}", f"--accept-lang={','.join(identity.languages)}"]
 
 
-def context_options(identity: ClientIdentity) -> dict:
-    """Playwright's new_context options for the identity."""
+def context_options(identity: ClientIdentity, proxy: str = "") -> dict:
+    """Playwright's new_context options for the identity, through ``proxy`` ("" for none)."""
     width, height = identity.viewport
     screen_width, screen_height = identity.screen
-    return {
+    options: dict = {
         "user_agent": identity.user_agent,
         # no "locale": Playwright would send its Accept-Language on a page's requests; --lang and the DevTools
         # override give the languages everywhere
@@ -49,6 +51,12 @@ def context_options(identity: ClientIdentity) -> dict:
         "is_mobile": identity.mobile,
         "extra_http_headers": {},
     }
+    if proxy:
+        parts = urlsplit(proxy)
+        options["proxy"] = {"server": f"{parts.scheme}://{parts.hostname}:{parts.port}"}
+        if parts.username:
+            options["proxy"].update(username=parts.username, password=parts.password or "")
+    return options
 
 
 async def dress(context, page, identity: ClientIdentity, wall: str) -> None:

@@ -25,6 +25,7 @@ CookiesMiddleware (700), which would replace its Cookie header with the jar's: t
 cookies, those the site sets on its answers included; a request without one uses the jar as before.
 """
 
+import asyncio
 import logging
 from http.cookies import CookieError, SimpleCookie
 
@@ -33,8 +34,10 @@ from scrapy.exceptions import NotConfigured
 
 from farm.config import FarmConfig
 from farm.crawl.identities import label_of
+from farm.crawl.meta import FarmMeta
 from farm.crawl.parts import CrawlParts, engine_slot
 from farm.errors import WallNotPassed
+from farm.sessions.apart import BrowserApart
 from farm.sessions.browser import Browser, find_chromium
 from farm.sessions.disguise import crawl_identity
 from farm.sessions.identity import NAVIGATE, ClientIdentity
@@ -74,33 +77,42 @@ class SessionMiddleware:
         browser = Browser(
             config.browser_executable, config.browser_pages, config.browser_timeout, closing=lambda: _closing(crawler)
         )
-        if not config.browser_pages:
-            browser = None
+        browser = BrowserApart(browser) if config.browser_pages else None
         pool = SessionPool(
             browser.earn if browser is not None else _no_browser,
             config.session_max_age,
             config.session_max_uses,
             config.browser_cooldown,
+            most_ahead=config.sessions_ahead,
         )
         middleware = cls(crawler, site, identity, pool, browser)
         pool.on_earned = middleware.session_earned
         crawler.signals.connect(middleware.spider_closed, signal=signals.spider_closed)
         return middleware
 
-    def process_request(self, request):
-        meta = request.meta
-        if "farm_lease" not in meta:
+    async def process_request(self, request):
+        meta, farm = request.meta, FarmMeta.of(request)
+        if farm.lease is None:
             return None
+        key = self.key(meta)
+        due = self.pool.due(key)
+        if due is not None:
+            self.stats.inc_value("farm/session/waited")
+            try:
+                # shield: a request given up while waiting does not cancel the earning others wait for
+                await asyncio.shield(due)
+            except WallNotPassed:
+                pass  # the pass failed: the request goes, meets the wall, and is answered as the wall says
         if self.identity.impersonate:
             meta["impersonate"] = self.identity.impersonate
         headers = request.headers
         for name, value in self.headers:
             headers[name] = value
-        session = self.pool.current(self.key(meta))
+        session = self.pool.current(key)
         # the session's serial, not the session: a request's meta may be written out (a queue in Redis,
         # a checkpoint), and a session's cookies belong to this process alone
-        meta["farm_session"] = session.serial if session is not None else None
-        if meta.pop("farm_wall_redirect", False):  # the attempt before met a wall's redirect: this one may follow
+        farm.session = session.serial if session is not None else None
+        if farm.take_wall_redirect():  # the attempt before met a wall's redirect: this one may follow
             meta.pop("dont_redirect", None)
         if session is not None:
             # the session's cookies, not the jar's: CookiesMiddleware would replace the header
@@ -113,11 +125,11 @@ class SessionMiddleware:
         return None
 
     async def process_response(self, request, response):
-        meta = request.meta
-        if "farm_lease" not in meta:
+        meta, farm = request.meta, FarmMeta.of(request)
+        if farm.lease is None:
             return response
         key = self.key(meta)
-        session = self.pool.sent(key, meta.get("farm_session"))  # None once retired or replaced
+        session = self.pool.sent(key, farm.session)  # None once retired or replaced
         spider = self.crawler.spider
         wall = spider.wall_of(response)
         unproven = session is not None and session.proving and session.proven is None
@@ -127,7 +139,7 @@ class SessionMiddleware:
             if unproven:
                 failed = self.pool.unproven(session, f"the first request it carried got no data ({response.status})")
                 self.stats.inc_value("farm/wall/not_passed/unproven")
-                meta["farm_wall_refused"] = f"{failed.wall}_{failed.kind}"
+                farm.wall_refused = f"{failed.wall}_{failed.kind}"
                 logger.warning("farm %s: %s passed, but its session got no data: retired", self.site, failed.wall)
         if wall is None:
             if session is not None and not session.retired:
@@ -138,13 +150,14 @@ class SessionMiddleware:
         if 300 <= response.status < 400:
             # a redirect to a wall is not followed (RedirectMiddleware): a retry asks for the page again,
             # not for the wall, and farm.middlewares.blocks counts it as the block it is
-            meta["dont_redirect"] = meta["farm_wall_redirect"] = True
+            meta["dont_redirect"] = True
+            farm.mark_wall_redirect()
         self.stats.inc_value("farm/wall/met")
         self.stats.inc_value(f"farm/wall/met/{wall.name}")
         if unproven:
             return response  # a block (farm.middlewares.blocks)
         # sends with a fresh session, counted per attempt: a retry after a block may send as often again
-        attempt, sends = meta.get("farm_session_sends", (0, 0))
+        attempt, sends = farm.session_sends
         if attempt != meta.get("retry_times", 0):
             attempt, sends = meta.get("retry_times", 0), 0
         # a session that served pages, or one replaced since the request went, ran out: the next is no
@@ -153,18 +166,18 @@ class SessionMiddleware:
         if session is not None:
             ran_out = self.pool.ran_out(session)
         else:
-            ran_out = meta.get("farm_session") is not None
-        turns = meta.get("farm_session_turns", 0)
+            ran_out = farm.session is not None
+        turns = farm.session_turns
         # a session that served nothing, the request's second in a row in this attempt, earned on the wall
         # page the request met with the first: the site refuses the client, not one page (a wall shown to
         # one page is what the browser meets on that page's own wall: a slider, named as such)
         unserved = session is not None and not ran_out
-        before = meta.get("farm_unserved")  # (attempt, the wall page it met) after a session that served nothing
+        before = farm.unserved  # (attempt, the wall page it met) after a session that served nothing
         own_page = session is not None and session.passed is not None and before == (attempt, session.passed.url)
         if unserved and own_page and self.browser is not None:
             self.pool.refused_at_first_use(session, wall)
             self.stats.inc_value("farm/session/refused_at_first_use")
-            meta["farm_wall_refused"] = f"{wall.name}_refused"
+            farm.wall_refused = f"{wall.name}_refused"
             logger.warning(
                 "farm %s: the site answered session %d with %s on its first use: it refuses the client; "
                 "no browser for it for %g s",
@@ -181,29 +194,35 @@ class SessionMiddleware:
         except WallNotPassed as exc:
             if exc.kind == "closing":  # left in the scheduler as the crawl closes: its keyword is released
                 again = request.replace(dont_filter=True)
-                again.meta["farm_session_fresh"] = True
+                FarmMeta.of(again).mark_session_fresh()
                 return again
             self.stats.inc_value(f"farm/wall/not_passed/{exc.kind}")
-            meta["farm_wall_refused"] = f"{exc.wall}_{exc.kind}"
+            farm.wall_refused = f"{exc.wall}_{exc.kind}"
             logger.warning("farm %s: %s met; the browser cannot pass it: %s", self.site, wall.name, exc.detail)
             return response
         again = request.replace(dont_filter=True)
-        again.meta["farm_session_fresh"] = True
-        again.meta["farm_unserved"] = (attempt, wall.url) if unserved else None
+        fresh = FarmMeta.of(again)
+        fresh.mark_session_fresh()
+        fresh.unserved = (attempt, wall.url) if unserved else None
         if ran_out:
-            again.meta["farm_session_turns"] = turns + 1
+            fresh.session_turns = turns + 1
         else:
-            again.meta["farm_session_sends"] = (attempt, sends + 1)
+            fresh.session_sends = (attempt, sends + 1)
         return again
 
     def key(self, meta: dict) -> tuple[str, str]:
         """The session key of a request: its site and the URL of the proxy it goes through, found by the
         proxy's id (HttpProxyMiddleware strips the credentials from ``meta["proxy"]`` on the way out, and
         the browser earning the next session needs them); "" for none."""
-        proxy = self.proxies.by_id.get(meta.get("farm_proxy") or "") if self.proxies is not None else None
+        proxy = self.proxies.by_id.get(FarmMeta(meta).proxy or "") if self.proxies is not None else None
         return (self.site, proxy.url if proxy is not None else meta.get("proxy") or "")
 
     def session_earned(self, session: SiteSession, seconds: float) -> None:
+        if _closing(self.crawler):
+            # earned ahead and finished once the crawl began closing: it serves no page, and the run's row has
+            # been (or is being) written, so counting it here would leave the row and the crawl's stats apart
+            logger.debug("farm %s: session %d earned as the crawl closed: never used", self.site, session.serial)
+            return
         self.stats.inc_value("farm/session/earned")
         self.stats.inc_value(f"farm/identity/{label_of(session.key[1])}/sessions")
         self.stats.set_value("farm/session/earn_seconds", round(seconds, 3))  # the latest pass's
@@ -222,6 +241,8 @@ class SessionMiddleware:
     async def spider_closed(self, spider, reason):
         self.stats.set_value("farm/session/retired", dict(self.pool.retired))
         if self.browser is not None:
+            if self.browser.pages_opened:
+                self.browser.measure(now=True)  # before it closes: the last reading may be seconds old
             self.stats.max_value("farm/browser/rss_max", self.browser.rss_max)
             if self.browser.restarts:
                 self.stats.set_value("farm/browser/restarts", self.browser.restarts)

@@ -24,13 +24,10 @@ refusal, retried with the site's back-off (farm.middlewares.blocks): farm fails 
 and never ends a keyword short on an answer it does not understand. The page is parsed
 once, there, and the callback reuses it.
 
-The base never touches the database. It is handed leases by the lease
-middleware (``lease_requests``), keeps what it asked for of each in its run
-(farm.crawl.keywordrun), held by the crawl's keyword registry (``registry``),
-tells the crawl's page progress (``progress``) how many postings each page yielded,
-and ends keywords through the registry (``registry.end``), which writes them.
-It finds the registry and the progress itself, through Scrapy
-(``crawler.get_extension(SpiderParts)``), the first time it uses them.
+The base knows no lease's life: which pages a keyword asks for, and when it ends, is the crawl's
+(farm.crawl.paging.KeywordPaging), and the base's page callback and errback (``parse_search``,
+``page_error``) hand each answer and each failure to it. It finds the paging through Scrapy
+(``crawler.get_extension(PagingParts)``), the first time it uses it.
 """
 
 import logging
@@ -38,40 +35,21 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 import scrapy
-from scrapy.exceptions import IgnoreRequest
-from scrapy.spidermiddlewares.httperror import HttpError
 
 from farm.config import FarmConfig
-from farm.crawl.keywordrun import KeywordRun, Outcome
+from farm.crawl.meta import FarmMeta
+from farm.crawl.paging import KeywordPaging, PagingParts
 from farm.errors import ParseError, SettingError, UnknownCity
 from farm.items import JobPosting
 from farm.sessions.wall import Wall, captcha_in, in_wall_shape, looks_html, text_of, unknown_wall
 from farm.state.lease import Lease
 
-if TYPE_CHECKING:
-    from farm.crawl.progress import PageProgress
-    from farm.crawl.registry import KeywordRegistry
-
 logger = logging.getLogger(__name__)
 
 BLOCK_STATUSES = {403: "http_403", 429: "http_429", 503: "http_503"}
-
-
-class KeywordBlocked(IgnoreRequest):
-    """The site still blocked a page after FARM_BLOCK_RETRIES retries."""
-
-
-class SiteUnavailable(IgnoreRequest):
-    """The site kept failing (refused or dropped connections, timeouts, server errors
-    across keywords) after FARM_BLOCK_RETRIES retries: the site's trouble, not the keyword's."""
-
-
-class LeaseLost(IgnoreRequest):
-    """The request belongs to a keyword this process no longer crawls (ended or taken over)."""
 
 
 @dataclass
@@ -89,20 +67,12 @@ class Page:
 _pages: "WeakKeyDictionary[scrapy.http.Response, Page | ParseError]" = WeakKeyDictionary()
 
 
-class SpiderParts:
-    """What a LeaseSpider uses of its crawl: the keyword registry (farm.crawl.registry) and the page
-    progress (farm.crawl.progress). farm.crawl.parts.CrawlParts, the extension that builds the crawl's
-    parts, is one: the spider finds it with ``crawler.get_extension(SpiderParts)``."""
-
-    registry: "KeywordRegistry"
-    progress: "PageProgress"
-
-
 class LeaseSpider(scrapy.Spider):
     page_size: int
     city_codes: dict[str, str]
     code_pattern: re.Pattern
     paging: str = "parallel"
+    max_pages: int  # FARM_<SITE>_MAX_PAGES, set by from_crawler
     # The most pages the site itself serves a search (None: not known): an empty page past them is the end,
     # whatever the count says (51job's totalCount runs past its 50 pages)
     site_pages: int | None = None
@@ -131,29 +101,14 @@ class LeaseSpider(scrapy.Spider):
         return spider
 
     @cached_property
-    def progress(self):
-        """The crawl's page progress (farm.crawl.progress): told how many postings each page
-        yielded by a plain call, as a signal per page cost seven times as much."""
-        return self._parts().progress
-
-    @cached_property
-    def registry(self):
-        """The crawl's keyword registry (farm.crawl.registry): the keywords this crawl holds, and
-        the one way to end one."""
-        return self._parts().registry
-
-    def _parts(self) -> SpiderParts:
-        parts = self.crawler.get_extension(SpiderParts)
+    def crawl_paging(self) -> KeywordPaging:
+        """The crawl's paging (farm.crawl.paging): the pages each keyword asks for, and its end."""
+        parts = self.crawler.get_extension(PagingParts)
         if parts is None:
             # an AttributeError, as a missing attribute is: inspect.getmembers (Request.to_dict, for
             # Scrapy's disk queues and scrapy-redis) passes over it and stops at anything else
             raise AttributeError("farm.crawl.parts.CrawlParts is not in EXTENSIONS: enable farm with its add-on")
-        return parts
-
-    @property
-    def runs(self):
-        """The keywords this crawl holds, by lease key (read-only): what each asked for."""
-        return self.registry.runs
+        return parts.paging
 
     async def start(self):
         # Keywords arrive from the lease middleware (farm.crawl.leases),
@@ -207,7 +162,7 @@ class LeaseSpider(scrapy.Spider):
             page = self.page_of(response)
         except ParseError as exc:
             return self._captcha_named(f"{self.name}_unrecognised {exc}", response)
-        page_no = response.request.meta.get("farm_page", 1) if response.request is not None else 1
+        page_no = FarmMeta.of(response.request).page if response.request is not None else 1
         if not page.postings and self.more_promised(page, page_no):
             return f"{self.name}_empty_page page {page_no} empty while {self.promise(page)}"
         return None
@@ -266,28 +221,6 @@ class LeaseSpider(scrapy.Spider):
                 f"{', '.join(self.city_codes)} or a {self.name} city code"
             ) from None
 
-    def lease_requests(self, lease: Lease) -> list[scrapy.Request]:
-        """The first requests of a newly claimed keyword; from now on it is one of ``runs``."""
-        run = self.registry.add(lease)
-        try:
-            self.city_code(lease.city)
-        except UnknownCity as exc:
-            self.registry.end(lease, Outcome("failed", str(exc)))
-            return []
-        if lease.total_pages is None:
-            if lease.start_page > self.max_pages:  # resumed past a lowered FARM_*_MAX_PAGES
-                self.registry.end(lease, Outcome("completed", "no page left to fetch"))
-                return []
-            pages = self.registry.ask(run, [lease.start_page])
-        else:
-            self.registry.tell_last(run, min(lease.total_pages, self.max_pages))
-            pages = [page for page in range(lease.start_page, run.last + 1) if not run.done(page)]
-            pages = self.registry.ask(run, pages[:1] if self.paging == "sequential" else pages)
-        if not pages:
-            self.registry.end(lease, Outcome("completed", "no page left to fetch"))
-            return []
-        return [self.page_request(lease, page) for page in pages]
-
     def page_request(self, lease: Lease, page: int) -> scrapy.Request:
         request = self.search_request(self.city_code(lease.city), lease.job, page)
         # made here, so set in place rather than copied by replace(): a page request is the
@@ -299,7 +232,8 @@ class LeaseSpider(scrapy.Spider):
         request.dont_filter = True
         # retries are farm's (farm.middlewares.blocks): with the site's back-off, and
         # an outage is not the keyword's fault; Scrapy's RetryMiddleware stays out
-        request.meta.update(farm_lease=lease, farm_page=page, dont_retry=True)
+        FarmMeta.of(request).set_page(lease, page)
+        request.meta["dont_retry"] = True
         return request
 
     def postings_from(self, entries, build, id_field: str, response) -> list[JobPosting]:
@@ -340,56 +274,10 @@ class LeaseSpider(scrapy.Spider):
             last = min(last, page_no - 1)
         return last
 
-    def next_pages(self, run: KeywordRun, page_no: int, page: Page) -> list[int]:
-        """The pages this response makes known that nobody asked for yet, now asked for."""
-        last = self.last_page(page, page_no)
-        self.registry.tell_last(run, last)
-        if self.paging == "sequential" or last is None:
-            # one page at a time: the next, unless this one is the last
-            return self.registry.ask(run, [] if last is not None else [page_no + 1])
-        # the latest total decides: every page up to it, including those a growing total reveals
-        return self.registry.ask(run, range(run.lease.start_page, last + 1))
-
     def parse_search(self, response):
-        lease: Lease = response.meta["farm_lease"]
-        page_no: int = response.meta["farm_page"]
-        try:
-            page = self.page_of(response)
-        except ParseError as exc:
-            self.crawler.stats.inc_value("farm/page/unparsable")
-            self.registry.end(lease, Outcome("failed", f"{exc} at {response.url}", page_no))
-            return
-        run = self.runs.get(lease.key)
-        next_pages = self.next_pages(run, page_no, page) if run is not None else []
-        if run is not None:
-            self.registry.tell_site_total(run, page.site_total)
-        place = (lease, page_no)
-        for posting in page.postings:
-            posting["source"] = self.name
-            posting["keyword_id"] = lease.id
-            # not a field: set past Item.__setattr__'s check, a Python call per posting
-            object.__setattr__(posting, "_farm_page", place)
-            yield posting
-        self.crawler.stats.inc_value("farm/page/parsed")
-        self.progress.page_parsed(lease, page_no, len(page.postings), self)
-        for next_page in next_pages:
-            yield self.page_request(lease, next_page)
+        """The page callback: the crawl's paging reads the answer (farm.crawl.paging)."""
+        return self.crawl_paging.page_read(self, response)
 
-    def page_error(self, failure):
-        request = failure.request
-        lease: Lease = request.meta["farm_lease"]
-        page: int = request.meta["farm_page"]
-        if failure.check(LeaseLost):
-            return  # given up where it was dropped
-        if failure.check(KeywordBlocked):
-            self.registry.end(lease, Outcome("blocked", str(failure.value), page))
-            return
-        if failure.check(SiteUnavailable):
-            self.registry.end(lease, Outcome("released", f"site unavailable: {failure.value}", page))
-            return
-        if failure.check(HttpError):
-            reason = f"HTTP {failure.value.response.status} at {request.url}"
-        else:
-            reason = f"{failure.type.__name__}: {failure.getErrorMessage()} at {request.url}"
-        self.crawler.stats.inc_value("farm/page/error")
-        self.registry.end(lease, Outcome("failed", reason, page))
+    def page_error(self, failure) -> None:
+        """The page errback: the crawl's paging ends the keyword by what kept the page."""
+        self.crawl_paging.page_failed(failure)

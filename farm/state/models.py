@@ -31,7 +31,6 @@ from sqlalchemy.types import TypeDecorator
 
 from farm.state.posting_fields import posting_columns, salary_columns
 
-SOURCES = ("boss", "qcwy", "zhilian")
 STATUSES = ("idle", "crawling", "completed", "failed", "partial")
 
 # Field limits, shared by the models and by input validation.
@@ -234,14 +233,29 @@ class OpeningRow(Base):
 
 
 class OpeningKey(Base):
-    """An opening's blocking keys (farm.openings.cluster.blocking_keys), a row each: an update reads the
-    openings its new postings' keys name, through the primary key, and no other."""
+    """An opening's blocking keys (farm.openings.cluster.blocking_keys), a row each, with the opening's company
+    key and the number of its title's bigrams: an update reads the openings its new postings' keys name
+    through the primary key, and drops in it those of a company no posting's is, starts or is started by, or
+    of a title too long or too short to be alike enough to one (farm.openings.stored)."""
 
     __tablename__ = "opening_key"
     __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
 
     block_key: Mapped[str] = mapped_column(String(96), primary_key=True)
+    company_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    title_grams: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     opening_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+
+
+class OpeningWaiting(Base):
+    """A posting in no opening yet: written by the database as the posting is inserted into job_posting (the
+    trigger ``job_posting_waits``, migration 0016), deleted by `farm openings update` in the transaction
+    that puts it in an opening, so that an update reads its new postings and no stored one."""
+
+    __tablename__ = "opening_waiting"
+    __table_args__ = ({"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"},)
+
+    posting_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # job_posting.id
 
 
 class CompanyPair(Base):

@@ -34,7 +34,7 @@ class Field:
 
 # In the table's column order (after its own ``id``).
 COLUMNS = (
-    Field("source", KEY, 16, updated=False),  # boss | qcwy | zhilian
+    Field("source", KEY, 16, updated=False),  # a site's name (farm.sites): boss, qcwy, zhilian or another
     Field("job_id", KEY, 64, updated=False),  # the site's own id: encryptJobId, jobId, number
     Field("title", TEXT, 255),
     Field("salary", TEXT, 64),

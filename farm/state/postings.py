@@ -18,7 +18,6 @@ from functools import cache
 from typing import Any
 
 import orjson
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
@@ -142,6 +141,9 @@ def _execute(conn: Connection, rows: list[dict[str, Any]], now: datetime) -> Non
     dialect_name = conn.dialect.name
     sql = _sql(dialect_name)
     if sql is None:  # another dialect: SQLAlchemy's own ON CONFLICT
+        # imported here: a crawl on SQLite or MySQL never imports PostgreSQL's dialect (some 17 ms)
+        from sqlalchemy.dialects import postgresql
+
         stmt = postgresql.insert(TABLE)
         stmt = stmt.on_conflict_do_update(
             index_elements=["source", "job_id"], set_={name: stmt.excluded[name] for name in SET}

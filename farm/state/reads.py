@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
+from farm.sites import known_sources
 from farm.state.claimrules import LEASE_COLUMNS
 from farm.state.claims import lease_of
 from farm.state.lease import Lease, parse_pages
-from farm.state.models import SOURCES, STATUSES, Keyword
+from farm.state.models import STATUSES, Keyword
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Row
@@ -47,7 +48,7 @@ def stats(store: StoreView, source: str | None = None, day: date | str | None = 
         day = store.today()
     elif isinstance(day, str):
         day = date.fromisoformat(day)
-    sources = list(SOURCES) if source is None else [source]
+    sources = list(known_sources()) if source is None else [source]
     totals_q = select(c.source, func.count()).where(c.source.in_(sources)).group_by(c.source)
     used_q = (
         select(c.source, c.crawl_status, func.count(), func.coalesce(func.sum(c.jobs_found), 0))

@@ -32,8 +32,8 @@ from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql.elements import ColumnElement
 
-from farm.cities import known_sources
 from farm.runs.live import alive_runs
+from farm.sites import known_sources
 from farm.state.clock import day_span
 from farm.state.models import STATUSES, CrawlRun, JobPostingRow, Keyword
 
@@ -67,7 +67,7 @@ class Limits:
 
 
 def sources(conn: Connection) -> list[str]:
-    """The sites a report counts: the registered ones (farm.cities: farm's three, then a project's own
+    """The sites a report counts: the registered ones (farm.sites: farm's three, then a project's own
     that farm.sites loaded), then any other the keyword table holds (a site whose project is not the
     one loaded here), by name."""
     known = list(known_sources())

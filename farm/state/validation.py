@@ -10,13 +10,14 @@ unreadable or look like another keyword.
 Two keywords the site searches alike are one (``search_key``): the city by its site code (530 and 北京 on
 zhilian), the job as the sites compare it, in Unicode's compatibility form (full-width Ｐｙｔｈｏｎ is
 Python), case-folded (Python is python), its runs of blanks one space. The city is stored in one spelling
-(farm.cities.canonical_city); the job as it was first given.
+(farm.sites.cities.canonical_city); the job as it was first given.
 """
 
 import unicodedata
 
-from farm.cities import accepted_cities, canonical_city, city_code, known_sources
 from farm.errors import KeywordError
+from farm.sites import known_sources
+from farm.sites.cities import accepted_cities, canonical_city, city_code
 from farm.state.models import CITY_MAX, JOB_MAX
 
 # Unicode categories refused inside a city or job: controls (C0, DEL, C1), format
@@ -37,7 +38,7 @@ _FILLERS = {"\u115f", "\u1160", "\u3164", "\uffa0"}
 def validate_keyword(source: str, city: str, job: str) -> tuple[str, str, str]:
     """The keyword with surrounding blanks removed, in Unicode's composed form (NFC: "café"
     typed with one character or with "e" and a combining accent is one keyword), its city in the
-    one spelling farm keeps (farm.cities.canonical_city), or KeywordError."""
+    one spelling farm keeps (farm.sites.cities.canonical_city), or KeywordError."""
     source, city, job = (cleaned(v) for v in (source, city, job))
     sources = known_sources()
     if source not in sources:

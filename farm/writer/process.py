@@ -18,6 +18,7 @@ from twisted.internet.defer import Deferred, fail
 
 import farm
 from farm.errors import WriteLost
+from farm.sites import packages
 from farm.state.engine import deadlines
 from farm.writer.frames import CONFIG_VARIABLE, READY, frame, read_answer
 
@@ -47,6 +48,7 @@ class StateWriter(protocol.ProcessProtocol):
             "db_url": store.engine.url.render_as_string(hide_password=False),
             **{f"db_{name}": seconds for name, seconds in deadlines(store.engine).items()},
             **store.options(),
+            "site_packages": list(packages()),  # a site package's salary forms (farm.sites)
         }
         # farm's own directory first, and -P so that the working directory is not on the path:
         # the child imports farm from wherever this crawl did (a checkout, site-packages, a

@@ -13,6 +13,7 @@ import orjson
 
 from farm.config import FarmConfig, setting_key
 from farm.heap import lean_heap
+from farm.sites import register_packages
 from farm.state.clock import utcnow
 from farm.state.lease import BatchResult
 from farm.state.store import KeywordStore
@@ -57,7 +58,9 @@ def main() -> int:
     try:
         # the parent's store, by FarmConfig's field names: built as every store is
         given = orjson.loads(os.environ[CONFIG_VARIABLE])
-        store = KeywordStore.from_config(FarmConfig.from_settings({setting_key(k): v for k, v in given.items()}))
+        config = FarmConfig.from_settings({setting_key(k): v for k, v in given.items()})
+        register_packages(config.site_packages)  # the crawl's site packages: their postings' salary forms
+        store = KeywordStore.from_config(config)
         lean_heap()  # each frame decodes into thousands of objects: collected rarely, as in the crawl
         stdout.write(READY)  # the crawl's claims may come here from now on
         stdout.flush()

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, Keyword
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 
 REPO = Path(__file__).resolve().parents[2]
 SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
@@ -123,7 +123,7 @@ def crawl_stat(output, name):
 
 
 def prepare_db(db_url, rows):
-    upgrade(db_url)
+    migrated(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords(rows)
     return store

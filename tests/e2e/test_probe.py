@@ -20,9 +20,9 @@ from farm.probe.plan import Probe
 from farm.probe.runner import GRACE, run_probes
 from farm.sandbox.testing import SandboxProcess
 from farm.sandbox.walls import WallConfig
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from tests.e2e.harness import REPO, wait_until
 
 EXAMPLE = REPO / "docs/examples/tinyjobs"

@@ -142,8 +142,9 @@ def test_a_database_silent_at_close_costs_one_deadline_and_fails_the_run(mariadb
     output = log.read_text()
     assert status == 1, output[-3000:]
     deadline = GIVE_BACK_TIMEOUTS * db_timeout
-    # one deadline for the eight keywords, and the close after it (each alone took about 4 s)
-    assert elapsed < deadline + 3, (elapsed, output[-3000:])
+    # one deadline for the eight keywords, and the close after it (each alone took about 4 s, 32 s in all): on
+    # a quiet machine 4.7 s, on a busy one up to 10 s
+    assert elapsed < 3 * deadline + 3, (elapsed, output[-3000:])
     assert f"8 keyword(s) could not be released at close (the database: no answer within {deadline}s)" in output
     assert crawl_stat(output, "farm/lease/release_lost") == 8
     assert sum(row["crawl_status"] == "crawling" for row in keywords(mariadb_url)) == 8  # left to their lease

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from farm.cli import farm
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from tests.browser import CHROMIUM, Browser
+from tests.migrated import migrated
 from tests.report_data import DAY, fill
 
 pytestmark = [
@@ -22,7 +22,7 @@ CHARTS = 5
 
 
 def test_the_report_opens_from_disk_with_no_error_no_request_out_and_every_chart_drawn(sqlite_url, tmp_path):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     fill(engine)
     engine.dispose()
@@ -66,7 +66,7 @@ def test_long_names_wrap_and_markup_in_a_name_leaves_the_figures_whole(sqlite_ur
 
     company = "深圳市" + "前海" * 60 + "<!--<script>有限公司"  # no space to break at
     job = "python" + "x" * 120
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     fill(engine)
     k, p = Keyword.__table__.c, JobPostingRow.__table__.c
@@ -95,7 +95,7 @@ def test_at_1280_px_every_table_fits_and_no_setting_name_breaks(sqlite_url, tmp_
 
     from farm.state.models import Keyword
 
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     fill(engine)
     k = Keyword.__table__.c

@@ -15,7 +15,7 @@ import redis
 from farm.crawl.backends.redis.dupefilter import DayDupeFilter
 from farm.crawl.backends.redis.queue import SharedQueue
 from farm.sandbox.testing import SandboxProcess
-from farm.spiders.qcwy import QcwySpider
+from farm.sites.qcwy.spider import QcwySpider
 from farm.state.clock import utcnow
 from tests.conftest import REDIS_URL
 from tests.e2e.harness import (

@@ -14,11 +14,11 @@ from sqlalchemy import func, select
 from farm.items import JobPosting
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
 from farm.state.normalise import key_problem
 from farm.writer.frames import decode, frame
 from tests.integration.api_harness import SHANGHAI, ApiServer, ServerClock
+from tests.migrated import migrated
 
 AVAILABLE = "/api/v1/keyword/available"
 STATS = "/api/v1/keyword/stats"
@@ -33,7 +33,7 @@ def clock(tmp_path):
 
 @pytest.fixture
 def store(db_url, clock):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     yield KeywordStore(engine, clock=clock)
     engine.dispose()

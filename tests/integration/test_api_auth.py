@@ -11,11 +11,12 @@ from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from tests.conftest import MARIADB_SERVER
 from tests.integration.api_harness import TOKEN, ApiServer, run_farm_api
+from tests.migrated import migrated
 
 
 @pytest.fixture
 def keywords_db(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     KeywordStore(engine).add_keywords([("boss", "北京", "python")])
     engine.dispose()
@@ -114,7 +115,7 @@ def test_tokens_and_database_passwords_never_reach_the_log(mariadb_url, tmp_path
     try:
         host = MARIADB_SERVER.split("@", 1)[1]
         url = f"mysql+pymysql://{user}:{password}@{host}/{database}"
-        upgrade(url)
+        upgrade(url)  # the account reaches its own database alone, not the tests' migrated template
         engine = make_engine(url)
         KeywordStore(engine).add_keywords([("boss", "北京", "python")])
         engine.dispose()

@@ -14,13 +14,13 @@ from farm.errors import ApiUnreachable
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.lease import Lease
-from farm.state.migrate import upgrade
 from tests.integration.api_harness import ApiServer
+from tests.migrated import migrated
 
 
 @pytest.fixture
 def store(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     yield KeywordStore(engine)
     engine.dispose()

@@ -7,8 +7,8 @@ import pytest
 
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from tests.integration.api_harness import ApiServer, claim_all
+from tests.migrated import migrated
 
 CLIENTS = 8
 KEYWORDS = 1500
@@ -16,7 +16,7 @@ KEYWORDS = 1500
 
 @pytest.mark.mariadb
 def test_eight_http_clients_never_get_one_keyword_twice(mariadb_url, tmp_path):
-    upgrade(mariadb_url)
+    migrated(mariadb_url)
     engine = make_engine(mariadb_url)
     store = KeywordStore(engine)
     store.add_keywords(("boss", "北京", f"job{i}") for i in range(KEYWORDS))

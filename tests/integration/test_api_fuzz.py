@@ -1,5 +1,8 @@
 """A property-based fuzz run over `farm api`'s OpenAPI document (schemathesis), on SQLite and on MariaDB.
 
+`make test` runs each test on one of the two, a database each; `make soak` and `make fuzz` (FARM_SOAK=1)
+each test on both.
+
 Every check schemathesis has: no 5xx, every status code, header, content type and body as
 the document says, schema-violating requests refused, schema-valid ones not, 401 without
 the token. The stateful phase follows the document's links from a claim to the writes.
@@ -21,17 +24,18 @@ from hypothesis import given, settings
 
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from tests.integration.api_harness import ApiServer
+from tests.migrated import migrated
 
 EXAMPLES = int(os.environ.get("FARM_FUZZ_EXAMPLES", "25"))
 SEED = os.environ.get("FARM_FUZZ_SEED", "20251130")
 SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
+SOAK = bool(os.environ.get("FARM_SOAK"))
 
 
 @pytest.fixture
 def server(db_url, tmp_path):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     # enough keywords that the stateful phase's claims keep getting some
     KeywordStore(engine).add_keywords(
@@ -42,6 +46,7 @@ def server(db_url, tmp_path):
         yield server
 
 
+@pytest.mark.parametrize("db_url", ["sqlite", "mariadb"] if SOAK else ["sqlite"], indirect=True)
 def test_fuzz_run_over_the_openapi_document_finds_no_issue(server, tmp_path):
     argv = [
         SCHEMATHESIS,
@@ -71,6 +76,7 @@ def test_fuzz_run_over_the_openapi_document_finds_no_issue(server, tmp_path):
     assert re.search(r'"POST /api/v1/\S+ HTTP/1.1" (200|409)', log), log[-3000:]
 
 
+@pytest.mark.parametrize("db_url", ["sqlite", "mariadb"] if SOAK else ["mariadb"], indirect=True)
 def test_postings_of_a_held_keyword_fuzzed_from_the_document_are_stored(server):
     """Schema-valid postings (any text the document allows) for a freshly claimed keyword: stored, 200."""
     auth = {"Authorization": f"Bearer {server.token}"}

@@ -11,14 +11,14 @@ import pytest
 
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from tests.integration.api_harness import ApiServer
+from tests.migrated import migrated
 from tests.relay import relay_to_database
 
 
 @pytest.mark.mariadb
 def test_database_down_gets_503_with_retry_after_and_nothing_is_lost(mariadb_url, tmp_path):
-    upgrade(mariadb_url)
+    migrated(mariadb_url)
     engine = make_engine(mariadb_url)
     store = KeywordStore(engine)
     store.add_keywords([("boss", "北京", "python"), ("boss", "北京", "java")])
@@ -64,7 +64,7 @@ def test_database_down_gets_503_with_retry_after_and_nothing_is_lost(mariadb_url
 
 @pytest.mark.mariadb
 def test_a_silent_database_gets_503_with_retry_after_within_seconds(mariadb_url, tmp_path):
-    upgrade(mariadb_url)
+    migrated(mariadb_url)
     engine = make_engine(mariadb_url)
     KeywordStore(engine).add_keywords([("boss", "北京", "python")])
     engine.dispose()

@@ -8,8 +8,8 @@ from sqlalchemy import update
 from farm.api import reads
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import Keyword
+from tests.migrated import migrated
 
 K = Keyword.__table__
 NOW = datetime(2025, 3, 10, 4, 0, 0, tzinfo=UTC)  # 12:00 in Shanghai
@@ -18,7 +18,7 @@ TODAY, YESTERDAY = date(2025, 3, 10), date(2025, 3, 9)
 
 @pytest.fixture
 def store(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     yield KeywordStore(
         engine, lease_timeout=600, max_retries=3, retry_delay=600, max_blocked_claims=3, clock=lambda: NOW

@@ -13,8 +13,8 @@ import pytest
 from farm.api.client import KeywordClient
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from tests.integration.api_harness import SHANGHAI, ApiServer, ServerClock
+from tests.migrated import migrated
 
 AVAILABLE = "/api/v1/keyword/available"
 READ_TIMEOUT = 1  # FARM_API_READ_TIMEOUT of the server that meets slow clients
@@ -22,7 +22,7 @@ READ_TIMEOUT = 1  # FARM_API_READ_TIMEOUT of the server that meets slow clients
 
 @pytest.fixture
 def store(sqlite_url, tmp_path):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     clock = ServerClock(tmp_path / "clock.txt", datetime(2025, 3, 10, 12, 0, tzinfo=SHANGHAI))
     store = KeywordStore(engine, clock=clock)
@@ -303,7 +303,7 @@ def test_slow_clients_are_cut_off_and_huge_heads_refused(store, tmp_path):
 def test_a_read_timeout_that_is_not_a_positive_number_is_one_line(sqlite_url, tmp_path):
     from tests.integration.api_harness import run_farm_api
 
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     for value in ("0", "-1", "nan", "10s"):
         run = run_farm_api(sqlite_url, env={"FARM_API_READ_TIMEOUT": value})
         assert run.returncode != 0

@@ -14,8 +14,8 @@ from sqlalchemy import text
 
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from tests.integration.api_harness import ApiServer, claim_all
+from tests.migrated import migrated
 
 CLIENTS = 8
 KEYWORDS = 1500
@@ -25,7 +25,7 @@ STARTED = re.compile(r"Application startup complete")
 
 
 def _filled(url: str) -> tuple[KeywordStore, set[int]]:
-    upgrade(url)
+    migrated(url)
     store = KeywordStore(make_engine(url))
     store.add_keywords(("boss", "北京", f"job{i}") for i in range(KEYWORDS))
     return store, {r["id"] for r in store.list_keywords()}
@@ -111,7 +111,7 @@ def test_two_workers_serve_one_port_and_never_hand_out_one_keyword_twice(mariadb
 
 
 def test_a_dead_worker_is_replaced_and_the_workers_stop_when_their_command_is_killed(sqlite_url, tmp_path):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     server = ApiServer(sqlite_url, tmp_path / "api.log", args=["--workers", "2"]).start()
     command = server.process.pid
     try:

@@ -8,7 +8,7 @@ them too, and must keep nothing there. No crawl runs: a test opens the backend, 
 claim does (``peers.hold``), enqueues its page requests and fetches them as the farm scheduler would.
 Where a backend hands requests out later (the Redis one takes them from its shared queue in the
 background), a test waits on a condition; where the contract lets backends differ, it goes by the
-contract's own attributes (``shared``), never by a backend's class.
+contract's own answers (``fetches_what_it_enqueues``), never by a backend's class.
 """
 
 import threading
@@ -42,9 +42,9 @@ BACKENDS = [pytest.param(LOCAL_BACKEND, id="local"), pytest.param(REDIS_BACKEND,
 WAIT = 30  # seconds any one wait may take before it fails the test
 
 
-def crawler_on(backend_path: str, db_url: str, redis_url: str, prefix: str) -> Crawler:
+def crawler_on(backend_path: str, db_url: str, redis_url: str, prefix: str, **settings: object) -> Crawler:
     """A crawler whose parts are built with the backend ``backend_path`` names, in the order Scrapy's
-    crawl builds them (the spider first), not crawling."""
+    crawl builds them (the spider first), not crawling; ``settings`` over the test's."""
     return crawler_with_parts(
         db_url,
         [("qcwy", "北京", "python")],
@@ -53,6 +53,7 @@ def crawler_on(backend_path: str, db_url: str, redis_url: str, prefix: str) -> C
         FARM_WORK_BACKEND=backend_path,
         # Scrapy's default queue asks the engine's downloader for its slots: there is no engine here
         SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue",
+        **settings,
     )
 
 
@@ -89,24 +90,41 @@ def backend_path(request) -> str:
     return request.param
 
 
-@pytest_twisted.async_yield_fixture
-async def built(backend_path, sqlite_url, shared):
+def build(backend_path: str, db_url: str, redis_url: str, prefix: str, **settings: object) -> Built:
     """The backend FARM_WORK_BACKEND names, built with its crawl's parts, which are started (the DB
     thread, the state writer) as the scheduler's ``open`` starts them; not yet opened."""
-    redis_url, prefix = shared
-    crawler = crawler_on(backend_path, sqlite_url, redis_url, prefix)
+    crawler = crawler_on(backend_path, db_url, redis_url, prefix, **settings)
     parts = crawler.get_extension(CrawlParts)
     parts.start()
-    server = redis.Redis.from_url(redis_url)
-    built = Built(crawler, parts, parts.backend, server, prefix)
-    yield built
-    server.close()
+    return Built(crawler, parts, parts.backend, redis.Redis.from_url(redis_url), prefix)
+
+
+async def done_with(built: Built) -> None:
+    """Close what ``build`` built, as far as the test left it."""
+    built.server.close()
     if built.state == "open":
         built.close()
     if built.state == "left":  # the contract's leave is once: the parts' close must not make it again
-        parts.backend.leave = lambda give_back=True: None
-    parts.close()  # the backend leaves without giving back, the DB thread stops, the writer's input ends
-    await parts.writer.ended.addTimeout(WAIT, reactor)  # its process has exited
+        built.parts.backend.leave = lambda give_back=True: None
+    built.parts.close()  # the backend leaves without giving back, the DB thread stops, the writer's input ends
+    await built.parts.writer.ended.addTimeout(WAIT, reactor)  # its process has exited
+
+
+@pytest_twisted.async_yield_fixture
+async def built(backend_path, sqlite_url, shared):
+    """The backend FARM_WORK_BACKEND names, built (``build``); not yet opened."""
+    built = build(backend_path, sqlite_url, *shared)
+    yield built
+    await done_with(built)
+
+
+@pytest_twisted.async_yield_fixture
+async def another(backend_path, sqlite_url, shared):
+    """A second process's backend of the same kind, on the same keyword table and settings, under a
+    crawler id of its own; not yet opened."""
+    another = build(backend_path, sqlite_url, *shared, FARM_CRAWLER_ID="another-worker")
+    yield another
+    await done_with(another)
 
 
 def key(request: Request) -> tuple[tuple[int, int], int]:
@@ -221,7 +239,7 @@ async def test_a_request_the_dupefilter_has_seen_is_handed_out_once(built):
 
 @pytest_twisted.ensureDeferred
 async def test_no_request_of_an_ended_keyword_leaves_the_scheduler_and_anothers_still_do(built):
-    # keyword_ended drops what waits where others take work; what this process holds, the scheduler
+    # mark_ended drops what waits where others take work; what this process holds, the scheduler
     # gives up: over any backend, an ended keyword's request is never fetched
     backend = await built.open()
     parts = built.parts
@@ -255,11 +273,46 @@ async def test_a_page_handed_out_and_not_handled_keeps_a_shared_backend_unfinish
     handed = HandedOut(backend)
     await handed.until_seen({(lease.key, 1)}, "the page request to be handed out")
     assert len(backend) == 0
-    # held by this process, not handled: a backend that shares its work is not finished (a survivor
-    # would hand the page out again); one that shares nothing (``shared`` False) holds nothing elsewhere
-    assert await finished(backend) is not backend.shared
+    # held by this process, not handled: a backend whose queue other processes take from too is not
+    # finished (a survivor would hand the page out again); one that fetches only what this process
+    # enqueues holds nothing elsewhere
+    assert await finished(backend) is backend.fetches_what_it_enqueues()
     backend.mark_handled(lease.key, 1)
     await until_finished(backend, "the handled page to leave no work anywhere")
+
+
+@pytest_twisted.ensureDeferred
+async def test_fetches_what_it_enqueues_says_whether_another_process_is_handed_this_ones_requests(built, another):
+    backend, elsewhere = await built.open(), await another.open()
+    own = backend.fetches_what_it_enqueues()
+    assert elsewhere.fetches_what_it_enqueues() is own  # an answer of the kind of backend, not of one process
+    mine, theirs = make_lease("qcwy", id=1), make_lease("qcwy", id=2, job="java")
+    backend.peers.hold([mine])
+    elsewhere.peers.hold([theirs])
+    my_pages, their_pages = {(mine.key, page) for page in (1, 2, 3)}, {(theirs.key, page) for page in (1, 2, 3)}
+    here, there = HandedOut(backend), HandedOut(elsewhere)
+    there.fetch()  # the other process asks first, and on
+    for _, page in sorted(my_pages):
+        assert backend.enqueue(built.page(mine, page))
+    if own:
+        # each process is handed what it enqueued and nothing the other did, both asking at once
+        for _, page in sorted(their_pages):
+            assert elsewhere.enqueue(another.page(theirs, page))
+
+        def all_handed_out() -> bool:
+            there.fetch()
+            here.fetch()
+            return my_pages | their_pages <= set(here.keys) | set(there.keys)
+
+        await until(all_handed_out, WAIT, "every page to be handed out")
+        assert (sorted(here.keys), sorted(there.keys)) == (sorted(my_pages), sorted(their_pages))
+    else:
+        # the other process is handed what this one enqueued, this one fetching nothing meanwhile
+        await there.until_seen(my_pages, "the other process to be handed this one's requests")
+        assert here.fetch() == []
+        assert sorted(there.keys) == sorted(my_pages)  # each once
+    settle(backend, here.requests)
+    settle(elsewhere, there.requests)
 
 
 @pytest_twisted.ensureDeferred
@@ -279,10 +332,11 @@ async def test_leaving_without_giving_back_stops_at_once_and_leaves_no_thread(bu
     assert left is None or left.called  # blocking: done when it returns
     assert [thread.name for thread in threading.enumerate() if thread not in threads_before] == []
     assert pending_timers() - timers_before == set()
-    # what it shares it keeps under its site's key, and only a backend that shares keeps anything there
+    # what it shares it keeps under its site's key, and only a backend whose queue other processes
+    # take from keeps anything there
     kept = built.keys()
     assert {name for name in kept if not name.startswith(f"{built.prefix}:qcwy:")} == set()
-    assert bool(kept) is backend.shared
+    assert bool(kept) is not backend.fetches_what_it_enqueues()
 
 
 @pytest.mark.parametrize("spoil", ["names nothing", "not a backend"])

@@ -11,11 +11,11 @@ from sqlalchemy import update
 
 from farm.cli import farm
 from farm.runs.record import RunNumbers, close_run, keep_day, open_run
-from farm.state.clock import today, utcnow
+from farm.state.clock import start_of, today, utcnow
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import Keyword
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 
 ROWS = [("qcwy", "北京", "python"), ("qcwy", "北京", "java"), ("qcwy", "上海", "java"), ("zhilian", "北京", "java")]
 
@@ -35,7 +35,7 @@ def _ended_pid() -> int:
 
 
 def test_a_day_on_which_nothing_ran_fails_each_site_by_name_and_day(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords(ROWS)
     day = today(utcnow(), store.tz)
@@ -49,7 +49,7 @@ def test_a_day_on_which_nothing_ran_fails_each_site_by_name_and_day(db_url):
 
 
 def test_keywords_not_reached_a_failed_keyword_and_a_killed_run_fail_that_day_and_the_next(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords(ROWS)
     now = utcnow()
@@ -59,17 +59,19 @@ def test_keywords_not_reached_a_failed_keyword_and_a_killed_run_fail_that_day_an
         reached = (Keyword.source == "qcwy") & (Keyword.city == "北京")
         connection.execute(update(Keyword).where(reached).values(last_requested_date=day, crawl_status="completed"))
         connection.execute(update(Keyword).where(reached, Keyword.job == "java").values(crawl_status="failed"))
-    finished = open_run(engine, "qcwy", "other-host:1", "other-host", now - timedelta(minutes=30))
+    # the runs within the last half hour, and within the day however soon after its midnight the test runs
+    ago = min(timedelta(minutes=30), now - start_of(day, store.tz))
+    finished = open_run(engine, "qcwy", "other-host:1", "other-host", now - ago)
     close_run(
         engine,
         finished,
         "finished",
         RunNumbers(2, 2, 4, 0, stats={"finish_reason": "finished"}),
-        now - timedelta(minutes=20),
+        now - ago * 2 / 3,
     )
     keep_day(engine, "qcwy", day, store.tz)
     host = socket.gethostname()
-    started = now - timedelta(minutes=10)
+    started = now - ago / 3
     killed = open_run(engine, "zhilian", f"{host}:{_ended_pid()}", host, started)
     store.close()
 
@@ -90,7 +92,7 @@ def test_keywords_not_reached_a_failed_keyword_and_a_killed_run_fail_that_day_an
 
 
 def test_an_alert_that_cannot_be_sent_says_why_with_its_own_exit_status(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     store = KeywordStore(make_engine(sqlite_url))
     store.add_keywords(ROWS)
     store.close()
@@ -104,7 +106,7 @@ def test_a_run_is_alive_by_its_process_here_by_its_heartbeats_elsewhere(sqlite_u
     from farm.runs.history import kept_runs
     from farm.runs.live import alive_runs
 
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     store = KeywordStore(make_engine(sqlite_url))
     store.add_keywords(ROWS)
     engine, now, host = store.engine, utcnow(), socket.gethostname()

@@ -15,8 +15,8 @@ from sqlalchemy import insert, select, update
 
 import farm.cli.context
 import farm.cli.keywordtable
-from farm.cities import accepted_cities
 from farm.cli import farm as farm_command
+from farm.sites.cities import accepted_cities
 from farm.state.db import URL_EXAMPLES, make_engine
 from farm.state.migrate import head_revision, require_current
 from farm.state.models import Keyword

@@ -17,6 +17,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
+from tests.migrated import migrated
 from tests.relay import relay_to_database
 
 pytestmark = pytest.mark.mariadb
@@ -55,7 +56,7 @@ def deadlines(monkeypatch):
 
 
 def test_a_silent_database_is_an_outage_within_the_deadline_and_a_call_rides_it_out(mariadb_url, deadlines, caplog):
-    upgrade(mariadb_url)
+    migrated(mariadb_url)
     relay, url = relay_to_database(mariadb_url)
     deadlines(1, 1)
     engine = make_engine(url)
@@ -89,7 +90,7 @@ def test_a_silent_database_is_an_outage_within_the_deadline_and_a_call_rides_it_
 
 
 def test_no_free_pooled_connection_is_an_outage_ridden_out_for_the_grace(mariadb_url, deadlines, caplog):
-    upgrade(mariadb_url)
+    migrated(mariadb_url)
     deadlines(1, 0.2)
     engine = make_engine(mariadb_url)
     held = []

@@ -9,10 +9,10 @@ from sqlalchemy import insert, update
 
 from farm.state.db import make_engine
 from farm.state.doors import doors, waiting
-from farm.state.migrate import upgrade
 from farm.state.models import CrawlRun, Keyword
 from farm.state.store import KeywordStore
 from farm.state.tallies import Limits
+from tests.migrated import migrated
 
 TZ = ZoneInfo("Asia/Shanghai")
 DAY = date(2026, 12, 4)
@@ -25,7 +25,7 @@ def at(hour, minute):
 @pytest.mark.parametrize("db", ["sqlite", "mariadb"])
 def test_a_wall_that_holds_keywords_sessions_earned_and_a_refused_crawl_are_told(db, request):
     url = request.getfixturevalue(f"{db}_url")
-    upgrade(url)
+    migrated(url)
     KeywordStore(make_engine(url)).add_keywords(
         [("boss", "北京", j) for j in ("a", "b", "c")] + [("qcwy", "上海", "d")]
     )

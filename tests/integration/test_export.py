@@ -24,8 +24,8 @@ from farm.openings.stored import update_openings
 from farm.report import export
 from farm.state.clock import day_span
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, OpeningPosting
+from tests.migrated import migrated
 from tests.report_data import DAY, TZ, fill
 
 BOM = b"\xef\xbb\xbf"
@@ -76,7 +76,7 @@ def _from_parquet(path) -> list[dict]:
 
 
 def test_csv_jsonl_and_parquet_hold_the_same_rows_the_days_postings_with_salary_numbers(every_db_url, tmp_path):
-    upgrade(every_db_url)
+    migrated(every_db_url)
     engine = make_engine(every_db_url)
     try:
         fill(engine)
@@ -102,7 +102,7 @@ def test_csv_jsonl_and_parquet_hold_the_same_rows_the_days_postings_with_salary_
 
 
 def test_csv_goes_to_standard_output_with_dash(sqlite_url, tmp_path):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     result = CliRunner().invoke(
         farm, ["--db-url", sqlite_url, "export", "--date", str(DAY), "--format", "csv", "--out", "-"]
     )
@@ -153,7 +153,7 @@ def test_memory_stays_flat_however_many_postings(tmp_path, fmt):
     try:
         for count in (500, 2000):
             url = f"sqlite:///{tmp_path / f'{count}.db'}"
-            upgrade(url)
+            migrated(url)
             engines[count] = make_engine(url)
             _many(engines[count], count)
         _peak(engines[500], fmt, tmp_path / "warm")  # the first run compiles and caches: not what is measured
@@ -177,7 +177,7 @@ def _export(url: str, out, *args: str):
 def test_an_export_that_fails_midway_keeps_the_previous_file_and_leaves_no_temporary_one(
     sqlite_url, tmp_path, monkeypatch
 ):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     try:
         _many(engine, 30)
@@ -207,7 +207,7 @@ def _temporary(folder, name: str):
 
 def test_an_export_killed_mid_write_leaves_yesterdays_file_intact(tmp_path):
     url = f"sqlite:///{tmp_path / 'farm.db'}"
-    upgrade(url)
+    migrated(url)
     engine = make_engine(url)
     try:
         _many(engine, 50_000)  # some 16 MB of CSV: written over a good part of a second
@@ -257,7 +257,7 @@ HOSTILE = {
 
 
 def test_csv_cells_a_spreadsheet_would_run_as_a_formula_begin_with_a_quote(sqlite_url, tmp_path):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     try:
         _many(engine, 1)
@@ -280,7 +280,7 @@ def test_csv_cells_a_spreadsheet_would_run_as_a_formula_begin_with_a_quote(sqlit
 
 
 def test_csv_has_a_utf8_bom_unless_told_no_bom(sqlite_url, tmp_path):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     try:
         _many(engine, 3)
@@ -296,7 +296,7 @@ def test_csv_has_a_utf8_bom_unless_told_no_bom(sqlite_url, tmp_path):
 
 def _filled(tmp_path, count=30) -> str:
     url = f"sqlite:///{tmp_path / 'farm.db'}"
-    upgrade(url)
+    migrated(url)
     engine = make_engine(url)
     try:
         _many(engine, count)

@@ -96,10 +96,10 @@ def test_a_reap_skips_rows_another_claimer_holds_locked_instead_of_waiting_for_t
 
     from farm.state.clock import utcnow
     from farm.state.db import make_engine
-    from farm.state.migrate import upgrade
     from farm.state.store import KeywordStore
+    from tests.migrated import migrated
 
-    upgrade(server_db_url)
+    migrated(server_db_url)
     store = KeywordStore(make_engine(server_db_url), lease_timeout=60)
     store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     store.claim("qcwy", "dead crawler", 2)

@@ -56,8 +56,8 @@ def schema_differences(engine):
         return compare_metadata(context, Base.metadata)
 
 
-def test_head_is_0015():
-    assert head_revision() == "0015" == HEAD
+def test_head_is_0016():
+    assert head_revision() == "0016" == HEAD
 
 
 def test_upgrade_to_opening_keys_gives_each_stored_opening_its_blocking_keys(every_db_url):

@@ -7,19 +7,19 @@ from datetime import timedelta
 
 from click.testing import CliRunner
 from sqlalchemy import event, func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Engine, make_url
 
 from farm.cli import farm
 from farm.openings.stored import update_openings
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import OpeningPosting
 from farm.state.store import KeywordStore
 from tests.integration.test_openings_stored import DAY_1, FIRST, SECOND
+from tests.migrated import migrated
 
 
 def test_postings_a_crawl_commits_during_an_update_wait_for_the_next(server_db_url):
-    upgrade(server_db_url)
+    migrated(server_db_url)
     engine = make_engine(server_db_url)
     store = KeywordStore(engine)
     store.upsert_postings(FIRST, DAY_1)
@@ -27,15 +27,15 @@ def test_postings_a_crawl_commits_during_an_update_wait_for_the_next(server_db_u
     committed = []
 
     def crawl_commits(conn, cursor, statement, parameters, context, executemany):
-        # right after the update's first read of the postings in no opening, the crawl commits three more
-        if not committed and "NOT IN" in statement.upper() and "opening_posting" in statement:
+        # right after the update's read of the postings waiting, the crawl commits three more
+        if not committed and statement.lstrip().upper().startswith("SELECT") and "FROM opening_waiting" in statement:
             committed.append(crawl.upsert_postings(SECOND, DAY_1 + timedelta(hours=1)))
 
-    event.listen(engine, "after_cursor_execute", crawl_commits)
+    event.listen(Engine, "after_cursor_execute", crawl_commits)  # the update's own engine (no read deadline)
     try:
         first = update_openings(engine)
     finally:
-        event.remove(engine, "after_cursor_execute", crawl_commits)
+        event.remove(Engine, "after_cursor_execute", crawl_commits)
     assert committed and first.postings == 3
     assert update_openings(engine).postings == 3
     with engine.connect() as connection:
@@ -74,7 +74,7 @@ def _read_only_account(url: str):
 
 
 def test_report_by_an_account_that_may_only_read_gives_the_openings_stored(server_db_url, tmp_path):
-    upgrade(server_db_url)
+    migrated(server_db_url)
     engine = make_engine(server_db_url)
     store = KeywordStore(engine)
     store.upsert_postings(FIRST, DAY_1)

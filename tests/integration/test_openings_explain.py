@@ -6,9 +6,9 @@ from click.testing import CliRunner
 
 from farm.cli import farm
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.posting_fields import POSTING_FIELDS
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 
 NOW = datetime(2026, 5, 8, 2, tzinfo=UTC)
 
@@ -21,7 +21,7 @@ def posting(source, job_id, title, company, salary, raw=None, city="北京·朝�
 
 
 def test_explain_names_the_opening_and_why_each_posting_joined_it(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     store = KeywordStore(make_engine(sqlite_url))
     store.upsert_postings([posting("boss", "b1", "Python开发工程师", "抖音", "20-30K")], NOW)
     qcwy_item = {"companyName": "抖音", "fullCompanyName": "北京字节跳动科技有限公司"}
@@ -51,7 +51,7 @@ def test_explain_names_the_opening_and_why_each_posting_joined_it(sqlite_url):
 
 
 def test_explain_escapes_the_control_characters_of_crawled_text(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     store = KeywordStore(make_engine(sqlite_url))
     title = "Python开发\x1b]0;owned\x07工程师"
     store.upsert_postings([posting("boss", "b1", title, "抖音\x1b[2J", "20-30K")], NOW)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import event, func, insert, select, update
+from sqlalchemy.engine import Engine
 
 from farm.cli import farm
 from farm.openings.decorations import FEWEST
@@ -15,11 +16,11 @@ from farm.openings.evidence import SET_BY_HAND
 from farm.openings.stored import update_openings
 from farm.openings.titles import Decorations
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
-from farm.state.models import JobPostingRow, OpeningPosting, OpeningRow, OpeningWeight
+from farm.state.models import JobPostingRow, OpeningKey, OpeningPosting, OpeningRow, OpeningWeight
 from farm.state.posting_fields import POSTING_FIELDS
 from farm.state.store import KeywordStore
 from tests.integration.test_openings_explain import posting
+from tests.migrated import migrated
 from tests.unit.test_openings_decorations import corpus, one_job
 from tests.unit.test_openings_weights import unlabelled
 
@@ -55,7 +56,7 @@ def stored(engine):
 
 
 def test_each_days_postings_join_the_stored_openings_as_a_rebuild_would(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     store = KeywordStore(engine)
     store.upsert_postings(FIRST, DAY_1)
@@ -79,7 +80,7 @@ def test_each_days_postings_join_the_stored_openings_as_a_rebuild_would(db_url):
 
 
 def test_explain_reads_the_stored_opening_until_a_rebuild(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     store = KeywordStore(engine)
     store.upsert_postings(FIRST, DAY_1)
@@ -96,12 +97,12 @@ def test_explain_reads_the_stored_opening_until_a_rebuild(sqlite_url):
     store.close()
 
 
-def test_an_update_takes_back_only_the_openings_its_new_postings_keys_name(sqlite_url):
-    """One company's fifty titles stored; a new posting of one of them reads that opening, not the fifty."""
-    from farm.openings.cluster import blocking_keys
-    from farm.openings.stored import _stored_openings
+def test_an_update_takes_back_only_the_stored_openings_its_new_postings_may_join(sqlite_url, monkeypatch):
+    """One company's fifty titles stored; a new posting of one of them takes back that opening, not the
+    others its blocking keys name (alike enough to share a key, not to be one job)."""
+    from farm.openings.cluster import Clusterer, blocking_keys
 
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     store = KeywordStore(engine)
     roles = [f"{field}{kind}" for field in ("数据", "后端", "前端", "测试", "运维") for kind in "甲乙丙丁戊己庚辛壬癸"]
@@ -109,14 +110,15 @@ def test_an_update_takes_back_only_the_openings_its_new_postings_keys_name(sqlit
         [posting("boss", f"b{n}", f"{role}工程师", "字节跳动", "20-30K") for n, role in enumerate(roles)], DAY_1
     )
     assert run(sqlite_url, "update") == "50 postings put in openings, 50 openings opened; 50 stored\n"
-    keys = set(blocking_keys("北京", "字节跳动", "后端丙工程师", 0.85))
-    with engine.connect() as connection:
-        read = _stored_openings(connection, keys)
-    # the keys are a filter: every alike title shares one, and few others do
-    titles = {opening.title_key: opening.sources for opening in read}
-    assert titles["后端丙工程师"] == {"boss"} and len(titles) <= 5
+    keys = blocking_keys("北京", "字节跳动", "后端丙工程师", 0.85)
+    with engine.connect() as connection:  # the keys are a coarse filter: they name other titles too
+        named = connection.execute(select(func.count()).where(OpeningKey.block_key.in_(keys))).scalar_one()
+    assert named > 1
+    restored = []
+    monkeypatch.setattr(Clusterer, "restore", lambda self, opening: restored.append(opening) or self._register(opening))
     store.upsert_postings([posting("qcwy", "q1", "后端丙工程师+五险一金", "北京字节跳动科技有限公司", "2-3万")], DAY_1)
     assert run(sqlite_url, "update") == "1 postings put in openings, 0 openings opened; 50 stored\n"
+    assert [opening.title_key for opening in restored] == ["后端丙工程师"]
     store.close()
 
 
@@ -137,7 +139,7 @@ def weights_stored(engine):
 
 
 def test_the_first_update_with_pairs_enough_learns_the_weights_and_the_updates_after_it_weigh_with_them(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     postings = unlabelled()
     with engine.begin() as connection:
@@ -167,7 +169,7 @@ def test_an_update_in_batches_gives_the_openings_of_one_and_one_killed_midway_is
     engines = []
     for name in ("one", "batched", "killed"):
         url = f"sqlite:///{tmp_path / name}.db"
-        upgrade(url)
+        migrated(url)
         engine = make_engine(url)
         with engine.begin() as connection:
             half = len(postings) // 2
@@ -201,7 +203,7 @@ def test_an_update_in_batches_gives_the_openings_of_one_and_one_killed_midway_is
 def test_the_title_decorations_learnt_with_the_weights_are_stored_beside_them_and_weigh_every_update_after(
     sqlite_url,
 ):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     postings = unlabelled() + [replace(p, city="上海") for p in corpus(2 * FEWEST)]
     with engine.begin() as connection:
@@ -214,3 +216,28 @@ def test_the_title_decorations_learnt_with_the_weights_are_stored_beside_them_an
         connection.execute(insert(JobPostingRow), rows_of(pair, DAY_1 + timedelta(days=1)))
     later = update_openings(engine)
     assert (later.postings, later.openings, later.decorations) == (2, 1, first.decorations)
+
+
+@pytest.mark.parametrize("database_url", ["mariadb", "postgresql"], indirect=True)
+def test_an_update_runs_without_the_read_deadline_its_scan_of_every_posting_outlasts(database_url):
+    """The waiting postings' scan reads every posting's id: on a large table it outlasts FARM_DB_TIMEOUT."""
+    migrated(database_url)
+    engine = make_engine(database_url, timeout=1)
+    with engine.begin() as connection:
+        connection.execute(insert(JobPostingRow), rows_of(unlabelled()[:40], DAY_1))
+    deadlines = []
+
+    def deadline(conn, cursor, statement, parameters, context, executemany):
+        driver = conn.connection.dbapi_connection
+        if engine.dialect.name == "postgresql":
+            deadlines.append(driver.execute("SHOW statement_timeout").fetchone()[0])
+        else:
+            deadlines.append(driver._read_timeout)
+
+    event.listen(Engine, "before_cursor_execute", deadline)  # the update's own engine too
+    try:
+        assert update_openings(engine).postings == 40
+    finally:
+        event.remove(Engine, "before_cursor_execute", deadline)
+        engine.dispose()
+    assert deadlines and set(deadlines) == {None if engine.dialect.name != "postgresql" else "0"}

@@ -12,6 +12,7 @@ from sqlalchemy.exc import OperationalError
 from farm.state import KeywordStore
 from farm.state.db import make_engine, postgresql_state, postgresql_unreachable
 from farm.state.migrate import upgrade
+from tests.migrated import migrated
 
 pytestmark = pytest.mark.postgresql
 
@@ -41,7 +42,7 @@ def failing_then(engine, states):
 
 @pytest.fixture
 def store(postgresql_url):
-    upgrade(postgresql_url)
+    migrated(postgresql_url)
     store = KeywordStore(make_engine(postgresql_url, timeout=1), outage_grace=0)
     yield store
     store.close()

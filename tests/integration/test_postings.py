@@ -11,10 +11,10 @@ from sqlalchemy.exc import OperationalError
 
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
 from farm.state.postings import upsert_postings
 from tests.integration.strict import strict
+from tests.migrated import migrated
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 SQLITE_MAX_LENGTH = 20_000  # bytes of a value, lowered so that SQLite too refuses one
@@ -42,7 +42,7 @@ def deep(levels):
 @pytest.fixture
 def store(every_db_url):
     url = strict(every_db_url)
-    upgrade(url)
+    migrated(url)
     engine = make_engine(url)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", lambda dbapi, _: dbapi.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_LENGTH))
@@ -128,7 +128,7 @@ def test_ids_that_differ_by_a_trailing_space_are_two_postings_on_every_database(
 @pytest.fixture
 def mariadb_store(mariadb_url):
     url = strict(mariadb_url)
-    upgrade(url)
+    migrated(url)
     store = KeywordStore(make_engine(url))
     admin = create_engine(url)
     yield store, admin

@@ -18,6 +18,7 @@ from farm.state.clock import day_span, last_days
 from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import CrawlRun, JobPostingRow, Keyword
+from tests.migrated import migrated
 from tests.report_data import DAY, GONE_AFTER, KEYWORDS, TZ, fill
 
 DAYS = 30
@@ -25,7 +26,7 @@ DAYS = 30
 
 @pytest.fixture
 def filled(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     fill(engine)
     yield db_url, engine
@@ -138,7 +139,7 @@ def test_every_figure_on_the_page_is_what_the_rows_say(filled, tmp_path):
 def test_an_empty_database_gives_a_page_that_says_so(db_url, tmp_path):
     page, data = report(db_url, tmp_path)  # no tables at all
     assert "holds no keywords and no postings yet" in page and data["postings_stored"] == 0
-    upgrade(db_url)  # tables, no rows
+    migrated(db_url)  # tables, no rows
     page, _ = report(db_url, tmp_path)
     assert "holds no keywords and no postings yet" in page and "<svg" not in page
 
@@ -171,7 +172,7 @@ def test_without_matplotlib_the_report_is_one_line_naming_the_extra(sqlite_url, 
 
 
 def test_an_out_file_that_cannot_be_written_is_one_line(sqlite_url, tmp_path):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     for command in (["report"], ["export", "--format", "csv"]):
         out = tmp_path / "no such directory" / "file"
         result = CliRunner().invoke(farm, ["--db-url", sqlite_url, *command, "--out", str(out)])

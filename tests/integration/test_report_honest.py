@@ -12,9 +12,9 @@ from sqlalchemy import update
 
 from farm.report.reasons import short_reason
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, Keyword
 from tests.integration.test_report import report
+from tests.migrated import migrated
 from tests.report_data import DAY, fill, utc
 
 LONG_URL = "https://we.51job.com/api/job/search-pc?" + "&".join(f"param{n}=" + "x" * 30 for n in range(11))
@@ -22,7 +22,7 @@ LONG_URL = "https://we.51job.com/api/job/search-pc?" + "&".join(f"param{n}=" + "
 
 @pytest.fixture
 def filled(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     fill(engine)
     yield sqlite_url, engine

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from farm.cli import farm
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
+from tests.migrated import migrated
 from tests.openings_data import DAY_1, DAY_2, DAY_3, GONE_AFTER, fill
 
 FIGURES = re.compile(r'<script type="application/json" id="farm-figures">(.*?)</script>', re.DOTALL)
@@ -26,7 +26,7 @@ def report(db_url, tmp_path) -> tuple[str, dict]:
 
 
 def test_the_report_leads_with_the_checks_and_counts_the_openings(db_url, tmp_path):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     fill(engine)
     engine.dispose()
@@ -65,7 +65,7 @@ def test_the_report_leads_with_the_checks_and_counts_the_openings(db_url, tmp_pa
 
 
 def test_openings_days_counts_the_opening_gone_and_back(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     fill(engine)
     engine.dispose()

@@ -10,8 +10,8 @@ from sqlalchemy import update
 
 from farm.cli import farm
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, Keyword
+from tests.migrated import migrated
 from tests.report_data import DAY, fill
 
 MATH = r"$\notacommand{x}$开发"  # matplotlib's mathtext refuses it: an unknown command
@@ -24,7 +24,7 @@ FIGURES = re.compile(r'<script type="application/json" id="farm-figures">(.*?)</
 def odd_texts(sqlite_url):
     """The report's database with a keyword named MATH, a city DOLLARS and a company MARKUP (the
     commonest company of the day, so that the chart and the table both show it)."""
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     fill(engine)
     k, p = Keyword.__table__.c, JobPostingRow.__table__.c

@@ -8,10 +8,10 @@ from sqlalchemy import select, update
 
 from farm.runs.record import RunNumbers, close_run, keep_day, open_run
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import CrawlRun, JobPostingRow, Keyword, KeywordDay, PostingDay
 from farm.state.posting_fields import POSTING_FIELDS
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 
 TZ = ZoneInfo("Asia/Shanghai")
 START = datetime(2026, 5, 1, 1, 0, tzinfo=UTC)
@@ -19,7 +19,7 @@ END = datetime(2026, 5, 1, 2, 30, tzinfo=UTC)
 
 
 def test_a_run_is_opened_running_and_closed_with_its_numbers(every_db_url):
-    upgrade(every_db_url)
+    migrated(every_db_url)
     engine = make_engine(every_db_url)
     first = open_run(engine, "qcwy", "host-1", "host", START)
     second = open_run(engine, "qcwy", "host-2", "host", START)
@@ -35,7 +35,7 @@ def test_a_run_is_opened_running_and_closed_with_its_numbers(every_db_url):
 
 
 def test_keep_day_copies_the_sources_keywords_of_the_day_and_replaces_an_earlier_copy(every_db_url):
-    upgrade(every_db_url)
+    migrated(every_db_url)
     store = KeywordStore(make_engine(every_db_url))
     store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java"), ("boss", "北京", "python")])
     day = date(2026, 5, 1)
@@ -61,7 +61,7 @@ def _posting(source, job_id):
 
 
 def test_keep_day_copies_the_postings_seen_that_day_of_the_source_only(every_db_url):
-    upgrade(every_db_url)
+    migrated(every_db_url)
     store = KeywordStore(make_engine(every_db_url))
     day = date(2026, 5, 1)
     start = datetime(2026, 5, 1, tzinfo=TZ)  # 2026-04-30 16:00 UTC: the day is Shanghai's

@@ -24,6 +24,7 @@ from farm.state.db import make_engine
 from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow, Keyword
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 
 T = JobPostingRow.__table__
 NOW = datetime(2026, 12, 3, 2, 0, tzinfo=UTC)
@@ -65,7 +66,7 @@ AS_0006 = {
 
 @pytest.fixture
 def store(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     yield KeywordStore(engine, timezone="Asia/Shanghai")
     engine.dispose()
@@ -154,7 +155,7 @@ SEEN = [
 
 @pytest.fixture
 def seen_day(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     engine = make_engine(db_url)
     seen = datetime(2026, 12, 2, 4, tzinfo=UTC)
     keyword = {"id": 1, "source": "qcwy", "city": "北京", "job": "python", "created_at": seen, "updated_at": seen}

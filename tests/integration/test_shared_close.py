@@ -68,7 +68,7 @@ def test_a_closing_worker_reads_no_keyword_progress_and_a_late_failure_closes_no
     crawler, runtime = worker
     work = runtime.backend.work
     lease = make_lease("qcwy")
-    runtime.registry.add(lease, shared=True, owned=True)
+    runtime.registry.add(lease, owned=True)
     reads = []
     # the database thread, as the worker sees it: what it is asked to run (never answered here)
     monkeypatch.setattr(work, "run_db", lambda function, *args: reads.append(function.__name__) or Deferred())

@@ -12,7 +12,7 @@ import redis
 from farm.crawl.backends.redis.codec import BadPayload
 from farm.crawl.backends.redis.dupefilter import DayDupeFilter
 from farm.crawl.backends.redis.queue import SharedQueue
-from farm.spiders.qcwy import QcwySpider
+from farm.sites.qcwy.spider import QcwySpider
 from tests.conftest import REDIS_URL
 from tests.unit.spider_helpers import make_lease, make_spider
 

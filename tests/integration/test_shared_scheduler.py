@@ -17,10 +17,10 @@ from farm.crawl.backends.redis.rebuild import REBUILD_LOCK_SECONDS
 from farm.crawl.backends.redis.sends import SEND_BATCHES
 from farm.crawl.parts import CrawlParts
 from farm.crawl.scheduler import FarmScheduler
-from farm.spiders.qcwy import QcwySpider
+from farm.sites.qcwy.spider import QcwySpider
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 from tests.relay import ReplyDropper
 from tests.unit.components import farm_settings, until
 from tests.unit.spider_helpers import make_lease
@@ -33,7 +33,7 @@ def crawler_with_parts(db_url, rows, redis_url, prefix, **settings):
     """A crawler whose parts are built (the extensions), in the order Scrapy's crawl builds one: the
     spider before the components (the shared queue is the spider's), unlike scrapy.utils.test.get_crawler.
     Not started, not crawling; ``settings`` over farm's test settings."""
-    upgrade(db_url)
+    migrated(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords(rows)
     store.engine.dispose()

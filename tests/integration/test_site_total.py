@@ -12,6 +12,7 @@ from farm.state import KeywordStore
 from farm.state.db import make_engine
 from farm.state.migrate import HEAD, current_revision, upgrade
 from farm.state.models import SITE_TOTAL_MAX, Keyword
+from tests.migrated import migrated
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 
@@ -31,7 +32,7 @@ def clock():
 
 @pytest.fixture
 def store(every_db_url, clock):
-    upgrade(every_db_url)
+    migrated(every_db_url)
     engine = make_engine(every_db_url)
     store = KeywordStore(engine, timezone="Asia/Shanghai", retry_delay=0, clock=clock)
     store.add_keywords([("boss", "北京", "python")])
@@ -107,7 +108,7 @@ def test_migration_0010_adds_the_column_to_rows_that_have_none(every_db_url):
                 ),
                 {"now": datetime(2026, 3, 1, 8, 0)},
             )
-        upgrade(every_db_url)
+        migrated(every_db_url)
         assert current_revision(engine) == HEAD  # 0010 and every migration after it
         with engine.connect() as conn:
             rows = conn.execute(select(Keyword.job, Keyword.crawl_status, Keyword.site_total)).all()

@@ -19,20 +19,31 @@ from farm.items import JobPosting
 from farm.pipelines.sql import SqlPostingsPipeline
 from farm.spiders.parsing import site_time
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
 from farm.state.posting_fields import JSON_DEPTH_MAX
 from farm.state.store import KeywordStore
 from farm.writer.process import PIPE_SIZE, StateWriter, WriteLost
 from tests.integration.strict import strict
+from tests.migrated import migrated
 from tests.unit.components import make_crawler
 from tests.unit.test_normalise import deep, depth  # JSON nested n levels, and how deep a value is
+
+# A test of the writer's process alone, or of a fault, runs on one database in `make test`, the three shared
+# out; `make soak` (FARM_SOAK=1) runs it on each. The writes themselves are tested on every database.
+SOAK = bool(os.environ.get("FARM_SOAK"))
+
+
+def one_database(kind: str):
+    """The test on the database ``kind`` in `make test`, on each in `make soak`."""
+    return pytest.mark.parametrize(
+        "every_db_url", ["sqlite", "mariadb", "postgresql"] if SOAK else [kind], indirect=True
+    )
 
 
 @pytest.fixture
 def store(every_db_url):
     url = strict(every_db_url)  # the writer process is made from the store's URL: strict too
-    upgrade(url)
+    migrated(url)
     store = KeywordStore(make_engine(url))
     store.add_keywords([("qcwy", "北京", "python"), ("qcwy", "上海", "java")])
     yield store
@@ -78,6 +89,7 @@ async def test_a_frame_stores_its_postings_and_records_its_pages_in_one_go(store
     assert await writer.close() == 0
 
 
+@one_database("sqlite")
 @pytest_twisted.ensureDeferred
 async def test_the_pipe_to_the_writer_holds_a_whole_frame(store, writer):
     # a frame is a few hundred kB: through Linux's default 64 kB pipe it crossed in as many turns of
@@ -195,6 +207,7 @@ def rename_postings_table(store, old, new):
         conn.exec_driver_sql(f"ALTER TABLE {old} RENAME TO {new}")
 
 
+@one_database("mariadb")
 @pytest_twisted.ensureDeferred
 async def test_a_write_that_fails_is_reported_and_everything_after_it_is_lost(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
@@ -215,6 +228,7 @@ async def test_a_write_that_fails_is_reported_and_everything_after_it_is_lost(st
     assert next(k for k in store.list_keywords() if k["id"] == lease.id)["last_completed_page"] == 0
 
 
+@one_database("postgresql")
 @pytest_twisted.ensureDeferred
 async def test_a_killed_writer_fails_what_it_had_not_committed(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
@@ -225,6 +239,7 @@ async def test_a_killed_writer_fails_what_it_had_not_committed(store, writer):
     await writer.ended
 
 
+@one_database("mariadb")
 @pytest_twisted.ensureDeferred
 async def test_ctrl_c_and_sigterm_do_not_stop_the_writer_only_the_end_of_its_input_does(store, writer):
     [lease] = store.claim("qcwy", "test", 1)
@@ -236,6 +251,7 @@ async def test_ctrl_c_and_sigterm_do_not_stop_the_writer_only_the_end_of_its_inp
     assert "a" in stored(store)
 
 
+@one_database("postgresql")
 @pytest_twisted.ensureDeferred
 async def test_the_writer_imports_the_crawls_own_farm_whatever_the_working_directory_holds(
     store, tmp_path, monkeypatch

@@ -9,8 +9,8 @@ from sqlalchemy import func, select
 
 from farm.state import KeywordError, KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.models import JobPostingRow
+from tests.migrated import migrated
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 
@@ -38,7 +38,7 @@ def clock():
 
 @pytest.fixture
 def store(every_db_url, clock):
-    upgrade(every_db_url)
+    migrated(every_db_url)
     engine = make_engine(every_db_url)
     # failed rows are due again at once unless a test says otherwise
     store = KeywordStore(
@@ -441,7 +441,7 @@ def test_from_config(every_db_url, clock):
 
     from farm.config import FarmConfig
 
-    upgrade(every_db_url)
+    migrated(every_db_url)
     store = KeywordStore.from_config(
         FarmConfig.from_settings(
             Settings(
@@ -548,7 +548,7 @@ def test_ids_differing_only_in_case_are_distinct_keywords_are_one_search(store, 
 
 
 def test_a_failed_keyword_is_not_claimed_again_before_the_retry_delay(every_db_url, clock):
-    upgrade(every_db_url)
+    migrated(every_db_url)
     store = KeywordStore(make_engine(every_db_url), lease_timeout=600, retry_delay=600, clock=clock)
     add(store, "flaky")
     [lease] = store.claim("boss", "w")

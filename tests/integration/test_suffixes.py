@@ -16,7 +16,7 @@ COOKIE = textwrap.dedent(
     from scrapy.settings import Settings
     from scrapy.utils.test import get_crawler
     from farm.addon import FarmAddon
-    from farm.spiders.qcwy import QcwySpider
+    from farm.sites.qcwy.spider import QcwySpider
 
     FarmAddon.update_pre_crawler_settings(Settings())  # as `scrapy crawl` runs it, before any middleware
     FarmAddon(QcwySpider).update_settings(Settings())

@@ -6,8 +6,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 
@@ -27,7 +27,7 @@ def clock():
 
 @pytest.fixture
 def store(every_db_url, clock):
-    upgrade(every_db_url)
+    migrated(every_db_url)
     store = KeywordStore(make_engine(every_db_url), clock=clock, lease_timeout=1800)
     store.add_keywords([("qcwy", "北京", job) for job in ("a", "b", "c", "d")])
     yield store

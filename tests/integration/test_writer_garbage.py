@@ -13,11 +13,11 @@ import orjson
 import pytest
 
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
 from farm.writer.frames import frame, read_answer
 from farm.writer.serve import serve
 from tests.integration.strict import strict
+from tests.migrated import migrated
 
 PAGES = 40  # pages of each keyword, as a qcwy keyword of 800 postings
 
@@ -25,7 +25,7 @@ PAGES = 40  # pages of each keyword, as a qcwy keyword of 800 postings
 @pytest.fixture
 def store(every_db_url):
     url = strict(every_db_url)
-    upgrade(url)
+    migrated(url)
     store = KeywordStore(make_engine(url))
     store.add_keywords([("qcwy", "北京", f"job{n}") for n in range(8)])
     yield store

@@ -13,15 +13,15 @@ from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
 from farm.crawl.parts import CrawlParts
-from farm.spiders.qcwy import QcwySpider
+from farm.sites.qcwy.spider import QcwySpider
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 from tests.unit.components import farm_settings
 
 
 def database_with_a_keyword(db_url):
-    upgrade(db_url)
+    migrated(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords([("qcwy", "北京", "python")])
     store.engine.dispose()

@@ -9,10 +9,10 @@ from twisted.internet.task import LoopingCall, deferLater
 import farm.settings
 from farm import signals
 from farm.crawl.parts import CrawlParts
-from farm.spiders.qcwy import QcwySpider
+from farm.sites.qcwy.spider import QcwySpider
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 
 
 def farm_settings(**overrides):
@@ -21,7 +21,7 @@ def farm_settings(**overrides):
 
 
 def make_crawler(db_url, rows, spidercls=QcwySpider, **settings):
-    upgrade(db_url)
+    migrated(db_url)
     store = KeywordStore(make_engine(db_url))
     store.add_keywords(rows)
     store.engine.dispose()

@@ -12,12 +12,14 @@ and the parse error each must fail its keyword with.
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 from scrapy.http import HtmlResponse, TextResponse
 from scrapy.utils.test import get_crawler
 
 from farm import settings as farm_settings
 from farm.crawl.keywordrun import Outcome
+from farm.crawl.paging import KeywordPaging
 from farm.crawl.registry import KeywordRegistry
 from farm.items import JobPosting
 from farm.state.lease import Lease
@@ -27,7 +29,7 @@ CONTENT_TYPES = {".json": "application/json;charset=UTF-8", ".html": "text/html;
 
 
 class PageRecorder:
-    """Stands in for the crawl's page progress (LeaseSpider.progress): records each page parsed."""
+    """Stands in for the crawl's page progress (the paging's): records each page parsed."""
 
     def __init__(self, sent):
         self.sent = sent
@@ -36,12 +38,19 @@ class PageRecorder:
         self.sent.append(("page_parsed", {"lease": lease, "page": page, "postings": postings, "spider": spider}))
 
 
+class OwnQueue:
+    """The work backend as the registry asks it of a run: this process fetches what it enqueues."""
+
+    def fetches_what_it_enqueues(self):
+        return True
+
+
 class EndRecorder(KeywordRegistry):
-    """Stands in for the crawl's keyword registry (LeaseSpider.registry): holds the keywords' runs
+    """Stands in for the crawl's keyword registry (the paging's): holds the keywords' runs
     and records each end."""
 
     def __init__(self, crawler, sent):
-        super().__init__(crawler, parts=None)
+        super().__init__(crawler, parts=SimpleNamespace(backend=OwnQueue()))
         self.sent = sent
 
     def end(self, lease, outcome):
@@ -57,8 +66,8 @@ def make_spider(spidercls, clock=None, **overrides):
     if clock is not None:
         spider.clock = lambda: clock
     sent = []
-    spider.progress = PageRecorder(sent)
-    spider.registry = EndRecorder(crawler, sent)
+    crawler.spider = spider
+    spider.crawl_paging = KeywordPaging(crawler, EndRecorder(crawler, sent), PageRecorder(sent))
     crawler.stats.open_spider()
     return spider, sent
 
@@ -79,9 +88,9 @@ def make_lease(source, id=1, city="北京", job="python", start_page=1, total_pa
 
 def request_for(spider, lease, page, asked=()):
     """The request for ``page`` of a keyword the spider holds (claimed, with ``asked`` asked for too)."""
-    if lease.key not in spider.runs:
-        spider.lease_requests(lease)
-    run = spider.runs[lease.key]
+    if lease.key not in spider.crawl_paging.registry.runs:
+        spider.crawl_paging.first_requests(lease)
+    run = spider.crawl_paging.registry.runs[lease.key]
     run.ask([*asked, page])
     run.taken(page)
     return spider.page_request(lease, page)
@@ -138,8 +147,8 @@ def check_recorded_page(spidercls, name):
         for header, value in want.get("headers", {}).items():
             assert got.headers.get(header).decode() == value
     page_parsed = dict(expected["page_parsed"])
-    assert spider.runs[lease.key].last == page_parsed.pop("last_page")
-    assert spider.runs[lease.key].site_total == page_parsed.pop("site_total", None)
+    assert spider.crawl_paging.registry.runs[lease.key].last == page_parsed.pop("last_page")
+    assert spider.crawl_paging.registry.runs[lease.key].site_total == page_parsed.pop("site_total", None)
     assert sent == [("page_parsed", {"lease": lease, "page": expected["page"], "spider": spider, **page_parsed})]
     assert spider.crawler.stats.get_value("farm/page/parsed") == 1
 
@@ -189,7 +198,7 @@ def check_malformed(spidercls, case):
 def check_unknown_city(spidercls):
     spider, sent = make_spider(spidercls)
     lease = make_lease(spidercls.name, city="拉萨")
-    assert spider.lease_requests(lease) == []
+    assert spider.crawl_paging.first_requests(lease) == []
     [(name, kwargs)] = sent
     assert (name, kwargs["outcome"].kind) == ("end", "failed")
     assert kwargs["lease"] is lease

@@ -11,11 +11,11 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 import farm.settings
-from farm import addon, cities
+from farm import addon, sites
 from farm.addon import SIGNING, FarmAddon
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from farm.state.validation import KeywordError, validate_keyword
 
 ADDON = get_settings_priority("addon")
@@ -148,18 +148,29 @@ def test_a_tuned_setting_given_on_the_command_line_is_taken_as_meant(caplog):
 
 @pytest.fixture
 def site_registry(monkeypatch):
-    """farm.cities' tables as copies, so that a site registered here is gone after the test."""
-    for name in ("CITY_CODES", "CODE_PATTERNS", "CODE_FORMS"):
-        monkeypatch.setattr(cities, name, dict(getattr(cities, name)))
+    """farm.sites' registry as a copy, so that a site registered here is gone after the test."""
+    monkeypatch.setattr(sites, "_REGISTRY", dict(sites._REGISTRY))
 
 
 def test_a_registered_site_is_a_source_whose_cities_are_checked_as_the_three_sites_are(site_registry):
     with pytest.raises(KeywordError, match="unknown source 'tinyjobs'"):
         validate_keyword("tinyjobs", "Springfield", "python")
-    cities.register_site("tinyjobs", {"Springfield": "spr"}, re.compile(r"[a-z]{3}"))
+    sites.register_site("tinyjobs", {"Springfield": "spr"}, re.compile(r"[a-z]{3}"))
     assert validate_keyword("tinyjobs", "Springfield", "python") == ("tinyjobs", "Springfield", "python")
     assert validate_keyword("tinyjobs", "ogd", "python")[1] == "ogd"  # a site code passes as is
     with pytest.raises(KeywordError, match="unknown city 'Atlantis' for tinyjobs"):
         validate_keyword("tinyjobs", "Atlantis", "python")
     with pytest.raises(ValueError, match="site name"):
-        cities.register_site("Tiny Jobs", {}, re.compile("x"))
+        sites.register_site("Tiny Jobs", {}, re.compile("x"))
+
+
+def test_scrapys_remote_control_switched_off_is_not_listed_so_never_imported():
+    assert addon.REMOTE_CONTROL in enabled(Settings(), "EXTENSIONS")  # Scrapy lists it itself
+    off = project(REMOTE_CONTROL_ENABLED=False)
+    assert addon.REMOTE_CONTROL not in off["EXTENSIONS_BASE"] and addon.REMOTE_CONTROL not in enabled(off, "EXTENSIONS")
+    assert "scrapy.extensions.corestats.CoreStats" in enabled(off, "EXTENSIONS")  # Scrapy's others stay
+    assert addon.REMOTE_CONTROL in enabled(project(REMOTE_CONTROL_ENABLED=True), "EXTENSIONS")
+    farms = Settings()
+    farms.setmodule("farm.settings", priority="project")
+    FarmAddon().update_settings(farms)
+    assert addon.REMOTE_CONTROL not in enabled(farms, "EXTENSIONS")  # farm's own project has it off

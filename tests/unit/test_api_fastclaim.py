@@ -12,17 +12,17 @@ import httpx
 from farm.api.app import create_app
 from farm.api.dbthreads import DbThreads
 from farm.api.fastclaim import PATH, ClaimFastPath
+from farm.api.outcomes import Outcomes
 from farm.api.schemas import AvailableOut
-from farm.api.tally import Tally
 from farm.state import KeywordStore
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
+from tests.migrated import migrated
 from tests.unit.loop_helpers import run_loop
 
 
 def make_store(path) -> KeywordStore:
     url = f"sqlite:///{path}"
-    upgrade(url)
+    migrated(url)
     store = KeywordStore(make_engine(url))
     store.add_keywords([("boss", "北京", "Python"), ("boss", "上海", "Java"), ("qcwy", "北京", "Go")])
     return store
@@ -90,14 +90,14 @@ def call(
 def fast(tmp_path):
     store = make_store(tmp_path / "farm.db")
     db = DbThreads(store.engine, wait_limit=5)
-    downstream, tally = Downstream(), Tally()
-    yield ClaimFastPath(downstream, store=store, db=db, tally=tally, retry_after=7), downstream, tally
+    downstream, outcomes = Downstream(), Outcomes()
+    yield ClaimFastPath(downstream, store=store, db=db, outcomes=outcomes, retry_after=7), downstream, outcomes
     db.close()
     store.close()
 
 
 def test_a_valid_claim_in_a_json_body_is_answered_without_the_app(fast):
-    app, downstream, tally = fast
+    app, downstream, outcomes = fast
     body = json.dumps({"source": "boss", "limit": 2, "crawler_id": "c1"}).encode()
     status, headers, answer = call(app, "POST", body, chunk=5)
     assert status == 200
@@ -108,7 +108,7 @@ def test_a_valid_claim_in_a_json_body_is_answered_without_the_app(fast):
     assert sorted(k.job for k in out.keywords) == ["Java", "Python"]
     assert all(k.lease_token for k in out.keywords)
     assert downstream.seen == []
-    assert tally.snapshot() == {"claims": 1, "keywords_claimed": 2}
+    assert outcomes.snapshot() == {"claims": 1, "keywords_claimed": 2}
 
 
 CLAIM = b'{"source": "boss"}'
@@ -123,11 +123,11 @@ CLAIM = b'{"source": "boss"}'
     ],
 )
 def test_a_claim_not_sent_as_json_or_nested_too_deeply_reaches_the_app(fast, method, body, query, path, content_type):
-    app, downstream, tally = fast
+    app, downstream, outcomes = fast
     status, _, answer = call(app, method, body, query, path, chunk=3000, content_type=content_type)
     assert (status, answer) == (299, b"app")
     assert downstream.seen == [(method, path, query, body)]
-    assert tally.snapshot() == {}
+    assert outcomes.snapshot() == {}
 
 
 @pytest.mark.parametrize(
@@ -144,18 +144,18 @@ def test_a_claim_not_sent_as_json_or_nested_too_deeply_reaches_the_app(fast, met
     ],
 )
 def test_every_other_request_reaches_the_app_with_its_body_whole(fast, method, body, query, path):
-    app, downstream, tally = fast
+    app, downstream, outcomes = fast
     status, _, answer = call(app, method, body, query, path, chunk=3)
     assert (status, answer) == (299, b"app")
     assert downstream.seen == [(method, path, query, body)]
-    assert tally.snapshot() == {}
+    assert outcomes.snapshot() == {}
 
 
 def test_a_claim_the_database_cannot_serve_is_a_503_with_retry_after(tmp_path, caplog):
     store = KeywordStore(make_engine(f"sqlite:///{tmp_path / 'no such directory' / 'farm.db'}"))
-    db, downstream, tally = DbThreads(store.engine, wait_limit=5), Downstream(), Tally()
+    db, downstream, outcomes = DbThreads(store.engine, wait_limit=5), Downstream(), Outcomes()
     try:
-        app = ClaimFastPath(downstream, store=store, db=db, tally=tally, retry_after=7)
+        app = ClaimFastPath(downstream, store=store, db=db, outcomes=outcomes, retry_after=7)
         status, headers, answer = call(app, "POST", b'{"source": "boss"}')
     finally:
         db.close()
@@ -163,7 +163,7 @@ def test_a_claim_the_database_cannot_serve_is_a_503_with_retry_after(tmp_path, c
     assert status == 503
     assert headers[b"retry-after"] == b"7"
     assert json.loads(answer) == {"detail": "the database is unavailable; try again in 7s"}
-    assert tally.snapshot() == {"db_unavailable": 1}
+    assert outcomes.snapshot() == {"db_unavailable": 1}
     assert f"503 POST {PATH}: the database is unavailable" in caplog.text
     assert downstream.seen == []
 

@@ -3,7 +3,8 @@
 Outside farm/crawl/backends/redis/ nothing imports redis, scrapy-redis or the Redis backend, and the crawl
 (farm/crawl/) names Redis nowhere in its code: it asks its backend (FARM_WORK_BACKEND), never which
 one it is. The Redis backend imports of the crawl only the contract (farm.crawl.backends.base) and the
-small modules of shared types, which themselves import nothing of the crawl.
+small modules of shared types, which themselves import nothing of the crawl. What differs between backends
+is a method of the contract: the crawl never asks whether its backend is shared.
 """
 
 import ast
@@ -14,9 +15,15 @@ import farm
 ROOT = Path(farm.__file__).parent
 REDIS_PACKAGE = "farm/crawl/backends/redis/"
 REDIS_MODULES = ("redis", "scrapy_redis")
-# what the Redis backend may import of the crawl: the contract, the site's pace, the identities and the
-# proxy pool it builds its shared ones on
-SHARED_TYPES = ("farm.crawl.backends.base", "farm.crawl.identities", "farm.crawl.pace", "farm.crawl.proxies")
+# what the Redis backend may import of the crawl: the contract, a request's farm meta, the site's pace,
+# the identities and the proxy pool it builds its shared ones on
+SHARED_TYPES = (
+    "farm.crawl.backends.base",
+    "farm.crawl.meta",
+    "farm.crawl.identities",
+    "farm.crawl.pace",
+    "farm.crawl.proxies",
+)
 
 
 def _sources():
@@ -24,14 +31,17 @@ def _sources():
         yield f"farm/{path.relative_to(ROOT).as_posix()}", ast.parse(path.read_text(encoding="utf-8"))
 
 
-def _imports(tree) -> list[str]:
-    """Every module ``tree`` imports, at any depth (a function's own imports too)."""
+def imports_of(tree) -> list[str]:
+    """Every module ``tree`` imports, at any depth (a function's own imports, and TYPE_CHECKING's, too);
+    ``from farm import name`` also as ``farm.name``."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             found.append(node.module or "")
+            if node.module == "farm":
+                found += [f"farm.{alias.name}" for alias in node.names]
     return found
 
 
@@ -66,7 +76,7 @@ def _names_redis(tree) -> list[str]:
 
 def test_nothing_outside_the_redis_backend_imports_redis():
     outside = {
-        path: [name for name in _imports(tree) if _is_redis(name)]
+        path: [name for name in imports_of(tree) if _is_redis(name)]
         for path, tree in _sources()
         if not path.startswith(REDIS_PACKAGE)
     }
@@ -85,7 +95,7 @@ def test_the_crawl_never_names_redis_in_its_code():
 def test_the_redis_backend_imports_no_spider():
     # it asks of its spider what the contract's PageSpider says, not a spider class of farm's
     spiders = {
-        path: [name for name in _imports(tree) if name.startswith("farm.spiders")]
+        path: [name for name in imports_of(tree) if name.startswith(("farm.spiders", "farm.sites"))]
         for path, tree in _sources()
         if path.startswith(REDIS_PACKAGE)
     }
@@ -96,7 +106,7 @@ def test_the_redis_backend_imports_of_the_crawl_only_the_contract_and_shared_typ
     crawl_parts = {
         path: [
             name
-            for name in _imports(tree)
+            for name in imports_of(tree)
             if name.startswith("farm.crawl.") and not name.startswith("farm.crawl.backends.redis")
         ]
         for path, tree in _sources()
@@ -108,9 +118,33 @@ def test_the_redis_backend_imports_of_the_crawl_only_the_contract_and_shared_typ
     sources = dict(_sources())
     for module in SHARED_TYPES:
         tree = sources[module.replace(".", "/") + ".py"]
-        crawl = {name for name in _imports(tree) if name.startswith("farm.crawl.")}
+        crawl = {name for name in imports_of(tree) if name.startswith("farm.crawl.")}
         assert crawl <= set(SHARED_TYPES), module
 
 
 def _is_redis(name: str) -> bool:
     return name.split(".")[0] in REDIS_MODULES or name.startswith("farm.crawl.backends.redis")
+
+
+def _asks_shared(tree) -> list[str]:
+    """Where ``tree`` reads a ``shared`` attribute, or passes or takes a ``shared`` argument."""
+    said = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "shared":
+            said.append(f"line {node.lineno}: .shared")
+        elif isinstance(node, ast.keyword) and node.arg == "shared":
+            said.append(f"line {node.value.lineno}: shared=")
+        elif isinstance(node, ast.arg) and node.arg == "shared":
+            said.append(f"line {node.lineno}: a parameter shared")
+    return said
+
+
+def test_the_crawl_never_asks_whether_its_backend_is_shared():
+    # what differs between backends is a method of the contract (WorkBackend.fetches_what_it_enqueues),
+    # never a branch on which kind of backend the crawl has
+    crawl = {
+        path: _asks_shared(tree)
+        for path, tree in _sources()
+        if path.startswith("farm/crawl/") and not path.startswith("farm/crawl/backends/")
+    }
+    assert {path: said for path, said in crawl.items() if said} == {}

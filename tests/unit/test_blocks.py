@@ -5,9 +5,9 @@ from scrapy.http import HtmlResponse, TextResponse
 from twisted.internet.error import ConnectionRefusedError, TimeoutError
 
 from farm.crawl.keywordrun import Outcome
+from farm.crawl.paging import KeywordBlocked, LeaseLost, SiteUnavailable
 from farm.crawl.parts import CrawlParts
 from farm.middlewares.blocks import SiteBlockMiddleware
-from farm.spiders.base import KeywordBlocked, LeaseLost, SiteUnavailable
 from tests.unit.components import make_crawler
 
 ROWS = [("qcwy", city, "python") for city in ("北京", "上海", "广州", "深圳")]
@@ -29,7 +29,7 @@ def middleware(crawler):
 def page_requests(crawler, n=1):
     """Page 1 of ``n`` keywords the crawl holds."""
     leases = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", n)
-    return [crawler.spider.lease_requests(lease)[0] for lease in leases]
+    return [crawler.spider.crawl_paging.first_requests(lease)[0] for lease in leases]
 
 
 def answer(request, status=200, body=OK, content_type="application/json"):
@@ -89,7 +89,7 @@ def test_a_block_is_retried_then_given_up(crawler, middleware):
 def test_a_page_of_an_ended_keyword_is_not_retried(crawler, middleware):
     [request] = page_requests(crawler)
     lease = request.meta["farm_lease"]
-    run = crawler.spider.runs[lease.key]
+    run = crawler.spider.crawl_paging.registry.runs[lease.key]
     run.taken(1)
     run.outcome = Outcome("failed", "elsewhere")
     with pytest.raises(LeaseLost):

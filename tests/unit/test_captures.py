@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from farm.spiders.base import ParseError
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
 from tests.unit.spider_helpers import FIXTURES, make_lease, make_spider, request_for, response_for
 
 SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}

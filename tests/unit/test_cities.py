@@ -1,24 +1,26 @@
-"""Each site's cities, in one Scrapy-free module that the spiders and keyword validation share."""
+"""Each site's cities, in its Scrapy-free cities.py that its spider and keyword validation share."""
 
 import pytest
 
-from farm.cities import CITY_CODES, CODE_PATTERNS, accepted_cities, city_code
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites import get
+from farm.sites.boss.spider import BossSpider
+from farm.sites.cities import accepted_cities, city_code
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 
 SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
 
 
 @pytest.mark.parametrize("source", SPIDERS)
-def test_the_spiders_take_their_cities_from_farm_cities(source):
-    assert SPIDERS[source].city_codes is CITY_CODES[source]
-    assert SPIDERS[source].code_pattern is CODE_PATTERNS[source]
+def test_the_spiders_take_their_cities_from_their_sites_record(source):
+    assert SPIDERS[source].city_codes == get(source).cities
+    assert SPIDERS[source].code_pattern is get(source).code_pattern
 
 
 @pytest.mark.parametrize("source", SPIDERS)
 def test_every_mapped_code_has_its_sites_code_form(source):
-    assert all(CODE_PATTERNS[source].fullmatch(code) for code in CITY_CODES[source].values())
+    site = get(source)
+    assert all(site.code_pattern.fullmatch(code) for code in site.cities.values())
 
 
 @pytest.mark.parametrize(

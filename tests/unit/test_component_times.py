@@ -43,7 +43,7 @@ def test_a_second_crawl_in_the_process_does_not_time_its_parts_twice(monkeypatch
         module = component_times.importlib.import_module(module_name)
         owner = getattr(module, class_name) if class_name else module
         monkeypatch.setattr(owner, function_name, getattr(owner, function_name))
-    for spider in ("farm.spiders.qcwy", "farm.spiders.boss"):
+    for spider in ("farm.sites.qcwy.spider", "farm.sites.boss.spider"):
         module = component_times.importlib.import_module(spider)
         monkeypatch.setattr(module, "response_json", module.response_json)
     component_times._install()

@@ -10,13 +10,13 @@ import farm.settings
 from farm.config import (
     LOCAL_BACKEND,
     REDIS_BACKEND,
-    SITES,
     FarmConfig,
     SettingError,
     SiteConfig,
     Thresholds,
     environment,
     setting_key,
+    site_defaults,
     site_key,
 )
 from farm.config.kinds import MAX_PAGES_MOST
@@ -163,7 +163,7 @@ def test_the_settings_module_gives_each_setting_its_environment_variable_else_it
         given = FarmConfig.environment_of(name)
         default = FarmConfig.model_fields[name].get_default(call_default_factory=True)
         assert getattr(farm.settings, FarmConfig.key(name)) == (default if given is None else given), name
-    for name, site in SITES.items():
+    for name, site in site_defaults().items():
         assert getattr(farm.settings, site_key(name, "max_pages")) == os.environ.get(
             site_key(name, "max_pages"), site.max_pages
         )

@@ -4,7 +4,9 @@ import re
 import shlex
 from pathlib import Path
 
-from farm.state.models import SOURCES
+from farm.sites import FARM_PACKAGES
+
+SOURCES = [path.rpartition(".")[2] for path in FARM_PACKAGES]  # farm's own sites, each crawled by the crontab
 
 CRONTAB = Path(__file__).resolve().parents[2] / "deploy" / "crontab"
 FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\d+(-\d+)?)(/\d+)?)*$")

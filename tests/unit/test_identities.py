@@ -131,10 +131,10 @@ def test_a_crawl_starts_each_identity_from_the_pace_a_past_run_learned_and_keeps
     from farm.crawl.parts import CrawlParts
     from farm.state.db import make_engine
     from farm.state.identities import keep_learned_paces, learned_paces
-    from farm.state.migrate import upgrade
+    from tests.migrated import migrated
     from tests.unit.components import make_crawler
 
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     engine = make_engine(sqlite_url)
     keep_learned_paces(engine, "qcwy", {PROXIES[1].id: 0.5, "direct": 0.1})
     keep_learned_paces(engine, "boss", {PROXIES[0].id: 0.05})  # another site's lesson is its own

@@ -8,9 +8,10 @@ from farm.crawl.parts import CrawlParts
 from farm.sandbox.coherence import chromium_brands, judge
 from farm.sessions.identity import FETCH, NAVIGATE, ClientIdentity, brand_list, grease, in_order, sec_ch_ua
 from farm.sessions.middleware import SessionMiddleware
-from farm.spiders.boss import BossSpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.boss.spider import BossSpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from tests.unit.components import make_crawler
+from tests.unit.loop_helpers import run_loop
 
 ENGINE = "156.0.8078.114"  # Debian's Chromium here
 CASEY = {"sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform"}
@@ -93,9 +94,9 @@ def crawler_of(sqlite_url):
 
 def page_request(crawler):
     [lease] = crawler.get_extension(CrawlParts).store.claim(crawler.spidercls.name, "test", 1)
-    request = crawler.spider.lease_requests(lease)[0]
+    request = crawler.spider.crawl_paging.first_requests(lease)[0]
     UserAgentMiddleware.from_crawler(crawler).process_request(request)  # Scrapy's, before farm's
-    SessionMiddleware.from_crawler(crawler).process_request(request)
+    run_loop(lambda: SessionMiddleware.from_crawler(crawler).process_request(request))
     return {name.decode(): value[-1].decode() for name, value in request.headers.items()}
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from farm.cities import accepted_cities
 from farm.cli.keywordfile import MAX_LINE_BYTES, MOST_PROBLEMS, KeywordFileError, read_keywords
+from farm.sites.cities import accepted_cities
 
 DEMO_KEYWORDS = Path(__file__).resolve().parents[2] / "farm" / "demo" / "keywords.csv"
 

@@ -14,9 +14,9 @@ from twisted.internet import reactor
 
 from farm.crawl.keywordrun import Outcome
 from farm.crawl.leases import KeywordLeaseMiddleware
+from farm.crawl.paging import LeaseLost
 from farm.crawl.parts import CrawlParts
 from farm.crawl.registry import ORPHAN_ROUNDS
-from farm.spiders.base import LeaseLost
 from tests.unit.components import db_barrier, keyword_row, make_crawler, writer_started
 
 ROWS = [("qcwy", city, "python") for city in ("北京", "上海", "广州")]
@@ -183,12 +183,12 @@ async def test_pages_lost_inside_the_crawl_are_asked_for_again_a_bounded_number_
 async def test_a_jobdir_checkpoint_has_its_keywords_taken_back_first_with_their_missing_pages(sqlite_url, tmp_path):
     from farm.crawl.backends.checkpoint import open_checkpoint
     from farm.state.db import make_engine
-    from farm.state.migrate import upgrade
     from farm.state.store import KeywordStore
+    from tests.migrated import migrated
 
     jobdir = tmp_path / "job"
     # a crawl under the id "first" held two keywords when it was killed
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     store = KeywordStore(make_engine(sqlite_url))
     store.add_keywords(ROWS)
     a, b = store.claim("qcwy", "first", 2)

@@ -18,10 +18,10 @@ from farm.extensions.logstats import FarmLogStats
 from farm.extensions.reaper import LeaseReaper
 from farm.middlewares.blocks import SiteBlockMiddleware
 from farm.pipelines.sql import SqlPostingsPipeline
-from farm.spiders.qcwy import QcwySpider
+from farm.sites.qcwy.spider import QcwySpider
 from farm.state.db import make_engine
-from farm.state.migrate import upgrade
 from farm.state.store import KeywordStore
+from tests.migrated import migrated
 from tests.unit.components import farm_settings, make_crawler
 
 ROWS = [("qcwy", "北京", "python")]
@@ -56,17 +56,18 @@ def test_the_parts_are_one_extension_every_component_reaches_through_scrapy(craw
     assert crawler.get_extension(FarmLogStats).parts is parts
 
 
-def test_the_spider_finds_its_registry_and_progress_itself_and_nothing_writes_them_into_it(crawler):
+def test_the_spider_finds_the_crawls_paging_itself_and_nothing_writes_it_into_it(crawler):
     spider = crawler.spider
     parts = crawler.get_extension(CrawlParts)
     crawler.engine = SimpleNamespace(downloader=None)  # what Scrapy's queues look up when made
     FarmScheduler.from_crawler(crawler).open(spider)  # the parts start here, the crawl's one place
-    assert "registry" not in vars(spider) and "progress" not in vars(spider)
-    assert spider.registry is parts.registry and spider.progress is parts.progress
+    assert "crawl_paging" not in vars(spider)
+    assert spider.crawl_paging is parts.paging
+    assert parts.paging.registry is parts.registry and parts.paging.progress is parts.progress
 
 
 def test_built_in_scrapys_order_the_spider_reaches_the_parts_built_after_it(sqlite_url):
-    upgrade(sqlite_url)
+    migrated(sqlite_url)
     KeywordStore(make_engine(sqlite_url)).add_keywords(ROWS)
     settings = farm_settings(FARM_DB_URL=sqlite_url, FARM_QCWY_BASE_URL="http://sandbox.invalid")
     crawler = CrawlerRunner({**settings, "REMOTE_CONTROL_ENABLED": False}).create_crawler(QcwySpider)
@@ -74,7 +75,7 @@ def test_built_in_scrapys_order_the_spider_reaches_the_parts_built_after_it(sqli
     crawler._apply_settings()
     parts = crawler.get_extension(CrawlParts)
     try:
-        assert crawler.spider.registry is parts.registry
+        assert crawler.spider.crawl_paging is parts.paging
     finally:
         parts.close()
 
@@ -106,5 +107,5 @@ def test_a_farm_spider_without_farms_parts_can_be_inspected_and_its_requests_sto
 
     assert (again.url, again.callback, again.errback) == (request.url, spider.parse_search, spider.page_error)
     with pytest.raises(AttributeError, match="CrawlParts is not in EXTENSIONS: enable farm with its add-on"):
-        spider.registry  # noqa: B018
-    assert not hasattr(spider, "progress")
+        spider.crawl_paging  # noqa: B018
+    assert not hasattr(spider, "crawl_paging")

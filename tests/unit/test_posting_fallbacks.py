@@ -3,9 +3,9 @@
 
 import json
 
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from tests.unit.spider_helpers import CONTENT_TYPES, make_lease, make_spider, request_for, response_for
 
 TEXT_COLUMNS = ("title", "salary", "company", "city", "area", "experience", "degree")

@@ -58,7 +58,7 @@ def test_the_migration_creates_job_posting_from_the_list(tmp_path, monkeypatch):
     wider = tuple(posting_fields.Field("title", TEXT, 300) if f.name == "title" else f for f in COLUMNS)
     monkeypatch.setattr(posting_fields, "COLUMNS", wider)
     url = f"sqlite:///{tmp_path / 'farm.db'}"
-    upgrade(url)
+    upgrade(url)  # the migrations themselves, not a copy of a database they made before the patch
     engine = create_engine(url)
     try:
         columns = {column["name"]: column for column in inspect(engine).get_columns("job_posting")}

@@ -27,7 +27,7 @@ def ended(crawler):
 def claim(crawler, pages=(1,), last=None):
     """A keyword claimed and held by the crawl, with ``pages`` asked for and taken from the queue."""
     [lease] = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", 1)
-    run = crawler.spider.lease_requests(lease) and crawler.spider.runs[lease.key]
+    run = crawler.spider.crawl_paging.first_requests(lease) and crawler.spider.crawl_paging.registry.runs[lease.key]
     run.tell_last(last)
     run.ask(pages)
     for page in pages:
@@ -36,7 +36,7 @@ def claim(crawler, pages=(1,), last=None):
 
 
 def run_of(crawler, lease):
-    return crawler.spider.runs[lease.key]
+    return crawler.spider.crawl_paging.registry.runs[lease.key]
 
 
 def end(crawler, lease, outcome):

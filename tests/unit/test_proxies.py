@@ -122,7 +122,7 @@ def test_a_request_is_written_for_redis_without_its_proxy_or_its_credentials():
     from scrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
 
     from farm.crawl.backends.redis.codec import decode, encode
-    from farm.spiders.qcwy import QcwySpider
+    from farm.sites.qcwy.spider import QcwySpider
     from tests.unit.spider_helpers import make_lease, make_spider
 
     spider, _ = make_spider(QcwySpider, clock=1750000000)

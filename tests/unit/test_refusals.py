@@ -7,14 +7,14 @@ from email.utils import format_datetime
 import pytest
 from scrapy.http import TextResponse
 
+from farm.crawl.paging import KeywordBlocked
 from farm.crawl.parts import CrawlParts
 from farm.items import JobPosting
 from farm.middlewares.blocks import SiteBlockMiddleware, retry_after
 from farm.middlewares.refusals import RefusalWatch
-from farm.spiders.base import KeywordBlocked
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from tests.unit.components import make_crawler
 from tests.unit.spider_helpers import make_lease, make_spider, request_for, response_for
 
@@ -91,7 +91,7 @@ def crawler(sqlite_url):
 
 def first_page(crawler):
     [lease] = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", 1)
-    return crawler.spider.lease_requests(lease)[0]
+    return crawler.spider.crawl_paging.first_requests(lease)[0]
 
 
 def test_a_soft_block_is_retried_with_the_back_off_and_leaves_the_keyword_blocked_not_completed(crawler):

@@ -48,7 +48,7 @@ def test_readers_get_a_read_only_view(crawler):
     lease = held(crawler)
     with pytest.raises(TypeError):
         registry.runs[lease.key] = None  # type: ignore[index]
-    assert crawler.spider.runs[lease.key] is registry.runs[lease.key]
+    assert crawler.spider.crawl_paging.registry.runs[lease.key] is registry.runs[lease.key]
 
 
 def test_a_claim_held_again_is_not_new_and_becomes_this_workers(crawler):

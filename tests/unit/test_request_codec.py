@@ -2,12 +2,14 @@
 
 import inspect
 
+import orjson
 import pytest
 import redis
 
 from farm.crawl.backends.redis.codec import _dumps, decode, encode, request_dict
 from farm.crawl.backends.redis.queue import SharedQueue
-from farm.spiders.qcwy import QcwySpider
+from farm.crawl.meta import FarmMeta
+from farm.sites.qcwy.spider import QcwySpider
 from tests.unit.spider_helpers import make_lease, make_spider
 
 
@@ -50,3 +52,38 @@ def test_a_callback_that_is_not_the_spiders_method_is_refused_as_to_dict_refuses
     # the same function bound to another spider is named as to_dict names it
     theirs = ours.replace(callback=getattr(other, names[ours.callback.__func__]))
     assert request_dict(theirs, spider, names)["callback"] == theirs.to_dict(spider=spider)["callback"]
+
+
+# a page request as a worker queued it before its farm meta had one owner (farm.crawl.meta): the same keys
+QUEUED = (
+    '{"url":"https://we.51job.com/api/job/search-pc?pageNum=3","callback":"_page_callback",'
+    '"errback":"_page_errback","headers":{},"meta":{"farm_lease":[1,"qcwy","北京","python",1,1,"fresh",null,[],0],'
+    '"farm_page":3,"dont_retry":true,"farm_again":"stall2","farm_session":7,"farm_session_sends":[1,2],'
+    '"farm_unserved":[1,"https://x/wall"],"farm_identity":"p1"},"dont_filter":true,"farm":1}'
+).encode()
+
+
+def test_a_request_queued_with_the_farm_meta_keys_of_before_reads_the_same(spider):
+    request = decode(QUEUED, spider)
+    farm = FarmMeta.of(request)
+    assert farm.lease_page() == (make_lease("qcwy"), 3)
+    assert (farm.again, farm.session, farm.identity) == ("stall2", 7, "p1")
+    # tuples come back from JSON as lists: read as the tuples they were written as
+    assert farm.session_sends == (1, 2) and farm.unserved == (1, "https://x/wall")
+    assert encode(request, spider) == QUEUED  # and written again as it was
+
+
+def test_a_request_is_queued_under_the_farm_meta_keys_it_always_had_and_without_its_proxy(spider):
+    request = spider.page_request(make_lease("qcwy"), 2)
+    farm = FarmMeta.of(request)
+    farm.again, farm.identity, farm.proxy, farm.session = True, "p1", "p1", 4
+    request.meta["proxy"] = "http://user:secret@proxy:8080"
+    meta = orjson.loads(encode(request, spider))["meta"]
+    assert {key for key in meta if key.startswith("farm_")} == {
+        "farm_lease",
+        "farm_page",
+        "farm_again",
+        "farm_identity",
+        "farm_session",
+    }
+    assert "proxy" not in meta

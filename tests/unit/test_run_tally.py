@@ -1,6 +1,6 @@
-"""A crawl's stats read into the run table's numbers (farm.runs.tally)."""
+"""A crawl's stats read into the run table's numbers (farm.runs.numbers)."""
 
-from farm.runs.tally import run_numbers
+from farm.runs.numbers import run_numbers
 
 
 def test_run_numbers_add_claims_and_ends_and_split_refusals_by_shape():

@@ -5,8 +5,8 @@ import re
 import pytest
 from parsel import Selector
 
-from farm.sandbox.qcwy import sign
 from farm.sandbox.vocab import SHARED_TITLES
+from farm.sites.qcwy.sandbox import sign
 from tests.unit.sandbox_conftest_helpers import (  # noqa: F401  (sandbox is a fixture)
     CANDIDATES,
     CITIES,

@@ -17,7 +17,9 @@ from farm.sandbox import cli
 from farm.sandbox.server import Sandbox
 from farm.sandbox.testing import SandboxThread, wall_args
 from farm.sandbox.walls import WallConfig
-from farm.sandbox.walltoken import boss_token, qcwy_token, zhilian_token
+from farm.sites.boss.wall import boss_token
+from farm.sites.qcwy.wall import qcwy_token
+from farm.sites.zhilian.wall import zhilian_token
 from tests.unit.sandbox_conftest_helpers import boss_path, get, initial_state, qcwy_path, zhilian_path
 
 UA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"

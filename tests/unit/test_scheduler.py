@@ -37,6 +37,9 @@ class MemoryBackend(WorkBackend):
     def __len__(self):
         return len(self.requests)
 
+    def fetches_what_it_enqueues(self):
+        return True
+
 
 class Run:
     def __init__(self):

@@ -33,8 +33,8 @@ def hold(crawler, scheduler, pages):
     """A keyword claimed by the crawl, with requests for ``pages`` queued."""
     [lease] = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", 1)
     spider = crawler.spider
-    spider.lease_requests(lease)  # the run; its page 1 request is queued below with the others
-    spider.runs[lease.key].ask(pages)
+    spider.crawl_paging.first_requests(lease)  # the run; its page 1 request is queued below with the others
+    spider.crawl_paging.registry.runs[lease.key].ask(pages)
     for page in pages:
         scheduler.enqueue_request(spider.page_request(lease, page))
     return lease
@@ -190,7 +190,7 @@ def test_page_requests_take_the_proxies_in_turn_and_wait_parked_when_none_is_fre
         assert scheduler.next_request() is retry and retry.meta["proxy"] == PROXIES.split(",")[0]
         assert scheduler.next_request().meta["proxy"] == PROXIES.split(",")[1]
         assert crawler.stats.get_value("farm/proxy/none_free") == 2
-        assert not any(run.over for run in crawler.spider.runs.values())
+        assert not any(run.over for run in crawler.spider.crawl_paging.registry.runs.values())
     finally:
         crawler.get_extension(CrawlParts).close()
 

@@ -13,13 +13,15 @@ from farm.crawl.parts import CrawlParts
 from farm.crawl.proxies import Proxy
 from farm.crawl.scheduler import FarmScheduler
 from farm.errors import SettingError, WallNotPassed
+from farm.sessions.browser import Browser
 from farm.sessions.identity import ClientIdentity, check_target, chrome_targets
+from farm.sessions.memory import MEASURE_EVERY
 from farm.sessions.middleware import SessionMiddleware
 from farm.sessions.pool import SessionPool
 from farm.sessions.wall import Wall
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from tests.unit.components import make_crawler
 from tests.unit.loop_helpers import run_loop
 from tests.unit.spider_helpers import make_lease, make_spider, request_for, response_for
@@ -119,6 +121,188 @@ def test_a_wall_the_browser_cannot_pass_is_not_tried_again_until_the_cooldown_en
     assert len(earner.calls) == 2  # at 0 and after the cooldown, at 61
 
 
+class SlowEarner:
+    """Earns a session per call once released, counting the passes under way at once, by proxy."""
+
+    def __init__(self):
+        self.calls = []
+        self.under_way = 0
+        self.most_at_once = 0
+        self.release = asyncio.Event()
+
+    async def __call__(self, wall, identity, proxy):
+        self.calls.append(proxy)
+        self.under_way += 1
+        self.most_at_once = max(self.most_at_once, self.under_way)
+        await self.release.wait()
+        self.under_way -= 1
+        return {"__zp_stoken__": f"{proxy or 'direct'}-{len(self.calls)}"}
+
+
+def test_sessions_used_up_faster_than_a_pass_are_earned_several_at_once_bounded_and_each_for_its_proxy():
+    now = [0.0]
+    earner = SlowEarner()
+    pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60, clock=lambda: now[0], most_ahead=3)
+    key, other = ("boss", "http://p1:8080"), ("boss", "http://p2:8080")
+
+    async def crawl():
+        first = asyncio.ensure_future(pool.renew(key, WALL, IDENTITY, None))
+        await asyncio.sleep(0.01)
+        now[0] = 2.0  # a pass takes two seconds
+        earner.release.set()
+        session = await first
+        earner.release.clear()
+        for _ in range(10):  # it serves ten pages in half a second, then the site's count runs out
+            assert pool.current(key) is session
+            pool.answered(session)
+        now[0] = 2.5
+        assert pool.ran_out(session)
+        # four sessions are used up in the time of a pass: as many as FARM_SESSIONS_AHEAD allows are earned at once
+        assert pool.wanted() == 3
+        waiting = asyncio.ensure_future(pool.renew(key, WALL, IDENTITY, session))
+        await asyncio.sleep(0.01)
+        for _ in range(5):
+            pool.current(key)  # nothing current yet: none earned ahead from here
+        assert earner.under_way == 1
+        now[0] = 4.5
+        earner.release.set()
+        renewed = await waiting
+        earner.release.clear()
+        for _ in range(5):
+            assert pool.current(key) is renewed
+            await asyncio.sleep(0)
+        at_once = earner.under_way
+        # another proxy's sessions are its own: earned through it, never served for the first
+        other_session = asyncio.ensure_future(pool.renew(other, WALL, IDENTITY, None))
+        await asyncio.sleep(0.01)
+        earner.release.set()
+        await other_session
+        await asyncio.sleep(0.01)
+        return renewed, at_once, other_session.result()
+
+    renewed, at_once, other_session = run_loop(crawl)
+    assert at_once == 3 and earner.most_at_once == 3 + 1  # three ahead of the first proxy, one of the other
+    assert earner.calls.count("http://p1:8080") == 5 and earner.calls.count("http://p2:8080") == 1
+    assert other_session.key == other and other_session.cookies["__zp_stoken__"].startswith("http://p2:8080-")
+    assert all(s.key == key for s in [renewed, *pool._ready[key]]) and len(pool._ready[key]) == 3
+    assert pool.current(other) is other_session and pool.ahead == 3
+
+
+def test_a_session_earned_ahead_waits_ready_and_takes_over_at_the_shortest_learned_life():
+    now = [0.0]
+    earner = Earner()
+    pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60, clock=lambda: now[0], most_ahead=1)
+    key = ("boss", "")
+
+    async def crawl():
+        first = await pool.renew(key, WALL, IDENTITY, None)
+        for _ in range(4):
+            pool.current(key)
+            pool.answered(first)
+        now[0] = 100.0
+        assert pool.ran_out(first)  # four pages in a hundred seconds: a session of four uses
+        second = await pool.renew(key, WALL, IDENTITY, first)
+        for _ in range(3):  # at 0.6 of its learned uses the next is earned in the background, and waits
+            assert pool.current(key) is second
+        await asyncio.sleep(0.01)
+        third = pool._ready[key][0]
+        assert pool.current(key) is second  # its fourth use: as many as the learned life
+        return second, third, pool.current(key)
+
+    second, third, taking_over = run_loop(crawl)
+    assert taking_over is third and second.retired == "renewed" and len(earner.calls) == 3
+
+
+class HeldEarner(Earner):
+    """Earns as Earner does once ``hold`` is set: a pass under way for as long as the test says."""
+
+    def __init__(self):
+        super().__init__()
+        self.hold = None
+
+    async def __call__(self, wall, identity, proxy):
+        if self.hold is not None:
+            await self.hold.wait()
+        return await super().__call__(wall, identity, proxy)
+
+
+def test_a_request_due_after_the_learned_end_waits_for_the_session_under_way_rather_than_meet_the_wall():
+    now = [0.0]
+    earner = HeldEarner()
+    pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60, clock=lambda: now[0], most_ahead=1)
+    key = ("boss", "")
+
+    async def crawl():
+        first = await pool.renew(key, WALL, IDENTITY, None)
+        for _ in range(4):
+            pool.current(key)
+            pool.answered(first)
+        now[0] = 100.0
+        assert pool.ran_out(first)  # a session of four uses
+        second = await pool.renew(key, WALL, IDENTITY, first)
+        earner.hold = asyncio.Event()  # the next pass takes its time
+        seen = []
+        for _ in range(4):
+            seen.append((pool.current(key), pool.due(key)))
+        await asyncio.sleep(0.01)
+        under_way = pool.due(key)  # four uses sent, none ready: the fifth would meet the wall
+        assert under_way is not None and not under_way.done()
+        earner.hold.set()
+        third = await under_way
+        return second, third, seen, pool.due(key), pool.current(key)
+
+    second, third, seen, due_after, taking_over = run_loop(crawl)
+    # within its learned life a session is sent at once; past it, the request waits for the next one
+    assert [session for session, _ in seen] == [second] * 4 and all(due is None for _, due in seen[:3])
+    assert due_after is None and taking_over is third and second.retired == "renewed"
+
+
+def test_a_session_that_ran_out_within_seconds_ran_out_by_its_uses_so_one_that_waited_ready_serves_them_all():
+    now = [0.0]
+    earner = Earner()
+    pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60, clock=lambda: now[0], most_ahead=2)
+    key = ("boss", "")
+
+    async def crawl():
+        first = await pool.renew(key, WALL, IDENTITY, None)
+        for _ in range(60):  # sixty pages in half a second, then the site's wall
+            pool.current(key)
+            pool.answered(first)
+        now[0] = 0.5
+        assert pool.ran_out(first)
+        second = await pool.renew(key, WALL, IDENTITY, first)
+        sent = [pool.current(key) for _ in range(40)]  # past 0.6 of its learned uses the next is earned ahead ...
+        await asyncio.sleep(0.01)
+        assert pool._ready[key]
+        now[0] = 3.0  # ... and waits ready longer than the first session lived
+        sent += [pool.current(key) for _ in range(20)]
+        return second, sent, pool.current(key)
+
+    second, sent, sixty_first = run_loop(crawl)
+    # the second serves its sixty pages (as many as the first), though it is older than the first lived
+    assert all(session is second for session in sent) and sixty_first is not second
+    assert second.retired == "renewed"
+
+
+def test_with_no_sessions_ahead_none_is_earned_before_the_wall_answers():
+    now = [0.0]
+    earner = Earner()
+    pool = SessionPool(earner, max_age=600, max_uses=0, cooldown=60, clock=lambda: now[0], most_ahead=0)
+
+    async def crawl():
+        first = await pool.renew(("boss", ""), WALL, IDENTITY, None)
+        pool.answered(first)
+        now[0] = 10.0
+        pool.ran_out(first)
+        await pool.renew(("boss", ""), WALL, IDENTITY, first)
+        for _ in range(20):
+            pool.current(("boss", ""))
+            await asyncio.sleep(0)
+
+    run_loop(crawl)
+    assert len(earner.calls) == 2 and pool.ahead == 0
+
+
 def test_an_identity_is_one_chrome_its_user_agent_and_client_hints_agree():
     newest = chrome_targets()[-1]
     identity = ClientIdentity.of("chrome")
@@ -153,14 +337,14 @@ def middleware_of(crawler, earner):
 
 def boss_page(crawler):
     [lease] = crawler.get_extension(CrawlParts).store.claim("boss", "test", 1)
-    return crawler.spider.lease_requests(lease)[0]
+    return crawler.spider.crawl_paging.first_requests(lease)[0]
 
 
 def test_a_page_request_goes_out_as_the_identity_and_a_passable_wall_earns_a_session_and_goes_again(boss_crawler):
     earner = Earner()
     middleware = middleware_of(boss_crawler, earner)
     request = boss_page(boss_crawler)
-    middleware.process_request(request)
+    run_loop(lambda: middleware.process_request(request))
     assert request.meta["impersonate"] == middleware.identity.impersonate
     assert request.headers[b"User-Agent"].decode() == middleware.identity.user_agent
     assert b"Cookie" not in request.headers and request.meta["farm_session"] is None
@@ -173,7 +357,7 @@ def test_a_page_request_goes_out_as_the_identity_and_a_passable_wall_earns_a_ses
         isinstance(again, Request) and again.meta["farm_session_fresh"] and again.meta["farm_session_sends"] == (0, 1)
     )
     assert earner.calls == [("boss_security_check", "")]
-    middleware.process_request(again)
+    run_loop(lambda: middleware.process_request(again))
     assert again.headers[b"Cookie"] == b"__zp_stoken__=token1" and again.meta["dont_merge_cookies"]
     # the meta names the session by its serial: a request written out (Redis, a checkpoint) holds no session
     assert again.meta["farm_session"] == 1
@@ -185,13 +369,13 @@ def test_a_page_request_goes_out_as_the_identity_and_a_passable_wall_earns_a_ses
     # own wall (it may be a wall shown to one page); the next session refused on its first use too is the
     # site refusing the client: the answer goes on as a block named so, and no browser page is spent meanwhile
     third = run_loop(lambda: middleware.process_response(again, wall.replace(request=again)))
-    middleware.process_request(third)
+    run_loop(lambda: middleware.process_request(third))
     assert third.headers[b"Cookie"] == b"__zp_stoken__=token2" and third.meta["farm_session_sends"] == (0, 2)
     assert run_loop(lambda: middleware.process_response(third, wall.replace(request=third))).status == 200
     assert third.meta["farm_wall_refused"] == "boss_security_check_refused"
     assert boss_crawler.stats.get_value("farm/session/refused_at_first_use") == 1
     retry = third.replace(meta={**third.meta, "retry_times": 1})
-    middleware.process_request(retry)
+    run_loop(lambda: middleware.process_request(retry))
     assert b"Cookie" not in retry.headers
     assert run_loop(lambda: middleware.process_response(retry, wall.replace(request=retry))).status == 200
     assert retry.meta["farm_wall_refused"] == "boss_security_check_refused" and len(earner.calls) == 2
@@ -203,7 +387,7 @@ def test_a_session_that_ran_out_after_serving_pages_is_earned_again_and_the_next
     ok = json.dumps({"code": 0, "zpData": {"hasMore": False, "jobList": []}}).encode()
 
     async def answer(request, body):
-        middleware.process_request(request)
+        await middleware.process_request(request)
         response = TextResponse(request.url, body=body, headers={"Content-Type": "application/json"}, request=request)
         return await middleware.process_response(request, response)
 
@@ -215,7 +399,7 @@ def test_a_session_that_ran_out_after_serving_pages_is_earned_again_and_the_next
         assert isinstance(again, Request) and "farm_wall_refused" not in again.meta and len(earner.calls) == 2
         # its life is learned: the next session is earned in the background before the current one runs out
         for _ in range(2):
-            middleware.process_request(first.replace())
+            await middleware.process_request(first.replace())
         await asyncio.sleep(0.01)
 
     run_loop(crawl)
@@ -226,7 +410,7 @@ def test_a_session_that_ran_out_after_serving_pages_is_earned_again_and_the_next
 def test_a_wall_the_browser_cannot_pass_goes_on_as_a_block_named_after_it(boss_crawler):
     middleware = middleware_of(boss_crawler, Earner(fail="slider"))
     request = boss_page(boss_crawler)
-    middleware.process_request(request)
+    run_loop(lambda: middleware.process_request(request))
     wall = TextResponse(
         request.url, body=CODE_37.encode(), headers={"Content-Type": "application/json"}, request=request
     )
@@ -239,7 +423,7 @@ def test_cookies_the_site_sets_on_a_plain_answer_stay_in_the_session(boss_crawle
     middleware = middleware_of(boss_crawler, Earner())
     session = run_loop(lambda: middleware.pool.renew(("boss", ""), WALL, IDENTITY, None))
     request = boss_page(boss_crawler)
-    middleware.process_request(request)
+    run_loop(lambda: middleware.process_request(request))
     ok = json.dumps({"code": 0, "zpData": {"hasMore": False, "jobList": []}}).encode()
     headers = {"Content-Type": "application/json", "Set-Cookie": "acw_tc=abc; Path=/; HttpOnly"}
     response = TextResponse(request.url, body=ok, headers=headers, request=request)
@@ -321,7 +505,7 @@ def test_sessions_and_the_pages_they_serve_are_counted_per_identity_under_its_ma
         ok = json.dumps({"code": 0, "zpData": {"hasMore": False, "jobList": []}}).encode()
 
         async def answer(request, body):
-            middleware.process_request(request)
+            await middleware.process_request(request)
             HttpProxyMiddleware().process_request(request)  # the proxy's credentials become a header
             response = TextResponse(request.url, body=body, headers={"Content-Type": "application/json"})
             return await middleware.process_response(request, response.replace(request=request))
@@ -351,3 +535,19 @@ def test_sessions_and_the_pages_they_serve_are_counted_per_identity_under_its_ma
         "farm/identity/http://127.0.0.1:10/session_pages": 1,
     }
     assert "s3cret" not in json.dumps(stats, default=str)
+
+
+def test_the_browsers_memory_is_read_every_few_seconds_of_passes_and_at_the_close():
+    # a reading walks /proc and the page tables of every Chromium process, on the crawl's own thread
+    browser = Browser("", 1, 5.0)
+    readings = []
+    browser.resident_bytes = lambda: readings.append(len(readings)) or 100 * len(readings)
+    for _ in range(50):  # fifty passes within a few seconds
+        browser.measure()
+    assert readings == []
+    browser._measured_at -= MEASURE_EVERY  # the next pass, seconds later
+    for _ in range(50):
+        browser.measure()
+    assert readings == [0] and browser.rss_max == 100
+    browser.measure(now=True)  # the crawl closes
+    assert len(readings) == 2 and browser.rss_max == 200

@@ -12,11 +12,12 @@ from scrapy.settings.default_settings import DOWNLOADER_MIDDLEWARES_BASE
 from scrapy.utils.misc import build_from_crawler
 
 from farm import addon as farm_addon
+from farm.crawl.meta import SIGNED
 from farm.crawl.scheduler import FarmScheduler
-from farm.middlewares.signing import SIGNED, RequestSigningMiddleware
-from farm.sandbox.qcwy import sign as sandbox_sign
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
+from farm.middlewares.signing import RequestSigningMiddleware
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.sandbox import sign as sandbox_sign
+from farm.sites.qcwy.spider import QcwySpider
 from tests.unit.spider_helpers import make_lease, make_spider
 from tests.unit.test_scheduler import MemoryBackend, Parts
 

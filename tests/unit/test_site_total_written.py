@@ -20,8 +20,8 @@ def crawler(sqlite_url):
 
 def claim(crawler, pages, last):
     [lease] = crawler.get_extension(CrawlParts).store.claim("qcwy", "test", 1)
-    crawler.spider.lease_requests(lease)
-    run = crawler.spider.runs[lease.key]
+    crawler.spider.crawl_paging.first_requests(lease)
+    run = crawler.spider.crawl_paging.registry.runs[lease.key]
     run.tell_last(last)
     run.ask(pages)
     for page in pages:

@@ -3,8 +3,8 @@
 import pytest
 
 from farm.errors import SettingError
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.spider import ZhilianSpider
 from farm.state.models import PAGES_AHEAD_MAX, max_pages_that_fit
 from tests.unit.spider_helpers import make_lease, make_spider, request_for, response_for
 

@@ -4,7 +4,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from farm.spiders.boss import BossSpider
+from farm.sites.boss.spider import BossSpider
 from tests.unit.spider_helpers import (
     FIXTURES,
     block_cases,
@@ -67,7 +67,7 @@ def test_search_request_follows_base_url_and_encodes_the_keyword():
 )
 def test_city_names_map_and_site_codes_pass_through(city, code):
     spider, _ = make_spider(BossSpider)
-    [request] = spider.lease_requests(make_lease("boss", city=city))
+    [request] = spider.crawl_paging.first_requests(make_lease("boss", city=city))
     assert dict(parse_qsl(urlsplit(request.url).query, keep_blank_values=True))["city"] == code
 
 
@@ -86,13 +86,13 @@ def test_max_page_stops_even_with_has_more():
     request = request_for(spider, lease, 3, asked=(1, 2))
     results = list(spider.parse_search(response_for(request, FIXTURES / "boss" / "page2.json")))
     assert [r["job_id"] for r in results] == ["0c1d2e3f4a5b6c7d1Hd_0tu9FVY~"]  # items, no request for page 4
-    assert spider.runs[lease.key].last == 3
+    assert spider.crawl_paging.registry.runs[lease.key].last == 3
 
 
 def test_resumed_lease_asks_one_page_at_a_time():
     spider, _ = make_spider(BossSpider, clock=CLOCK)
     lease = make_lease("boss", start_page=2, total_pages=3)
-    assert [r.url for r in spider.lease_requests(lease)] == [SEARCH.format(2)]
+    assert [r.url for r in spider.crawl_paging.first_requests(lease)] == [SEARCH.format(2)]
 
 
 @pytest.mark.parametrize("case", block_cases("boss"), ids=lambda c: c["file"] or f"http_{c['status']}")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from farm.crawl.keywordrun import Outcome
-from farm.spiders.qcwy import QcwySpider, _strip_req, _strip_req_parsed
+from farm.sites.qcwy.spider import QcwySpider, _strip_req, _strip_req_parsed
 from tests.unit.spider_helpers import (
     FIXTURES,
     block_cases,
@@ -89,7 +89,7 @@ def test_timestamp_comes_from_the_clock():
 )
 def test_city_names_map_and_site_codes_pass_through(city, code):
     spider, _ = make_spider(QcwySpider)
-    [request] = spider.lease_requests(make_lease("qcwy", city=city))
+    [request] = spider.crawl_paging.first_requests(make_lease("qcwy", city=city))
     assert dict(parse_qsl(urlsplit(request.url).query, keep_blank_values=True))["jobArea"] == code
 
 
@@ -109,7 +109,7 @@ def test_max_pages_caps_the_follow_up_requests():
     results = list(spider.parse_search(response_for(request, FIXTURES / "qcwy" / "page1.json")))
     pages = [r.meta["farm_page"] for r in results if not hasattr(r, "fields")]
     assert pages == [2, 3]
-    assert spider.runs[lease.key].last == 3
+    assert spider.crawl_paging.registry.runs[lease.key].last == 3
 
 
 def _page1_saying(total_count, items=True):
@@ -137,7 +137,7 @@ def test_a_larger_total_on_a_later_page_requests_the_pages_it_reveals():
         if not hasattr(r, "fields")
     ]
     assert revealed == [4, 5, 6, 7]  # page 2 says 130: 7 pages; 3 was asked for already
-    assert spider.runs[lease.key].total_pages == 7
+    assert spider.crawl_paging.registry.runs[lease.key].total_pages == 7
 
 
 def test_a_smaller_total_on_a_later_page_keeps_the_pages_asked_for():
@@ -149,7 +149,7 @@ def test_a_smaller_total_on_a_later_page_keeps_the_pages_asked_for():
     assert [
         r for r in spider.parse_search(response_for(second, body=_page1_saying(30))) if not hasattr(r, "fields")
     ] == []
-    run = spider.runs[lease.key]
+    run = spider.crawl_paging.registry.runs[lease.key]
     assert (run.last, run.total_pages) == (2, 5)  # completion still waits for pages 3..5
 
 
@@ -159,13 +159,13 @@ def test_an_empty_page_past_the_real_end_ends_the_keyword_before_it_whatever_its
     request_for(spider, lease, 1, asked=range(1, 6))
     fourth = request_for(spider, lease, 4)
     assert [r for r in spider.parse_search(response_for(fourth, body=_page1_saying(100, items=False)))] == []
-    assert spider.runs[lease.key].last == 3
+    assert spider.crawl_paging.registry.runs[lease.key].last == 3
 
 
 def test_resumed_lease_requests_every_unfinished_page():
     spider, sent = make_spider(QcwySpider, clock=1750000000)
     lease = make_lease("qcwy", start_page=4, total_pages=10, pages_ahead={6})
-    requests = spider.lease_requests(lease)
+    requests = spider.crawl_paging.first_requests(lease)
     assert [r.url for r in requests] == [
         "https://we.51job.com/api/job/search-pc?" + SEARCH_QUERY.format(p) for p in (4, 5, 7, 8, 9, 10)
     ]
@@ -175,7 +175,7 @@ def test_resumed_lease_requests_every_unfinished_page():
 def test_resumed_lease_with_nothing_left_is_exhausted():
     spider, sent = make_spider(QcwySpider)
     lease = make_lease("qcwy", start_page=4, total_pages=5, pages_ahead={4, 5})
-    assert spider.lease_requests(lease) == []
+    assert spider.crawl_paging.first_requests(lease) == []
     assert sent == [
         (
             "end",

@@ -5,7 +5,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from farm.spiders.zhilian import ZhilianSpider, initial_state
+from farm.sites.zhilian.spider import ZhilianSpider, initial_state
 from tests.unit.spider_helpers import (
     FIXTURES,
     block_cases,
@@ -61,7 +61,7 @@ def test_search_request_follows_base_url_and_encodes_the_keyword():
 )
 def test_city_names_map_and_site_codes_pass_through(city, code):
     spider, _ = make_spider(ZhilianSpider)
-    [request] = spider.lease_requests(make_lease("zhilian", city=city))
+    [request] = spider.crawl_paging.first_requests(make_lease("zhilian", city=city))
     assert urlsplit(request.url).path == f"/sou/jl{code}"
 
 
@@ -83,13 +83,13 @@ def test_max_pages_caps_the_follow_up_requests():
         "https://www.zhaopin.com/sou/jl765?kw=Java&p=2",
         "https://www.zhaopin.com/sou/jl765?kw=Java&p=3",
     ]
-    assert spider.runs[lease.key].last == 3
+    assert spider.crawl_paging.registry.runs[lease.key].last == 3
 
 
 def test_resumed_lease_requests_every_unfinished_page():
     spider, _ = make_spider(ZhilianSpider)
     lease = make_lease("zhilian", city="深圳", job="Java", start_page=4, total_pages=10, pages_ahead={6})
-    assert [r.url for r in spider.lease_requests(lease)] == [
+    assert [r.url for r in spider.crawl_paging.first_requests(lease)] == [
         f"https://www.zhaopin.com/sou/jl765?kw=Java&p={p}" for p in (4, 5, 7, 8, 9, 10)
     ]
 
@@ -166,7 +166,7 @@ def test_totals_that_read_zero_beside_postings_page_on_while_pages_are_full(posi
     assert len([r for r in results if hasattr(r, "fields")]) == positions
     assert [r.url for r in results if not hasattr(r, "fields")] == next_urls
     assert sent[-1] == ("page_parsed", {**sent[-1][1], "postings": positions})
-    assert spider.runs[lease.key].last == last_page
+    assert spider.crawl_paging.registry.runs[lease.key].last == last_page
 
 
 def test_a_total_told_on_page_2_after_page_1_read_zero_requests_the_pages_it_reveals():
@@ -179,15 +179,15 @@ def test_a_total_told_on_page_2_after_page_1_read_zero_requests_the_pages_it_rev
         for r in spider.parse_search(response_for(first, body=_page_with_zero_totals(20).encode()))
         if not hasattr(r, "fields")
     ]
-    spider.runs[lease.key].taken(2)
+    spider.crawl_paging.registry.runs[lease.key].taken(2)
     html = (FIXTURES / "zhilian" / "page1.html").read_text(encoding="utf-8")  # pages: 5
     results = list(spider.parse_search(response_for(second, body=html.encode())))
     assert [r.meta["farm_page"] for r in results if not hasattr(r, "fields")] == [3, 4, 5]
-    assert spider.runs[lease.key].total_pages == 5
+    assert spider.crawl_paging.registry.runs[lease.key].total_pages == 5
 
 
 def test_the_page_state_is_decoded_once_for_the_block_check_and_the_parser(monkeypatch):
-    import farm.spiders.zhilian as zhilian
+    import farm.sites.zhilian.spider as zhilian
 
     decoded = []
     monkeypatch.setattr(zhilian, "initial_state", lambda html: decoded.append(html) or initial_state(html))

@@ -8,14 +8,14 @@ from aiohttp.test_utils import make_mocked_request
 
 from farm.crawl.parts import CrawlParts
 from farm.sandbox.strangewalls import FORMS, StrangeConfig, StrangeWalls
-from farm.sandbox.zhilian import SHELL
 from farm.sessions.middleware import SessionMiddleware
 from farm.sessions.pool import SessionPool
 from farm.sessions.wall import CAPTCHA_MARKERS, Wall
 from farm.sessions.watch import QUIET, STILL, WallWatch
-from farm.spiders.boss import BossSpider
-from farm.spiders.qcwy import QcwySpider
-from farm.spiders.zhilian import ZhilianSpider
+from farm.sites.boss.spider import BossSpider
+from farm.sites.qcwy.spider import QcwySpider
+from farm.sites.zhilian.sandbox import SHELL
+from farm.sites.zhilian.spider import ZhilianSpider
 from tests.unit.components import make_crawler
 from tests.unit.loop_helpers import run_loop
 from tests.unit.spider_helpers import FIXTURES, make_lease, make_spider, response_for
@@ -196,11 +196,11 @@ def test_a_session_of_an_unknown_wall_is_proven_by_its_first_answer_or_retired_a
     middleware.pool = SessionPool(earn, max_age=600, max_uses=0, cooldown=60)
     middleware.pool.on_earned = lambda session, seconds: None
     [lease] = zhilian_crawler.get_extension(CrawlParts).store.claim("zhilian", "test", 1)
-    request = zhilian_crawler.spider.lease_requests(lease)[0]
+    request = zhilian_crawler.spider.crawl_paging.first_requests(lease)[0]
     wall_page = b"<html><head><title>verify</title></head><body><script>document.cookie='a=1';</script></body></html>"
 
     def met(req):
-        middleware.process_request(req)
+        run_loop(lambda: middleware.process_request(req))
         return response_for(req, body=wall_page)
 
     again = run_loop(lambda: middleware.process_response(request, met(request)))
@@ -222,7 +222,7 @@ def test_a_session_of_an_unknown_wall_is_proven_by_its_first_answer_or_retired_a
     middleware.pool.on_earned = lambda session, seconds: None
     retry = request.replace(meta={**request.meta, "retry_times": 2})
     fresh = run_loop(lambda: middleware.process_response(retry, met(retry)))
-    middleware.process_request(fresh)
+    run_loop(lambda: middleware.process_request(fresh))
     page = (FIXTURES / "zhilian" / "page1.html").read_bytes()
     data = response_for(fresh, body=page)
     assert run_loop(lambda: middleware.process_response(fresh, data)) is data

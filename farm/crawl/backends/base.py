@@ -59,8 +59,6 @@ class PageSpider(Protocol):
 
     name: str
 
-    def lease_requests(self, lease: Lease) -> list[Request]: ...
-
     def page_request(self, lease: Lease, page: int) -> Request: ...
 
 
@@ -75,7 +73,7 @@ class KeywordBook(Protocol):
     @property
     def runs(self) -> Mapping[LeaseKey, Any]: ...
 
-    def add(self, lease: Lease, *, shared: bool = False, owned: bool = True) -> Any: ...
+    def add(self, lease: Lease, *, owned: bool = True) -> Any: ...
 
     def taken(self, lease_key: LeaseKey, page: int) -> None: ...
 
@@ -144,8 +142,6 @@ class WorkBackend(ABC):
     # True when ``fetch`` hands requests out at the site's pace itself; the scheduler then paces only
     # what it sends again (the retry lane)
     paced: ClassVar[bool] = False
-    # True when a keyword's queued pages may be taken by other processes (KeywordRun.shared)
-    shared: ClassVar[bool] = False
 
     pace: SitePace
     proxies: ProxyPool | None = None
@@ -194,13 +190,23 @@ class WorkBackend(ABC):
     def __len__(self) -> int:
         """The requests this process holds and has not handed out."""
 
+    @abstractmethod
+    def fetches_what_it_enqueues(self) -> bool:
+        """Whether ``fetch`` hands out every request this process enqueues, and none that another process
+        enqueued. True: a page this crawl asks for is its own from the ask until it is settled, so a
+        keyword with no page in its hands has nothing queued anywhere, and the crawl itself asks again for
+        a page lost (farm.crawl.progress, a JOBDIR's take-back). False (a queue other processes take from
+        too): a page is this crawl's from the moment ``fetch`` hands it out, and the backend itself finds a
+        keyword left with nothing queued anywhere, to queue its missing pages again or complete it."""
+
     def mark_handled(self, lease_key: LeaseKey, page: int) -> None:
         """The page is recorded, or given up: its request is settled."""
         return None  # nothing to do, unless a backend says otherwise
 
-    def keyword_ended(self, lease: Lease, outcome: str) -> None:
-        """The lease's keyword ended here, with ``outcome``: its requests queued where other processes
-        take work are dropped there, and whoever must know of the end is told. Those this process
+    def mark_ended(self, lease: Lease, kind: str) -> None:
+        """The lease's keyword ended here, as ``kind`` says (an ``Outcome``'s kind: "completed", "lost"...):
+        its requests queued where other processes take work are dropped there, and whoever must know of
+        the end is told. Those this process
         holds may still be handed out: the scheduler gives them up (farm.crawl.scheduler.still_wanted),
         so that no request of an ended keyword is fetched."""
         return None  # nothing to do, unless a backend says otherwise

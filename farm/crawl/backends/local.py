@@ -25,6 +25,7 @@ from twisted.internet.defer import Deferred
 
 from farm.crawl.backends.base import Crawl, Peers, WorkBackend, identity_settings, pace_settings
 from farm.crawl.identities import Identities, IdentityPace
+from farm.crawl.meta import FarmMeta
 from farm.crawl.pace import SitePace
 from farm.crawl.proxies import proxy_pool_from
 
@@ -73,9 +74,10 @@ class LocalBackend(WorkBackend):
         self.queue.close(reason)
 
     def enqueue(self, request: Request) -> bool:
-        lease = request.meta.get("farm_lease")
+        farm = FarmMeta.of(request)
+        lease = farm.lease
         if lease is not None and self.checkpoint is not None:
-            self.checkpoint.queued(lease.key, request.meta["farm_page"])
+            self.checkpoint.queued(lease.key, farm.page)
         return self.queue.enqueue_request(request)
 
     def fetch(self) -> Request | None:
@@ -83,6 +85,9 @@ class LocalBackend(WorkBackend):
 
     def __len__(self) -> int:
         return len(self.queue)
+
+    def fetches_what_it_enqueues(self) -> bool:
+        return True  # Scrapy's queue, in this process's memory
 
 
 def _without_jobdir(crawler: Crawler) -> Scheduler:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from twisted.internet.defer import DeferredList
 
 from farm.crawl.backends.base import Outcome
+from farm.crawl.meta import FarmMeta
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -111,7 +112,7 @@ class Adoption:
             for page in missing:
                 request = spider.page_request(lease, page)
                 # asked for anew, once per watermark: two workers that both find it stalled queue it once
-                request.meta["farm_again"] = f"stall{progress.watermark}"
+                FarmMeta.of(request).again = f"stall{progress.watermark}"
                 self.push(request)
             return
         self.stats.inc_value("farm/keyword/exhausted")
@@ -171,7 +172,7 @@ class Adoption:
         if lease is None:
             return  # ended meanwhile
         handled_here = lease.key in self.runs
-        self.registry.add(lease, shared=True, owned=True)
+        self.registry.add(lease, owned=True)
         if handled_here:  # its pages were being handled here: now its keyword is this worker's too
             return
         self.stats.inc_value("farm/shared/adopted")

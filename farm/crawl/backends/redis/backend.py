@@ -46,6 +46,7 @@ from farm.crawl.backends.redis.pace import SharedPace
 from farm.crawl.backends.redis.proxies import SharedProxyPool
 from farm.crawl.backends.redis.queue import SharedQueue
 from farm.crawl.identities import DIRECT
+from farm.crawl.meta import FarmMeta
 from farm.crawl.proxies import Proxy, proxy_pool_from
 from farm.errors import BadPayload, FarmStartError, RedisUnreachable
 from farm.state.clock import utcnow
@@ -67,7 +68,6 @@ class RedisBackend(WorkBackend):
     """The request queue shared by every worker; ``work`` is this worker's part in it."""
 
     paced = True  # the pop hands requests out at the site's shared pace (scripts/pop.lua)
-    shared = True
 
     def __init__(
         self,
@@ -200,11 +200,16 @@ class RedisBackend(WorkBackend):
         # from ever being idle; whether the shared queue holds work is ``is_finished``'s to say
         return len(self._buffer)
 
+    def fetches_what_it_enqueues(self) -> bool:
+        # any worker pops what any worker pushed; the stall look finds a keyword left with nothing open
+        # (farm.crawl.backends.redis.adoption)
+        return False
+
     def mark_handled(self, lease_key: LeaseKey, page: int) -> None:
         self.work.settled(lease_key, page)
 
-    def keyword_ended(self, lease: Lease, outcome: str) -> None:
-        self.work.ended(lease, outcome)
+    def mark_ended(self, lease: Lease, kind: str) -> None:
+        self.work.ended(lease, kind)
 
     def is_finished(self) -> bool:
         return not (self.work.busy or self.work.adopting)
@@ -251,7 +256,7 @@ class RedisBackend(WorkBackend):
                 logger.error("farm: refused a queued payload that is not a farm request (id %s): %s", item.id, request)
                 self.work.ack(item.id)
                 continue
-            lease, page = request.meta["farm_lease"], request.meta["farm_page"]
+            lease, page = FarmMeta.of(request).lease_page()  # every request the codec reads is a page
             if (lease.key, page) in self.work.taken:
                 # a second copy of a page this worker holds (queued again by a rebuild after
                 # Redis lost everything): the first settles the page; this one is done with now
@@ -259,7 +264,7 @@ class RedisBackend(WorkBackend):
                 self.work.ack(item.id)
                 continue
             # another worker's keyword, if not held here: handled here page by page
-            self.registry.add(lease, shared=True, owned=False)
+            self.registry.add(lease, owned=False)
             self.registry.taken(lease.key, page)
             self.work.taken[(lease.key, page)] = item.id
             logger.debug("farm: took page %s of %s (id %s)", page, item.lease, item.id)

@@ -15,13 +15,14 @@ from scrapy import Request, Spider
 from scrapy.http.request import _find_method
 from scrapy.utils.request import request_from_dict
 
+from farm.crawl.meta import read_stored, stored
 from farm.errors import BadPayload
-from farm.state.lease import Lease
 
 VERSION = 1
 # A request's proxy is chosen anew by whichever worker sends it (farm.crawl.proxies); a proxy's URL and its
-# Proxy-Authorization header carry credentials, which are never stored in Redis.
-PROXY_META = ("proxy", "farm_proxy", "_auth_proxy", "_scheme_proxy")
+# Proxy-Authorization header carry credentials, which are never stored in Redis. Scrapy's meta keys of
+# the proxy; farm's own (its id) are left out by farm.crawl.meta.stored.
+PROXY_META = ("proxy", "_auth_proxy", "_scheme_proxy")
 PROXY_HEADER = "Proxy-Authorization"
 # the names Request.to_dict finds for LeaseSpider's page callbacks (it keeps one bound method of each)
 CALLBACKS = {"parse_search", "_page_callback"}
@@ -100,11 +101,7 @@ def _dumps(data: dict[str, Any]) -> bytes:
         if _text(name).lower() != PROXY_HEADER.lower()
     }
     data["body"] = _text(data["body"])
-    meta = {name: value for name, value in data["meta"].items() if name not in PROXY_META}
-    lease = meta.get("farm_lease")
-    if lease is not None:
-        meta["farm_lease"] = lease.to_json()
-    data["meta"] = meta
+    data["meta"] = stored(data["meta"], PROXY_META)
     data["farm"] = VERSION
     for name, default in DEFAULTS.items():
         if name in data and data[name] == default:
@@ -132,9 +129,7 @@ def _loads(payload: bytes) -> dict[str, Any]:
     if not isinstance(meta, dict) or not isinstance(headers, dict) or not isinstance(body, str):
         raise BadPayload("meta, headers or body of the wrong type")
     try:
-        meta["farm_lease"] = Lease.from_json(meta["farm_lease"])
-        if not isinstance(meta["farm_page"], int) or meta["farm_page"] < 1:
-            raise ValueError(f"page {meta['farm_page']!r}")
+        read_stored(meta)
         data["headers"] = {_bytes(name): [_bytes(value) for value in values] for name, values in headers.items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BadPayload(f"not a farm page request: {exc}") from None

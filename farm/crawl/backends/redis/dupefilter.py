@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 from scrapy import Request
 from scrapy_redis.dupefilter import RFPDupeFilter
 
+from farm.crawl.meta import FarmMeta
 from farm.state.clock import day_span, today
 
 if TYPE_CHECKING:  # not at run time: the link imports the reactor
@@ -59,14 +60,14 @@ class DayDupeFilter(RFPDupeFilter):  # type: ignore[misc]  # scrapy-redis ships 
         return f"{self.base_key}:{lease_name}"
 
     def request_fingerprint(self, request: Request) -> str:
-        lease = request.meta.get("farm_lease")
-        if lease is None:
+        farm = FarmMeta.of(request)
+        if farm.lease is None:
             fingerprint: str = super().request_fingerprint(request)
             return fingerprint
-        return str(request.meta["farm_page"])
+        return str(farm.page)
 
     def request_seen(self, request: Request) -> bool:
-        lease = request.meta.get("farm_lease")
+        lease = FarmMeta.of(request).lease
         key, ttl = (self.key, self.ttl()) if lease is None else (self.lease_key(lease.name), LEASE_SECONDS)
         added: int = self.server.sadd(key, self.request_fingerprint(request))
         if lease is None:

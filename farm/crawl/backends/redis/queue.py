@@ -64,6 +64,7 @@ from scrapy_redis.queue import Base
 from farm.crawl.backends.redis.calls import CallIds, register_scripts, script_text
 from farm.crawl.backends.redis.codec import JsonRequestSerializer, encode
 from farm.crawl.backends.redis.dupefilter import LEASE_SECONDS, DayDupeFilter
+from farm.crawl.meta import FarmMeta
 from farm.errors import BadPayload
 
 if TYPE_CHECKING:  # not at run time: the link imports the reactor
@@ -101,8 +102,7 @@ class SharedQueue:
     ) -> None:
         self._coding = Base(server, spider, key, serializer=JsonRequestSerializer)  # scrapy-redis's
         self.server, self.spider, self.key = server, spider, self._coding.key
-        self.worker = worker
-        self.dupefilter = dupefilter
+        self.worker, self.dupefilter = worker, dupefilter
         self.scripts = register_scripts(server)
         self.calls = CallIds()
         self._callback_names: dict[object, str] = {}  # farm.crawl.backends.redis.codec.request_dict
@@ -130,8 +130,8 @@ class SharedQueue:
         - ``push`` and ``requeue``: requests; True for each queued. A push is queued only under ``epoch``
           (any when '') and None when Redis holds another (it lost its state since); a rebuild's pushes
           (requeue) under any. Every page request goes through its keyword's fingerprints (its own
-          dont_filter only keeps it from a local dupefilter). A page asked for anew carries ``farm_again``
-          in its meta: True passes unfiltered (a page lost inside a worker); a text is an occasion, and
+          dont_filter only keeps it from a local dupefilter). A page asked for anew carries ``again`` in its
+          farm meta: True passes unfiltered (a page lost inside a worker); a text is an occasion, and
           the page is queued once per occasion (two workers finding the same stall queue it once).
         - ``ack``: (id, lease, mine) of requests whose pages are settled (lease '' when not known; mine '1'
           when this worker owns it);
@@ -182,9 +182,9 @@ class SharedQueue:
 
     def _pushed(self, request: Request) -> list[Any]:
         """A request as a push carries it: its fingerprint, its lease, its priority, its payload."""
-        lease = request.meta.get("farm_lease")
+        farm = FarmMeta.of(request)
+        lease, again = farm.lease, farm.again
         filtered = lease is not None or not request.dont_filter
-        again = request.meta.get("farm_again")
         fingerprint = self.dupefilter.request_fingerprint(request) if filtered and again is not True else ""
         if fingerprint and again:
             fingerprint += f":{again}"  # asked for anew: once per occasion
@@ -222,7 +222,7 @@ class SharedQueue:
             rid, payload, lease = out[i].decode(), out[i + 1], ""
             try:
                 request = self._coding._decode_request(payload)
-                lease = request.meta["farm_lease"].name  # every farm request has one (the codec)
+                lease = FarmMeta.of(request).lease_page()[0].name  # every farm request has one (the codec)
             except BadPayload as exc:
                 request = exc
             taken.append(Taken(rid, request, lease, payload))

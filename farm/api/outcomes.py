@@ -4,7 +4,7 @@ import threading
 from collections import Counter
 
 
-class Tally:
+class Outcomes:
     """Named counts, added to from the server's worker threads and its event loop."""
 
     def __init__(self):

@@ -15,8 +15,8 @@ import hashlib
 import hmac
 import urllib.parse
 
-from . import hostile, stale, vocab
-from .results import Query, int_param, page_of, to_json
+from farm.sandbox import hostile, stale, vocab
+from farm.sandbox.results import Query, int_param, page_of, to_json
 
 SITE = "qcwy"
 PATHS = ("/api/job/search-pc", "/open/noauth/search-pc")

@@ -5,10 +5,10 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import scrapy
 
-from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.sessions.identity import FETCH
 from farm.sessions.wall import Wall
+from farm.sites.boss.cities import CITY_CODES, CODE_PATTERN
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import (
     area_of,
@@ -60,8 +60,8 @@ class BossSpider(LeaseSpider):
     paging = "sequential"
     site_pages = 10  # docs/sites.md §4.2
     request_kind = FETCH  # the search page's fetch of joblist.json (farm.sessions.identity)
-    code_pattern = CODE_PATTERNS["boss"]  # farm/cities.py: keyword validation uses the same
-    city_codes = CITY_CODES["boss"]
+    code_pattern = CODE_PATTERN  # cities.py: keyword validation uses the same
+    city_codes = CITY_CODES
     # pages that say no whatever runs them (a limit, a block, a slider, a login): never tried as unknown walls
     refusals = frozenset(
         {

@@ -8,11 +8,11 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import scrapy
 
-from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.middlewares.signing import signs_when_sent
 from farm.sessions.identity import FETCH
 from farm.sessions.wall import SLIDER_MARKERS, Wall
+from farm.sites.qcwy.cities import CITY_CODES, CODE_PATTERN
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import postings_list, response_json, response_text, site_time, text_or_none, unique_tags
 
@@ -38,8 +38,8 @@ class QcwySpider(LeaseSpider):
     paging = "parallel"  # resultbody.job.totalCount on every page
     site_pages = 50  # docs/sites.md §4.2
     request_kind = FETCH  # the search page's fetch of search-pc (farm.sessions.identity)
-    code_pattern = CODE_PATTERNS["qcwy"]  # farm/cities.py: keyword validation uses the same
-    city_codes = CITY_CODES["qcwy"]
+    code_pattern = CODE_PATTERN  # cities.py: keyword validation uses the same
+    city_codes = CITY_CODES
     # never tried as unknown walls. Not qcwy_waf_slider: its aliyunwaf_ marker is on Aliyun's JS challenge
     # too (public write-ups of it: a renderData textarea and <script name="aliyunwaf_…">); a real slider shows
     # the captcha markers farm.sessions.wall knows, and is not tried for them
@@ -187,8 +187,8 @@ class QcwySpider(LeaseSpider):
         return Wall("qcwy_acw_sc__v2", f"{self.base_url}/pc/search?{search}", ("acw_sc__v2",), data=(SEARCH_PATH,))
 
 
-# A city's name by its 51job code, the first name of a code in farm/cities.py (北京, 广东, …).
-_CITY_BY_CODE = {code: name for name, code in reversed(CITY_CODES["qcwy"].items())}
+# A city's name by its 51job code, the first name of a code in cities.py (北京, 广东, …).
+_CITY_BY_CODE = {code: name for name, code in reversed(CITY_CODES.items())}
 
 
 def _posting(item):

@@ -13,13 +13,14 @@ import functools
 import html
 import urllib.parse
 
-from . import hostile, stale, vocab
-from .results import Query, int_param, page_of, to_json
+from farm.sandbox import hostile, stale, vocab
+from farm.sandbox.results import Query, int_param, page_of, to_json
 
 SITE = "zhilian"
 PATHS = ("/sou/jl{city}", "/sou/jl{city}/p{page:\\d+}", "/sou/jl{city}/kw{token}/p{page:\\d+}")
 PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGES = 20, 20, 15
 CONTENT_TYPE = "text/html; charset=utf-8"
+STALE_VARIANTS = ("under", "over", "zero")  # its page 1 may also say 0 pages beside its postings (stale.py)
 
 
 def parse(request):

@@ -9,8 +9,8 @@ import base64
 import functools
 import hashlib
 
-from . import hostile, stale, vocab
-from .results import Query, int_param, page_of, to_json
+from farm.sandbox import hostile, stale, vocab
+from farm.sandbox.results import Query, int_param, page_of, to_json
 
 SITE = "boss"
 PATHS = ("/wapi/zpgeek/search/joblist.json",)

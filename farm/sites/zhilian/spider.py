@@ -7,10 +7,10 @@ from weakref import WeakKeyDictionary
 
 import scrapy
 
-from farm.cities import CITY_CODES, CODE_PATTERNS
 from farm.items import JobPosting
 from farm.sessions.identity import NAVIGATE
 from farm.sessions.wall import SLIDER_MARKERS, Wall
+from farm.sites.zhilian.cities import CITY_CODES, CODE_PATTERN
 from farm.spiders.base import LeaseSpider, Page, ParseError
 from farm.spiders.parsing import area_of, json_kind, response_text, site_time, text_or_none, to_int, unique_tags
 
@@ -40,8 +40,8 @@ class ZhilianSpider(LeaseSpider):
     paging = "parallel"  # __INITIAL_STATE__.pages on every page
     site_pages = 50  # docs/sites.md §4.2
     request_kind = NAVIGATE  # the server-rendered search page, loaded in the tab (farm.sessions.identity)
-    code_pattern = CODE_PATTERNS["zhilian"]  # farm/cities.py: keyword validation uses the same
-    city_codes = CITY_CODES["zhilian"]
+    code_pattern = CODE_PATTERN  # cities.py: keyword validation uses the same
+    city_codes = CITY_CODES
     # never tried as unknown walls; a verification page (安全验证) is, and so is zhilian_waf_slider, whose
     # aliyunwaf_ marker Aliyun's JS challenge carries too (a real slider shows farm.sessions.wall's markers)
     refusals = frozenset({"http_429", "zhilian_captcha", "zhilian_login_wall"})
