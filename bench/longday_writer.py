@@ -155,7 +155,9 @@ class Pages:
 
     def rows(self, lease: list, page: int) -> list[bytes]:
         keyword_id, city, job = lease[0], lease[2], lease[3]
-        body = orjson.loads(self.render(self.world, self.query("qcwy", self.city(city).qcwy, job, page, PAGE_SIZE)))
+        body = orjson.loads(
+            self.render(self.world, self.query("qcwy", self.city(city).code("qcwy"), job, page, PAGE_SIZE))
+        )
         rows = []
         for item in body["resultbody"]["job"]["items"]:
             row = dict(self.posting(item)._values, source="qcwy", keyword_id=keyword_id)

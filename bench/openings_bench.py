@@ -47,9 +47,9 @@ from farm.openings.estimate import weights_of  # noqa: E402
 from farm.openings.evidence import SET_BY_HAND, evidence  # noqa: E402
 from farm.openings.names import CompanyNames, company_key  # noqa: E402
 from farm.openings.titles import NO_DECORATIONS, similarity  # noqa: E402
-from farm.sandbox import vocab  # noqa: E402
 from farm.sandbox.cities import LOCAL_CITIES  # noqa: E402
 from farm.sandbox.data import World  # noqa: E402
+from farm.sandbox.sites import imitation  # noqa: E402
 
 MILLION_CITIES = 10
 MILLION_PER_KEYWORD = 100
@@ -127,7 +127,7 @@ def million(total: int) -> list[PostingSeen]:
                     p = world.posting(source, city, keyword, slot)
                     company = p.company.short_name if source == "boss" else p.company.full_name
                     area = p.district if source == "qcwy" else f"{p.district}·{p.area}"
-                    degree = vocab.DEGREE[source][p.degree]
+                    degree = imitation(source).degree[p.degree]
                     made.append(
                         PostingSeen(source, p.id, p.title, company, city.name, p.salary_min, p.salary_max, area, degree)
                     )

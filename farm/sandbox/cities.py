@@ -1,13 +1,11 @@
-"""The cities the sandbox knows, with each site's own code for them.
+"""The cities the sandbox knows: their names, pinyin, places and districts, shared by every site.
 
-Codes follow sites/docs/sites.md (boss 9 digits, qcwy 6 digits, zhilian 3 digits). Where the contract lists
-disagreeing codes for a second-tier city we take the first one it gives (苏州 070300, 武汉 180200, 西安 200200);
-boss codes it does not list (苏州, 天津, 重庆, 西安, 佛山) follow the pattern of the ones it does.
+A site's code for a city is its record's (farm.sites: the map of city names to codes of its package's
+cities.py), the same map its spider and keyword validation read; a code names the first city of the map
+given it that the sandbox knows, and a code of no such city is a city the site's imitation does not know.
 
-A site beyond the three takes its codes from its record's map of city names (farm.sites).
-
-Each city carries a few real districts, each with its pinyin initials (51job's `hrefAreaPinYin`) and some
-business areas (boss `businessDistrict`, zhilian `streetName`), so a posting's address belongs to its city.
+Each city carries a few real districts, each with its pinyin initials (a site's address slug may take them)
+and some business areas, so a posting's address belongs to its city.
 """
 
 from dataclasses import dataclass
@@ -21,18 +19,13 @@ NATIONWIDE = "全国"
 class City:
     name: str
     pinyin: str
-    boss: str
-    qcwy: str
-    zhilian: str
     lat: float
     lng: float
     # (district, pinyin initials, business areas)
     districts: tuple = ()
 
     def code(self, site):
-        """The site's code for the city: farm's three sites' own field, another site's map (farm.sites)."""
-        if site in SITES:
-            return getattr(self, site)
+        """The site's code for the city, by its record's map (farm.sites); "" where it has none."""
         return get(site).cities.get(self.name, "")
 
 
@@ -41,13 +34,10 @@ def _d(*rows):
 
 
 CITIES = (
-    City(NATIONWIDE, "quanguo", "100010000", "000000", "489", 35.0, 105.0),
+    City(NATIONWIDE, "quanguo", 35.0, 105.0),
     City(
         "北京",
         "beijing",
-        "101010100",
-        "010000",
-        "530",
         39.90,
         116.40,
         _d(
@@ -63,9 +53,6 @@ CITIES = (
     City(
         "上海",
         "shanghai",
-        "101020100",
-        "020000",
-        "538",
         31.23,
         121.47,
         _d(
@@ -80,9 +67,6 @@ CITIES = (
     City(
         "广州",
         "guangzhou",
-        "101280100",
-        "030200",
-        "763",
         23.13,
         113.26,
         _d(
@@ -96,9 +80,6 @@ CITIES = (
     City(
         "深圳",
         "shenzhen",
-        "101280600",
-        "040000",
-        "765",
         22.54,
         114.06,
         _d(
@@ -112,9 +93,6 @@ CITIES = (
     City(
         "杭州",
         "hangzhou",
-        "101210100",
-        "080200",
-        "653",
         30.27,
         120.15,
         _d(
@@ -128,9 +106,6 @@ CITIES = (
     City(
         "成都",
         "chengdu",
-        "101270100",
-        "090200",
-        "801",
         30.57,
         104.07,
         _d(
@@ -143,9 +118,6 @@ CITIES = (
     City(
         "武汉",
         "wuhan",
-        "101200100",
-        "180200",
-        "736",
         30.59,
         114.31,
         _d(("洪山区", "hsq", "光谷 街道口"), ("江汉区", "jhq", "王家墩 新华路"), ("武昌区", "wcq", "中南路 徐东")),
@@ -153,9 +125,6 @@ CITIES = (
     City(
         "南京",
         "nanjing",
-        "101190100",
-        "070200",
-        "635",
         32.06,
         118.80,
         _d(
@@ -168,9 +137,6 @@ CITIES = (
     City(
         "苏州",
         "suzhou",
-        "101190400",
-        "070300",
-        "639",
         31.30,
         120.58,
         _d(("工业园区", "gyyq", "独墅湖 金鸡湖"), ("虎丘区", "hqq", "狮山 科技城"), ("吴中区", "wzq", "木渎 郭巷")),
@@ -178,9 +144,6 @@ CITIES = (
     City(
         "天津",
         "tianjin",
-        "101030100",
-        "050000",
-        "531",
         39.08,
         117.20,
         _d(
@@ -192,9 +155,6 @@ CITIES = (
     City(
         "重庆",
         "chongqing",
-        "101040100",
-        "060000",
-        "551",
         29.56,
         106.55,
         _d(
@@ -206,9 +166,6 @@ CITIES = (
     City(
         "西安",
         "xian",
-        "101110100",
-        "200200",
-        "854",
         34.34,
         108.94,
         _d(("雁塔区", "ytq", "高新路 小寨"), ("长安区", "caq", "郭杜 韦曲"), ("未央区", "wyq", "经开区 张家堡")),
@@ -216,31 +173,30 @@ CITIES = (
     City(
         "佛山",
         "foshan",
-        "101280800",
-        "030600",
-        "768",
         23.02,
         113.12,
         _d(("南海区", "nhq", "桂城 千灯湖"), ("顺德区", "sdq", "大良 容桂"), ("禅城区", "ccq", "祖庙 季华")),
     ),
 )
 
-SITES = ("boss", "qcwy", "zhilian")
-_BY_CODE = {site: {c.code(site): c for c in CITIES} for site in SITES}
 _BY_NAME = {c.name: c for c in CITIES}
 # Nationwide searches draw their postings from these cities.
 LOCAL_CITIES = tuple(c for c in CITIES if c.districts)
+_BY_CODE: dict = {}  # site name -> (its record, {code: City}), made again when its record is replaced
 
 
 def city_for(site, code):
-    """The City a site's city code stands for, or None when the sandbox does not know the code. A site
-    beyond farm's three names its cities by its record's map (farm.sites): a name the sandbox knows."""
-    known = _BY_CODE.get(site)
-    if known is not None:
-        return known.get(code)
-    return next(
-        (_BY_NAME[name] for name, named in get(site).cities.items() if named == code and name in _BY_NAME), None
-    )
+    """The City a site's city code stands for, or None when the sandbox does not know the code: the first
+    name of the site's map (farm.sites) with that code that names a city here."""
+    record = get(site)
+    made = _BY_CODE.get(site)
+    if made is None or made[0] is not record:
+        known: dict[str, City] = {}
+        for name, named in record.cities.items():
+            if name in _BY_NAME:
+                known.setdefault(named, _BY_NAME[name])
+        made = _BY_CODE[site] = (record, known)
+    return made[1].get(code)
 
 
 def city_named(name):

@@ -11,10 +11,10 @@ import click
 
 from farm.sites import named, register_packages, sites
 
-from .faults import ALL_KINDS, DEFAULT_KINDS, DESCRIPTIONS, FaultConfig
+from .faults import FaultConfig, all_kinds, default_kinds, descriptions
 from .outage import Outage
 from .server import Sandbox, start
-from .sites import wall_shapes, walled_sites
+from .sites import site_modules, wall_shapes, walled_sites
 from .strangewalls import FORMS as STRANGE_FORMS
 from .strangewalls import StrangeConfig
 from .walls import WallConfig
@@ -38,7 +38,7 @@ def _fail_keywords(ctx, param, values):
         keyword, sep, kind = value.rpartition("=")
         if not sep or not keyword:
             raise click.BadParameter(f"expected KEYWORD=KIND such as python=http500, not {value!r}")
-        if kind not in ALL_KINDS:
+        if kind not in all_kinds():
             raise click.BadParameter(f"unknown fault kind {kind!r} (see the list below)")
         result[keyword] = kind
     return result
@@ -46,9 +46,10 @@ def _fail_keywords(ctx, param, values):
 
 def _kinds(ctx, param, value):
     if not value:
-        return DEFAULT_KINDS
+        return default_kinds()
     kinds = tuple(k.strip() for k in value.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in ALL_KINDS]
+    known = all_kinds()
+    unknown = [k for k in kinds if k not in known]
     if unknown:
         raise click.BadParameter(f"unknown fault kind(s) {', '.join(unknown)} (see the list below)")
     return kinds
@@ -65,24 +66,31 @@ def _wall_sites(ctx, param, value):
     return sites
 
 
+def _zero_sites() -> str:
+    """The sites whose page 1 may say it holds nothing (their imitation's STALE_VARIANTS)."""
+    return named(name for name, mod in site_modules().items() if "zero" in getattr(mod, "STALE_VARIANTS", ()))
+
+
 EPILOG = (
     "\b\nFault kinds:\n"
-    + "\n".join(f"  {k:<16}{DESCRIPTIONS[k]}" for k in ALL_KINDS)
-    + """
+    + "\n".join(f"  {kind:<16}{text}" for kind, text in descriptions().items())
+    + f"""
 
 \b
 Stale totals (--stale-totals; chosen per keyword by a hash of fault seed, site, city, keyword):
-  under           page 1 says about half the results (still 2+ pages when there are); boss hasMore stays true
-  over            page 1 says about double (capped as the site caps); boss: the last real page says hasMore
-  zero            zhilian only: page 1 says pages 0, positionCount 0 beside its postings
+  under           page 1 says about half the results (still 2+ pages when there are); a site paged by
+                  hasMore alone still says there is more
+  over            page 1 says about double (capped as the site caps); a site paged by hasMore alone says
+                  there is more on its last real page too
+  zero            {_zero_sites()} only: page 1 says 0 pages and 0 results beside its postings
   Later pages tell the truth; /_sandbox/truth names each keyword's variant ("stale").
 
 \b
 Hostile postings (--hostile-rate; chosen per posting by a hash of fault seed, site, posting id):
-  publish times 0001-01-01 / 9999-12-31 / 2026-02-30 25:61:00 / "" / garbage (boss: ±2**70 ms and the like);
-  text fields of 300-3000 emoji, CJK Ext B and combining marks, or with NUL, ESC, U+202E, newline, tab;
-  tag lists of numbers, null, nested lists and objects; 2**70, -2**70, ±1e308 in raw-only numbers;
-  an object nested 120 deep. farm/sandbox/hostile.py lists the fields of each site.
+  publish times 0001-01-01 / 9999-12-31 / 2026-02-30 25:61:00 / "" / garbage (in epoch ms: ±2**70 and the
+  like); text fields of 300-3000 emoji, CJK Ext B and combining marks, or with NUL, ESC, U+202E, newline,
+  tab; tag lists of numbers, null, nested lists and objects; 2**70, -2**70, ±1e308 in raw-only numbers;
+  an object nested 120 deep. Each site's sandbox.py names its fields (its IMITATION's hostile).
 
 \b
 Walls (--walls; docs/sites.md §4.6): only a client that runs the wall page's script, or computes what it
@@ -165,7 +173,7 @@ def _site_packages(ctx, param, values):
     show_default=True,
     type=click.FloatRange(0, 1),
     metavar="RATE",
-    help="Share of keywords whose page 1 reports stale totals (under, over, zhilian zero; see below); "
+    help="Share of keywords whose page 1 reports stale totals (under, over, zero; see below); "
     "later pages tell the truth.",
 )
 @click.option(
@@ -209,7 +217,8 @@ def _site_packages(ctx, param, values):
     "--slider-rate",
     type=click.FloatRange(0, 1),
     metavar="RATE",
-    help="With --walls: share of security-page visits (qcwy: challenges) that get a slider (default 0).",
+    help="With --walls: share of security-page visits (or challenges, on a wall without one) that get a slider "
+    "(default 0).",
 )
 @click.option(
     "--slider-keyword",
@@ -229,6 +238,7 @@ def _site_packages(ctx, param, values):
     "--site-package",
     "site_packages",
     multiple=True,
+    is_eager=True,  # registered before the fault kinds and wall sites given are checked against the registry
     callback=_site_packages,
     metavar="PACKAGE",
     help="Serve the site package PACKAGE too (its SITE names its imitation, docs/addon.md); may be given again.",

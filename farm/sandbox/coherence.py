@@ -9,10 +9,10 @@ site's view):
   "Brand", version {8, 99, 24}[N%3]; with Chromium alone, or with a vendor's brand in the order N%6
   picks), sec-ch-ua-mobile, and sec-ch-ua-platform naming the User-Agent's own platform; no
   HeadlessChrome;
-- fetch metadata of the request's kind: the API a page fetches (boss's joblist.json, 51job's search-pc) is
-  same-origin, cors, empty, with a Referer, without a navigation's upgrade-insecure-requests or
-  sec-fetch-user, and priority u=1, i where one is sent; a server-rendered page (智联's search) is a
-  navigation: navigate, document, an HTML Accept, priority u=0, i where one is sent;
+- fetch metadata of the request's kind (its site's imitation says which: ``search``, farm.sandbox.imitation):
+  the API a page fetches (a JSON search) is same-origin, cors, empty, with a Referer, without a
+  navigation's upgrade-insecure-requests or sec-fetch-user, and priority u=1, i where one is sent; a
+  server-rendered page is a navigation: navigate, document, an HTML Accept, priority u=0, i where one is sent;
 - a client that claims no Chrome (Scrapy's own) must send no client hints nor fetch metadata.
 
 Requests per connection are counted by the client's address and port (one connection while it is open).
@@ -22,11 +22,12 @@ GET /_sandbox/identity shows both.
 import re
 from collections import Counter, deque
 
+from .sites import imitation
+
 GREASE_CHARS = (" ", "(", ":", "-", ".", "/", ")", ";", "=", "?", "_")
 GREASE_VERSIONS = ("8", "99", "24")
 PERMUTATIONS = ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
 VENDOR_BRANDS = ("Google Chrome", "Microsoft Edge")
-KINDS = {"boss": "fetch", "qcwy": "fetch", "zhilian": "navigate"}  # what each site's search request is
 PLATFORMS = (  # the User-Agent's platform part -> sec-ch-ua-platform
     ("Windows NT", "Windows"),
     ("Android", "Android"),
@@ -76,8 +77,16 @@ def judge(site: str, headers) -> list[str]:
     mobile = "?1" if "Mobile" in agent else "?0"
     if "sec-ch-ua-mobile" in headers and headers["sec-ch-ua-mobile"] != mobile:
         why.append("mobile_not_the_user_agent_s")
-    why += _of_its_kind(KINDS.get(site, "navigate"), headers)
+    why += _of_its_kind(_search(site), headers)
     return why
+
+
+def _search(site: str) -> str:
+    """What the site's search request is: "fetch" or "navigate" (a site the sandbox does not imitate)."""
+    try:
+        return imitation(site).search
+    except KeyError:
+        return "navigate"
 
 
 def _of_its_kind(kind: str, headers) -> list[str]:

@@ -29,12 +29,13 @@ from datetime import datetime, timedelta, timezone
 from . import crossposts, vocab
 from .cities import LOCAL_CITIES, NATIONWIDE
 from .market import Market
+from .sites import imitation
 
 CST = timezone(timedelta(hours=8))
 SHARED_POOL = 40
 KEYWORD_CACHE = 4096  # keywords whose drawn lists are kept (LRU)
 # Default per-keyword totals when no --postings range is given: (weight, low, high). Includes empty
-# keywords and keywords past every site's reachable cap (boss 300, zhilian 300, qcwy 1000).
+# keywords and keywords past every site's reachable cap (300 to 1000 postings).
 DEFAULT_SPREAD = ((8, 0, 0), (30, 1, 60), (30, 61, 300), (20, 301, 1000), (12, 1001, 1600))
 MAX_AGE = 30 * 86400  # publish times count back up to 30 days
 _EXPERIENCE = (0, 2, 3, 3, 4, 4, 5, 6)
@@ -87,9 +88,9 @@ class Company:
     full_name: str
     short_name: str
     number: int  # 9 digits; the site ids of the company derive from it
-    industry: tuple  # (boss, qcwy, zhilian) names
-    size: int  # bucket index into vocab.SIZES
-    kind: int  # index into vocab.KINDS
+    industry: int  # index into vocab.INDUSTRIES (each site's imitation names it: its industries)
+    size: int  # bucket index into vocab.SIZES (and each imitation's sizes)
+    kind: int  # index into vocab.KINDS (and each imitation's kinds)
     stage: str
 
 
@@ -107,8 +108,8 @@ class Posting:
     salary_min: int  # yuan a month
     salary_max: int
     months: int
-    experience: int  # index into vocab.EXPERIENCE
-    degree: int  # index into vocab.DEGREE
+    experience: int  # index into vocab.EXPERIENCE (and each imitation's experience)
+    degree: int  # index into vocab.DEGREE (and each imitation's degree)
     skills: tuple
     welfare: tuple
     published_ts: int  # epoch seconds
@@ -124,7 +125,7 @@ class Posting:
 
     @property
     def token(self):
-        """A long url-safe string for boss securityId and similar."""
+        """A long url-safe string, for a site's security id and the like."""
         return base64.urlsafe_b64encode(hashlib.blake2b(self.id.encode(), digest_size=36).digest()).decode()
 
 
@@ -140,6 +141,7 @@ class KeywordList:
         "slots",
         "_rng",
         "_cross",
+        "_plan",
         "_gone",
         "_drawn",
         "_at",
@@ -159,6 +161,7 @@ class KeywordList:
         self.total = self._drawn - self._gone
         rng = self._rng = rng_for(world.seed, "slots", site, city.name, keyword)
         self._cross = rng_for(world.seed, "cross", city.name, keyword)  # one stream for every site
+        self._plan = crossposts.plan(site)  # its part in the cross-posts
         n_shared = 0 if n < 2 else min(n // 15 + 1, SHARED_POOL)
         shared = [0] + rng.sample(range(1, SHARED_POOL), n_shared - 1) if n_shared else []
         self._at = dict(zip(sorted(rng.sample(range(n), n_shared)), shared))
@@ -180,9 +183,9 @@ class KeywordList:
         if len(slots) < end:
             at, pool, seen, site = self._at, self._pool, self._seen, self.site
             getrandbits, make_id = self._rng.getrandbits, self.world.make_id
-            cross_bits, draw_cross = self._cross.getrandbits, crossposts.draw
+            cross_bits, draw_cross, plan = self._cross.getrandbits, crossposts.draw, self._plan
             for i in range(len(slots), end):
-                cross = draw_cross(cross_bits, site)  # drawn at every position, so the sites stay in step
+                cross = draw_cross(cross_bits, plan)  # drawn at every position, so the sites stay in step
                 j = at.get(i)
                 if j is not None:
                     slots.append(pool[j])
@@ -222,6 +225,7 @@ class World:
         self._shared = {}
         self._places = {}
         self._companies = {}
+        self._id_forms = {}  # each site's make_id (its imitation's)
         self.market = Market.from_environment()  # the day's changes (market.py)
 
     def total(self, site, city, keyword):
@@ -274,16 +278,11 @@ class World:
         return pool
 
     def make_id(self, site, n, company):
-        """The site's id for a posting from random bits `n` (and its company, which zhilian ids name)."""
-        if site == "boss":
-            chars = vocab.ID_CHARS
-            return (
-                f"{n & 0xFFFFFFFFFFF:011x}000000000000000{chars[(n >> 44) % 36]}{chars[(n >> 50) % 36]}"
-                f"{chars[(n >> 56) % 36]}{chars[(n >> 62) % 36]}"
-            )
-        if site == "qcwy":
-            return str(100_000_000 + n % 900_000_000)
-        return f"CC{self.company(site, company).number}J{40_000_000_000 + n % 60_000_000_000}"
+        """The site's id for a posting from random bits `n` and company `company` (its imitation's form)."""
+        form = self._id_forms.get(site)
+        if form is None:
+            form = self._id_forms[site] = imitation(site).make_id
+        return form(n, self.company(site, company))
 
     def company(self, site, index):
         """Company `index` of the pool the sites share (cached: there are only COMPANY_POOL of them)."""
@@ -296,16 +295,16 @@ class World:
         rng = rng_for(self.seed, "company", index)
         home = rng.choice(LOCAL_CITIES).name
         core = rng.choice(vocab.NAME_CHARS) + rng.choice(vocab.NAME_CHARS)
-        industry = rng.choice(vocab.INDUSTRIES)
+        industry = rng.randrange(len(vocab.INDUSTRIES))
         # a sixth of the brands are unlike the legal name (抖音 of 北京字节跳动科技有限公司)
         brand = core if rng.randrange(6) else rng.choice(vocab.NAME_CHARS) + rng.choice(vocab.NAME_CHARS)
         return Company(
-            full_name=f"{home}{core}{industry[3]}有限公司",
+            full_name=f"{home}{core}{vocab.INDUSTRIES[industry][1]}有限公司",
             short_name=brand + rng.choice(("", "科技", "集团", "网络")),
             number=100_000_000 + rng.randrange(900_000_000),
-            industry=industry[:3],
-            size=rng.randrange(len(vocab.SIZES["boss"])),
-            kind=rng.randrange(len(vocab.KINDS["qcwy"])),
+            industry=industry,
+            size=rng.randrange(len(vocab.SIZES)),
+            kind=rng.randrange(len(vocab.KINDS)),
             stage=rng.choice(vocab.STAGES),
         )
 

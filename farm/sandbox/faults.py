@@ -4,12 +4,14 @@ Deterministic: the n-th request for one (site, city, keyword, page) fails or not
 that key and n. So a given seed and request sequence give the same faults even when concurrent requests arrive
 in a different order, and a retried page gets a fresh draw. A keyword in `keywords` fails every time.
 
-A drawn fault is one of the configured kinds that applies to the request's site (boss37 never hits qcwy);
-when none applies the request is served normally. `keywords` maps a keyword, or `site:keyword`, to one kind.
+A drawn fault is one of the configured kinds that applies to the request's site: a site's own kinds (its
+imitation's ``faults``, farm.sandbox.imitation: its blocks, its WAF pages) hit it alone, the generic ones every
+site. When none applies the request is served normally. `keywords` maps a keyword, or `site:keyword`, to one
+kind. The kinds are asked of the registry when a config is made, so a site registered later brings its own.
 
-The refusal shapes (SHAPE_KINDS: an unknown boss code, 51job's soft-empty page and HTML body, 智联's
-client-rendered shell) are drawn only when named in `kinds` (or `keywords`): the default kinds stay the
-faults a crawl has always been tested against.
+The refusal shapes (a site's kinds marked ``shape``: answers farm's spiders must name, such as an unknown
+block code or an HTML page where JSON was due) are drawn only when named in `kinds` (or `keywords`): the
+default kinds stay the faults a crawl has always been tested against.
 
 Two faults change what a served page *says*, drawn per keyword and per posting rather than per request, from
 the same fault seed: `stale_totals` (stale.py) and `hostile_rate` (hostile.py).
@@ -22,28 +24,10 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from .data import fraction, stable_hash
-from .sites import site_module, site_modules
+from .imitation import FaultKind
+from .sites import imitation, served_sites
 
-# the registered sites' own fault kinds, as the sandbox starts
-SITE_KINDS = {site: tuple(mod.FAULTS) for site, mod in site_modules().items()}
-GENERIC_KINDS = ("http403", "http429", "http500", "http502", "http503", "slow", "drop", "truncate")
-ALL_KINDS = tuple(k for kinds in SITE_KINDS.values() for k in kinds) + GENERIC_KINDS
-SHAPE_KINDS = ("boss_unknown_code", "qcwy_soft_empty", "qcwy_html", "zhilian_shell")
-DEFAULT_KINDS = tuple(k for k in ALL_KINDS if k not in SHAPE_KINDS)
-DESCRIPTIONS = {
-    "boss37": "boss code 37 访问行为异常, zpData with seed/ts/name",
-    "boss35": "boss code 35 captcha",
-    "boss36": "boss code 36 account risk",
-    "boss7": "boss code 7 login expired",
-    "boss_unknown_code": "boss code 9/121/122/17/200404, no jobList (opt-in)",
-    "qcwy_waf": "51job Aliyun WAF JS challenge (var arg1=...)",
-    "qcwy_slider": "51job Aliyun slider page (nc_1_n1z)",
-    "qcwy_throttle": "51job status 1001, no items",
-    "qcwy_soft_empty": "51job status 1, no items, totalCount the real total (opt-in)",
-    "qcwy_html": "51job HTML 系统繁忙 page where JSON was due (opt-in)",
-    "zhilian_verify": "zhilian 安全验证 / Security Verification page",
-    "zhilian_login": "zhilian 0 results + 登录之后再搜索",
-    "zhilian_shell": "zhilian client-rendered shell: no state, no cards (opt-in)",
+GENERIC = {
     "http403": "HTTP 403",
     "http429": "HTTP 429 + Retry-After",
     "http500": "HTTP 500",
@@ -53,6 +37,7 @@ DESCRIPTIONS = {
     "drop": "close the socket, no response",
     "truncate": "Content-Length of the full page, half of it sent, then close",
 }
+GENERIC_KINDS = tuple(GENERIC)
 _REASONS = {
     403: "Forbidden",
     429: "Too Many Requests",
@@ -62,15 +47,40 @@ _REASONS = {
 }
 
 
+def site_kinds() -> tuple[FaultKind, ...]:
+    """Every served site's own fault kinds, in the registry's order."""
+    return tuple(kind for site in served_sites() for kind in imitation(site).faults)
+
+
+def all_kinds() -> tuple[str, ...]:
+    """The names of every fault kind a config may name: the sites' own, then the generic ones."""
+    return tuple(kind.name for kind in site_kinds()) + GENERIC_KINDS
+
+
+def shape_kinds() -> tuple[str, ...]:
+    """The kinds drawn only when named: the sites' refusal shapes."""
+    return tuple(kind.name for kind in site_kinds() if kind.shape)
+
+
+def default_kinds() -> tuple[str, ...]:
+    """The kinds a config draws from unless it names its own: every kind but the refusal shapes."""
+    return tuple(kind.name for kind in site_kinds() if not kind.shape) + GENERIC_KINDS
+
+
+def descriptions() -> dict[str, str]:
+    """Each kind's line in `farm sandbox --help`."""
+    return {**{kind.name: kind.description for kind in site_kinds()}, **GENERIC}
+
+
 def applies(kind, site):
-    return kind in GENERIC_KINDS or kind in site_module(site).FAULTS
+    return kind in GENERIC or imitation(site).fault(kind) is not None
 
 
 @dataclass
 class FaultConfig:
     rate: float = 0.0
     seed: int = 0
-    kinds: tuple = DEFAULT_KINDS
+    kinds: tuple = field(default_factory=default_kinds)
     keywords: dict = field(default_factory=dict)
     slow_ms: int = 1500
     retry_after: int = 1
@@ -95,13 +105,14 @@ class FaultConfig:
         if unknown:
             raise ValueError(f"unknown fault config keys: {', '.join(sorted(unknown))}")
         rate, stale_totals, hostile_rate = (_share(data, name) for name in ("rate", "stale_totals", "hostile_rate"))
-        kinds = data.get("kinds") or DEFAULT_KINDS
+        kinds = data.get("kinds") or default_kinds()
         if isinstance(kinds, str):
             kinds = [k.strip() for k in kinds.split(",") if k.strip()]
         keywords = dict(data.get("keywords") or {})
+        known = all_kinds()
         for kind in (*kinds, *keywords.values()):
-            if kind not in ALL_KINDS:
-                raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(ALL_KINDS)}")
+            if kind not in known:
+                raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(known)}")
         slow_ms, retry_after = int(data.get("slow_ms", cls.slow_ms)), int(data.get("retry_after", cls.retry_after))
         if slow_ms < 0 or retry_after < 0:
             raise ValueError("slow_ms and retry_after must not be negative")

@@ -3,8 +3,8 @@
 A posting is hostile when a stable hash of (fault seed, site, posting id) falls under `hostile_rate`. It keeps
 its id, so /_sandbox/truth and what a crawl must store stay the same, but its other fields carry:
 
-- times: `0001-01-01 00:00:00`, `9999-12-31 23:59:59`, `2026-02-30 25:61:00`, `""` or garbage text; boss's
-  `lastModifyTime` (epoch ms) becomes ±2**70, -1, or the ms of year 10000 or of year 1;
+- times: `0001-01-01 00:00:00`, `9999-12-31 23:59:59`, `2026-02-30 25:61:00`, `""` or garbage text; a time
+  given as epoch ms (an int) becomes ±2**70, -1, or the ms of year 10000 or of year 1;
 - text (title, company, salary, city, area, experience, degree, URLs): either 300 to 3000 characters of emoji
   (😀), CJK Extension B (𠀀), combining marks and ordinary CJK (a URL keeps its scheme and host and grows in
   its path), or the value with NUL, ESC, a bidi override, a newline and a tab inside;
@@ -12,23 +12,9 @@ its id, so /_sandbox/truth and what a crawl must store stay the same, but its ot
 - integers beyond 64 bits (2**70, -2**70) and ±1e308 in numeric fields the crawlers keep only in `raw`;
 - an object nested 120 deep (past MySQL's JSON depth of 100) in an unused field.
 
-Fields, per site (`FIELDS`):
-
-    what        boss                         qcwy                               zhilian
-    times       lastModifyTime (int)         issueDateString, confirmDateString, publishTime
-                                             updateDateTime
-    text        jobName, salaryDesc,         jobName, provideSalaryString,      name, salary60, companyName,
-                brandName, cityName,         fullCompanyName, companyName,      workCity, cityDistrict,
-                areaDistrict,                jobAreaString, jobAreaLevelDetail  streetName, workingExp,
-                businessDistrict,            .cityString, workYearString,       education
-                jobExperience, jobDegree     degreeString
-    URLs        brandLogo, bossAvatar        jobHref, companyHref               positionUrl, companyUrl
-    tags        skills, welfareList,         jobTags, jobWelfareCodeDataList    showSkillTags, skillLabel,
-                jobLabels                    ({chineseTitle})                   welfareLabel
-    numbers     industry, jobValidStatus,    jobSalaryMin, jobSalaryMax, lon,   salaryReal, cityId,
-                gps.longitude, gps.latitude  lat                                companyNumber,
-                                                                                subJobTypeLevelName
-    deep        iconWord                     jobNumString                       staffCard
+Which fields of its items are which, each site's imitation says (its IMITATION's ``hostile``, a Fields:
+farm.sandbox.imitation); a site that names none shows its postings unspoiled, though the truth still
+names those drawn.
 
 Which value a field gets follows the posting's hash: text fields alternate long / control characters (the
 next hostile posting of the other parity swaps them), times rotate through the five, the numbers fields hold
@@ -39,10 +25,13 @@ Pages holding a hostile posting are rendered by the stdlib json (results.to_json
 from dataclasses import dataclass
 
 from .data import fraction, stable_hash
+from .sites import imitation
 
 
 @dataclass(frozen=True)
 class Fields:
+    """The fields of a site's items, by what hostile values they get."""
+
     id: str
     times: tuple
     texts: tuple  # a name, or (object, name) inside a nested object
@@ -51,54 +40,6 @@ class Fields:
     numbers: tuple
     deep: str
 
-
-FIELDS = {
-    "boss": Fields(
-        "encryptJobId",
-        ("lastModifyTime",),
-        (
-            "jobName",
-            "salaryDesc",
-            "brandName",
-            "cityName",
-            "areaDistrict",
-            "businessDistrict",
-            "jobExperience",
-            "jobDegree",
-        ),
-        ("brandLogo", "bossAvatar"),
-        {"skills": None, "welfareList": None, "jobLabels": None},
-        ("industry", "jobValidStatus", ("gps", "longitude"), ("gps", "latitude")),
-        "iconWord",
-    ),
-    "qcwy": Fields(
-        "jobId",
-        ("issueDateString", "confirmDateString", "updateDateTime"),
-        (
-            "jobName",
-            "provideSalaryString",
-            "fullCompanyName",
-            "companyName",
-            "jobAreaString",
-            ("jobAreaLevelDetail", "cityString"),
-            "workYearString",
-            "degreeString",
-        ),
-        ("jobHref", "companyHref"),
-        {"jobTags": None, "jobWelfareCodeDataList": "chineseTitle"},
-        ("jobSalaryMin", "jobSalaryMax", "lon", "lat"),
-        "jobNumString",
-    ),
-    "zhilian": Fields(
-        "number",
-        ("publishTime",),
-        ("name", "salary60", "companyName", "workCity", "cityDistrict", "streetName", "workingExp", "education"),
-        ("positionUrl", "companyUrl"),
-        {"showSkillTags": "tag", "skillLabel": "value", "welfareLabel": None},
-        ("salaryReal", "cityId", "companyNumber", "subJobTypeLevelName"),
-        "staffCard",
-    ),
-}
 
 TIMES = ("0001-01-01 00:00:00", "9999-12-31 23:59:59", "2026-02-30 25:61:00", "", "昨天 ??:?? 发布")
 EPOCH_MS = (2**70, -(2**70), -1, 253_402_300_800_000, -62_135_596_800_000)  # …, year 10000, year 1; as many as TIMES
@@ -134,7 +75,9 @@ def spoil(site, items, faults):
     """Replace the hostile items of one page (in place) by their hostile copies; True when there was one."""
     if faults is None or faults.hostile_rate <= 0:
         return False
-    fields, spoiled = FIELDS[site], False
+    fields, spoiled = imitation(site).hostile, False
+    if fields is None:
+        return False
     for n, item in enumerate(items):
         h = picked(faults, site, item[fields.id])
         if h is not None:

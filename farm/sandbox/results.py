@@ -1,6 +1,6 @@
 """What one search asks for (Query) and which postings its page holds (ResultPage), for every site alike.
 
-Each site reaches only so many pages of a keyword (boss 10, qcwy 50, zhilian 15 per docs/sites.md); pages past
+Each site reaches only so many pages of a keyword (its imitation's MAX_PAGES, per docs/sites.md); pages past
 that, and past the last posting, are empty. The truth endpoint reads the same ResultPage arithmetic, so what it says
 and what the search endpoints serve cannot drift apart.
 """

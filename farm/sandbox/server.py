@@ -2,16 +2,17 @@
 
 aiohttp (its C HTTP parser, keep-alive, no access log) serves cached pages several times faster than one Scrapy
 process can fetch them, so the sandbox is never a crawl's bottleneck. Rendered pages are cached by
-(site, city, keyword, page, page size); a page is the same bytes every time, except 51job's per-search
-`req` hash, which is filled in per request. A page's bytes also depend on the fault config (stale totals,
+(site, city, keyword, page, page size); a page is the same bytes every time, except what a site's `finish`
+fills in per request (a per-search hash). A page's bytes also depend on the fault config (stale totals,
 hostile postings), so a new config empties the cache.
 
 A request goes: outage (outage.py: the connection closed) → parse → the client's pace, once set
 (clientpace.py: too fast, or banned) → the site's wall, with --walls (walls.py: no live session, no page) →
-the strange walls, with --strange-walls (strangewalls.py) → site rejection (bad qcwy sign, forged zhilian
-token) → fault draw → page. Only a normal page (or a slow one) counts in /_sandbox/counts. The last search
-requests are kept as they came, with their headers in order, for /_sandbox/requests; each is judged as the
-Chrome it claims, and counted by the connection it came on (coherence.py, /_sandbox/identity).
+the strange walls, with --strange-walls (strangewalls.py) → the site's own rejection (its `reject`: a bad
+signature, a forged token) → fault draw (a site's own kinds: its imitation's) → page. Only a normal page (or
+a slow one) counts in /_sandbox/counts. The last search requests are kept as they came, with their headers
+in order, for /_sandbox/requests; each is judged as the Chrome it claims, and counted by the connection it
+came on (coherence.py, /_sandbox/identity).
 """
 
 import asyncio
@@ -26,7 +27,7 @@ from .coherence import Coherence
 from .data import World
 from .faults import Faults, drop, generic
 from .outage import Outage
-from .sites import site_modules
+from .sites import imitation_of, site_modules
 from .strangewalls import StrangeConfig, StrangeWalls
 from .strangewalls import add_routes as add_strange_routes
 from .walls import WallConfig, Walls
@@ -91,6 +92,7 @@ class Sandbox:
         content_type = JSON_TYPE if mod.CONTENT_TYPE == "application/json" else mod.CONTENT_TYPE
         reject = getattr(mod, "reject", None)
         finish = getattr(mod, "finish", None)
+        own = {kind.name: kind.answer for kind in imitation_of(mod).faults}  # its own fault kinds' answers
 
         async def search(request):
             self.arrivals[int(time.time())] += 1
@@ -117,8 +119,8 @@ class Sandbox:
             if kind == "slow":
                 await asyncio.sleep(self.faults.config.slow_ms / 1000)
                 kind = None
-            if kind in mod.FAULTS:
-                return _raw(*mod.FAULTS[kind](query, h, self.world, self.faults.config))
+            if kind in own:
+                return _raw(*own[kind](query, h, self.world, self.faults.config))
             body = self.page(mod, query)
             if finish:
                 body = finish(request, body)

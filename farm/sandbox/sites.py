@@ -1,11 +1,12 @@
 """The sites the sandbox imitates: each registered site's imitation (its package's sandbox.py), and its wall
 (its package's wall.py), by name.
 
-A site module knows its paths, page size, page cap, rendering and own faults (``SITE``, ``PATHS``,
-``PAGE_SIZE``, ``MAX_PAGE_SIZE``, ``MAX_PAGES``, ``CONTENT_TYPE``, ``parse``, ``render``, ``FAULTS``;
-``reject``, ``finish`` and ``STALE_VARIANTS`` where it has them); a wall module's ``WALL`` is its shape
-(wallshape.py). The registry (farm.sites) names the modules; a site registered after the sandbox's start
-(``farm sandbox --site``) is served from the app made after it.
+A site module knows its paths, page size, page cap and rendering (``SITE``, ``PATHS``, ``PAGE_SIZE``,
+``MAX_PAGE_SIZE``, ``MAX_PAGES``, ``CONTENT_TYPE``, ``parse``, ``render``; ``reject``, ``finish`` and
+``STALE_VARIANTS`` where it has them) and, in its ``IMITATION`` (imitation.py), what the shared parts of
+the sandbox make of it: its words, ids, cross-posts, hostile fields, own faults and kind of search. A wall
+module's ``WALL`` is its shape (wallshape.py). The registry (farm.sites) names the modules; a site
+registered after the sandbox's start (``farm sandbox --site``) is served from the app made after it.
 """
 
 from importlib import import_module
@@ -13,6 +14,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from farm.sites import find, sites
+
+from .imitation import DEFAULT, Imitation
 
 if TYPE_CHECKING:
     from .wallshape import WallShape
@@ -29,6 +32,17 @@ def site_module(name: str) -> ModuleType:
     if site is None or site.sandbox is None:
         raise KeyError(name)
     return import_module(site.sandbox)
+
+
+def imitation(name: str) -> Imitation:
+    """What site ``name``'s imitation adds to the shared world (its ``IMITATION``, else DEFAULT); KeyError
+    when the sandbox does not imitate it."""
+    return imitation_of(site_module(name))
+
+
+def imitation_of(module: ModuleType) -> Imitation:
+    """The ``IMITATION`` of a site's imitation module, else DEFAULT."""
+    return getattr(module, "IMITATION", DEFAULT)
 
 
 def served_sites() -> tuple[str, ...]:

@@ -2,16 +2,17 @@
 
 A share (`stale_totals`) of keywords, chosen by a stable hash of (fault seed, site, city, keyword), is stale:
 its page 1 reports wrong totals and every later page the truth. What a page lists never changes, only its
-totals: qcwy `resultbody.job.totalCount`; zhilian `pages`, `positionCount`; boss `totalCount`, `resCount`,
-`hasMore`. The variant comes from the same hash (independent bits), so any rate mixes them all:
+totals (each site's render puts `told`'s in its own fields: a total, the pages, whether there is more). The
+variant comes from the same hash (independent bits), so any rate mixes them all:
 
 - `under`: about half the truth, but more than a page's worth when the truth spans two pages or more, so
-  that page 2 exists and tells the truth. Boss's hasMore stays true: boss cannot reveal anything more.
-- `over`: about double the truth, capped as the site caps (boss `totalCount` at 10 pages, zhilian `pages` at
-  15). Pages past the real end are the site's successful empty pages, telling the truth. Boss, which pages
-  by hasMore alone, also says `hasMore: true` on the last real page; the page after it is empty, hasMore false.
-- `zero` (zhilian only, its imitation's STALE_VARIANTS): page 1 says `pages: 0` and `positionCount: 0`
-  beside its postings.
+  that page 2 exists and tells the truth. A site paged by "has more" alone still says there is more: it
+  cannot reveal anything more.
+- `over`: about double the truth, capped as the site caps (its MAX_PAGES). Pages past the real end are the
+  site's successful empty pages, telling the truth. A site paged by "has more" alone also says so on the
+  last real page; the page after it is empty and says no more.
+- `zero` (only on a site whose imitation names it in its STALE_VARIANTS): page 1 says it has 0 pages and
+  0 results beside its postings.
 
 Keywords of fewer than two postings are never stale, nor an `under` one whose half would still be the truth
 (one posting more than a page: a page's worth plus one is all of it).

@@ -2,9 +2,9 @@
 one in this process, on a thread of its own, for tests that spawn no process.
 
     with SandboxProcess(seed=1, postings=(200, 200)) as sb:
-        os.environ["FARM_QCWY_BASE_URL"] = sb.url
+        os.environ[f"FARM_{site.upper()}_BASE_URL"] = sb.url
         ...
-        assert sb.counts()[("qcwy", "010000", "python", 1)] == 1
+        assert sb.counts()[(site, city_code, "python", 1)] == 1
 
     with SandboxThread(Sandbox(seed=1, walls=WallConfig(session_requests=5), clock=fake_clock)) as sb:
         ...

@@ -1,49 +1,34 @@
-"""Word lists the generated postings are made of, with each site's own wording where the sites differ.
+"""Word lists the generated postings are made of.
 
-Indexed tables (EXPERIENCE, DEGREE, SIZES, KINDS) hold one wording per site for the same level, so a posting
-picks a level once and every site renders it its own way.
+A posting picks a level once (of experience, degree, its company's size, kind and industry) and each site
+words it its own way (its imitation's words, farm.sandbox.imitation). The tables of levels here are the
+words of a site that gives none of its own, and say how many levels there are.
 """
 
-ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 COMPANY_POOL = 600
 
 NAME_CHARS = "智云星辰数联科创海瑞华博信达恒泰鼎盛优捷易讯锐微蓝图维新德安悦启航远凯明睿禾嘉诚拓"
-# (boss brandIndustry, qcwy companyIndustryType1Str, zhilian industryName, word in the full company name)
+# (its name on a site that gives none, its word in a company's full name)
 INDUSTRIES = (
-    ("互联网", "互联网/电子商务", "互联网", "网络科技"),
-    ("计算机软件", "计算机软件", "IT服务", "软件"),
-    ("企业服务", "计算机服务(系统、数据服务、维修)", "IT服务", "信息技术"),
-    ("电子商务", "互联网/电子商务", "电子商务", "电子商务"),
-    ("人工智能", "计算机软件", "人工智能", "智能科技"),
-    ("半导体/芯片", "电子技术/半导体/集成电路", "半导体/芯片", "微电子"),
-    ("在线教育", "教育/培训/院校", "教育/培训", "教育科技"),
-    ("医疗健康", "医疗/护理/卫生", "医疗/健康", "医疗科技"),
-    ("互联网金融", "金融/投资/证券", "金融", "金融信息服务"),
-    ("游戏", "网络游戏", "网络游戏", "互动娱乐"),
-    ("贸易/进出口", "贸易/进出口", "贸易/批发/零售", "贸易"),
-    ("咨询", "专业服务(咨询、人力资源、财会)", "专业服务/咨询", "企业管理咨询"),
+    ("互联网", "网络科技"),
+    ("计算机软件", "软件"),
+    ("IT服务", "信息技术"),
+    ("电子商务", "电子商务"),
+    ("人工智能", "智能科技"),
+    ("半导体/芯片", "微电子"),
+    ("教育/培训", "教育科技"),
+    ("医疗健康", "医疗科技"),
+    ("金融", "金融信息服务"),
+    ("游戏", "互动娱乐"),
+    ("贸易", "贸易"),
+    ("咨询", "企业管理咨询"),
 )
 STAGES = ("未融资", "天使轮", "A轮", "B轮", "C轮", "D轮及以上", "已上市", "不需要融资", "")
-SIZES = {
-    "boss": ("0-20人", "20-99人", "100-499人", "500-999人", "1000-9999人", "10000人以上"),
-    "qcwy": ("少于50人", "50-150人", "150-500人", "500-1000人", "1000-5000人", "10000人以上"),
-    "zhilian": ("20人以下", "20-99人", "100-299人", "500-999人", "1000-9999人", "10000人以上"),
-}
-KINDS = {
-    "qcwy": ("民营", "民营", "上市公司", "外资（欧美）", "外资（非欧美）", "国企", "合资"),
-    "zhilian": ("民营", "民营", "上市公司", "外商独资", "外商独资", "国企", "合资"),
-}
-EXPERIENCE = {
-    "boss": ("经验不限", "在校/应届", "1年以内", "1-3年", "3-5年", "5-10年", "10年以上"),
-    "qcwy": ("无需经验", "在校生/应届生", "1年及以上", "2年及以上", "3年及以上", "5年及以上", "10年及以上"),
-    "zhilian": ("经验不限", "无经验", "1年以下", "1-3年", "3-5年", "5-10年", "10年以上"),
-}
-SALARY_BASE = (6000, 3500, 6000, 9000, 14000, 20000, 30000)
-DEGREE = {
-    "boss": ("学历不限", "大专", "本科", "硕士", "博士", "高中", "中专/中技"),
-    "qcwy": ("", "大专", "本科", "硕士", "博士", "高中", "中技/中专"),
-    "zhilian": ("学历不限", "大专", "本科", "硕士", "博士", "高中", "中专/中技"),
-}
+SIZES = ("20人以下", "20-99人", "100-499人", "500-999人", "1000-9999人", "10000人以上")
+KINDS = ("民营", "民营", "上市公司", "外资", "外资", "国企", "合资")  # 民营 twice: drawn twice as often
+EXPERIENCE = ("经验不限", "应届生", "1年以内", "1-3年", "3-5年", "5-10年", "10年以上")
+SALARY_BASE = (6000, 3500, 6000, 9000, 14000, 20000, 30000)  # a month's pay around which each experience is paid
+DEGREE = ("学历不限", "大专", "本科", "硕士", "博士", "高中", "中专")
 WELFARE = (
     "五险一金",
     "带薪年假",
@@ -62,8 +47,6 @@ WELFARE = (
     "免费班车",
     "下午茶",
 )
-# 51job's welfare codes, in WELFARE order.
-WELFARE_CODES = {w: str(1001 + i) for i, w in enumerate(WELFARE)}
 TECH_SKILLS = (
     "Linux",
     "MySQL",

@@ -3,8 +3,9 @@
 FARM_SITE_PACKAGES names it; from then on Scrapy finds its spider, keyword validation takes its source and
 cities, the settings have its defaults, its salary texts are read by its own forms, the report colours it,
 the help names it, `farm probe` knows its wall shape, the openings count it, `farm doctor` checks it and
-the sandbox serves it, behind the wall of its package's wall.py once its record names it. Its crawl
-against the sandbox is tests/e2e/test_fourth_site_crawl.py.
+the sandbox serves it, behind the wall of its package's wall.py once its record names it, and makes its
+postings by its package's own imitation data (its sandbox.py's IMITATION), or by the sandbox's defaults where
+it gives none. Its crawl against the sandbox is tests/e2e/test_fourth_site_crawl.py.
 """
 
 import dataclasses
@@ -28,11 +29,18 @@ from farm.openings.cluster import Clusterer
 from farm.probe.verdict import understood
 from farm.report.charts import site_colour
 from farm.salary import NO_FIGURE, parse
+from farm.sandbox import crossposts, hostile
+from farm.sandbox.cities import city_named
+from farm.sandbox.data import World
+from farm.sandbox.faults import FaultConfig, all_kinds, default_kinds, shape_kinds
+from farm.sandbox.imitation import DEFAULT
 from farm.sandbox.server import Sandbox
+from farm.sandbox.sites import imitation
 from farm.sandbox.testing import SandboxThread
 from farm.sandbox.walls import WallConfig
 from farm.sites.project import load_sources
 from farm.state.validation import validate_keyword
+from tests.sites.hirehub import sandbox as hirehub_sandbox
 from tests.sites.hirehub.wall import hirehub_token
 
 PACKAGE = "tests.sites.hirehub"
@@ -156,3 +164,64 @@ def test_the_sandbox_walls_it_by_the_wall_its_package_names(registry):
     assert walls["config"]["sites"] == ["boss", "qcwy", "zhilian", "hirehub"]
     assert walls["walls_served"]["hirehub"] == {"no_cookie": 1}
     assert (walls["sessions_issued"]["hirehub"], walls["with_session"]["hirehub"]) == (1, 1)
+
+
+def fetched(url):
+    with urllib.request.urlopen(url) as answer:
+        return json.loads(answer.read())
+
+
+def test_the_sandbox_makes_its_postings_by_its_packages_own_imitation(registry):
+    sites.register_package(PACKAGE)
+    assert imitation("hirehub") is hirehub_sandbox.IMITATION
+    assert "hirehub_busy" in all_kinds() and "hirehub_busy" in shape_kinds()
+    assert "hirehub_busy" not in default_kinds()  # its refusal shape: drawn only when named
+    boss_search = "/wapi/zpgeek/search/joblist.json?city=101010100&query=busy"
+    with SandboxThread(
+        Sandbox(seed=3, postings=(25, 25), fault_config=FaultConfig(keywords={"busy": "hirehub_busy"}))
+    ) as sb:
+        page = fetched(f"{sb.url}/hh/search?city=bj&q=python&page=1")
+        busy, boss_busy = fetched(f"{sb.url}/hh/search?city=bj&q=busy"), fetched(sb.url + boss_search)
+        sb.set_faults(hostile_rate=1.0)
+        spoiled = fetched(f"{sb.url}/hh/search?city=bj&q=python&page=1")
+    assert len(page["jobs"]) == 10 and all(re.fullmatch(r"hh\d{10}", job["id"]) for job in page["jobs"])
+    assert {job["experience"] for job in page["jobs"]} <= set(hirehub_sandbox.EXPERIENCE)
+    assert busy == {"error": "busy", "jobs": []} and boss_busy["code"] == 0  # its own kind hits it alone
+    assert [job["id"] for job in spoiled["jobs"]] == [job["id"] for job in page["jobs"]]
+    for job, hostile_job in zip(page["jobs"], spoiled["jobs"]):
+        assert "extra" not in job and "extra" in hostile_job  # its deep field
+        assert hostile_job["title"] != job["title"] and hostile_job["salary"] == job["salary"]  # its fields alone
+
+
+def test_a_site_that_gives_no_imitation_gets_the_sandboxs_defaults(registry, monkeypatch):
+    sites.register_package(PACKAGE)
+    monkeypatch.delattr(hirehub_sandbox, "IMITATION")
+    assert imitation("hirehub") is DEFAULT
+    assert "hirehub_busy" not in all_kinds()
+    slots = World(seed=3, postings=(60, 60)).slots("hirehub", city_named("北京"), "python")
+    assert len(slots) == 60 and all(re.fullmatch(r"\d{9}-\d{12}", slot[0]) for slot in slots)
+    assert not any(crossposts.is_cross(slot) for slot in slots)  # no salt: no cross-post
+    item = {"id": "x", "title": "python"}
+    assert not hostile.spoil("hirehub", [item], FaultConfig(hostile_rate=1.0)) and item["title"] == "python"
+
+
+def test_a_salt_of_its_own_puts_it_among_the_sites_that_cross_post(registry, monkeypatch):
+    sites.register_package(PACKAGE)
+    salted = dataclasses.replace(hirehub_sandbox.IMITATION, id_salt=0x2545F4914F6CDD1D, decorations=("【HH】{}",))
+    monkeypatch.setattr(hirehub_sandbox, "IMITATION", salted)
+    world, beijing = World(seed=3, postings=(200, 200)), city_named("北京")
+    lists = {name: world.slots(name, beijing, "python") for name in ("boss", "qcwy", "zhilian", "hirehub")}
+    crossed = {name: {i for i, slot in enumerate(found) if crossposts.is_cross(slot)} for name, found in lists.items()}
+    assert 20 < len(crossed["hirehub"]) < 80
+    beside = 0
+    for position in crossed["hirehub"]:
+        mine = world.posting("hirehub", beijing, "python", lists["hirehub"][position])
+        assert mine.title.startswith("【HH】")
+        others = [
+            world.posting(name, beijing, "python", lists[name][position])
+            for name in ("boss", "qcwy", "zhilian")
+            if position in crossed[name]
+        ]
+        assert all(other.company.number == mine.company.number for other in others)
+        beside += bool(others)
+    assert beside > 0.9 * len(crossed["hirehub"])  # the rest: a generic posting took the other site's place

@@ -1,16 +1,17 @@
 """Running a site spider's parse against recorded responses, without a crawl.
 
-Each ``tests/fixtures/<site>/<name>.(json|html)`` page has a ``<name>.expected.json`` beside it:
-the lease and page it answers, the pages its keyword had asked for before it (``asked``, beside
-those its claim asked for), the items it must yield (datetimes as ISO strings), the keyword's last
-page as the page tells it (``page_parsed.last_page``), the postings the site says the keyword holds
-(``page_parsed.site_total``, absent when the page tells none), and the next requests.
-``tests/fixtures/<site>/blocks/blocks.json`` lists the block responses and their reasons;
-``tests/fixtures/<site>/malformed/malformed.json`` the responses that are neither a page nor a block,
-and the parse error each must fail its keyword with.
+Each ``farm/sites/<site>/fixtures/<name>.(json|html)`` page (``fixtures(site)``: the site package's
+recorded answers) has a ``<name>.expected.json`` beside it: the lease and page it answers, the pages its
+keyword had asked for before it (``asked``, beside those its claim asked for), the items it must yield
+(datetimes as ISO strings), the keyword's last page as the page tells it (``page_parsed.last_page``), the
+postings the site says the keyword holds (``page_parsed.site_total``, absent when the page tells none),
+and the next requests. ``fixtures/blocks/blocks.json`` lists the block responses and their reasons;
+``fixtures/malformed/malformed.json`` the responses that are neither a page nor a block, and the parse
+error each must fail its keyword with.
 """
 
 import json
+from importlib import import_module
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,10 +23,16 @@ from farm.crawl.keywordrun import Outcome
 from farm.crawl.paging import KeywordPaging
 from farm.crawl.registry import KeywordRegistry
 from farm.items import JobPosting
+from farm.sites import get
 from farm.state.lease import Lease
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
 CONTENT_TYPES = {".json": "application/json;charset=UTF-8", ".html": "text/html; charset=utf-8"}
+
+
+def fixtures(site: str) -> Path:
+    """The recorded answers of ``site``: the ``fixtures/`` of its package (farm/sites/<site>/fixtures/)."""
+    package = import_module(get(site).spider_module.rpartition(".")[0])
+    return Path(package.__file__).parent / "fixtures"
 
 
 class PageRecorder:
@@ -115,14 +122,14 @@ def as_plain(result):
 
 
 def page_fixtures(site):
-    return sorted(p.name.removesuffix(".expected.json") for p in (FIXTURES / site).glob("*.expected.json"))
+    return sorted(p.name.removesuffix(".expected.json") for p in fixtures(site).glob("*.expected.json"))
 
 
 def check_recorded_page(spidercls, name):
     """Parse one recorded page as its expected file says, and compare everything."""
     site = spidercls.name
-    expected = json.loads((FIXTURES / site / f"{name}.expected.json").read_text())
-    [path] = [p for p in (FIXTURES / site).glob(f"{name}.*") if not p.name.endswith(".expected.json")]
+    expected = json.loads((fixtures(site) / f"{name}.expected.json").read_text())
+    [path] = [p for p in fixtures(site).glob(f"{name}.*") if not p.name.endswith(".expected.json")]
     spider, sent = make_spider(spidercls, clock=expected.get("clock"), **expected.get("settings", {}))
     lease = make_lease(site, **expected["lease"])
     request = request_for(spider, lease, expected["page"], expected.get("asked", ()))
@@ -154,13 +161,13 @@ def check_recorded_page(spidercls, name):
 
 
 def block_cases(site):
-    return json.loads((FIXTURES / site / "blocks" / "blocks.json").read_text())
+    return json.loads((fixtures(site) / "blocks" / "blocks.json").read_text())
 
 
 def check_block(spidercls, case):
     spider, _ = make_spider(spidercls, clock=1750000000)
     request = spider.page_request(make_lease(spidercls.name), 1)
-    path = FIXTURES / spidercls.name / "blocks" / case["file"] if case["file"] else None
+    path = fixtures(spidercls.name) / "blocks" / case["file"] if case["file"] else None
     response = response_for(
         request, path, status=case.get("status", 200), headers=case.get("headers"), url=case.get("url")
     )
@@ -186,12 +193,12 @@ def check_unparsable(spidercls, body, content_type, reason):
 
 
 def malformed_cases(site):
-    return json.loads((FIXTURES / site / "malformed" / "malformed.json").read_text())
+    return json.loads((fixtures(site) / "malformed" / "malformed.json").read_text())
 
 
 def check_malformed(spidercls, case):
     """A recorded response that is not a page fails the keyword with the case's parse error."""
-    path = FIXTURES / spidercls.name / "malformed" / case["file"]
+    path = fixtures(spidercls.name) / "malformed" / case["file"]
     check_unparsable(spidercls, path.read_bytes(), CONTENT_TYPES[path.suffix], case["reason"])
 
 

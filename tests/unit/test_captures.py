@@ -1,6 +1,6 @@
 """The spiders against public captures of the sites' real answers (docs/sites.md §4.5).
 
-Each ``tests/fixtures/<site>/captures/<name>.(json|html)`` was copied from a public repository, as it is
+Each ``farm/sites/<site>/fixtures/captures/<name>.(json|html)`` was copied from a public repository, as it is
 or trimmed (its structure and values kept, long lists cut), and that folder's SOURCE.md names the
 repository, path and commit of each. Beside it, ``<name>.expected.json`` holds either the postings it
 must yield (every column but ``raw``, which must be the site's entry at the same place in
@@ -21,14 +21,14 @@ from farm.sites.boss.spider import BossSpider
 from farm.sites.qcwy.spider import QcwySpider
 from farm.sites.zhilian.spider import ZhilianSpider
 from farm.spiders.base import ParseError
-from tests.unit.spider_helpers import FIXTURES, make_lease, make_spider, request_for, response_for
+from tests.unit.spider_helpers import fixtures, make_lease, make_spider, request_for, response_for
 
 SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
 
 
 def capture_cases():
     for site, spidercls in SPIDERS.items():
-        for expected in sorted((FIXTURES / site / "captures").glob("*.expected.json")):
+        for expected in sorted((fixtures(site) / "captures").glob("*.expected.json")):
             name = expected.name.removesuffix(".expected.json")
             yield pytest.param(spidercls, expected, id=f"{site}/{name}")
 
@@ -91,9 +91,9 @@ def test_capture_reads_as_its_expected_file_says(spidercls, expected_path):
         assert getattr(page, fact) == value, fact
 
 
-@pytest.mark.parametrize("site", [site for site in SPIDERS if (FIXTURES / site / "captures").is_dir()])
+@pytest.mark.parametrize("site", [site for site in SPIDERS if (fixtures(site) / "captures").is_dir()])
 def test_every_capture_names_its_source(site):
-    folder = FIXTURES / site / "captures"
+    folder = fixtures(site) / "captures"
     captures = [p for p in folder.glob("*.*") if not p.name.endswith(".expected.json") and p.name != "SOURCE.md"]
     sources = (folder / "SOURCE.md").read_text()
     assert captures

@@ -7,7 +7,7 @@ import re
 import pytest
 from parsel import Selector
 
-from farm.sandbox.faults import DEFAULT_KINDS, SHAPE_KINDS, FaultConfig
+from farm.sandbox.faults import FaultConfig, default_kinds, shape_kinds
 from farm.sandbox.server import Sandbox
 from farm.sandbox.testing import SandboxThread
 from tests.unit.sandbox_conftest_helpers import boss_path, get, qcwy_path, zhilian_path
@@ -70,9 +70,11 @@ def test_zhilian_shell_has_root_scripts_and_navigation_but_neither_state_nor_car
 
 
 def test_shapes_are_drawn_at_the_rate_set_and_only_when_named(sb):
-    assert not set(SHAPE_KINDS) & set(DEFAULT_KINDS) and FaultConfig().kinds == DEFAULT_KINDS
+    shapes = ("boss_unknown_code", "qcwy_soft_empty", "qcwy_html", "zhilian_shell")
+    assert shape_kinds() == shapes and not set(shapes) & set(default_kinds())
+    assert FaultConfig().kinds == default_kinds()
     sb.set_faults(rate=1.0, seed=1)
-    assert sb.faults()["kinds"] == list(DEFAULT_KINDS)
+    assert sb.faults()["kinds"] == list(default_kinds())
     sb.set_faults(rate=0.3, seed=5, kinds=["qcwy_soft_empty"])
     items = [json.loads(get(sb.url, qcwy_path("python", page=1))[2])["resultbody"]["job"]["items"] for _ in range(60)]
     empty = sum(not page for page in items)

@@ -6,13 +6,13 @@ import pytest
 
 from farm.sites.boss.spider import BossSpider
 from tests.unit.spider_helpers import (
-    FIXTURES,
     block_cases,
     check_block,
     check_malformed,
     check_recorded_page,
     check_unknown_city,
     check_unparsable,
+    fixtures,
     make_lease,
     make_spider,
     malformed_cases,
@@ -84,7 +84,7 @@ def test_max_page_stops_even_with_has_more():
     spider, sent = make_spider(BossSpider, FARM_BOSS_MAX_PAGES=3)
     lease = make_lease("boss")
     request = request_for(spider, lease, 3, asked=(1, 2))
-    results = list(spider.parse_search(response_for(request, FIXTURES / "boss" / "page2.json")))
+    results = list(spider.parse_search(response_for(request, fixtures("boss") / "page2.json")))
     assert [r["job_id"] for r in results] == ["0c1d2e3f4a5b6c7d1Hd_0tu9FVY~"]  # items, no request for page 4
     assert spider.crawl_paging.registry.runs[lease.key].last == 3
 

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from farm.crawl.keywordrun import Outcome
 from farm.sites.qcwy.spider import QcwySpider, _strip_req, _strip_req_parsed
 from tests.unit.spider_helpers import (
-    FIXTURES,
     block_cases,
     check_block,
     check_malformed,
     check_recorded_page,
     check_unknown_city,
     check_unparsable,
+    fixtures,
     make_lease,
     make_spider,
     malformed_cases,
@@ -106,14 +106,14 @@ def test_max_pages_caps_the_follow_up_requests():
     spider, sent = make_spider(QcwySpider, clock=1750000000, FARM_QCWY_MAX_PAGES=3)
     lease = make_lease("qcwy", city="南京", job="电工")
     request = request_for(spider, lease, 1)
-    results = list(spider.parse_search(response_for(request, FIXTURES / "qcwy" / "page1.json")))
+    results = list(spider.parse_search(response_for(request, fixtures("qcwy") / "page1.json")))
     pages = [r.meta["farm_page"] for r in results if not hasattr(r, "fields")]
     assert pages == [2, 3]
     assert spider.crawl_paging.registry.runs[lease.key].last == 3
 
 
 def _page1_saying(total_count, items=True):
-    body = json.loads((FIXTURES / "qcwy" / "page1.json").read_bytes())
+    body = json.loads((fixtures("qcwy") / "page1.json").read_bytes())
     body["resultbody"]["job"]["totalCount"] = total_count
     if not items:
         body["resultbody"]["job"]["items"] = []

@@ -7,13 +7,13 @@ import pytest
 
 from farm.sites.zhilian.spider import ZhilianSpider, initial_state
 from tests.unit.spider_helpers import (
-    FIXTURES,
     block_cases,
     check_block,
     check_malformed,
     check_recorded_page,
     check_unknown_city,
     check_unparsable,
+    fixtures,
     make_lease,
     make_spider,
     malformed_cases,
@@ -78,7 +78,7 @@ def test_max_pages_caps_the_follow_up_requests():
     spider, sent = make_spider(ZhilianSpider, FARM_ZHILIAN_MAX_PAGES=3)
     lease = make_lease("zhilian", city="深圳", job="Java")
     request = request_for(spider, lease, 1)
-    results = list(spider.parse_search(response_for(request, FIXTURES / "zhilian" / "page1.html")))
+    results = list(spider.parse_search(response_for(request, fixtures("zhilian") / "page1.html")))
     assert [r.url for r in results if not hasattr(r, "fields")] == [
         "https://www.zhaopin.com/sou/jl765?kw=Java&p=2",
         "https://www.zhaopin.com/sou/jl765?kw=Java&p=3",
@@ -143,7 +143,7 @@ def test_unparsable_body_fails_the_keyword(body, reason):
 def _page_with_zero_totals(positions):
     """page1.html with its totals reading 0 (docs/sites.md §3.1: positionCount "can read 0") and
     ``positions`` copies of its posting."""
-    html = (FIXTURES / "zhilian" / "page1.html").read_text(encoding="utf-8")
+    html = (fixtures("zhilian") / "page1.html").read_text(encoding="utf-8")
     state = initial_state(html)
     first = state["positionList"][0]
     state.update(pages=0, positionCount=0, positionList=[{**first, "number": f"CC0J{n}"} for n in range(positions)])
@@ -180,7 +180,7 @@ def test_a_total_told_on_page_2_after_page_1_read_zero_requests_the_pages_it_rev
         if not hasattr(r, "fields")
     ]
     spider.crawl_paging.registry.runs[lease.key].taken(2)
-    html = (FIXTURES / "zhilian" / "page1.html").read_text(encoding="utf-8")  # pages: 5
+    html = (fixtures("zhilian") / "page1.html").read_text(encoding="utf-8")  # pages: 5
     results = list(spider.parse_search(response_for(second, body=html.encode())))
     assert [r.meta["farm_page"] for r in results if not hasattr(r, "fields")] == [3, 4, 5]
     assert spider.crawl_paging.registry.runs[lease.key].total_pages == 5
@@ -193,7 +193,7 @@ def test_the_page_state_is_decoded_once_for_the_block_check_and_the_parser(monke
     monkeypatch.setattr(zhilian, "initial_state", lambda html: decoded.append(html) or initial_state(html))
     spider, _ = make_spider(ZhilianSpider)
     request = spider.page_request(make_lease("zhilian"), 1)
-    response = response_for(request, FIXTURES / "zhilian" / "page1.html")
+    response = response_for(request, fixtures("zhilian") / "page1.html")
     assert spider.block_reason(response) is None
     assert spider.parse_page(response).postings
     assert len(decoded) == 1

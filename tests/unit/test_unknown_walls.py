@@ -18,11 +18,11 @@ from farm.sites.zhilian.sandbox import SHELL
 from farm.sites.zhilian.spider import ZhilianSpider
 from tests.unit.components import make_crawler
 from tests.unit.loop_helpers import run_loop
-from tests.unit.spider_helpers import FIXTURES, make_lease, make_spider, response_for
+from tests.unit.spider_helpers import fixtures, make_lease, make_spider, response_for
 
 SPIDERS = {"boss": BossSpider, "qcwy": QcwySpider, "zhilian": ZhilianSpider}
 
-# What farm makes of the recorded wall pages (tests/fixtures/<site>/blocks, and the public capture of 51job's
+# What farm makes of the recorded wall pages (farm/sites/<site>/fixtures/blocks, and the public capture of 51job's
 # slider): "known" (the spider's own wall), "unknown" (tried in the browser), None (a refusal: not tried).
 RECORDED = [
     ("boss", "code37.json", {}, "known"),
@@ -57,7 +57,7 @@ def answer(site, path=None, body=b"", **kwargs):
 
 @pytest.mark.parametrize(("site", "name", "extra", "kind"), RECORDED)
 def test_recorded_walls_are_known_tried_or_refused(site, name, extra, kind):
-    spider, response = answer(site, FIXTURES / site / "blocks" / name, **extra)
+    spider, response = answer(site, fixtures(site) / "blocks" / name, **extra)
     wall = spider.wall_of(response)
     assert (None if wall is None else "known" if wall.known else "unknown") == kind
     if kind == "unknown":
@@ -223,7 +223,7 @@ def test_a_session_of_an_unknown_wall_is_proven_by_its_first_answer_or_retired_a
     retry = request.replace(meta={**request.meta, "retry_times": 2})
     fresh = run_loop(lambda: middleware.process_response(retry, met(retry)))
     run_loop(lambda: middleware.process_request(fresh))
-    page = (FIXTURES / "zhilian" / "page1.html").read_bytes()
+    page = (fixtures("zhilian") / "page1.html").read_bytes()
     data = response_for(fresh, body=page)
     assert run_loop(lambda: middleware.process_response(fresh, data)) is data
     session = middleware.pool.current(("zhilian", ""))

@@ -8,6 +8,11 @@ placeholder and the hash (from the request's timestamp, requestId, keyword and a
 The sign is checked only when a `sign` header is sent, matching the contract's note that the live check looks
 lax. It must be HMAC-SHA256 over `path?query` as sent; the percent-decoded form is accepted too, because a
 client may sign before its HTTP library encodes the URL.
+
+Choices where the contract is silent: an unknown city code (or none) gives a successful, empty search
+(`status` "1", `totalCount` 0); a comma-joined `jobArea` is one unknown code. Its imitation's data
+(``IMITATION``): its words and welfare codes, its ids (9 digits), its title decorations, the fields hostile
+postings spoil, its WAF pages and other refusals.
 """
 
 import functools
@@ -16,6 +21,8 @@ import hmac
 import urllib.parse
 
 from farm.sandbox import hostile, stale, vocab
+from farm.sandbox.hostile import Fields
+from farm.sandbox.imitation import FaultKind, Imitation
 from farm.sandbox.results import Query, int_param, page_of, to_json
 
 SITE = "qcwy"
@@ -75,6 +82,26 @@ def render(world, query, faults=None):
     return to_json(body, spoiled)
 
 
+EXPERIENCE = ("无需经验", "在校生/应届生", "1年及以上", "2年及以上", "3年及以上", "5年及以上", "10年及以上")
+DEGREE = ("", "大专", "本科", "硕士", "博士", "高中", "中技/中专")
+SIZES = ("少于50人", "50-150人", "150-500人", "500-1000人", "1000-5000人", "10000人以上")
+KINDS = ("民营", "民营", "上市公司", "外资（欧美）", "外资（非欧美）", "国企", "合资")
+INDUSTRIES = (  # companyIndustryType1Str, by vocab.INDUSTRIES' level
+    "互联网/电子商务",
+    "计算机软件",
+    "计算机服务(系统、数据服务、维修)",
+    "互联网/电子商务",
+    "计算机软件",
+    "电子技术/半导体/集成电路",
+    "教育/培训/院校",
+    "医疗/护理/卫生",
+    "金融/投资/证券",
+    "网络游戏",
+    "贸易/进出口",
+    "专业服务(咨询、人力资源、财会)",
+)
+WELFARE_CODES = {w: str(1001 + i) for i, w in enumerate(vocab.WELFARE)}  # its welfare codes, in WELFARE order
+
 # Parts of an item that depend on one thing of a posting (its place, company, pay, welfare), made once each.
 _PLACES, _PAYS = {}, {}
 _HREF_TAIL = f"?s=sou_sou_soulb&t=0_0&req={REQ_PLACEHOLDER.decode()}"
@@ -84,16 +111,16 @@ def _place(p):
     key = (p.city.name, p.district, p.area)
     made = _PLACES.get(key)
     if made is None:
-        city = p.city
+        city, code = p.city, p.city.code(SITE)
         district_no = [d[0] for d in city.districts].index(p.district) + 1
         made = _PLACES[key] = {
-            "workAreaCode": f"{city.qcwy[:4]}{district_no:02d}",
-            "jobAreaCode": city.qcwy,
+            "workAreaCode": f"{code[:4]}{district_no:02d}",
+            "jobAreaCode": code,
             "jobAreaString": f"{city.name}·{p.district}",
             "hrefAreaPinYin": f"{city.pinyin}-{p.district_abbr}",
             "jobAreaLevelDetail": {
-                "provinceCode": city.qcwy[:2] + "0000",
-                "cityCode": city.qcwy,
+                "provinceCode": code[:2] + "0000",
+                "cityCode": code,
                 "cityString": city.name,
                 "districtString": p.district,
                 "landMarkString": p.area,
@@ -108,9 +135,9 @@ def _company(c):
         "fullCompanyName": c.full_name,
         "companyName": c.short_name,
         "coId": str(c.number),
-        "companyTypeString": vocab.KINDS[SITE][c.kind],
-        "companySizeString": vocab.SIZES[SITE][c.size],
-        "companyIndustryType1Str": c.industry[1],
+        "companyTypeString": KINDS[c.kind],
+        "companySizeString": SIZES[c.size],
+        "companyIndustryType1Str": INDUSTRIES[c.industry],
         "companyIndustryType2Str": "",
         "companyHref": f"https://jobs.51job.com/all/co{c.number}.html",
     }
@@ -130,16 +157,15 @@ def _pay(p):
 
 @functools.cache
 def _welfare(welfare):
-    return [{"code": vocab.WELFARE_CODES[w], "chineseTitle": w} for w in welfare]
+    return [{"code": WELFARE_CODES[w], "chineseTitle": w} for w in welfare]
 
 
-_EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
-_WORK_YEAR = tuple(str(i) for i in range(len(_EXPERIENCE)))
+_WORK_YEAR = tuple(str(i) for i in range(len(EXPERIENCE)))
 
 
 def _item(p):
     issued = p.published_text
-    experience = _EXPERIENCE[p.experience]
+    experience = EXPERIENCE[p.experience]
     place = _place(p)
     return {
         "jobId": p.id,
@@ -154,7 +180,7 @@ def _item(p):
         "updateDateTime": issued,
         "workYear": _WORK_YEAR[p.experience],
         "workYearString": experience,
-        "degreeString": _DEGREE[p.degree],
+        "degreeString": DEGREE[p.degree],
         "termStr": "全职",
         "jobWelfareCodeDataList": _welfare(p.welfare),
         **_company(p.company),
@@ -233,21 +259,65 @@ def _soft_empty(query, h, world, faults):
     return 200, CONTENT_TYPE, _json(body)
 
 
-FAULTS = {
-    # Aliyun's JS challenge: the crawler computes acw_sc__v2 from arg1 and retries.
-    "qcwy_waf": lambda query, h, *_: (
-        200,
-        "text/html",
-        WAF_CHALLENGE.format(arg1=hashlib.sha1(str(h).encode()).hexdigest().upper()).encode(),
+def job_id(n, company):
+    """A jobId: 9 digits (its company is not in it)."""
+    return str(100_000_000 + n % 900_000_000)
+
+
+def _waf(query, h, *_):
+    """Aliyun's JS challenge: the crawler computes acw_sc__v2 from arg1 and retries."""
+    return 200, "text/html", WAF_CHALLENGE.format(arg1=hashlib.sha1(str(h).encode()).hexdigest().upper()).encode()
+
+
+def _slider(query, h, *_):
+    return 200, "text/html; charset=utf-8", WAF_SLIDER.format(tag=f"{h & 0xFFFFFF:06x}", trace=f"{h:016x}").encode()
+
+
+def _busy(query, h, *_):
+    return 200, "text/html; charset=utf-8", BUSY_PAGE.format(trace=f"{h:016x}").encode()
+
+
+IMITATION = Imitation(
+    experience=EXPERIENCE,
+    degree=DEGREE,
+    sizes=SIZES,
+    kinds=KINDS,
+    industries=INDUSTRIES,
+    make_id=job_id,
+    id_salt=0xC2B2AE3D27D4EB4F,
+    decorations=("{}", "{}+五险一金", "{}（五险一金）", "【高薪】{}"),
+    hostile=Fields(
+        "jobId",
+        ("issueDateString", "confirmDateString", "updateDateTime"),
+        (
+            "jobName",
+            "provideSalaryString",
+            "fullCompanyName",
+            "companyName",
+            "jobAreaString",
+            ("jobAreaLevelDetail", "cityString"),
+            "workYearString",
+            "degreeString",
+        ),
+        ("jobHref", "companyHref"),
+        {"jobTags": None, "jobWelfareCodeDataList": "chineseTitle"},
+        ("jobSalaryMin", "jobSalaryMax", "lon", "lat"),
+        "jobNumString",
     ),
-    "qcwy_slider": lambda query, h, *_: (
-        200,
-        "text/html; charset=utf-8",
-        WAF_SLIDER.format(tag=f"{h & 0xFFFFFF:06x}", trace=f"{h:016x}").encode(),
+    faults=(
+        FaultKind("qcwy_waf", "51job Aliyun WAF JS challenge (var arg1=...)", _waf),
+        FaultKind("qcwy_slider", "51job Aliyun slider page (nc_1_n1z)", _slider),
+        # throttling as the API itself says it: status 1001 with no items
+        FaultKind(
+            "qcwy_throttle",
+            "51job status 1001, no items",
+            lambda query, h, *_: _status("1001", "访问过于频繁，请稍后再试"),
+        ),
+        # a soft block: an empty page that says it is not the last
+        FaultKind(
+            "qcwy_soft_empty", "51job status 1, no items, totalCount the real total (opt-in)", _soft_empty, shape=True
+        ),
+        FaultKind("qcwy_html", "51job HTML 系统繁忙 page where JSON was due (opt-in)", _busy, shape=True),
     ),
-    # Throttling as the API itself says it: status 1001 with no items.
-    "qcwy_throttle": lambda query, h, *_: _status("1001", "访问过于频繁，请稍后再试"),
-    # A soft block: an empty page that says it is not the last.
-    "qcwy_soft_empty": _soft_empty,
-    "qcwy_html": lambda query, h, *_: (200, "text/html; charset=utf-8", BUSY_PAGE.format(trace=f"{h:016x}").encode()),
-}
+    search="fetch",  # the search page's XHR to search-pc
+)

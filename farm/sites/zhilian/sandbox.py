@@ -7,13 +7,20 @@ zero-result 登录之后再搜索 page, as the contract says the live site does.
 
 The JSON is one line and `</` is written `<\\/`, so `__INITIAL_STATE__=(\\{.*?\\})</script>` captures exactly
 the object. Normal pages contain no 登录/注册 text, so that text means the login wall and nothing else.
+
+Choices where the contract is silent: an unknown city code gives a successful, empty search (an empty
+`positionList` and a "暂无符合条件的职位" tip: no 登录 text, so it is not mistaken for the login wall). Its
+imitation's data (``IMITATION``): its words, its ids (CC, its company's number, J and 11 digits), its title
+decorations, the fields hostile postings spoil, its verification page, login wall and client-rendered shell.
 """
 
 import functools
 import html
 import urllib.parse
 
-from farm.sandbox import hostile, stale, vocab
+from farm.sandbox import hostile, stale
+from farm.sandbox.hostile import Fields
+from farm.sandbox.imitation import FaultKind, Imitation
 from farm.sandbox.results import Query, int_param, page_of, to_json
 
 SITE = "zhilian"
@@ -45,7 +52,24 @@ def render(world, query, faults=None):
     return _document(query, state, cards + _pager(query, page.has_more), spoiled)
 
 
-_EXPERIENCE, _DEGREE = vocab.EXPERIENCE[SITE], vocab.DEGREE[SITE]
+EXPERIENCE = ("经验不限", "无经验", "1年以下", "1-3年", "3-5年", "5-10年", "10年以上")
+DEGREE = ("学历不限", "大专", "本科", "硕士", "博士", "高中", "中专/中技")
+SIZES = ("20人以下", "20-99人", "100-299人", "500-999人", "1000-9999人", "10000人以上")
+KINDS = ("民营", "民营", "上市公司", "外商独资", "外商独资", "国企", "合资")
+INDUSTRIES = (  # industryName, by vocab.INDUSTRIES' level
+    "互联网",
+    "IT服务",
+    "IT服务",
+    "电子商务",
+    "人工智能",
+    "半导体/芯片",
+    "教育/培训",
+    "医疗/健康",
+    "金融",
+    "网络游戏",
+    "贸易/批发/零售",
+    "专业服务/咨询",
+)
 
 
 @functools.cache
@@ -54,15 +78,15 @@ def _company(c):
     return {
         "companyName": c.full_name,
         "companyNumber": f"CZ{c.number}",
-        "companySize": vocab.SIZES[SITE][c.size],
-        "propertyName": vocab.KINDS[SITE][c.kind],
-        "industryName": c.industry[2],
+        "companySize": SIZES[c.size],
+        "propertyName": KINDS[c.kind],
+        "industryName": INDUSTRIES[c.industry],
         "companyUrl": f"https://www.zhaopin.com/companydetail/CZ{c.number}.htm",
     }
 
 
 def _item(p):
-    exp, degree = _EXPERIENCE[p.experience], _DEGREE[p.degree]
+    exp, degree = EXPERIENCE[p.experience], DEGREE[p.degree]
     return {
         "number": p.id,
         "name": p.title,
@@ -70,7 +94,7 @@ def _item(p):
         "salary60": salary60(p),
         "salaryReal": f"{p.salary_min}-{p.salary_max}",
         **_company(p.company),
-        "cityId": p.city.zhilian,
+        "cityId": p.city.code(SITE),
         "workCity": p.city.name,
         "cityDistrict": p.district,
         "streetName": p.area,
@@ -185,12 +209,43 @@ SHELL = """<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>
 <script src="https://fecdn.zhaopin.cn/www/sou/js/vendor.{tag}.js"></script>
 <script src="https://fecdn.zhaopin.cn/www/sou/js/app.{tag}.js"></script></body></html>"""
 
-FAULTS = {
-    "zhilian_verify": lambda query, h, *_: (
-        200,
-        "text/html; charset=utf-8",
-        VERIFY.format(trace=f"{h:016x}").encode(),
+
+def job_id(n, company):
+    """A number: CC, its company's number, J and 11 digits."""
+    return f"CC{company.number}J{40_000_000_000 + n % 60_000_000_000}"
+
+
+IMITATION = Imitation(
+    experience=EXPERIENCE,
+    degree=DEGREE,
+    sizes=SIZES,
+    kinds=KINDS,
+    industries=INDUSTRIES,
+    make_id=job_id,
+    id_salt=0x165667B19E3779F9,
+    decorations=("{}", "{}", "急聘{}", "{}-包吃住"),
+    hostile=Fields(
+        "number",
+        ("publishTime",),
+        ("name", "salary60", "companyName", "workCity", "cityDistrict", "streetName", "workingExp", "education"),
+        ("positionUrl", "companyUrl"),
+        {"showSkillTags": "tag", "skillLabel": "value", "welfareLabel": None},
+        ("salaryReal", "cityId", "companyNumber", "subJobTypeLevelName"),
+        "staffCard",
     ),
-    "zhilian_login": lambda query, h, *_: login_wall(query),
-    "zhilian_shell": lambda query, h, *_: (200, CONTENT_TYPE, SHELL.format(tag=f"{h & 0xFFFFFFFF:08x}").encode()),
-}
+    faults=(
+        FaultKind(
+            "zhilian_verify",
+            "zhilian 安全验证 / Security Verification page",
+            lambda query, h, *_: (200, "text/html; charset=utf-8", VERIFY.format(trace=f"{h:016x}").encode()),
+        ),
+        FaultKind("zhilian_login", "zhilian 0 results + 登录之后再搜索", lambda query, h, *_: login_wall(query)),
+        FaultKind(
+            "zhilian_shell",
+            "zhilian client-rendered shell: no state, no cards (opt-in)",
+            lambda query, h, *_: (200, CONTENT_TYPE, SHELL.format(tag=f"{h & 0xFFFFFFFF:08x}").encode()),
+            shape=True,
+        ),
+    ),
+    search="navigate",  # a server-rendered page
+)
