@@ -9,12 +9,17 @@ time from start to exit (the browser's start included). The rounds alternate the
 medians with the interval that holds the true median (bench.rounds). The browser pages a session costs come
 from the crawls' own stats (farm/browser/pages over farm/session/earned), the browser's memory as the
 largest PSS of its processes (farm/browser/rss_max). The sandbox counts the requests each connection carried
-and the requests that are not the Chrome they claim (/_sandbox/identity).
+and the requests that are not the Chrome they claim (/_sandbox/identity). The CPU a crawl costs is its process's
+and every process below it (Playwright's driver, Chromium's processes: each reaped by its parent, so counted in
+the bench's RUSAGE_CHILDREN once the crawl has exited), and the sandbox's (/proc): on two cores, a crawl whose
+CPU seconds are more than twice its time is as fast as the machine lets it be.
 
     python -m bench.walls_bench [--rounds N] [--keywords N]
 """
 
 import argparse
+import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -30,13 +35,25 @@ JOBS = ("python", "java", "前端", "测试", "数据", "运维")
 PAGES = 25  # per keyword: 500 postings each, so that a crawl runs long enough for its rate to settle
 
 
+def _cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cpu_of(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _crawl(sandbox, rows, folder: Path, name: str, **settings) -> dict:
     db = f"sqlite:///{folder / (name + '.db')}"
     prepare_db(db, rows)
     before = sum(fetched_pages(sandbox, "qcwy").values())
+    cpu, sandbox_cpu = _cpu_of_children(), _cpu_of(sandbox.proc.pid)
     started = time.monotonic()
     crawl = run_crawl("qcwy", db, sandbox.url, timeout=600, FARM_QCWY_MAX_PAGES=PAGES, **settings)
     seconds = time.monotonic() - started
+    cpu, sandbox_cpu = _cpu_of_children() - cpu, _cpu_of(sandbox.proc.pid) - sandbox_cpu
     if crawl.returncode != 0:
         raise RuntimeError(f"the {name} crawl failed:\n{crawl.output[-2000:]}")
     pages = sum(fetched_pages(sandbox, "qcwy").values()) - before
@@ -45,6 +62,9 @@ def _crawl(sandbox, rows, folder: Path, name: str, **settings) -> dict:
         "per_connection": seen["requests_per_connection"],
         "incoherent": seen["incoherent"],
         "rate": pages / seconds,
+        "cpu": cpu,
+        "sandbox_cpu": sandbox_cpu,
+        "seconds": seconds,
         "pages": pages,
         "sessions": crawl_stat(crawl.output, "farm/session/earned"),
         "browser_pages": crawl_stat(crawl.output, "farm/browser/pages"),
@@ -56,6 +76,7 @@ def run(rounds: int = 3, keywords: int = 24, verbose: bool = False):
     rows = [("qcwy", city, job) for city in CITIES for job in JOBS][:keywords]
     rates = {"walls": [], "no walls": [], "plain": []}
     per_connection = {"walls": [], "no walls": [], "plain": []}
+    cpu: dict[str, list[tuple[float, float, float]]] = {"walls": [], "no walls": [], "plain": []}
     sessions = browser_pages = pss = incoherent = 0
     with tempfile.TemporaryDirectory(prefix="farm-walls-bench-") as tmp:
         for r in range(rounds):
@@ -67,13 +88,19 @@ def run(rounds: int = 3, keywords: int = 24, verbose: bool = False):
                     result = _crawl(sandbox, rows, Path(tmp), f"{name.replace(' ', '_')}{r}", **extra)
                 rates[name].append(result["rate"])
                 per_connection[name].append(result["per_connection"])
+                cpu[name].append((result["cpu"], result["sandbox_cpu"], result["seconds"]))
                 incoherent += result["incoherent"] if name != "plain" else 0
                 if name == "walls":
                     sessions += result["sessions"]
                     browser_pages += result["browser_pages"]
                     pss = max(pss, result["pss"])
                 if verbose:
-                    print(f"  round {r + 1} {name}: {result['rate']:.1f} pages/s ({result['pages']} pages)", flush=True)
+                    print(
+                        f"  round {r + 1} {name}: {result['rate']:.1f} pages/s ({result['pages']} pages; CPU "
+                        f"{result['cpu']:.2f} s the crawl and its browser, {result['sandbox_cpu']:.2f} s the "
+                        f"sandbox, in {result['seconds']:.2f} s)",
+                        flush=True,
+                    )
     walls_to_none = [w / n for w, n in zip(rates["walls"], rates["no walls"], strict=True)]
     fingerprint = [n / p for n, p in zip(rates["no walls"], rates["plain"], strict=True)]
     rows_out = [
@@ -89,6 +116,12 @@ def run(rounds: int = 3, keywords: int = 24, verbose: bool = False):
     if rounds >= 2:
         low, high, _ = median_interval(walls_to_none)
         rows_out += [("  its interval: low", low, "ratio"), ("  its interval: high", high, "ratio")]
+    for name in ("walls", "no walls"):
+        rows_out += [
+            (f"CPU seconds, {name}: the crawl and its browser", statistics.median(c for c, _, _ in cpu[name]), "s"),
+            (f"CPU seconds, {name}: the sandbox", statistics.median(s for _, s, _ in cpu[name]), "s"),
+            (f"CPU seconds a second, {name}: both", statistics.median((c + s) / t for c, s, t in cpu[name]), "cores"),
+        ]
     rows_out += [
         ("browser fingerprint / Scrapy's client, no walls", statistics.median(fingerprint), "ratio"),
         ("sessions earned through the walls, all rounds", sessions, "sessions"),
