@@ -116,7 +116,9 @@ def test_a_session_that_expires_mid_keyword_is_earned_again_and_no_page_is_lost_
         fetched = fetched_pages(sandbox, "qcwy")
     assert crawl.returncode == 0, crawl.output[-3000:]
     assert {row["crawl_status"] for row in keywords(sqlite_url)} == {"completed"}
-    assert seen["expired"]["qcwy"] >= 2 and seen["sessions_issued"]["qcwy"] >= 4  # 16 pages, 4 requests a session
+    # 16 pages, 4 requests a session: the first session's end is met by the requests in flight on it (one or
+    # two keywords'), after which its life is learned and the next ones are earned ahead
+    assert seen["expired"]["qcwy"] >= 1 and seen["sessions_issued"]["qcwy"] >= 4
     # the site counts a session at its first use: one earned ahead and never taken is earned, not issued (at
     # most FARM_SESSIONS_AHEAD, 2); one a pass was earning as the crawl closed may reach the site uncounted
     earned, issued = crawl_stat(crawl.output, "farm/session/earned"), seen["sessions_issued"]["qcwy"]
