@@ -18,7 +18,6 @@ CPU seconds are more than twice its time is as fast as the machine lets it be.
 """
 
 import argparse
-import os
 import resource
 import statistics
 import sys
@@ -27,6 +26,7 @@ import time
 from pathlib import Path
 
 from bench.rounds import median_interval
+from bench.walls_passes import cpu_seconds
 from farm.sandbox.testing import SandboxProcess
 from tests.e2e.harness import crawl_stat, fetched_pages, prepare_db, run_crawl
 
@@ -40,20 +40,15 @@ def _cpu_of_children() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _cpu_of(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _crawl(sandbox, rows, folder: Path, name: str, **settings) -> dict:
     db = f"sqlite:///{folder / (name + '.db')}"
     prepare_db(db, rows)
     before = sum(fetched_pages(sandbox, "qcwy").values())
-    cpu, sandbox_cpu = _cpu_of_children(), _cpu_of(sandbox.proc.pid)
+    cpu, sandbox_cpu = _cpu_of_children(), cpu_seconds(sandbox.proc.pid)
     started = time.monotonic()
     crawl = run_crawl("qcwy", db, sandbox.url, timeout=600, FARM_QCWY_MAX_PAGES=PAGES, **settings)
     seconds = time.monotonic() - started
-    cpu, sandbox_cpu = _cpu_of_children() - cpu, _cpu_of(sandbox.proc.pid) - sandbox_cpu
+    cpu, sandbox_cpu = _cpu_of_children() - cpu, cpu_seconds(sandbox.proc.pid) - sandbox_cpu
     if crawl.returncode != 0:
         raise RuntimeError(f"the {name} crawl failed:\n{crawl.output[-2000:]}")
     pages = sum(fetched_pages(sandbox, "qcwy").values()) - before

@@ -37,14 +37,20 @@ def cpu_by_kind() -> dict[str, float]:
         if not comm.startswith(BROWSER_PROCESSES):
             continue
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            spent = cpu_seconds(pid)
             words = Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ").split()
         except OSError:
             continue
         kind = next((w[len("--type=") :] for w in words if w.startswith("--type=")), comm)
         kind += next((" " + w.split("=", 1)[1] for w in words if w.startswith("--utility-sub-type=")), "")
-        seconds[kind] = seconds.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / TICK
+        seconds[kind] = seconds.get(kind, 0.0) + spent
     return seconds
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU seconds (user and system) process ``pid`` has spent so far, from /proc; OSError once it is gone."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 async def measure(passes: int, at_once: int) -> list[tuple[str, float, str]]:
