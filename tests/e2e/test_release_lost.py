@@ -75,8 +75,12 @@ def test_a_worker_that_loses_the_database_before_its_release_leaves_its_keywords
             output = first_log.read_text()
             lost = [line for line in output.splitlines() if "could not be released" in line]
             assert len(lost) == 1 and "ERROR: farm: " in lost[0], output[-3000:]
-            assert f"{len(held)} keyword(s)" in lost[0] and "FARM_WORKER_TIMEOUT (2s)" in lost[0], lost[0]
-            assert crawl_stat(output, "farm/lease/release_lost") == len(held)
+            # a claim whose answer went with the dropped connection may have committed: the keyword table then
+            # holds a keyword this crawl never knew it had, which it cannot count, and which is adopted as the others
+            counted = re.search(r"farm: (\d+) keyword\(s\) could not be released", lost[0])
+            assert counted is not None and 1 <= int(counted.group(1)) <= len(held), (lost[0], held)
+            assert "FARM_WORKER_TIMEOUT (2s)" in lost[0], lost[0]
+            assert crawl_stat(output, "farm/lease/release_lost") == int(counted.group(1))
             assert "releasing" not in output.split("could not be released")[1]
             # "Spider closed" is the crawl's last log line: nothing goes on after it
             after = output.split("] INFO: Spider closed (", 1)[1].splitlines()[1:]
