@@ -13,6 +13,7 @@ import asyncio
 import os
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -51,6 +52,42 @@ def cpu_seconds(pid: int) -> float:
     """The CPU seconds (user and system) process ``pid`` has spent so far, from /proc; OSError once it is gone."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
+
+
+class TreeCpu:
+    """The CPU seconds a process and every process below it spend, read from /proc every ``every`` seconds
+    while it runs, by kind (``kind_of``). A process's own figure ends with it; RUSAGE_CHILDREN would count only
+    the processes reaped by their parents up the tree, and the crawl leaves its browser's processes to die
+    with it unreaped, so their CPU would be missing."""
+
+    def __init__(self, root: int, kind_of, every: float = 0.1):
+        self.root, self.kind_of, self.every = root, kind_of, every
+        self._spent: dict[int, tuple[str, float]] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict[str, float]:
+        """The seconds each kind spent (read once more as the watch ends)."""
+        self._done.set()
+        self._thread.join()
+        seconds: dict[str, float] = {}
+        for kind, spent in self._spent.values():
+            seconds[kind] = seconds.get(kind, 0.0) + spent
+        return seconds
+
+    def _watch(self) -> None:
+        kinds: dict[int, str] = {}
+        while True:
+            for pid in [self.root, *_descendants(self.root)]:
+                try:
+                    if pid not in kinds:
+                        kinds[pid] = self.kind_of(pid)
+                    self._spent[pid] = (kinds[pid], cpu_seconds(pid))
+                except OSError:
+                    continue
+            if self._done.wait(self.every):
+                return
 
 
 async def measure(passes: int, at_once: int) -> list[tuple[str, float, str]]:
