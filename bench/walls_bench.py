@@ -30,7 +30,7 @@ from pathlib import Path
 from bench.rounds import median_interval
 from bench.walls_passes import TreeCpu, cpu_seconds
 from farm.sandbox.testing import SandboxProcess
-from farm.sessions.memory import BROWSER_PROCESSES
+from farm.sessions.memory import BROWSER_PROCESSES, _comm
 from tests.e2e.harness import crawl_stat, fetched_pages, prepare_db, start_crawl, stop
 
 CITIES = ("北京", "上海", "广州", "深圳")
@@ -56,8 +56,7 @@ def _cores(cpu: dict[str, float]) -> float:
 def _kind(pid: int) -> str:
     """What a process below the crawl is: its browser (Chromium's processes, Playwright's driver) or its state
     writer (the crawl's own process is the watch's root)."""
-    comm = Path(f"/proc/{pid}/comm").read_text().strip()
-    return "browser" if comm.startswith(BROWSER_PROCESSES) else "writer"
+    return "browser" if _comm(pid).startswith(BROWSER_PROCESSES) else "writer"
 
 
 def _crawl(sandbox, rows, folder: Path, name: str, **settings) -> dict:

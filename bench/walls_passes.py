@@ -15,6 +15,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from farm.sandbox.testing import SandboxProcess
@@ -60,7 +61,7 @@ class TreeCpu:
     the processes reaped by their parents up the tree, and the crawl leaves its browser's processes to die
     with it unreaped, so their CPU would be missing."""
 
-    def __init__(self, root: int, kind_of, every: float = 0.1):
+    def __init__(self, root: int, kind_of: Callable[[int], str], every: float = 0.1):
         self.root, self.kind_of, self.every = root, kind_of, every
         self._spent: dict[int, tuple[str, float]] = {}
         self._done = threading.Event()
@@ -68,7 +69,7 @@ class TreeCpu:
         self._thread.start()
 
     def stop(self) -> dict[str, float]:
-        """The seconds each kind spent (read once more as the watch ends)."""
+        """The seconds each kind spent, as last read."""
         self._done.set()
         self._thread.join()
         seconds: dict[str, float] = {}
